@@ -1,0 +1,453 @@
+//! Classified tool errors.
+//!
+//! Every failure a call can meet is a [`ToolError`] with a **class** (what the
+//! agent loop should do: retry, let the model repair, or stop) and a **kind**
+//! (what happened). Its [`message`](ToolError::message) is written for the
+//! model and never carries internals; an optional source error is kept for the
+//! application only.
+
+use std::borrow::Cow;
+use std::error::Error as StdError;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// What the agent loop should do about an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// Transient: trying the same call again may succeed (the executor may
+    /// retry idempotent tools).
+    Retry,
+    /// The model can fix it: the message says what to change.
+    Repair,
+    /// The loop must stop: retrying or repairing will not help.
+    Fatal,
+}
+
+impl ErrorClass {
+    /// The class as a short lowercase word (`retry`, `repair`, `fatal`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Retry => "retry",
+            ErrorClass::Repair => "repair",
+            ErrorClass::Fatal => "fatal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem with a call's arguments, located by JSON pointer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArgumentProblem {
+    /// JSON pointer to the offending value (`""` for the whole object).
+    pub pointer: String,
+    /// What is wrong, written for the model; never contains a secret or an
+    /// injected value.
+    pub message: String,
+}
+
+impl ArgumentProblem {
+    /// A problem at `pointer`.
+    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        ArgumentProblem {
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The pointer as a readable field path (`items[2].name`), or `arguments`
+    /// for the root.
+    pub fn field(&self) -> String {
+        if self.pointer.is_empty() || self.pointer == "/" {
+            return "arguments".to_owned();
+        }
+        let mut out = String::new();
+        for seg in self.pointer.trim_start_matches('/').split('/') {
+            let seg = seg.replace("~1", "/").replace("~0", "~");
+            if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+                out.push('[');
+                out.push_str(&seg);
+                out.push(']');
+            } else {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&seg);
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for ArgumentProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.field(), self.message)
+    }
+}
+
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The arguments did not parse or did not match the input schema.
+    InvalidArguments {
+        /// Every problem found, in document order.
+        problems: Vec<ArgumentProblem>,
+    },
+    /// No tool of that name is registered.
+    UnknownTool,
+    /// The tool exists but was not offered to the model this turn.
+    NotAdvertised,
+    /// A policy refused the call.
+    Denied {
+        /// The name of the policy that refused.
+        policy: Cow<'static, str>,
+    },
+    /// A call limit (per turn, run or tool) or a concurrency limit was hit.
+    LimitExceeded {
+        /// Which limit.
+        limit: Cow<'static, str>,
+    },
+    /// The call ran past its timeout.
+    Timeout {
+        /// The timeout that expired.
+        after: Duration,
+    },
+    /// The call, or its run, was cancelled.
+    Cancelled,
+    /// A hidden parameter could not be built (a missing store, secret or
+    /// resource).
+    InjectionFailed {
+        /// The type that could not be injected (for the application only).
+        type_name: &'static str,
+    },
+    /// The tool panicked.
+    Panicked,
+    /// The tool returned an error of its own.
+    Tool,
+}
+
+impl ErrorKind {
+    /// A short stable identifier (`invalid_arguments`, `timeout`, ...), as used
+    /// in events.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArguments { .. } => "invalid_arguments",
+            ErrorKind::UnknownTool => "unknown_tool",
+            ErrorKind::NotAdvertised => "not_advertised",
+            ErrorKind::Denied { .. } => "denied",
+            ErrorKind::LimitExceeded { .. } => "limit_exceeded",
+            ErrorKind::Timeout { .. } => "timeout",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::InjectionFailed { .. } => "injection_failed",
+            ErrorKind::Panicked => "panicked",
+            ErrorKind::Tool => "tool",
+        }
+    }
+}
+
+/// A classified error from a tool call.
+///
+/// Tool authors build one with [`ToolError::retry`], [`ToolError::repair`] or
+/// [`ToolError::fatal`]; the executor builds the others. The `Display` text is
+/// the model-facing message.
+///
+/// ```
+/// use tinyagents_tools::{ToolError, ErrorClass};
+/// let e = ToolError::repair("`city` must be a city name, not a country");
+/// assert_eq!(e.class(), ErrorClass::Repair);
+/// ```
+#[derive(Clone)]
+pub struct ToolError {
+    class: ErrorClass,
+    kind: ErrorKind,
+    message: String,
+    source: Option<Arc<dyn StdError + Send + Sync>>,
+}
+
+impl ToolError {
+    /// An error of `class` and `kind` with a model-facing `message`.
+    pub fn new(class: ErrorClass, kind: ErrorKind, message: impl Into<String>) -> Self {
+        ToolError {
+            class,
+            kind,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A transient failure of the tool itself: the same call may succeed later.
+    pub fn retry(message: impl Into<String>) -> Self {
+        ToolError::new(ErrorClass::Retry, ErrorKind::Tool, message)
+    }
+
+    /// A failure the model can fix by calling differently; `message` tells it
+    /// how.
+    pub fn repair(message: impl Into<String>) -> Self {
+        ToolError::new(ErrorClass::Repair, ErrorKind::Tool, message)
+    }
+
+    /// A failure that should stop the run.
+    pub fn fatal(message: impl Into<String>) -> Self {
+        ToolError::new(ErrorClass::Fatal, ErrorKind::Tool, message)
+    }
+
+    /// Invalid arguments: a repairable error listing every problem.
+    pub fn invalid_arguments(problems: Vec<ArgumentProblem>) -> Self {
+        let message = invalid_arguments_message(&problems);
+        ToolError::new(
+            ErrorClass::Repair,
+            ErrorKind::InvalidArguments { problems },
+            message,
+        )
+    }
+
+    /// The called tool does not exist. The message lists no other names.
+    pub fn unknown_tool(name: &str) -> Self {
+        let shown: String = name.chars().take(64).collect();
+        ToolError::new(
+            ErrorClass::Repair,
+            ErrorKind::UnknownTool,
+            format!("there is no tool named `{shown}`; call one of the tools you were given"),
+        )
+    }
+
+    /// The tool was not offered this turn.
+    pub fn not_advertised(name: &str) -> Self {
+        ToolError::new(
+            ErrorClass::Repair,
+            ErrorKind::NotAdvertised,
+            format!(
+                "the tool `{name}` is not available right now; call one of the tools you were given"
+            ),
+        )
+    }
+
+    /// A policy refused the call; `reason` is shown to the model.
+    pub fn denied(policy: impl Into<Cow<'static, str>>, reason: impl Into<String>) -> Self {
+        ToolError::new(
+            ErrorClass::Repair,
+            ErrorKind::Denied {
+                policy: policy.into(),
+            },
+            reason,
+        )
+    }
+
+    /// A limit was hit; `class` says whether the model may go on.
+    pub fn limit_exceeded(
+        class: ErrorClass,
+        limit: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+    ) -> Self {
+        ToolError::new(
+            class,
+            ErrorKind::LimitExceeded {
+                limit: limit.into(),
+            },
+            message,
+        )
+    }
+
+    /// The call timed out after `after`.
+    pub fn timeout(after: Duration) -> Self {
+        ToolError::new(
+            ErrorClass::Retry,
+            ErrorKind::Timeout { after },
+            format!("the tool did not finish within {} ms", after.as_millis()),
+        )
+    }
+
+    /// The call was cancelled.
+    pub fn cancelled() -> Self {
+        ToolError::new(
+            ErrorClass::Fatal,
+            ErrorKind::Cancelled,
+            "the call was cancelled",
+        )
+    }
+
+    /// The tool panicked. The panic payload is never shown to the model.
+    pub fn panicked() -> Self {
+        ToolError::new(
+            ErrorClass::Fatal,
+            ErrorKind::Panicked,
+            "the tool failed unexpectedly",
+        )
+    }
+
+    /// Attaches an internal source error, kept for the application and never
+    /// shown to the model.
+    pub fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+
+    /// Replaces the class.
+    pub fn with_class(mut self, class: ErrorClass) -> Self {
+        self.class = class;
+        self
+    }
+
+    /// The class.
+    pub fn class(&self) -> ErrorClass {
+        self.class
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The model-facing message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Replaces the model-facing message (used by redaction).
+    pub fn set_message(&mut self, message: String) {
+        self.message = message;
+    }
+
+    /// The argument problems, when the kind is
+    /// [`ErrorKind::InvalidArguments`].
+    pub fn problems(&self) -> &[ArgumentProblem] {
+        match &self.kind {
+            ErrorKind::InvalidArguments { problems } => problems,
+            _ => &[],
+        }
+    }
+
+    /// True when the model may be told and asked to try again.
+    pub fn is_repairable(&self) -> bool {
+        self.class == ErrorClass::Repair
+    }
+}
+
+fn invalid_arguments_message(problems: &[ArgumentProblem]) -> String {
+    match problems {
+        [] => "the arguments are invalid".to_owned(),
+        [one] => format!("invalid arguments: {one}"),
+        many => {
+            let mut s = format!("invalid arguments ({} problems):", many.len());
+            for p in many {
+                s.push_str("\n- ");
+                s.push_str(&p.to_string());
+            }
+            s
+        }
+    }
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ToolError");
+        d.field("class", &self.class)
+            .field("kind", &self.kind)
+            .field("message", &self.message);
+        if let Some(source) = &self.source {
+            d.field("source", &format_args!("{source}"));
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl StdError for ToolError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+impl PartialEq for ToolError {
+    fn eq(&self, other: &Self) -> bool {
+        self.class == other.class && self.kind == other.kind && self.message == other.message
+    }
+}
+
+impl From<String> for ToolError {
+    /// A plain message from a tool is a repairable tool error: the model reads
+    /// it and may call differently.
+    fn from(message: String) -> Self {
+        ToolError::repair(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::repair(message)
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    /// I/O errors are fatal unless they look transient; the message names the
+    /// error kind only (paths and OS text stay in the source).
+    fn from(err: std::io::Error) -> Self {
+        use std::io::ErrorKind as K;
+        let class = match err.kind() {
+            K::TimedOut | K::Interrupted | K::WouldBlock | K::ConnectionReset => ErrorClass::Retry,
+            K::NotFound | K::PermissionDenied | K::AlreadyExists | K::InvalidInput => {
+                ErrorClass::Repair
+            }
+            _ => ErrorClass::Fatal,
+        };
+        let message = format!("I/O error: {}", err.kind());
+        ToolError::new(class, ErrorKind::Tool, message).with_source(err)
+    }
+}
+
+impl From<serde_json::Error> for ToolError {
+    /// A JSON error inside a tool is fatal (the tool's own data is bad).
+    fn from(err: serde_json::Error) -> Self {
+        ToolError::fatal("the tool produced data it could not encode").with_source(err)
+    }
+}
+
+impl From<std::convert::Infallible> for ToolError {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointer_becomes_a_readable_field_path() {
+        assert_eq!(
+            ArgumentProblem::new("/items/2/name", "x").field(),
+            "items[2].name"
+        );
+        assert_eq!(ArgumentProblem::new("", "x").field(), "arguments");
+        assert_eq!(ArgumentProblem::new("/a~1b", "x").field(), "a/b");
+    }
+
+    #[test]
+    fn several_problems_are_listed_together() {
+        let e = ToolError::invalid_arguments(vec![
+            ArgumentProblem::new("/limit", "500 is greater than the maximum 50"),
+            ArgumentProblem::new("/query", "is required"),
+        ]);
+        assert_eq!(
+            e.message(),
+            "invalid arguments (2 problems):\n- `limit`: 500 is greater than the maximum 50\n- `query`: is required"
+        );
+        assert_eq!(e.class(), ErrorClass::Repair);
+    }
+}

@@ -1,0 +1,262 @@
+//! What a tool gives back: [`ToolOutput`] from the tool, [`ToolResult`] from
+//! the executor, and the model-facing [`ToolMessage`].
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::ids::ToolCallId;
+
+/// One block of content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A JSON value.
+    Json {
+        /// The value.
+        value: Value,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64 data.
+        data: String,
+        /// The MIME type (`image/png`, ...).
+        mime_type: String,
+    },
+    /// A link to a resource the model or the application can fetch.
+    ResourceLink {
+        /// The resource URI.
+        uri: String,
+        /// A short name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// The MIME type, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// A description.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text { text: text.into() }
+    }
+
+    /// A JSON block.
+    pub fn json(value: Value) -> Self {
+        ContentBlock::Json { value }
+    }
+
+    /// The block as text, as a provider that takes only text would see it.
+    pub fn to_text(&self) -> String {
+        match self {
+            ContentBlock::Text { text } => text.clone(),
+            ContentBlock::Json { value } => value.to_string(),
+            ContentBlock::Image { mime_type, .. } => format!("[image: {mime_type}]"),
+            ContentBlock::ResourceLink { uri, name, .. } => match name {
+                Some(name) => format!("[{name}]({uri})"),
+                None => uri.clone(),
+            },
+        }
+    }
+}
+
+/// A stored artifact: large output kept out of the model's context.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ArtifactRef {
+    /// The store's key (content-addressed: the same bytes give the same key).
+    pub key: String,
+    /// The MIME type of the stored bytes.
+    pub mime_type: String,
+    /// The size in bytes.
+    pub size: u64,
+}
+
+/// What a tool returns, before the executor bounds and redacts it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// Content blocks (may be empty when `structured` says it all).
+    pub content: Vec<ContentBlock>,
+    /// The structured value, when the tool returns data.
+    pub structured: Option<Value>,
+    /// Artifacts the tool stored itself.
+    pub artifacts: Vec<ArtifactRef>,
+}
+
+impl ToolOutput {
+    /// An output with nothing in it.
+    pub fn empty() -> Self {
+        ToolOutput::default()
+    }
+
+    /// A text-only output.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ContentBlock::text(text)],
+            ..ToolOutput::default()
+        }
+    }
+
+    /// A structured output (its text copy is made by the executor).
+    pub fn structured(value: Value) -> Self {
+        ToolOutput {
+            structured: Some(value),
+            ..ToolOutput::default()
+        }
+    }
+
+    /// Adds a content block.
+    pub fn with_block(mut self, block: ContentBlock) -> Self {
+        self.content.push(block);
+        self
+    }
+
+    /// Adds an artifact reference.
+    pub fn with_artifact(mut self, artifact: ArtifactRef) -> Self {
+        self.artifacts.push(artifact);
+        self
+    }
+}
+
+/// Turns a tool fn's return value into a [`ToolOutput`].
+///
+/// Implemented for [`ToolOutput`] itself and, through [`Json`], for any
+/// serializable value; `#[tool]` picks the right one from the return type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "the tool's return type",
+    note = "return a type that implements `serde::Serialize`, a `ToolOutput`, or `()`, optionally inside `Result<_, E>` with `E: Into<ToolError>`"
+)]
+pub trait IntoToolOutput {
+    /// Converts the value.
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError>;
+}
+
+impl IntoToolOutput for ToolOutput {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolOutput for () {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::empty())
+    }
+}
+
+/// Wraps a serializable value as a structured tool output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoToolOutput for Json<T> {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        let value = serde_json::to_value(&self.0)?;
+        Ok(match value {
+            Value::Null => ToolOutput::empty(),
+            value => ToolOutput::structured(value),
+        })
+    }
+}
+
+/// The answer to one tool call, as the executor hands it to the application.
+///
+/// `content` is model-facing (bounded and redacted); `structured` and
+/// `artifacts` keep the full result for the application.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The call this answers.
+    pub tool_call_id: ToolCallId,
+    /// The tool name as called.
+    pub name: String,
+    /// Model-facing content, bounded and redacted.
+    pub content: Vec<ContentBlock>,
+    /// The full structured value, when the tool returned data.
+    pub structured: Option<Value>,
+    /// References to stored artifacts.
+    pub artifacts: Vec<ArtifactRef>,
+    /// True when the call failed or was refused.
+    pub is_error: bool,
+    /// The classified error, when `is_error`.
+    pub error: Option<ToolError>,
+    /// Provider-specific data to send back with the result (for example a
+    /// Gemini thought signature), passed through untouched.
+    pub provider_metadata: Option<Value>,
+    /// Wall time from receipt of the call to its answer.
+    pub elapsed: Duration,
+}
+
+impl ToolResult {
+    /// A failed result for `tool_call_id` carrying `error` (its message is the
+    /// content).
+    pub fn from_error(
+        tool_call_id: ToolCallId,
+        name: impl Into<String>,
+        error: ToolError,
+        elapsed: Duration,
+    ) -> Self {
+        ToolResult {
+            tool_call_id,
+            name: name.into(),
+            content: vec![ContentBlock::text(error.message())],
+            structured: None,
+            artifacts: Vec::new(),
+            is_error: true,
+            error: Some(error),
+            provider_metadata: None,
+            elapsed,
+        }
+    }
+
+    /// The content as one text (blocks joined by newlines).
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .map(ContentBlock::to_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The canonical message to send back to the model.
+    pub fn to_message(&self) -> ToolMessage {
+        ToolMessage {
+            tool_call_id: self.tool_call_id.clone(),
+            name: self.name.clone(),
+            content: self.content.clone(),
+            is_error: self.is_error,
+        }
+    }
+}
+
+/// The provider-neutral message that answers a tool call in the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolMessage {
+    /// The call this answers.
+    pub tool_call_id: ToolCallId,
+    /// The tool name as called.
+    pub name: String,
+    /// Model-facing content.
+    pub content: Vec<ContentBlock>,
+    /// True when the call failed.
+    pub is_error: bool,
+}
+
+impl ToolMessage {
+    /// The content as one text.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .map(ContentBlock::to_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}

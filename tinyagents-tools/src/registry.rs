@@ -1,0 +1,350 @@
+//! [`ToolRegistry`]: the tools an executor may run, checked once at
+//! registration.
+//!
+//! Registration refuses, with a typed [`RegistryError`]: a duplicate name
+//! (never a silent replace), an input schema whose root is not an object, a
+//! schema that exposes an injected parameter's name, a schema that does not
+//! compile, and aliases that break the provider name rule or collide. Names
+//! themselves are checked when the spec is built ([`crate::ToolName`]), so a
+//! registry can never hold one a provider would refuse. Each input schema is
+//! compiled into a validator here, once; iteration follows registration order.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::ids::NameError;
+use crate::spec::ToolSpec;
+use crate::tool::Tool;
+
+/// Why a tool or alias was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A name or alias breaks the naming rule.
+    #[error("invalid name `{name}`: {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// The rule it breaks.
+        reason: NameError,
+    },
+    /// A tool or alias of that name is already registered.
+    #[error("a tool named `{name}` is already registered; registration never replaces a tool")]
+    Duplicate {
+        /// The name.
+        name: String,
+    },
+    /// The input schema's root is not `"type": "object"`.
+    #[error(
+        "tool `{tool}`: the input schema's root must be `\"type\": \"object\"` (providers take an object of named arguments)"
+    )]
+    SchemaRootNotObject {
+        /// The tool.
+        tool: String,
+    },
+    /// The input schema has a property named like an injected parameter.
+    #[error(
+        "tool `{tool}`: the input schema exposes `{argument}`, which is an injected parameter; hidden values must not be model-visible"
+    )]
+    SchemaExposesInjected {
+        /// The tool.
+        tool: String,
+        /// The injected parameter.
+        argument: String,
+    },
+    /// The input schema could not be compiled into a validator.
+    #[error("tool `{tool}`: the input schema is not valid JSON Schema: {message}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// The compiler's message.
+        message: String,
+    },
+    /// An alias names a tool that is not registered.
+    #[error("cannot alias `{alias}` to `{tool}`: no such tool")]
+    UnknownTool {
+        /// The alias.
+        alias: String,
+        /// The missing tool.
+        tool: String,
+    },
+}
+
+impl RegistryError {
+    /// A short stable identifier of the rule that was broken.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            RegistryError::InvalidName { reason, .. } => reason.rule(),
+            RegistryError::Duplicate { .. } => "duplicate",
+            RegistryError::SchemaRootNotObject { .. } => "schema_root_not_object",
+            RegistryError::SchemaExposesInjected { .. } => "schema_exposes_injected",
+            RegistryError::InvalidSchema { .. } => "invalid_schema",
+            RegistryError::UnknownTool { .. } => "unknown_tool",
+        }
+    }
+}
+
+/// A registered tool with its compiled validator.
+pub struct RegisteredTool<S = (), C = ()> {
+    tool: Arc<dyn Tool<S, C>>,
+    validator: jsonschema::Validator,
+    index: usize,
+}
+
+impl<S, C> RegisteredTool<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// The tool.
+    pub fn tool(&self) -> &Arc<dyn Tool<S, C>> {
+        &self.tool
+    }
+
+    /// The tool's spec.
+    pub fn spec(&self) -> &ToolSpec {
+        self.tool.spec()
+    }
+
+    /// The compiled input validator.
+    pub fn validator(&self) -> &jsonschema::Validator {
+        &self.validator
+    }
+
+    /// The position in registration order.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+}
+
+impl<S, C> fmt::Debug for RegisteredTool<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("name", &self.spec().name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Compiles a schema the way the registry does (JSON Schema 2020-12, formats
+/// checked, no remote references).
+pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+/// The tools an executor may run, by canonical name and by alias.
+///
+/// ```
+/// # use std::sync::OnceLock;
+/// # use serde_json::Value;
+/// # use tinyagents_tools::*;
+/// # struct Ping;
+/// # #[async_trait]
+/// # impl Tool for Ping {
+/// #     fn spec(&self) -> &ToolSpec {
+/// #         static S: OnceLock<ToolSpec> = OnceLock::new();
+/// #         S.get_or_init(|| ToolSpec::builder("ping", "Answer pong.").build().unwrap())
+/// #     }
+/// #     async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+/// #         Ok(ToolOutput::text("pong"))
+/// #     }
+/// # }
+/// let mut registry = ToolRegistry::new();
+/// registry.register(Ping)?;
+/// assert!(registry.register(Ping).is_err()); // never a silent replace
+/// assert_eq!(registry.names().collect::<Vec<_>>(), ["ping"]);
+/// # Ok::<(), RegistryError>(())
+/// ```
+pub struct ToolRegistry<S = (), C = ()> {
+    tools: Vec<Arc<RegisteredTool<S, C>>>,
+    by_name: HashMap<Arc<str>, usize>,
+    aliases: HashMap<String, usize>,
+}
+
+impl<S, C> Default for ToolRegistry<S, C> {
+    fn default() -> Self {
+        ToolRegistry {
+            tools: Vec::new(),
+            by_name: HashMap::new(),
+            aliases: HashMap::new(),
+        }
+    }
+}
+
+impl<S, C> ToolRegistry<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// An empty registry.
+    pub fn new() -> Self {
+        ToolRegistry::default()
+    }
+
+    /// Registers a tool.
+    pub fn register(&mut self, tool: impl Tool<S, C>) -> Result<&mut Self, RegistryError> {
+        self.register_arc(Arc::new(tool))
+    }
+
+    /// Registers a shared tool.
+    pub fn register_arc(&mut self, tool: Arc<dyn Tool<S, C>>) -> Result<&mut Self, RegistryError> {
+        let spec = tool.spec();
+        let name = spec.name.as_str();
+        if self.by_name.contains_key(name) || self.aliases.contains_key(name) {
+            return Err(RegistryError::Duplicate {
+                name: name.to_owned(),
+            });
+        }
+        if !spec.input_schema.is_object_root() {
+            return Err(RegistryError::SchemaRootNotObject {
+                tool: name.to_owned(),
+            });
+        }
+        let properties: Vec<&str> = spec.input_schema.property_names().collect();
+        if let Some(arg) = spec
+            .injected
+            .iter()
+            .find(|arg| properties.contains(&arg.name.as_str()))
+        {
+            return Err(RegistryError::SchemaExposesInjected {
+                tool: name.to_owned(),
+                argument: arg.name.clone(),
+            });
+        }
+        let validator = compile_schema(spec.input_schema.as_value()).map_err(|message| {
+            RegistryError::InvalidSchema {
+                tool: name.to_owned(),
+                message,
+            }
+        })?;
+        let index = self.tools.len();
+        self.by_name.insert(Arc::from(name), index);
+        self.tools.push(Arc::new(RegisteredTool {
+            tool,
+            validator,
+            index,
+        }));
+        Ok(self)
+    }
+
+    /// Adds `alias` as another name for the registered tool `tool` (for a
+    /// provider that needs a different spelling). Aliases follow the
+    /// providers' common rule (`[A-Za-z0-9_-]`, 1 to 64) and never collide
+    /// with a name or another alias.
+    pub fn add_alias(
+        &mut self,
+        tool: &str,
+        alias: impl Into<String>,
+    ) -> Result<&mut Self, RegistryError> {
+        let alias = alias.into();
+        check_alias(&alias)?;
+        let Some(&index) = self.by_name.get(tool) else {
+            return Err(RegistryError::UnknownTool {
+                alias,
+                tool: tool.to_owned(),
+            });
+        };
+        if self.by_name.contains_key(alias.as_str()) || self.aliases.contains_key(&alias) {
+            return Err(RegistryError::Duplicate { name: alias });
+        }
+        self.aliases.insert(alias, index);
+        Ok(self)
+    }
+
+    /// The tool with canonical name `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<RegisteredTool<S, C>>> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The tool a model called by `name`: a canonical name or an alias.
+    pub fn resolve(&self, name: &str) -> Option<&Arc<RegisteredTool<S, C>>> {
+        self.get(name)
+            .or_else(|| self.aliases.get(name).map(|&i| &self.tools[i]))
+    }
+
+    /// The aliases of the tool `name`, sorted.
+    pub fn aliases_of(&self, name: &str) -> Vec<&str> {
+        let Some(&index) = self.by_name.get(name) else {
+            return Vec::new();
+        };
+        let mut out: Vec<&str> = self
+            .aliases
+            .iter()
+            .filter(|(_, i)| **i == index)
+            .map(|(a, _)| a.as_str())
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Every tool, in registration order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Arc<RegisteredTool<S, C>>> {
+        self.tools.iter()
+    }
+
+    /// Every spec, in registration order.
+    pub fn specs(&self) -> impl ExactSizeIterator<Item = &ToolSpec> {
+        self.tools.iter().map(|t| t.spec())
+    }
+
+    /// Every canonical name, in registration order.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.tools.iter().map(|t| t.spec().name.as_str())
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// True when no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+impl<S, C> fmt::Debug for ToolRegistry<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names().collect::<Vec<_>>())
+            .field("aliases", &self.aliases.len())
+            .finish()
+    }
+}
+
+fn check_alias(alias: &str) -> Result<(), RegistryError> {
+    let err = |reason| RegistryError::InvalidName {
+        name: alias.to_owned(),
+        reason,
+    };
+    if alias.is_empty() {
+        return Err(err(NameError::Empty));
+    }
+    for ch in alias.chars() {
+        if ch.is_whitespace() {
+            return Err(err(NameError::Whitespace));
+        }
+        if !ch.is_ascii() {
+            return Err(err(NameError::NonAscii));
+        }
+        if !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '-') {
+            return Err(err(NameError::InvalidChar { ch }));
+        }
+    }
+    if alias.len() > crate::ids::MAX_NAME_LEN {
+        return Err(err(NameError::TooLong { len: alias.len() }));
+    }
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! Safety metadata a tool declares about itself.
+//!
+//! Every item here is read by something: the executor (idempotency gates
+//! retries), the policies in [`crate::policy`] (confirmation, read-only and
+//! local-only modes, workspace roots, redaction) and the provider exports (MCP
+//! annotations). Defaults are conservative: a tool that declares nothing counts
+//! as mutating, non-idempotent, networked and non-deterministic.
+
+use serde::{Deserialize, Serialize};
+
+/// What a tool does to the world outside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    /// Reads only; running it changes nothing.
+    ReadOnly,
+    /// Changes state (writes, sends, creates). The default.
+    #[default]
+    Mutating,
+    /// Changes state in a way that destroys or overwrites data.
+    Destructive,
+}
+
+impl Effect {
+    /// True for [`Effect::Mutating`] and [`Effect::Destructive`].
+    pub fn mutates(self) -> bool {
+        !matches!(self, Effect::ReadOnly)
+    }
+}
+
+/// Whether running a tool twice with the same arguments has the same effect as
+/// running it once. Only idempotent tools are ever retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Idempotency {
+    /// Repeating a call is safe.
+    Idempotent,
+    /// Repeating a call may repeat its effect. The default.
+    #[default]
+    NotIdempotent,
+}
+
+impl Idempotency {
+    /// True for [`Idempotency::Idempotent`].
+    pub fn is_idempotent(self) -> bool {
+        matches!(self, Idempotency::Idempotent)
+    }
+}
+
+/// Whether a tool reaches beyond the local machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reach {
+    /// Touches only the local process and machine.
+    Local,
+    /// Talks to other hosts (an "open world" tool in MCP terms). The default.
+    #[default]
+    Networked,
+}
+
+/// The filesystem access a tool needs.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum FilesystemAccess {
+    /// No filesystem access. The default.
+    #[default]
+    None,
+    /// Reads files.
+    Read,
+    /// Reads and writes files.
+    Write,
+}
+
+/// Whether a recorded result of the tool may be replayed instead of running it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Determinism {
+    /// The same arguments always give the same result.
+    Deterministic,
+    /// Deterministic once injected time or randomness is fixed.
+    GivenInjected,
+    /// Results may differ from run to run. The default.
+    #[default]
+    NonDeterministic,
+}
+
+/// How a tool's model-facing output, error text and events are redacted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RedactionPolicy {
+    /// Mask every registered secret value (on by default; turning it off is
+    /// refused by the redaction middleware unless explicitly allowed).
+    pub secrets: bool,
+    /// Names of JSON fields whose values are masked wherever they appear in the
+    /// tool's structured output (for example `"password"`, `"token"`).
+    pub fields: Vec<String>,
+    /// Literal substrings masked in the tool's text output.
+    pub patterns: Vec<String>,
+}
+
+impl Default for RedactionPolicy {
+    fn default() -> Self {
+        RedactionPolicy {
+            secrets: true,
+            fields: Vec::new(),
+            patterns: Vec::new(),
+        }
+    }
+}
+
+/// Everything a tool declares about its effects.
+///
+/// Build one with [`ToolSafety::default`] (the conservative profile) and
+/// the `with_*`-style setters, or let `#[tool(...)]` build it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolSafety {
+    /// Read-only, mutating or destructive.
+    pub effect: Effect,
+    /// Whether repeating a call is safe.
+    pub idempotency: Idempotency,
+    /// Local or networked.
+    pub reach: Reach,
+    /// Filesystem access.
+    pub filesystem: FilesystemAccess,
+    /// Runs shell commands or spawns processes.
+    pub shell: bool,
+    /// Spends money or consumes a paid external quota.
+    pub spend: bool,
+    /// Must be approved by a person (or an approver) before it runs.
+    pub requires_confirmation: bool,
+    /// Takes paths that must stay inside the run's workspace root.
+    pub workspace: bool,
+    /// How its outputs are redacted.
+    pub redaction: RedactionPolicy,
+    /// Whether its results may be replayed.
+    pub determinism: Determinism,
+}
+
+impl ToolSafety {
+    /// A read-only, idempotent, local, deterministic profile: the usual shape of
+    /// a pure lookup or computation.
+    pub fn pure() -> Self {
+        ToolSafety {
+            effect: Effect::ReadOnly,
+            idempotency: Idempotency::Idempotent,
+            reach: Reach::Local,
+            determinism: Determinism::Deterministic,
+            ..ToolSafety::default()
+        }
+    }
+
+    /// Sets the effect.
+    pub fn effect(mut self, effect: Effect) -> Self {
+        self.effect = effect;
+        self
+    }
+
+    /// Sets idempotency.
+    pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
+        self.idempotency = idempotency;
+        self
+    }
+
+    /// Sets the reach.
+    pub fn reach(mut self, reach: Reach) -> Self {
+        self.reach = reach;
+        self
+    }
+
+    /// Sets filesystem access.
+    pub fn filesystem(mut self, access: FilesystemAccess) -> Self {
+        self.filesystem = access;
+        self
+    }
+
+    /// Marks shell or process access.
+    pub fn shell(mut self, shell: bool) -> Self {
+        self.shell = shell;
+        self
+    }
+
+    /// Marks spending.
+    pub fn spend(mut self, spend: bool) -> Self {
+        self.spend = spend;
+        self
+    }
+
+    /// Marks that the tool needs confirmation.
+    pub fn requires_confirmation(mut self, yes: bool) -> Self {
+        self.requires_confirmation = yes;
+        self
+    }
+
+    /// Marks that the tool's paths are confined to the workspace root.
+    pub fn workspace(mut self, yes: bool) -> Self {
+        self.workspace = yes;
+        self
+    }
+
+    /// Sets the redaction policy.
+    pub fn redaction(mut self, redaction: RedactionPolicy) -> Self {
+        self.redaction = redaction;
+        self
+    }
+
+    /// Sets determinism.
+    pub fn determinism(mut self, determinism: Determinism) -> Self {
+        self.determinism = determinism;
+        self
+    }
+
+    /// True when the tool only reads.
+    pub fn is_read_only(&self) -> bool {
+        self.effect == Effect::ReadOnly
+    }
+}

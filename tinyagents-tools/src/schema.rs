@@ -1,0 +1,232 @@
+//! The JSON Schema wrapper every spec carries, and how input and output
+//! schemas are made from Rust types.
+//!
+//! The canonical schema is JSON Schema 2020-12 as `schemars` writes it, with
+//! one change for inputs: every object that lists `properties` and says
+//! nothing about extra keys gets `additionalProperties: false`, so a key the
+//! model invents (a forged hidden argument above all) is refused by
+//! validation. Provider exports transform this canonical form; they never
+//! change it.
+
+use std::fmt;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// An immutable JSON Schema, cheap to clone.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ToolSchema(Arc<Value>);
+
+impl ToolSchema {
+    /// The schema of what `T` deserializes from, with every object closed.
+    pub fn for_input<T: JsonSchema + ?Sized>() -> Self {
+        let schema = SchemaSettings::draft2020_12()
+            .for_deserialize()
+            .into_generator()
+            .into_root_schema_for::<T>();
+        let mut value = schema.to_value();
+        close_objects(&mut value);
+        ToolSchema(Arc::new(value))
+    }
+
+    /// The schema of what `T` serializes to (objects are left open).
+    pub fn for_output<T: JsonSchema + ?Sized>() -> Self {
+        let schema = SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator()
+            .into_root_schema_for::<T>();
+        ToolSchema(Arc::new(schema.to_value()))
+    }
+
+    /// The input schema of a tool without arguments: a closed, empty object.
+    pub fn empty_object() -> Self {
+        ToolSchema(Arc::new(serde_json::json!({
+            "type": "object",
+            "properties": {},
+            "additionalProperties": false
+        })))
+    }
+
+    /// Wraps a schema written by hand, as given.
+    pub fn from_value(value: Value) -> Self {
+        ToolSchema(Arc::new(value))
+    }
+
+    /// The schema as JSON.
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+
+    /// True when the root says `"type": "object"`.
+    pub fn is_object_root(&self) -> bool {
+        match self.0.get("type") {
+            Some(Value::String(t)) => t == "object",
+            _ => false,
+        }
+    }
+
+    /// The names of the root object's properties.
+    pub fn property_names(&self) -> impl Iterator<Item = &str> {
+        self.0
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|props| props.keys().map(String::as_str))
+    }
+
+    /// The root object's required property names.
+    pub fn required(&self) -> impl Iterator<Item = &str> {
+        self.0
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+    }
+
+    /// True when the root object has no required property.
+    pub fn has_required(&self) -> bool {
+        self.required().next().is_some()
+    }
+}
+
+impl fmt::Debug for ToolSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// Sets `additionalProperties: false` on every object schema that lists
+/// `properties` and says nothing about extra keys, throughout the document
+/// (definitions included).
+pub fn close_objects(schema: &mut Value) {
+    walk_schemas_mut(schema, &mut |obj| {
+        if obj.contains_key("properties")
+            && !obj.contains_key("additionalProperties")
+            && !obj.contains_key("unevaluatedProperties")
+        {
+            obj.insert("additionalProperties".to_owned(), Value::Bool(false));
+        }
+    });
+}
+
+/// Keywords whose value is one subschema.
+const ONE_SCHEMA: &[&str] = &[
+    "additionalProperties",
+    "items",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+];
+/// Keywords whose value is an array of subschemas.
+const SCHEMA_ARRAYS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+/// Keywords whose value maps names to subschemas.
+const SCHEMA_MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// Calls `f` on every schema object in `schema`, parents before children,
+/// following only schema positions (never `enum`, `const`, `default` or
+/// `examples` data).
+pub fn walk_schemas_mut(schema: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    let Value::Object(obj) = schema else { return };
+    f(obj);
+    for (key, child) in obj.iter_mut() {
+        let key = key.as_str();
+        if ONE_SCHEMA.contains(&key) {
+            if child.is_array() && key == "items" {
+                for c in child.as_array_mut().into_iter().flatten() {
+                    walk_schemas_mut(c, f);
+                }
+            } else {
+                walk_schemas_mut(child, f);
+            }
+        } else if SCHEMA_ARRAYS.contains(&key) {
+            for c in child.as_array_mut().into_iter().flatten() {
+                walk_schemas_mut(c, f);
+            }
+        } else if SCHEMA_MAPS.contains(&key) {
+            for c in child
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|m| m.values_mut())
+            {
+                walk_schemas_mut(c, f);
+            }
+        }
+    }
+}
+
+/// Calls `f` on every schema object in `schema` (read-only), with the JSON
+/// pointer of each, parents first.
+pub fn walk_schemas(schema: &Value, f: &mut dyn FnMut(&str, &Map<String, Value>)) {
+    fn go(v: &Value, ptr: &mut String, f: &mut dyn FnMut(&str, &Map<String, Value>)) {
+        let Value::Object(obj) = v else { return };
+        f(ptr, obj);
+        for (key, child) in obj {
+            let base = ptr.len();
+            ptr.push('/');
+            ptr.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            let k = key.as_str();
+            if ONE_SCHEMA.contains(&k) && !(k == "items" && child.is_array()) {
+                go(child, ptr, f);
+            } else if SCHEMA_ARRAYS.contains(&k) || (k == "items" && child.is_array()) {
+                for (i, c) in child.as_array().into_iter().flatten().enumerate() {
+                    let b = ptr.len();
+                    ptr.push('/');
+                    ptr.push_str(&i.to_string());
+                    go(c, ptr, f);
+                    ptr.truncate(b);
+                }
+            } else if SCHEMA_MAPS.contains(&k) {
+                for (name, c) in child.as_object().into_iter().flatten() {
+                    let b = ptr.len();
+                    ptr.push('/');
+                    ptr.push_str(&name.replace('~', "~0").replace('/', "~1"));
+                    go(c, ptr, f);
+                    ptr.truncate(b);
+                }
+            }
+            ptr.truncate(base);
+        }
+    }
+    go(schema, &mut String::new(), f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn closing_skips_data_and_open_maps() {
+        let mut s = json!({
+            "type": "object",
+            "properties": {"a": {"type": "object", "properties": {}}},
+            "default": {"properties": {}},
+            "$defs": {"M": {"type": "object", "additionalProperties": {"type": "string"}}}
+        });
+        close_objects(&mut s);
+        assert_eq!(s["additionalProperties"], json!(false));
+        assert_eq!(s["properties"]["a"]["additionalProperties"], json!(false));
+        assert_eq!(s["default"], json!({"properties": {}}));
+        assert_eq!(
+            s["$defs"]["M"]["additionalProperties"],
+            json!({"type": "string"})
+        );
+    }
+}

@@ -1,0 +1,278 @@
+//! [`ToolSpec`]: everything the runtime and the providers need to know about a
+//! tool, built once per tool.
+
+use std::num::NonZeroUsize;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{NameError, ToolName};
+use crate::retry::RetryPolicy;
+use crate::safety::{Idempotency, ToolSafety};
+use crate::schema::ToolSchema;
+
+/// What kind of hidden value an injected parameter receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum InjectedKind {
+    /// The run context (ids and the application's context value).
+    RunContext,
+    /// The application's context value.
+    Context,
+    /// The thread id.
+    ThreadId,
+    /// The run id.
+    RunId,
+    /// The tool call id.
+    ToolCallId,
+    /// The full runtime handle.
+    Runtime,
+    /// Application state.
+    State,
+    /// A typed store handle.
+    Store,
+    /// An event emitter.
+    Events,
+    /// A stream writer (progress).
+    Stream,
+    /// The call's cancellation token.
+    Cancellation,
+    /// A secret.
+    Secret,
+    /// A provider client or other shared resource.
+    Resource,
+    /// The workspace root.
+    Workspace,
+    /// An application-defined injectable.
+    Custom,
+}
+
+/// A hidden parameter of a tool: listed for policy and docs, never in the
+/// schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InjectedArgSpec {
+    /// The parameter's name in the tool fn.
+    pub name: String,
+    /// The Rust type, as written.
+    pub type_name: String,
+    /// What it receives.
+    pub kind: InjectedKind,
+}
+
+/// How a tool may run beside other calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct ConcurrencyPolicy {
+    /// Never overlaps any other call of the batch.
+    pub sequential: bool,
+    /// At most this many calls of this tool at once.
+    pub max_concurrency: Option<NonZeroUsize>,
+}
+
+/// Why a spec could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The name breaks the naming rule.
+    #[error("invalid tool name `{name}`: {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// The rule it breaks.
+        reason: NameError,
+    },
+    /// No description was given.
+    #[error("tool `{0}` has no description: the model needs one to decide when to call it")]
+    MissingDescription(String),
+    /// A retry policy was set on a tool that is not idempotent.
+    #[error(
+        "tool `{0}` retries but is not idempotent: a retry could repeat its effect; declare it idempotent or drop the retry policy"
+    )]
+    RetryWithoutIdempotency(String),
+    /// A zero timeout.
+    #[error("tool `{0}` has a zero timeout")]
+    ZeroTimeout(String),
+}
+
+/// The description of one tool.
+///
+/// Built once per tool (by `#[tool]` or by hand with [`ToolSpec::builder`])
+/// and shared by reference; the executor never rebuilds it per call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// The canonical name.
+    pub name: ToolName,
+    /// A human-readable title (MCP `title`).
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The input schema (an object at the root).
+    pub input_schema: ToolSchema,
+    /// The output schema, when the output type has one.
+    pub output_schema: Option<ToolSchema>,
+    /// The hidden parameters.
+    pub injected: Vec<InjectedArgSpec>,
+    /// Declared effects.
+    pub safety: ToolSafety,
+    /// The tool's own timeout (the executor's default applies otherwise).
+    pub timeout: Option<Duration>,
+    /// The retry policy.
+    pub retry: RetryPolicy,
+    /// Concurrency rules.
+    pub concurrency: ConcurrencyPolicy,
+    /// Groups the tool belongs to, for per-turn selection.
+    pub tags: Vec<String>,
+    /// True when the tool fn is synchronous and runs on the blocking pool.
+    pub blocking: bool,
+}
+
+impl ToolSpec {
+    /// Starts a spec with a name and a description.
+    pub fn builder(name: impl Into<String>, description: impl Into<String>) -> ToolSpecBuilder {
+        ToolSpecBuilder {
+            name: name.into(),
+            description: description.into(),
+            title: None,
+            input_schema: ToolSchema::empty_object(),
+            output_schema: None,
+            injected: Vec::new(),
+            safety: ToolSafety::default(),
+            timeout: None,
+            retry: RetryPolicy::none(),
+            concurrency: ConcurrencyPolicy::default(),
+            tags: Vec::new(),
+            blocking: false,
+        }
+    }
+
+    /// Whether the tool is idempotent.
+    pub fn idempotency(&self) -> Idempotency {
+        self.safety.idempotency
+    }
+}
+
+/// Builds a [`ToolSpec`], checking its rules in [`build`](Self::build).
+#[derive(Debug, Clone)]
+pub struct ToolSpecBuilder {
+    name: String,
+    description: String,
+    title: Option<String>,
+    input_schema: ToolSchema,
+    output_schema: Option<ToolSchema>,
+    injected: Vec<InjectedArgSpec>,
+    safety: ToolSafety,
+    timeout: Option<Duration>,
+    retry: RetryPolicy,
+    concurrency: ConcurrencyPolicy,
+    tags: Vec<String>,
+    blocking: bool,
+}
+
+impl ToolSpecBuilder {
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the input schema.
+    pub fn input_schema(mut self, schema: ToolSchema) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// Sets the output schema.
+    pub fn output_schema(mut self, schema: ToolSchema) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Adds a hidden parameter.
+    pub fn injected(
+        mut self,
+        name: impl Into<String>,
+        type_name: impl Into<String>,
+        kind: InjectedKind,
+    ) -> Self {
+        self.injected.push(InjectedArgSpec {
+            name: name.into(),
+            type_name: type_name.into(),
+            kind,
+        });
+        self
+    }
+
+    /// Sets the safety metadata.
+    pub fn safety(mut self, safety: ToolSafety) -> Self {
+        self.safety = safety;
+        self
+    }
+
+    /// Sets the timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the retry policy (the tool must be idempotent to retry).
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Never overlap another call.
+    pub fn sequential(mut self) -> Self {
+        self.concurrency.sequential = true;
+        self
+    }
+
+    /// At most `n` calls of this tool at once.
+    pub fn max_concurrency(mut self, n: NonZeroUsize) -> Self {
+        self.concurrency.max_concurrency = Some(n);
+        self
+    }
+
+    /// Adds a group tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+
+    /// Marks the tool fn as synchronous (run on the blocking pool).
+    pub fn blocking(mut self, blocking: bool) -> Self {
+        self.blocking = blocking;
+        self
+    }
+
+    /// Checks the rules and builds the spec.
+    pub fn build(self) -> Result<ToolSpec, SpecError> {
+        let name = ToolName::new(&self.name).map_err(|reason| SpecError::InvalidName {
+            name: self.name.clone(),
+            reason,
+        })?;
+        if self.description.trim().is_empty() {
+            return Err(SpecError::MissingDescription(self.name));
+        }
+        if self.retry.retries() && !self.safety.idempotency.is_idempotent() {
+            return Err(SpecError::RetryWithoutIdempotency(self.name));
+        }
+        if self.timeout == Some(Duration::ZERO) {
+            return Err(SpecError::ZeroTimeout(self.name));
+        }
+        Ok(ToolSpec {
+            name,
+            title: self.title,
+            description: self.description,
+            input_schema: self.input_schema,
+            output_schema: self.output_schema,
+            injected: self.injected,
+            safety: self.safety,
+            timeout: self.timeout,
+            retry: self.retry,
+            concurrency: self.concurrency,
+            tags: self.tags,
+            blocking: self.blocking,
+        })
+    }
+}

@@ -1,0 +1,87 @@
+//! The [`Tool`] trait: a spec and an async call.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::output::ToolOutput;
+use crate::runtime::ToolRuntime;
+use crate::spec::ToolSpec;
+
+/// A tool: a [`ToolSpec`] built once, and an async call.
+///
+/// `S` is the application state the executor holds; `C` the run's context
+/// value. Both default to `()`. `#[tool]` implements this trait for you; a
+/// hand-written implementation is just as good:
+///
+/// ```
+/// use std::sync::OnceLock;
+/// use serde_json::{json, Value};
+/// use tinyagents_tools::*;
+///
+/// struct Echo;
+///
+/// #[async_trait]
+/// impl Tool for Echo {
+///     fn spec(&self) -> &ToolSpec {
+///         static SPEC: OnceLock<ToolSpec> = OnceLock::new();
+///         SPEC.get_or_init(|| {
+///             ToolSpec::builder("echo", "Repeat the text back.")
+///                 .input_schema(ToolSchema::from_value(json!({
+///                     "type": "object",
+///                     "properties": {"text": {"type": "string"}},
+///                     "required": ["text"],
+///                     "additionalProperties": false
+///                 })))
+///                 .safety(ToolSafety::pure())
+///                 .build()
+///                 .expect("a valid spec")
+///         })
+///     }
+///
+///     async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
+///         Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait Tool<S = (), C = ()>: Send + Sync + 'static
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// The tool's spec. Must return the same spec every time (build it once).
+    fn spec(&self) -> &ToolSpec;
+
+    /// Runs one call with validated `arguments` (an object matching the input
+    /// schema).
+    async fn call(
+        &self,
+        state: &S,
+        runtime: &ToolRuntime<C>,
+        arguments: Value,
+    ) -> Result<ToolOutput, ToolError>;
+}
+
+#[async_trait]
+impl<S, C, T> Tool<S, C> for Arc<T>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+    T: Tool<S, C> + ?Sized,
+{
+    fn spec(&self) -> &ToolSpec {
+        (**self).spec()
+    }
+
+    async fn call(
+        &self,
+        state: &S,
+        runtime: &ToolRuntime<C>,
+        arguments: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        (**self).call(state, runtime, arguments).await
+    }
+}
