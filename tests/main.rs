@@ -1,1 +1,5 @@
+//! Integration tests of tinyagents-tools, one module per concern, compiled
+//! into one test binary.
 
+mod injection;
+mod registry;

@@ -1,1 +1,1 @@
-
+//! Shared helpers for the integration tests.
