@@ -3,3 +3,4 @@
 
 mod injection;
 mod registry;
+mod workspace_paths;

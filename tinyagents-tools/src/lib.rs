@@ -28,6 +28,7 @@ mod ids;
 mod inject;
 mod name_rules;
 mod output;
+pub mod policy;
 mod registry;
 mod retry;
 mod runtime;
