@@ -2,5 +2,6 @@
 //! into one test binary.
 
 mod injection;
+mod policy_rules;
 mod registry;
 mod workspace_paths;
