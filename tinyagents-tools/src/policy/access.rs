@@ -142,13 +142,13 @@ impl AccessPolicy {
     /// policy and saying why.
     pub fn check(&self, spec: &ToolSpec) -> Result<(), ToolError> {
         let name = spec.name.as_str();
-        if let Some(allow) = &self.allow {
-            if !allow.contains(name) {
-                return Err(ToolError::denied(
-                    "allow_list",
-                    format!("the tool `{name}` is not allowed in this run"),
-                ));
-            }
+        if let Some(allow) = &self.allow
+            && !allow.contains(name)
+        {
+            return Err(ToolError::denied(
+                "allow_list",
+                format!("the tool `{name}` is not allowed in this run"),
+            ));
         }
         if self.deny.contains(name) {
             return Err(ToolError::denied(
