@@ -1,1 +1,1 @@
-
+mod schema_corpus;
