@@ -92,7 +92,12 @@ pub struct PlanArgs {
 /// Plan the work.
 #[tool]
 pub async fn plan(args: PlanArgs) -> Result<String, ToolError> {
-    Ok(format!("{:?} {:?}", args.mode, args.filter))
+    let filter = match args.filter {
+        Filter::ByTag { tag } => tag,
+        Filter::ByDate(day) => day,
+        Filter::Everything => "all".to_owned(),
+    };
+    Ok(format!("{:?} {filter}", args.mode))
 }
 
 /// Arguments with optional, repeated and keyed values.

@@ -40,13 +40,13 @@ pub enum Output {
     /// No return type, or `()`.
     Unit,
     /// A plain value type.
-    Value(Type),
+    Value(Box<Type>),
     /// `Result<T, E>`.
     Result {
         /// The success type.
-        ok: Type,
+        ok: Box<Type>,
         /// The error type.
-        err: Type,
+        err: Box<Type>,
     },
     /// A one-argument `Result<T>` alias: its error type cannot be checked.
     ResultAlias(Span),
@@ -210,15 +210,15 @@ fn classify_output(output: &ReturnType) -> Output {
         match args.as_slice() {
             [ok, err] => {
                 return Output::Result {
-                    ok: (*ok).clone(),
-                    err: (*err).clone(),
+                    ok: Box::new((*ok).clone()),
+                    err: Box::new((*err).clone()),
                 };
             }
-            [_] => return Output::ResultAlias(ty.span()),
+            [_] => return Output::ResultAlias(seg.ident.span()),
             _ => {}
         }
     }
-    Output::Value(ty.clone())
+    Output::Value(Box::new(ty.clone()))
 }
 
 /// The doc comment as the model should read it: one leading space per line

@@ -28,7 +28,7 @@ pub struct ToolOptions {
     pub deterministic: Flag,
     pub deterministic_given_injected: Flag,
     pub timeout: Option<LitStr>,
-    pub retry: Option<SpannedValue<RetryOptions>>,
+    pub retry: Option<Retry>,
     pub sequential: Flag,
     pub max_concurrency: Option<LitInt>,
     pub tags: Vec<LitStr>,
@@ -54,6 +54,22 @@ pub struct RedactOptions {
     pub secrets: Option<LitBool>,
 }
 
+/// `retry(...)` with the span of the word `retry`.
+pub struct Retry {
+    pub span: proc_macro2::Span,
+    pub options: RetryOptions,
+}
+
+impl FromMeta for Retry {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        use syn::spanned::Spanned;
+        Ok(Retry {
+            span: item.path().span(),
+            options: RetryOptions::from_meta(item)?,
+        })
+    }
+}
+
 /// `retry(max_attempts = N, backoff = "100ms")`.
 #[derive(FromMeta)]
 pub struct RetryOptions {
@@ -66,8 +82,29 @@ impl ToolOptions {
     /// Parses the attribute's arguments.
     pub fn parse(args: TokenStream) -> darling::Result<ToolOptions> {
         let items = darling::ast::NestedMeta::parse_meta_list(args)?;
-        ToolOptions::from_list(&items)
+        ToolOptions::from_list(&items).map_err(reword)
     }
+}
+
+/// darling's messages in this crate's words: what is wrong, what to write.
+fn reword(error: darling::Error) -> darling::Error {
+    let errors: Vec<_> = error
+        .into_iter()
+        .map(|e| {
+            let text = e.to_string();
+            let new = if let Some(rest) = text.strip_prefix("Unknown field: ") {
+                let rest = rest.replacen(". Did you mean", "; did you mean", 1);
+                let rest = rest.replacen(". Available values:", "; the options are:", 1);
+                format!("unknown #[tool] option {rest}")
+            } else if let Some(rest) = text.strip_prefix("Duplicate field ") {
+                format!("{rest} is given twice: keep one")
+            } else {
+                return e;
+            };
+            darling::Error::from(syn::Error::new(e.span(), new))
+        })
+        .collect();
+    darling::Error::multiple(errors)
 }
 
 /// Why a duration literal is not valid.
@@ -75,6 +112,7 @@ impl ToolOptions {
 pub enum DurationError {
     NoNumber,
     NoUnit,
+    Fraction,
     UnknownUnit,
     TooLong,
 }
@@ -89,6 +127,7 @@ pub fn parse_duration_ms(text: &str) -> Result<u64, DurationError> {
     let value: u64 = text[..digits].parse().map_err(|_| DurationError::TooLong)?;
     let factor = match text[digits..].trim_start() {
         "" => return Err(DurationError::NoUnit),
+        unit if unit.starts_with('.') => return Err(DurationError::Fraction),
         "ms" => 1,
         "s" => 1_000,
         "m" => 60_000,
@@ -104,6 +143,7 @@ impl DurationError {
         let problem = match self {
             DurationError::NoNumber => "does not start with a whole number",
             DurationError::NoUnit => "has no unit",
+            DurationError::Fraction => "has a fraction (use a smaller unit)",
             DurationError::UnknownUnit => "has an unknown unit",
             DurationError::TooLong => "is too long",
         };
@@ -125,7 +165,7 @@ mod tests {
         assert_eq!(parse_duration_ms("1h"), Ok(3_600_000));
         assert_eq!(parse_duration_ms("0s"), Ok(0));
         assert_eq!(parse_duration_ms("30"), Err(DurationError::NoUnit));
-        assert_eq!(parse_duration_ms("1.5s"), Err(DurationError::UnknownUnit));
+        assert_eq!(parse_duration_ms("1.5s"), Err(DurationError::Fraction));
         assert_eq!(parse_duration_ms("s"), Err(DurationError::NoNumber));
         assert_eq!(parse_duration_ms("3d"), Err(DurationError::UnknownUnit));
     }

@@ -153,10 +153,14 @@ fn expand(m: &Model<'_>) -> TokenStream {
                     .map_err(#krate::InjectError::into_tool_error)?;
             }
         } else {
-            quote_spanned! {ty.span()=>
-                let #local = #p::decode_arguments::<#ty>(
-                    ::core::mem::take(&mut __arguments),
-                )?;
+            let decode = quote_spanned! {ty.span()=>
+                (&&#p::DecodeProbe::<#ty>::new()).decode(::core::mem::take(&mut __arguments))
+            };
+            quote! {
+                let #local = {
+                    use #p::{Decodable as _, Undecodable as _};
+                    #decode?
+                };
             }
         }
     });

@@ -336,9 +336,11 @@ fn check_options<'a>(
 
     // Retry.
     let retry = o.retry.as_ref().and_then(|retry| {
+        let span = retry.span;
+        let retry = &retry.options;
         if !o.idempotent.is_present() {
             errors.push(
-                retry.span(),
+                span,
                 "`retry` needs `idempotent`: a retried call repeats its effect; add `idempotent` if repeating a call is safe, or remove `retry`",
             );
         }

@@ -33,18 +33,8 @@ pub fn input_schema<T: ToolArgument>() -> ToolSchema {
     ToolSchema::for_input::<T>()
 }
 
-/// An error type a tool fn may return in `Result<T, E>`.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's error type",
-    label = "the tool's error type",
-    note = "a tool returns `Result<T, E>` with `E: Into<ToolError>`: implement `From<{Self}> for ToolError`, or map the error with `ToolError::retry`, `ToolError::repair` or `ToolError::fatal`"
-)]
-pub trait ToolErrorType: Into<ToolError> {}
-
-impl<E: Into<ToolError>> ToolErrorType for E {}
-
 /// Converts a tool fn's error into a [`ToolError`].
-pub fn into_tool_error<E: ToolErrorType>(err: E) -> ToolError {
+pub fn into_tool_error<E: Into<ToolError>>(err: E) -> ToolError {
     err.into()
 }
 
@@ -53,7 +43,7 @@ pub fn into_tool_error<E: ToolErrorType>(err: E) -> ToolError {
 /// A failure is a repairable invalid-arguments error whose message never
 /// repeats a value the model sent (serde's text quotes strings and numbers;
 /// only the kind of problem and what was expected are kept).
-pub fn decode_arguments<T: ToolArgument>(arguments: Value) -> Result<T, ToolError> {
+pub fn decode_arguments<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
     serde_json::from_value(arguments).map_err(|err| {
         ToolError::invalid_arguments(vec![ArgumentProblem::new(
             "",
@@ -61,6 +51,42 @@ pub fn decode_arguments<T: ToolArgument>(arguments: Value) -> Result<T, ToolErro
         )])
     })
 }
+
+/// Decodes the argument struct, by autoref specialization, so that a type
+/// that is not `Deserialize` is reported once, by [`input_schema`]'s
+/// [`ToolArgument`] bound, not a second time here.
+pub struct DecodeProbe<T>(PhantomData<fn() -> T>);
+
+impl<T> DecodeProbe<T> {
+    /// A probe for `T`.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        DecodeProbe(PhantomData)
+    }
+}
+
+/// Chosen when `T` deserializes.
+pub trait Decodable<T> {
+    /// Decodes the arguments.
+    fn decode(&self, arguments: Value) -> Result<T, ToolError>;
+}
+impl<T: DeserializeOwned> Decodable<T> for &DecodeProbe<T> {
+    fn decode(&self, arguments: Value) -> Result<T, ToolError> {
+        decode_arguments(arguments)
+    }
+}
+
+/// Chosen when `T` does not deserialize. A program that picks it never
+/// compiles ([`input_schema`] requires the same bound), so it never runs.
+pub trait Undecodable<T> {
+    /// Refuses.
+    fn decode(&self, _arguments: Value) -> Result<T, ToolError> {
+        Err(ToolError::fatal(
+            "the tool's argument type cannot be deserialized",
+        ))
+    }
+}
+impl<T> Undecodable<T> for DecodeProbe<T> {}
 
 /// Serde's message without the offending value: `invalid type: string "x",
 /// expected u32` becomes `invalid type, expected u32`.
@@ -211,7 +237,10 @@ impl<T: ?Sized> NoOutputSchema for SchemaProbe<T> {}
 /// Gives the [`InjectedKind`] of an injected parameter type for the spec,
 /// by autoref specialization. A type that is not injectable is reported once,
 /// where the call injects it, so the spec falls back to `Custom`.
-pub struct KindProbe<T, S, C>(PhantomData<fn() -> (T, S, C)>);
+pub struct KindProbe<T, S, C>(PhantomData<Marker<(T, S, C)>>);
+
+/// A marker that is `Send`, `Sync` and covariant whatever `T` is.
+type Marker<T> = fn() -> T;
 
 impl<T, S, C> KindProbe<T, S, C> {
     /// A probe for `T` injected with state `S` and context `C`.
