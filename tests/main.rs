@@ -4,4 +4,5 @@
 mod injection;
 mod policy_rules;
 mod registry;
+mod schema_corpus;
 mod workspace_paths;

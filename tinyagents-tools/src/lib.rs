@@ -26,6 +26,7 @@ mod events;
 mod extensions;
 mod ids;
 mod inject;
+mod macro_support;
 mod name_rules;
 mod output;
 pub mod policy;
@@ -59,6 +60,7 @@ pub use secret::{Secret, Secrets};
 pub use spec::{
     ConcurrencyPolicy, InjectedArgSpec, InjectedKind, SpecError, ToolSpec, ToolSpecBuilder,
 };
+pub use tinyagents_tools_macros::tool;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
 
@@ -67,7 +69,7 @@ pub mod prelude {
     pub use crate::{
         CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Resource, RunContext, RunId,
         Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
-        ToolOutput, ToolRegistry, ToolRuntime, ToolSpec, WorkspaceRoot,
+        ToolOutput, ToolRegistry, ToolRuntime, ToolSpec, WorkspaceRoot, tool,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -81,4 +83,6 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
     pub use std::sync::OnceLock;
+
+    pub use crate::macro_support::*;
 }
