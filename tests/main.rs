@@ -1,3 +1,5 @@
 //! Integration tests of tinyagents-tools (one binary; one module per topic).
 
+mod executor_batch;
 mod executor_refusals;
+mod executor_running;
