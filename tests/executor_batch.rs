@@ -15,7 +15,9 @@ async fn with_a_bound_of_four_no_more_than_four_calls_run_at_once() {
         .configure(|c| c.max_concurrency = 4.try_into().unwrap())
         .build()
         .unwrap();
-    let calls = (0..12).map(|i| call(&format!("g{i}"), "gauge", "{}")).collect();
+    let calls = (0..12)
+        .map(|i| call(&format!("g{i}"), "gauge", "{}"))
+        .collect();
     let results = exec
         .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
         .await;
@@ -45,7 +47,10 @@ async fn a_sequential_tool_never_overlaps_another_call_of_the_batch() {
         .await;
     assert!(results.iter().all(|r| !r.is_error));
     assert!(!probe.overlap.load(Ordering::SeqCst));
-    assert!(probe.high_water() >= 2, "the other calls still ran concurrently");
+    assert!(
+        probe.high_water() >= 2,
+        "the other calls still ran concurrently"
+    );
 }
 
 #[tokio::test]
@@ -54,7 +59,9 @@ async fn a_tools_max_concurrency_holds_inside_a_wider_batch() {
     let exec = executor(vec![Gauge::new("gauge", probe.clone(), false, Some(2))])
         .build()
         .unwrap();
-    let calls = (0..8).map(|i| call(&format!("g{i}"), "gauge", "{}")).collect();
+    let calls = (0..8)
+        .map(|i| call(&format!("g{i}"), "gauge", "{}"))
+        .collect();
     let results = exec
         .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
         .await;
@@ -79,7 +86,7 @@ async fn results_come_back_in_call_order_with_every_id_answered_once() {
     let ids: Vec<String> = results.iter().map(|r| r.tool_call_id.to_string()).collect();
     assert_eq!(ids, expected);
     assert_eq!(results[0].text(), "t0");
-    assert_eq!(results[3].text().contains("no tool named"), true);
+    assert!(results[3].text().contains("no tool named"));
     assert_eq!(results[7].text(), "finally");
     assert_eq!(results[31].text(), "t29");
 }
@@ -91,7 +98,9 @@ async fn a_bound_of_one_runs_the_batch_serially() {
         .configure(|c| c.max_concurrency = 1.try_into().unwrap())
         .build()
         .unwrap();
-    let calls = (0..4).map(|i| call(&format!("g{i}"), "gauge", "{}")).collect();
+    let calls = (0..4)
+        .map(|i| call(&format!("g{i}"), "gauge", "{}"))
+        .collect();
     exec.execute_batch(&RunContext::empty(), &Turn::new(1), calls)
         .await;
     assert_eq!(probe.high_water(), 1);

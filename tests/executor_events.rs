@@ -21,12 +21,18 @@ fn with_recorder(tools: Vec<Arc<dyn Tool>>) -> (ToolExecutor, Arc<Recorder>) {
 #[tokio::test]
 async fn a_successful_call_emits_started_then_completed_with_hashes_and_ids() {
     let (exec, recorder) = with_recorder(vec![Echo::new()]);
-    let run = RunContext::builder(()).run_id("run-1").thread_id("thread-1").build();
+    let run = RunContext::builder(())
+        .run_id("run-1")
+        .thread_id("thread-1")
+        .build();
     let args = json!({"text": "hello", "limit": 3});
     let r = exec
         .execute(&run, &Turn::new(1), call("c1", "echo", args.to_string()))
         .await;
-    assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.completed", 1)]);
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.completed", 1)]
+    );
     let events = recorder.events();
     for e in &events {
         assert_eq!(e.run_id.as_str(), "run-1");
@@ -47,8 +53,12 @@ async fn a_successful_call_emits_started_then_completed_with_hashes_and_ids() {
 #[tokio::test]
 async fn a_refused_call_emits_only_rejected_with_its_class_and_kind() {
     let (exec, recorder) = with_recorder(vec![Echo::new()]);
-    exec.execute(&RunContext::empty(), &Turn::new(1), call("c1", "echo", "{oops"))
-        .await;
+    exec.execute(
+        &RunContext::empty(),
+        &Turn::new(1),
+        call("c1", "echo", "{oops"),
+    )
+    .await;
     assert_eq!(recorder.steps(), [("tool.rejected", 1)]);
     let e = &recorder.events()[0];
     assert_eq!(e.error_class, Some(ErrorClass::Repair));
@@ -58,8 +68,12 @@ async fn a_refused_call_emits_only_rejected_with_its_class_and_kind() {
 #[tokio::test]
 async fn a_retried_call_emits_started_retrying_per_failed_attempt_then_completed() {
     let (exec, recorder) = with_recorder(vec![Flaky::idempotent(2, 3)]);
-    exec.execute(&RunContext::empty(), &Turn::new(1), call("c1", "flaky", "{}"))
-        .await;
+    exec.execute(
+        &RunContext::empty(),
+        &Turn::new(1),
+        call("c1", "flaky", "{}"),
+    )
+    .await;
     assert_eq!(
         recorder.steps(),
         [
@@ -74,8 +88,12 @@ async fn a_retried_call_emits_started_retrying_per_failed_attempt_then_completed
 #[tokio::test]
 async fn a_failed_call_emits_started_then_failed_with_the_error_class() {
     let (exec, recorder) = with_recorder(vec![Panicker::new()]);
-    exec.execute(&RunContext::empty(), &Turn::new(1), call("c1", "panicker", "{}"))
-        .await;
+    exec.execute(
+        &RunContext::empty(),
+        &Turn::new(1),
+        call("c1", "panicker", "{}"),
+    )
+    .await;
     assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.failed", 1)]);
     let failed = &recorder.events()[1];
     assert_eq!(failed.error_class, Some(ErrorClass::Fatal));
@@ -90,17 +108,37 @@ async fn progress_from_the_stream_writer_becomes_progress_events() {
         fn spec(&self) -> &ToolSpec {
             &self.0
         }
-        async fn call(&self, _: &(), rt: &ToolRuntime, _: serde_json::Value) -> Result<ToolOutput, ToolError> {
+        async fn call(
+            &self,
+            _: &(),
+            rt: &ToolRuntime,
+            _: serde_json::Value,
+        ) -> Result<ToolOutput, ToolError> {
             rt.stream_writer().progress(1.0, Some(2.0), Some("half"));
             Ok(ToolOutput::text("done"))
         }
     }
-    let tool = Steps(spec("steps", json!({"type": "object", "properties": {}})).build().unwrap());
+    let tool = Steps(
+        spec("steps", json!({"type": "object", "properties": {}}))
+            .build()
+            .unwrap(),
+    );
     let (exec, recorder) = with_recorder(vec![Arc::new(tool)]);
-    exec.execute(&RunContext::empty(), &Turn::new(1), call("c1", "steps", "{}"))
-        .await;
+    exec.execute(
+        &RunContext::empty(),
+        &Turn::new(1),
+        call("c1", "steps", "{}"),
+    )
+    .await;
     let kinds: Vec<_> = recorder.events().iter().map(|e| e.kind).collect();
-    assert_eq!(kinds, [EventKind::Started, EventKind::Progress, EventKind::Completed]);
+    assert_eq!(
+        kinds,
+        [
+            EventKind::Started,
+            EventKind::Progress,
+            EventKind::Completed
+        ]
+    );
     assert_eq!(recorder.events()[1].call_id.as_str(), "c1");
 }
 
@@ -160,9 +198,16 @@ async fn a_panicking_subscriber_breaks_neither_the_calls_nor_other_subscribers()
         .build()
         .unwrap();
     let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c1", "echo", r#"{"text":"x"}"#))
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            call("c1", "echo", r#"{"text":"x"}"#),
+        )
         .await;
     assert_eq!(r.text(), "x");
     assert_eq!(exec.events().panics(), 2);
-    assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.completed", 1)]);
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.completed", 1)]
+    );
 }

@@ -44,7 +44,10 @@ impl Middleware for Layer {
     }
 
     async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
-        self.log.lock().unwrap().push(format!("before:{}", self.name));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("before:{}", self.name));
         assert_eq!(ctx.spec().name.as_str(), "echo");
         assert_eq!(ctx.call_id().as_str(), "c1");
         match self.action.clone() {
@@ -58,7 +61,10 @@ impl Middleware for Layer {
                 Ok(BeforeOutcome::Continue)
             }
             Action::Respond(text) => Ok(BeforeOutcome::Respond(ToolOutput::text(text))),
-            Action::Deny => Ok(BeforeOutcome::deny("read_only_mode", "this run may only read")),
+            Action::Deny => Ok(BeforeOutcome::deny(
+                "read_only_mode",
+                "this run may only read",
+            )),
             Action::Fail => Err(ToolError::limit_exceeded(
                 ErrorClass::Repair,
                 "budget",
@@ -68,7 +74,10 @@ impl Middleware for Layer {
     }
 
     async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
-        self.log.lock().unwrap().push(format!("after:{}", self.name));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("after:{}", self.name));
         if let Action::ReplaceOutput(text) = self.action {
             *ctx.outcome_mut() = Ok(ToolOutput::text(text));
         }
@@ -107,7 +116,10 @@ async fn middleware_runs_as_an_onion_in_registration_order() {
     .await;
     assert_eq!(r.text(), "original");
     assert_eq!(echo.runs(), 1);
-    assert_eq!(entries(&log), ["before:a", "before:b", "after:b", "after:a"]);
+    assert_eq!(
+        entries(&log),
+        ["before:a", "before:b", "after:b", "after:a"]
+    );
 }
 
 #[tokio::test]
@@ -148,7 +160,10 @@ async fn a_short_circuit_answers_without_the_tool_and_only_outer_layers_see_it()
     assert_eq!(r.text(), "cached");
     assert!(!r.is_error);
     assert_eq!(echo.runs(), 0);
-    assert_eq!(entries(&log), ["before:outer", "before:cache", "after:outer"]);
+    assert_eq!(
+        entries(&log),
+        ["before:outer", "before:cache", "after:outer"]
+    );
     assert_eq!(
         recorder.steps(),
         [("tool.started", 1), ("tool.completed", 1)]
@@ -172,7 +187,10 @@ async fn a_deny_refuses_the_call_with_the_policy_name_in_the_event() {
     );
     assert_eq!(echo.runs(), 0);
     assert_eq!(entries(&log), ["before:outer", "before:policy"]);
-    assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.rejected", 1)]);
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.rejected", 1)]
+    );
     assert_eq!(
         recorder.events()[1].policy.as_deref(),
         Some("read_only_mode")
@@ -213,9 +231,16 @@ async fn a_panicking_middleware_still_answers_the_call() {
             panic!("middleware bug");
         }
     }
-    let exec = executor(vec![Echo::new()]).middleware(Boom).build().unwrap();
+    let exec = executor(vec![Echo::new()])
+        .middleware(Boom)
+        .build()
+        .unwrap();
     let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c9", "echo", r#"{"text":"x"}"#))
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            call("c9", "echo", r#"{"text":"x"}"#),
+        )
         .await;
     assert_eq!(r.tool_call_id.as_str(), "c9");
     assert_eq!(kind(&r), "panicked");

@@ -21,7 +21,10 @@ async fn a_large_output_goes_to_the_artifact_store_and_the_model_sees_a_preview_
     assert!(!r.is_error);
     let artifact = &r.artifacts[0];
     assert_eq!(artifact.size, 100_000);
-    assert_eq!(artifact.key, artifact_key("abcdefghij".repeat(10_000).as_bytes()));
+    assert_eq!(
+        artifact.key,
+        artifact_key("abcdefghij".repeat(10_000).as_bytes())
+    );
     let text = r.text();
     assert!(text.len() < 2_000, "the preview is {} bytes", text.len());
     assert!(text.starts_with("abcdefghij"));
@@ -29,7 +32,7 @@ async fn a_large_output_goes_to_the_artifact_store_and_the_model_sees_a_preview_
     let stored = store.get(&artifact.key).await.unwrap().unwrap();
     assert_eq!(stored.len(), 100_000);
     let completed = recorder.events().pop().unwrap();
-    assert_eq!(completed.artifact_keys, [artifact.key.clone()]);
+    assert_eq!(completed.artifact_keys, std::slice::from_ref(&artifact.key));
 }
 
 #[tokio::test]
@@ -83,7 +86,10 @@ async fn a_failing_artifact_store_answers_the_call_with_a_classified_error_and_k
     assert_eq!(kind(&r), "artifact_failed");
     assert_eq!(r.error.as_ref().unwrap().class(), ErrorClass::Fatal);
     assert!(!r.text().contains("disk full"));
-    assert!(r.structured.is_some(), "the application keeps the full value");
+    assert!(
+        r.structured.is_some(),
+        "the application keeps the full value"
+    );
     assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.failed", 1)]);
 }
 
@@ -100,7 +106,7 @@ async fn the_filesystem_store_is_content_addressed_and_leaves_no_temporary_files
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(files, [a.key.clone()]);
+    assert_eq!(files, std::slice::from_ref(&a.key));
     let missing = artifact_key(b"other");
     assert_eq!(store.get(&missing).await.unwrap(), None);
     assert!(matches!(

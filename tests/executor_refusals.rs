@@ -19,7 +19,11 @@ async fn an_unknown_tool_is_refused_with_its_call_id_and_an_event() {
         .build()
         .unwrap();
     let r = exec
-        .execute(&run(), &Turn::new(1), call("c-7", "delete_everything", "{}"))
+        .execute(
+            &run(),
+            &Turn::new(1),
+            call("c-7", "delete_everything", "{}"),
+        )
         .await;
     assert_eq!(r.tool_call_id.as_str(), "c-7");
     assert!(r.is_error);
@@ -40,7 +44,9 @@ async fn a_registered_tool_that_was_not_advertised_this_turn_is_refused() {
         .await;
     assert_eq!(kind(&r), "not_advertised");
     assert_eq!(echo.runs(), 0);
-    let ok = exec.execute(&run(), &turn, call("c2", "listing", "{}")).await;
+    let ok = exec
+        .execute(&run(), &turn, call("c2", "listing", "{}"))
+        .await;
     assert_eq!(kind(&ok), "ok");
 }
 
@@ -49,7 +55,11 @@ async fn malformed_json_for_a_mutating_tool_is_refused_and_never_read_as_empty()
     let tool = SendEmail::new();
     let exec = executor(vec![tool.clone()]).build().unwrap();
     let r = exec
-        .execute(&run(), &Turn::new(1), call("c1", "send_email", r#"{"to": "a@b.c""#))
+        .execute(
+            &run(),
+            &Turn::new(1),
+            call("c1", "send_email", r#"{"to": "a@b.c""#),
+        )
         .await;
     assert_eq!(kind(&r), "invalid_arguments");
     assert!(r.text().contains("not valid JSON"), "{}", r.text());
@@ -108,10 +118,19 @@ async fn every_schema_problem_is_listed_in_one_repair_message_without_echoing_st
         .execute(&run(), &Turn::new(1), call("c1", "echo", args))
         .await;
     let message = r.text();
-    assert!(message.starts_with("invalid arguments (3 problems):"), "{message}");
-    assert!(message.contains("- `limit`: 500 is greater than the maximum 50"), "{message}");
+    assert!(
+        message.starts_with("invalid arguments (3 problems):"),
+        "{message}"
+    );
+    assert!(
+        message.contains("- `limit`: 500 is greater than the maximum 50"),
+        "{message}"
+    );
     assert!(message.contains("- `text`: is required"), "{message}");
-    assert!(message.contains("- `admin`: is not an accepted argument"), "{message}");
+    assert!(
+        message.contains("- `admin`: is not an accepted argument"),
+        "{message}"
+    );
     assert!(!message.contains("SECRET-ISH"));
     assert_eq!(r.error.as_ref().unwrap().problems().len(), 3);
     assert_eq!(echo.runs(), 0);
@@ -157,8 +176,14 @@ async fn oversized_and_overdeep_arguments_are_refused_before_they_are_parsed() {
     assert_eq!(kind(&r), "limit_exceeded");
     assert!(r.text().contains("the limit is 1000 bytes"), "{}", r.text());
 
-    let deep_text = format!(r#"{{"text": "x", "n": {}{}}}"#, "[".repeat(50), "]".repeat(50));
-    let r = exec.execute(&run(), &turn, call("b", "echo", deep_text)).await;
+    let deep_text = format!(
+        r#"{{"text": "x", "n": {}{}}}"#,
+        "[".repeat(50),
+        "]".repeat(50)
+    );
+    let r = exec
+        .execute(&run(), &turn, call("b", "echo", deep_text))
+        .await;
     assert_eq!(kind(&r), "limit_exceeded");
     assert!(r.text().contains("deeper than 8 levels"), "{}", r.text());
 
@@ -167,7 +192,11 @@ async fn oversized_and_overdeep_arguments_are_refused_before_they_are_parsed() {
         deep = json!([deep]);
     }
     let r = exec
-        .execute(&run(), &turn, call("c", "echo", json!({"text": "x", "n": deep})))
+        .execute(
+            &run(),
+            &turn,
+            call("c", "echo", json!({"text": "x", "n": deep})),
+        )
         .await;
     assert_eq!(kind(&r), "limit_exceeded");
     assert_eq!(echo.runs(), 0);
@@ -178,14 +207,25 @@ async fn call_limits_per_turn_per_run_and_per_tool_refuse_the_call_over_the_limi
     let echo = Echo::new();
     let listing = NoArgs::new("listing", true);
     let exec = executor(vec![echo.clone(), listing.clone()])
-        .configure(|c| c.limits = CallLimits::none().per_turn(2).per_run(4).per_tool("listing", 1))
+        .configure(|c| {
+            c.limits = CallLimits::none()
+                .per_turn(2)
+                .per_run(4)
+                .per_tool("listing", 1)
+        })
         .build()
         .unwrap();
     let run = run();
     let hi = r#"{"text":"hi"}"#;
     let turn = Turn::new(1);
-    assert_eq!(kind(&exec.execute(&run, &turn, call("1", "echo", hi)).await), "ok");
-    assert_eq!(kind(&exec.execute(&run, &turn, call("2", "echo", hi)).await), "ok");
+    assert_eq!(
+        kind(&exec.execute(&run, &turn, call("1", "echo", hi)).await),
+        "ok"
+    );
+    assert_eq!(
+        kind(&exec.execute(&run, &turn, call("2", "echo", hi)).await),
+        "ok"
+    );
     let third = exec.execute(&run, &turn, call("3", "echo", hi)).await;
     assert_eq!(
         third.error.as_ref().unwrap().kind(),
@@ -194,11 +234,21 @@ async fn call_limits_per_turn_per_run_and_per_tool_refuse_the_call_over_the_limi
         }
     );
     let turn2 = Turn::new(2);
-    assert_eq!(kind(&exec.execute(&run, &turn2, call("4", "listing", "")).await), "ok");
+    assert_eq!(
+        kind(&exec.execute(&run, &turn2, call("4", "listing", "")).await),
+        "ok"
+    );
     let per_tool = exec.execute(&run, &turn2, call("5", "listing", "")).await;
-    assert!(per_tool.text().contains("the tool `listing`"), "{}", per_tool.text());
+    assert!(
+        per_tool.text().contains("the tool `listing`"),
+        "{}",
+        per_tool.text()
+    );
     let turn3 = Turn::new(3);
-    assert_eq!(kind(&exec.execute(&run, &turn3, call("6", "echo", hi)).await), "ok");
+    assert_eq!(
+        kind(&exec.execute(&run, &turn3, call("6", "echo", hi)).await),
+        "ok"
+    );
     let per_run = exec.execute(&run, &turn3, call("7", "echo", hi)).await;
     assert!(per_run.text().contains("this run"), "{}", per_run.text());
     assert_eq!((echo.runs(), listing.runs()), (3, 1));
@@ -227,7 +277,11 @@ async fn when_repair_is_not_allowed_a_repairable_refusal_comes_back_fatal() {
         .build()
         .unwrap();
     let r = exec
-        .execute(&run(), &Turn::new(1), call("c1", "echo", json!({"limit": 3})))
+        .execute(
+            &run(),
+            &Turn::new(1),
+            call("c1", "echo", json!({"limit": 3})),
+        )
         .await;
     let error = r.error.unwrap();
     assert_eq!(error.class(), ErrorClass::Fatal);
@@ -237,7 +291,9 @@ async fn when_repair_is_not_allowed_a_repairable_refusal_comes_back_fatal() {
 #[tokio::test]
 async fn calls_of_a_cancelled_run_come_back_cancelled_without_running() {
     let echo = Echo::new();
-    let exec = executor(vec![echo.clone() as Arc<dyn Tool>]).build().unwrap();
+    let exec = executor(vec![echo.clone() as Arc<dyn Tool>])
+        .build()
+        .unwrap();
     let run = run();
     run.cancel();
     let r = exec

@@ -35,7 +35,11 @@ async fn a_timeout_fires_the_calls_token_and_answers_with_a_timeout_error() {
     let exec = executor(vec![tool.clone()]).build().unwrap();
     let r = tokio::time::timeout(
         HANG,
-        exec.execute(&RunContext::empty(), &Turn::new(1), call("c1", "sleeper", "{}")),
+        exec.execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            call("c1", "sleeper", "{}"),
+        ),
     )
     .await
     .unwrap();
@@ -53,7 +57,11 @@ async fn a_non_idempotent_tool_that_times_out_is_not_retried() {
         .build()
         .unwrap();
     let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c1", "sleeper", "{}"))
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            call("c1", "sleeper", "{}"),
+        )
         .await;
     assert_eq!(kind(&r), "timeout");
     assert_eq!(tool.runs(), 1);
@@ -65,7 +73,11 @@ async fn an_idempotent_tool_that_times_out_is_retried_up_to_its_attempts() {
     let tool = Sleeper::new(sleeper_spec(true, 30), Duration::from_secs(600), true);
     let exec = executor(vec![tool.clone()]).build().unwrap();
     let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c1", "sleeper", "{}"))
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            call("c1", "sleeper", "{}"),
+        )
         .await;
     assert_eq!(kind(&r), "timeout");
     assert_eq!(tool.runs(), 3);
@@ -80,7 +92,11 @@ async fn a_tool_that_ignores_cancellation_is_dropped_after_the_grace() {
         .unwrap();
     let r = tokio::time::timeout(
         HANG,
-        exec.execute(&RunContext::empty(), &Turn::new(1), call("c1", "sleeper", "{}")),
+        exec.execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            call("c1", "sleeper", "{}"),
+        ),
     )
     .await
     .expect("the executor does not wait for a tool that ignores its token");
@@ -96,7 +112,11 @@ async fn an_idempotent_flaky_tool_is_retried_with_retrying_events() {
         .build()
         .unwrap();
     let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c1", "flaky", "{}"))
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            call("c1", "flaky", "{}"),
+        )
         .await;
     assert_eq!(r.text(), "finally");
     assert_eq!(tool.runs(), 3);
@@ -106,7 +126,11 @@ async fn an_idempotent_flaky_tool_is_retried_with_retrying_events() {
         .filter(|e| e.kind == EventKind::Retrying)
         .collect();
     assert_eq!(retrying.len(), 2);
-    assert!(retrying.iter().all(|e| e.error_class == Some(ErrorClass::Retry)));
+    assert!(
+        retrying
+            .iter()
+            .all(|e| e.error_class == Some(ErrorClass::Retry))
+    );
 }
 
 #[tokio::test]
@@ -119,7 +143,11 @@ async fn errors_of_a_class_the_policy_does_not_retry_are_not_retried() {
     let tool = Flaky::new(spec, 2, ToolError::repair("use a smaller page"));
     let exec = executor(vec![tool.clone()]).build().unwrap();
     let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c1", "flaky", "{}"))
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            call("c1", "flaky", "{}"),
+        )
         .await;
     assert_eq!(r.text(), "use a smaller page");
     assert_eq!(tool.runs(), 1);
@@ -127,7 +155,9 @@ async fn errors_of_a_class_the_policy_does_not_retry_are_not_retried() {
 
 #[tokio::test]
 async fn a_panicking_tool_in_a_batch_of_ten_leaves_nine_good_results() {
-    let exec = executor(vec![Echo::new(), Panicker::new()]).build().unwrap();
+    let exec = executor(vec![Echo::new(), Panicker::new()])
+        .build()
+        .unwrap();
     let calls: Vec<ToolCall> = (0..10)
         .map(|i| {
             if i == 4 {
@@ -150,7 +180,11 @@ async fn a_panicking_tool_in_a_batch_of_ten_leaves_nine_good_results() {
     assert!(!panicked.text().contains("the panicker panicked"));
     // The executor is usable afterwards.
     let again = exec
-        .execute(&RunContext::empty(), &Turn::new(2), call("z", "echo", r#"{"text":"ok"}"#))
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(2),
+            call("z", "echo", r#"{"text":"ok"}"#),
+        )
         .await;
     assert_eq!(again.text(), "ok");
 }
@@ -185,8 +219,12 @@ async fn the_execute_future_can_be_spawned_on_another_task() {
     let task = {
         let exec = Arc::clone(&exec);
         tokio::spawn(async move {
-            exec.execute(&RunContext::empty(), &Turn::new(1), call("c1", "echo", r#"{"text":"x"}"#))
-                .await
+            exec.execute(
+                &RunContext::empty(),
+                &Turn::new(1),
+                call("c1", "echo", r#"{"text":"x"}"#),
+            )
+            .await
         })
     };
     assert_eq!(task.await.unwrap().text(), "x");

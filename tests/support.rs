@@ -283,7 +283,9 @@ impl Flaky {
     pub fn idempotent(failures: u32, attempts: u32) -> Arc<Self> {
         let spec = spec("flaky", json!({"type": "object", "properties": {}}))
             .safety(ToolSafety::pure())
-            .retry(RetryPolicy::attempts(attempts, Duration::from_millis(1)).with_jitter(Jitter::None))
+            .retry(
+                RetryPolicy::attempts(attempts, Duration::from_millis(1)).with_jitter(Jitter::None),
+            )
             .build()
             .expect("valid spec");
         Flaky::new(spec, failures, ToolError::retry("the backend is busy"))
@@ -344,8 +346,8 @@ impl Gauge {
         sequential: bool,
         max_concurrency: Option<usize>,
     ) -> Arc<Self> {
-        let mut builder = spec(name, json!({"type": "object", "properties": {}}))
-            .safety(ToolSafety::pure());
+        let mut builder =
+            spec(name, json!({"type": "object", "properties": {}})).safety(ToolSafety::pure());
         if sequential {
             builder = builder.sequential();
         }
@@ -477,7 +479,10 @@ impl Recorder {
 
 impl EventSubscriber for Recorder {
     fn on_event(&self, event: &ToolEvent) {
-        self.events.lock().expect("not poisoned").push(event.clone());
+        self.events
+            .lock()
+            .expect("not poisoned")
+            .push(event.clone());
     }
     fn delivery(&self) -> Delivery {
         Delivery::Inline

@@ -102,7 +102,10 @@ pub(crate) fn validate(
             }
             ValidationErrorKind::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
-                problems.push(ArgumentProblem::new(pointer_child(&at, name), "is required"));
+                problems.push(ArgumentProblem::new(
+                    pointer_child(&at, name),
+                    "is required",
+                ));
             }
             kind => problems.push(ArgumentProblem::new(at, describe(kind, error.instance()))),
         }

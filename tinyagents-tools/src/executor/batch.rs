@@ -26,10 +26,12 @@ where
     S: Send + Sync + 'static,
     C: Send + Sync + 'static,
 {
-    let ids: Vec<_> = calls.iter().map(|c| (c.id.clone(), c.name.clone())).collect();
-    let mut slots: Vec<Option<ToolResult>> = std::iter::repeat_with(|| None)
-        .take(calls.len())
+    let ids: Vec<_> = calls
+        .iter()
+        .map(|c| (c.id.clone(), c.name.clone()))
         .collect();
+    let mut slots: Vec<Option<ToolResult>> =
+        std::iter::repeat_with(|| None).take(calls.len()).collect();
     let lock = RwLock::new(());
     let lock = &lock;
     let mut in_flight = futures_util::stream::iter(calls.into_iter().enumerate())

@@ -74,7 +74,10 @@ impl ExecutorConfig {
         }
     }
 
-    pub(crate) fn check<S, C>(&self, registry: &ToolRegistry<S, C>) -> Result<(), ExecutorBuildError>
+    pub(crate) fn check<S, C>(
+        &self,
+        registry: &ToolRegistry<S, C>,
+    ) -> Result<(), ExecutorBuildError>
     where
         S: Send + Sync + 'static,
         C: Send + Sync + 'static,

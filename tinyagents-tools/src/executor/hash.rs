@@ -113,7 +113,10 @@ mod tests {
     #[test]
     fn digest_is_the_sha256_of_the_canonical_text() {
         let v = json!({"b": 2, "a": 1});
-        assert_eq!(canonical_hash(&v), sha256_hex(canonical_json(&v).as_bytes()));
+        assert_eq!(
+            canonical_hash(&v),
+            sha256_hex(canonical_json(&v).as_bytes())
+        );
         assert_eq!(
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

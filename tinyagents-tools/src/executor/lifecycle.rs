@@ -244,7 +244,10 @@ where
         let mut attempt = 1;
         loop {
             tracing::Span::current().record("attempt", attempt);
-            let error = match self.attempt(cx, registered, arguments.clone(), attempt).await {
+            let error = match self
+                .attempt(cx, registered, arguments.clone(), attempt)
+                .await
+            {
                 Ok(output) => return (Ok(output), attempt),
                 Err(e) => e,
             };
@@ -375,12 +378,7 @@ where
             "{}",
             kind.as_str()
         );
-        let result = ToolResult::from_error(
-            cx.id.clone(),
-            cx.name,
-            error,
-            cx.received.elapsed(),
-        );
+        let result = ToolResult::from_error(cx.id.clone(), cx.name, error, cx.received.elapsed());
         self.emit(cx, kind, attempt, |event| {
             let error = result.error.as_ref();
             event.error_class = error.map(ToolError::class);

@@ -143,7 +143,9 @@ pub(crate) fn admit(
         ToolError::limit_exceeded(
             limits.on_limit,
             which,
-            format!("the limit of {max} tool calls for {scope} is reached; answer without calling it again"),
+            format!(
+                "the limit of {max} tool calls for {scope} is reached; answer without calling it again"
+            ),
         )
     };
     if !turn.reserve(limits.per_turn) {

@@ -270,9 +270,7 @@ where
         Ok(ToolExecutor {
             registry: self.registry,
             state: self.state,
-            events: self
-                .shared_events
-                .unwrap_or_else(|| Arc::new(self.events)),
+            events: self.shared_events.unwrap_or_else(|| Arc::new(self.events)),
             middleware: self.middleware,
             config: self.config,
             artifacts: self.artifacts,

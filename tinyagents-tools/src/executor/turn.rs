@@ -61,7 +61,9 @@ impl Turn {
 
     /// True when the tool `name` (canonical) was advertised this turn.
     pub fn advertises(&self, name: &str) -> bool {
-        self.advertised.as_ref().is_none_or(|set| set.contains(name))
+        self.advertised
+            .as_ref()
+            .is_none_or(|set| set.contains(name))
     }
 
     /// Calls admitted in this turn so far.
