@@ -1,1 +1,4 @@
+//! Integration tests of tinyagents-tools.
 
+mod providers_corpus;
+mod providers_dump;

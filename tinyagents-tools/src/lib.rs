@@ -28,6 +28,7 @@ mod ids;
 mod inject;
 mod name_rules;
 mod output;
+pub mod providers;
 mod registry;
 mod retry;
 mod runtime;
