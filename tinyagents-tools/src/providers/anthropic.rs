@@ -21,7 +21,16 @@ use crate::spec::ToolSpec;
 
 /// The string formats Anthropic strict mode accepts.
 pub const ANTHROPIC_FORMATS: &[&str] = &[
-    "date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 
 /// Bounds Anthropic strict mode does not support (moved into the description).
@@ -59,7 +68,11 @@ pub(crate) fn declaration(
         t::filter_formats(&mut s, ANTHROPIC_FORMATS, &[]);
         t::bounds_to_description(&mut s, STRICT_UNSUPPORTED_BOUNDS);
         walk_schemas_mut(&mut s, &mut |obj| {
-            if obj.get("minItems").and_then(Value::as_u64).is_some_and(|n| n > 1) {
+            if obj
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .is_some_and(|n| n > 1)
+            {
                 let n = obj.remove("minItems").unwrap_or_default();
                 t::add_note(obj, &[format!("minItems: {n}")]);
             }

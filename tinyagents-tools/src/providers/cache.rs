@@ -118,7 +118,9 @@ impl ExportCache {
     ) -> ExportedTools {
         assemble(
             target,
-            specs.into_iter().map(|spec| (spec, self.export(spec, target))),
+            specs
+                .into_iter()
+                .map(|spec| (spec, self.export(spec, target))),
         )
     }
 

@@ -92,7 +92,7 @@ pub enum ExportError {
     },
     /// A map or free-form object where the provider needs closed objects.
     #[error(
-        "tool `{tool}`: {provider} cannot take the open map at `{pointer}` (every object must list its properties and be closed); use a Vec of key/value structs"
+        "tool `{tool}`: {provider} cannot take the open map at `{pointer}` (it needs every property named in advance); use a Vec of key/value structs"
     )]
     OpenMap {
         /// The tool.
@@ -103,7 +103,9 @@ pub enum ExportError {
         pointer: String,
     },
     /// A recursive type where the provider needs a finite schema.
-    #[error("tool `{tool}`: {provider} cannot take the recursive reference `{reference}` at `{pointer}`")]
+    #[error(
+        "tool `{tool}`: {provider} cannot take the recursive reference `{reference}` at `{pointer}`"
+    )]
     Recursion {
         /// The tool.
         tool: String,
@@ -140,7 +142,9 @@ pub enum ExportError {
         keyword: String,
     },
     /// A schema without a type (any JSON value) where the provider needs one.
-    #[error("tool `{tool}`: {provider} needs a type for the schema at `{pointer}` (it accepts any value)")]
+    #[error(
+        "tool `{tool}`: {provider} needs a type for the schema at `{pointer}` (it accepts any value)"
+    )]
     Untyped {
         /// The tool.
         tool: String,

@@ -128,7 +128,11 @@ fn parameters(s: &mut Value, cx: &Cx) -> Result<(), ExportError> {
         Ok(())
     })?;
     t::drop_null_defaults(s);
-    t::filter_formats(s, &["date-time", "enum"], &["int32", "int64", "float", "double"]);
+    t::filter_formats(
+        s,
+        &["date-time", "enum"],
+        &["int32", "int64", "float", "double"],
+    );
     walk_schemas_mut(s, &mut |obj| {
         let notes: Vec<String> = NOTED
             .iter()
@@ -243,10 +247,10 @@ fn collapse_string_enums(obj: &mut Map<String, Value>) {
     let mut values = Vec::new();
     let mut notes = Vec::new();
     for branch in branches {
-        let only_string = branch
-            .as_object()
-            .is_some_and(|b| b.keys().all(|k| ["type", "enum", "description"].contains(&k.as_str())))
-            && branch.get("type") == Some(&json!("string"));
+        let only_string = branch.as_object().is_some_and(|b| {
+            b.keys()
+                .all(|k| ["type", "enum", "description"].contains(&k.as_str()))
+        }) && branch.get("type") == Some(&json!("string"));
         let Some(Value::Array(vs)) = branch.get("enum").filter(|_| only_string) else {
             return;
         };
@@ -255,14 +259,16 @@ fn collapse_string_enums(obj: &mut Map<String, Value>) {
         }
         if let Some(d) = branch.get("description").and_then(Value::as_str) {
             let names: Vec<&str> = vs.iter().filter_map(Value::as_str).collect();
-            notes.push(format!("{}: {d}", names.join("/")));
+            notes.push(format!("{}: {}", names.join("/"), d.trim_end_matches('.')));
         }
         values.extend(vs.iter().cloned());
     }
     obj.remove("anyOf");
     obj.insert("type".into(), json!("string"));
     obj.insert("enum".into(), Value::Array(values));
-    t::add_note(obj, &notes);
+    if !notes.is_empty() {
+        t::add_note(obj, &[notes.join("; ")]);
+    }
 }
 
 /// A non-string enum moves into the description (`parameters` takes string
@@ -291,7 +297,9 @@ pub fn parse_function_calls(payload: &Value) -> Result<Vec<ToolCall>, CallParseE
             let ptr = "/candidates/0/content/parts";
             let parts = payload
                 .pointer(ptr)
-                .ok_or_else(|| CallParseError::Missing { pointer: ptr.into() })?;
+                .ok_or_else(|| CallParseError::Missing {
+                    pointer: ptr.into(),
+                })?;
             (parts, ptr)
         }
         Value::Object(obj) => (read::field(obj, "parts", "")?, "/parts"),

@@ -60,9 +60,8 @@ pub(crate) fn check_openai(schema: &Value, cx: &Cx) -> Result<(), ExportError> {
     if let Some(e) = first {
         return Err(e);
     }
-    depth(schema, schema, "", 0, &mut Vec::new()).map_err(|ptr| {
-        exceeded(&ptr, Limit::Depth, OPENAI_MAX_DEPTH)
-    })
+    depth(schema, schema, "", 0, &mut Vec::new())
+        .map_err(|ptr| exceeded(&ptr, Limit::Depth, OPENAI_MAX_DEPTH))
 }
 
 /// Walks object nesting (following references, but not around a cycle) and
@@ -77,15 +76,23 @@ fn depth(
     let Value::Object(obj) = node else {
         return Ok(());
     };
-    let level = if is_object_type(obj) { level + 1 } else { level };
+    let level = if is_object_type(obj) {
+        level + 1
+    } else {
+        level
+    };
     if level > OPENAI_MAX_DEPTH {
         return Err(ptr.to_owned());
     }
     if let Some(Value::String(reference)) = obj.get("$ref")
         && !stack.contains(reference)
-        && let Some(target) = reference
-            .strip_prefix('#')
-            .and_then(|p| if p.is_empty() { Some(root) } else { root.pointer(p) })
+        && let Some(target) = reference.strip_prefix('#').and_then(|p| {
+            if p.is_empty() {
+                Some(root)
+            } else {
+                root.pointer(p)
+            }
+        })
     {
         stack.push(reference.clone());
         depth(target, root, ptr, level, stack)?;

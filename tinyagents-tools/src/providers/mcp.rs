@@ -71,7 +71,11 @@ pub fn parse_call_tool_params(
         None | Some(Value::Null) => json!({}),
         Some(value) => value.clone(),
     };
-    Ok(ToolCall::new(request_id, name, RawArguments::Json(arguments)))
+    Ok(ToolCall::new(
+        request_id,
+        name,
+        RawArguments::Json(arguments),
+    ))
 }
 
 /// Reads a whole JSON-RPC `tools/call` request; the call id is the request

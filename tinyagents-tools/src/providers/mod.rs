@@ -42,7 +42,9 @@ use crate::spec::ToolSpec;
 
 pub use cache::{CacheStats, ExportCache};
 pub use error::{CallParseError, ExportError, Limit};
-pub use names::{NameMapError, ProviderNameError, ToolNameMap, check_provider_name, provider_alias};
+pub use names::{
+    NameMapError, ProviderNameError, ToolNameMap, check_provider_name, provider_alias,
+};
 
 /// A provider format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,9 +104,7 @@ impl fmt::Display for Provider {
 
 /// A provider name that is not one of [`Provider::as_str`]'s.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown provider `{0}`: expected openai-chat, openai-responses, anthropic, gemini or mcp"
-)]
+#[error("unknown provider `{0}`: expected openai-chat, openai-responses, anthropic, gemini or mcp")]
 pub struct UnknownProvider(pub String);
 
 impl FromStr for Provider {
@@ -413,7 +413,10 @@ pub(crate) mod read {
     }
 
     /// `value` as an object.
-    pub fn object<'v>(value: &'v Value, ptr: &str) -> Result<&'v Map<String, Value>, CallParseError> {
+    pub fn object<'v>(
+        value: &'v Value,
+        ptr: &str,
+    ) -> Result<&'v Map<String, Value>, CallParseError> {
         value.as_object().ok_or_else(|| CallParseError::WrongType {
             pointer: ptr.to_owned(),
             expected: "an object",
@@ -432,10 +435,10 @@ pub(crate) mod read {
 /// The text a text-only provider gets for a result: the content blocks, or
 /// the structured value as JSON when there is no content.
 pub(crate) fn result_text(result: &crate::output::ToolResult) -> String {
-    if result.content.is_empty() {
-        if let Some(value) = &result.structured {
-            return value.to_string();
-        }
+    if result.content.is_empty()
+        && let Some(value) = &result.structured
+    {
+        return value.to_string();
     }
     result.text()
 }

@@ -44,8 +44,12 @@ pub enum ProviderNameError {
     },
 }
 
-/// The provider's longest name and its character rules.
-fn rule(provider: Provider) -> (usize, fn(char) -> bool, fn(char) -> bool) {
+/// A character class.
+type CharRule = fn(char) -> bool;
+
+/// The provider's longest name, its allowed characters and allowed first
+/// characters.
+fn rule(provider: Provider) -> (usize, CharRule, CharRule) {
     fn openai(c: char) -> bool {
         c.is_ascii_alphanumeric() || c == '_' || c == '-'
     }

@@ -19,7 +19,15 @@ use crate::spec::ToolSpec;
 
 /// The string formats OpenAI strict mode accepts.
 pub const OPENAI_FORMATS: &[&str] = &[
-    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 
 /// Bounds OpenAI strict mode does not support (moved into the description).
@@ -108,11 +116,12 @@ pub fn parse_chat_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, CallParse
     let (calls, ptr) = match payload {
         Value::Array(_) => (payload, String::new()),
         Value::Object(obj) if obj.contains_key("choices") => {
-            let message = payload.pointer("/choices/0/message").ok_or_else(|| {
-                CallParseError::Missing {
-                    pointer: "/choices/0/message".into(),
-                }
-            })?;
+            let message =
+                payload
+                    .pointer("/choices/0/message")
+                    .ok_or_else(|| CallParseError::Missing {
+                        pointer: "/choices/0/message".into(),
+                    })?;
             match message.get("tool_calls") {
                 None | Some(Value::Null) => return Ok(Vec::new()),
                 Some(calls) => (calls, "/choices/0/message/tool_calls".to_owned()),

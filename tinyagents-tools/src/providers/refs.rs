@@ -35,7 +35,11 @@ fn is_defs(suffix: &str) -> bool {
 /// Replaces references by the schema they point to (siblings of the `$ref`
 /// win over the target's keywords). A reference met again while inlining
 /// itself is recursion, which cannot be inlined.
-pub(crate) fn inline_refs(schema: &mut Value, cx: &Cx, mode: InlineMode) -> Result<(), ExportError> {
+pub(crate) fn inline_refs(
+    schema: &mut Value,
+    cx: &Cx,
+    mode: InlineMode,
+) -> Result<(), ExportError> {
     prune_unused_defs(schema);
     let original = schema.clone();
     let mut stack = vec!["#".to_owned()];

@@ -21,12 +21,13 @@ impl Cx<'_> {
     }
 }
 
+/// A rewrite of one schema object that may fail.
+pub(crate) type Visit<'f> =
+    dyn FnMut(&str, &mut Map<String, Value>) -> Result<(), ExportError> + 'f;
+
 /// Runs `f` over every schema object with its pointer, stopping at the first
 /// error.
-pub(crate) fn try_walk(
-    schema: &mut Value,
-    f: &mut dyn FnMut(&str, &mut Map<String, Value>) -> Result<(), ExportError>,
-) -> Result<(), ExportError> {
+pub(crate) fn try_walk(schema: &mut Value, f: &mut Visit<'_>) -> Result<(), ExportError> {
     let mut first = None;
     walk_schemas_mut_at(schema, &mut |ptr, obj| {
         if first.is_none()
@@ -203,12 +204,13 @@ pub(crate) fn refuse_keywords(
     cx: &Cx,
     keywords: &[&str],
 ) -> Result<(), ExportError> {
-    try_walk(schema, &mut |ptr, obj| {
-        match keywords.iter().find(|k| obj.contains_key(**k)) {
+    try_walk(
+        schema,
+        &mut |ptr, obj| match keywords.iter().find(|k| obj.contains_key(**k)) {
             Some(k) => Err(unsupported(cx, ptr, k)),
             None => Ok(()),
-        }
-    })
+        },
+    )
 }
 
 /// Keywords no strict mode supports and that cannot be rewritten.
@@ -237,7 +239,9 @@ pub(crate) fn close_objects_strict(schema: &mut Value, cx: &Cx) -> Result<(), Ex
             Some(_) => true,
             None => !obj.contains_key("properties"),
         };
-        if open || obj.contains_key("patternProperties") || obj.contains_key("unevaluatedProperties")
+        if open
+            || obj.contains_key("patternProperties")
+            || obj.contains_key("unevaluatedProperties")
         {
             return Err(ExportError::OpenMap {
                 tool: cx.tool(),
@@ -281,7 +285,9 @@ pub(crate) fn accepts_null(schema: &Value) -> bool {
         return schema == &Value::Bool(true);
     };
     if let Some(t) = obj.get("type") {
-        return t == "null" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "null"));
+        return t == "null"
+            || t.as_array()
+                .is_some_and(|ts| ts.iter().any(|t| t == "null"));
     }
     if let Some(Value::Array(branches)) = obj.get("anyOf") {
         return branches.iter().any(accepts_null);
@@ -324,7 +330,10 @@ pub(crate) fn make_nullable(schema: &mut Value) {
             outer.insert(key.into(), v);
         }
     }
-    outer.insert("anyOf".into(), json!([Value::Object(inner), {"type": "null"}]));
+    outer.insert(
+        "anyOf".into(),
+        json!([Value::Object(inner), {"type": "null"}]),
+    );
     *obj = outer;
 }
 
@@ -341,8 +350,20 @@ pub(crate) fn drop_null_defaults(schema: &mut Value) {
 fn is_numeric_format(format: &str) -> bool {
     matches!(
         format,
-        "int" | "uint" | "float" | "double" | "int8" | "int16" | "int32" | "int64" | "int128"
-            | "uint8" | "uint16" | "uint32" | "uint64" | "uint128"
+        "int"
+            | "uint"
+            | "float"
+            | "double"
+            | "int8"
+            | "int16"
+            | "int32"
+            | "int64"
+            | "int128"
+            | "uint8"
+            | "uint16"
+            | "uint32"
+            | "uint64"
+            | "uint128"
     )
 }
 
