@@ -4,23 +4,41 @@
 //! Rules, in order:
 //! - text is measured before it is parsed, and its nesting depth is counted by
 //!   a linear scan (no recursion), so hostile input stays bounded;
+//! - an already parsed value is walked without recursion for the same
+//!   bounds, and one that is refused is taken apart without recursion, so a
+//!   value nested deeper than the stack allows is never dropped recursively;
 //! - an empty (or whitespace) argument text, or a JSON `null`, counts as `{}`
 //!   only for a read-only tool with no required argument; anything else that
 //!   does not parse is refused, never replaced by `{}`;
+//! - a number written with an exponent or a zero fraction (`5.0`) that is an
+//!   exact integer is read as that integer, as JSON Schema reads it;
+//! - a key that appears twice in one object is refused (a parser that kept
+//!   the first and one that kept the last would disagree about the call);
 //! - the root must be an object;
-//! - a key equal to an injected parameter's name is refused with its own
+//! - a key equal to an injected parameter's name, or to a runtime id
+//!   ([`RUNTIME_KEYS`]) the schema does not declare, is refused with its own
 //!   message (the value is never shown);
 //! - every schema problem is collected, and each message is built from the
-//!   kind of problem, never by echoing a string the model sent.
+//!   kind of problem, never by echoing a string the model sent; keys shown in
+//!   messages are masked by the call's redactor before they are shortened.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fmt;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::call::RawArguments;
 use crate::error::{ArgumentProblem, ErrorClass, ToolError};
+use crate::policy::Redactor;
 use crate::spec::ToolSpec;
+
+/// Root keys naming values only the runtime supplies. A model that sends one
+/// is trying to choose its own call or run id; it is refused unless the
+/// tool's schema declares the key as an ordinary argument.
+pub(crate) const RUNTIME_KEYS: &[&str] = &["call_id", "tool_call_id", "run_id", "thread_id"];
 
 /// The most problems listed in one repair message; the rest are counted.
 const MAX_PROBLEMS: usize = 20;
@@ -34,18 +52,24 @@ pub(crate) struct ArgumentLimits {
     pub max_depth: usize,
 }
 
-/// Parses, bounds and validates `raw` for the tool `spec`.
+/// Parses, bounds and validates `raw` for the tool `spec`; `redactor` masks
+/// secrets in the keys that messages show.
 pub(crate) fn prepare(
-    raw: &RawArguments,
+    raw: RawArguments,
     spec: &ToolSpec,
     validator: &jsonschema::Validator,
     limits: ArgumentLimits,
+    redactor: Option<&Redactor>,
 ) -> Result<Value, ToolError> {
     let value = match raw {
-        RawArguments::Text(text) => parse_text(text, spec, limits)?,
-        RawArguments::Json(value) => {
-            check_value_bounds(value, limits)?;
-            value.clone()
+        RawArguments::Text(text) => parse_text(&text, spec, limits, redactor)?,
+        RawArguments::Json(mut value) => {
+            if let Err(e) = check_value_bounds(&value, limits) {
+                dispose(value);
+                return Err(e);
+            }
+            normalize_numbers(&mut value);
+            value
         }
     };
     let value = match value {
@@ -53,8 +77,79 @@ pub(crate) fn prepare(
         Value::Null => return Err(missing_arguments()),
         other => other,
     };
-    validate(&value, spec, validator)?;
+    validate(&value, spec, validator, redactor)?;
     Ok(value)
+}
+
+/// A call's raw arguments until they are parsed: when the call is refused
+/// first, an already parsed value in them is dropped by [`dispose`].
+pub(crate) struct Pending(Option<RawArguments>);
+
+impl Pending {
+    pub(crate) fn new(raw: RawArguments) -> Self {
+        Pending(Some(raw))
+    }
+
+    /// The arguments, taken out once.
+    pub(crate) fn take(&mut self) -> RawArguments {
+        self.0
+            .take()
+            .unwrap_or_else(|| RawArguments::Json(Value::Null))
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(RawArguments::Json(value)) = self.0.take() {
+            dispose(value);
+        }
+    }
+}
+
+/// The largest magnitude below which every integer is an exact `f64`.
+const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
+/// A JSON number read as a float. One with no fraction (`5.0`, `1e3`) is the
+/// integer JSON Schema already takes it for, so it becomes that integer and
+/// serde's integer types accept what validation accepted (they refuse every
+/// float). Only magnitudes where integers are exact are changed.
+fn float(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < EXACT_INTEGERS {
+        // In range and integral, so the conversion is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        return Value::from(v as i64);
+    }
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// Applies [`float`] to every float in `value`, without recursion.
+fn normalize_numbers(value: &mut Value) {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(map) => stack.extend(map.values_mut()),
+            Value::Number(n) if n.is_f64() => {
+                if let Some(f) = n.as_f64() {
+                    *v = float(f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Drops `value` without recursion, however deeply it nests (the default
+/// drop of a [`Value`] recurses once per level).
+pub(crate) fn dispose(value: Value) {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
 }
 
 /// Validates an already parsed argument value (also used again after a
@@ -63,7 +158,9 @@ pub(crate) fn validate(
     value: &Value,
     spec: &ToolSpec,
     validator: &jsonschema::Validator,
+    redactor: Option<&Redactor>,
 ) -> Result<(), ToolError> {
+    let pointer_child = |parent: &str, key: &str| pointer_child(parent, key, redactor);
     let Value::Object(map) = value else {
         return Err(ToolError::invalid_arguments(vec![ArgumentProblem::new(
             "",
@@ -77,7 +174,11 @@ pub(crate) fn validate(
     let forged: Vec<&str> = map
         .keys()
         .map(String::as_str)
-        .filter(|key| spec.injected.iter().any(|arg| arg.name == *key))
+        .filter(|key| {
+            spec.injected.iter().any(|arg| arg.name == *key)
+                || (RUNTIME_KEYS.contains(key)
+                    && !spec.input_schema.property_names().any(|p| p == *key))
+        })
         .collect();
     for key in &forged {
         problems.push(ArgumentProblem::new(
@@ -124,7 +225,12 @@ pub(crate) fn validate(
     Err(ToolError::invalid_arguments(problems))
 }
 
-fn parse_text(text: &str, spec: &ToolSpec, limits: ArgumentLimits) -> Result<Value, ToolError> {
+fn parse_text(
+    text: &str,
+    spec: &ToolSpec,
+    limits: ArgumentLimits,
+    redactor: Option<&Redactor>,
+) -> Result<Value, ToolError> {
     if text.len() > limits.max_bytes {
         return Err(too_large(text.len(), limits.max_bytes));
     }
@@ -138,10 +244,23 @@ fn parse_text(text: &str, spec: &ToolSpec, limits: ArgumentLimits) -> Result<Val
     if let Some(depth) = text_depth_over(text, limits.max_depth) {
         return Err(too_deep(depth, limits.max_depth));
     }
-    serde_json::from_str(text).map_err(|e| {
+    let duplicate = RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let parsed = StrictValue(&duplicate)
+        .deserialize(&mut de)
+        .and_then(|value| de.end().map(|()| value));
+    parsed.map_err(|e| {
+        if let Some(mut path) = duplicate.into_inner() {
+            return duplicate_key(&mut path, redactor);
+        }
         use serde_json::error::Category;
         let what = match e.classify() {
             Category::Eof => "the text ends before the JSON value is complete".to_owned(),
+            Category::Syntax if is_number_out_of_range(&e) => format!(
+                "a number at line {}, column {} is out of range",
+                e.line(),
+                e.column()
+            ),
             Category::Syntax => format!("syntax error at line {}, column {}", e.line(), e.column()),
             Category::Data | Category::Io => "the text is not a JSON value".to_owned(),
         };
@@ -150,6 +269,119 @@ fn parse_text(text: &str, spec: &ToolSpec, limits: ArgumentLimits) -> Result<Val
             format!("are not valid JSON ({what}); send one JSON object"),
         )])
     })
+}
+
+/// True for serde_json's "number out of range" (a literal such as `1e400`
+/// that no `f64` holds); its message names no input.
+fn is_number_out_of_range(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("number out of range")
+}
+
+/// The refusal of a key sent twice; `path` holds the pointer's segments
+/// innermost first, the repeated key at index 0.
+fn duplicate_key(path: &mut [String], redactor: Option<&Redactor>) -> ToolError {
+    path.reverse();
+    let at = path
+        .iter()
+        .fold(String::new(), |at, seg| pointer_child(&at, seg, redactor));
+    ToolError::invalid_arguments(vec![ArgumentProblem::new(
+        at,
+        "appears more than once in the same object; send each argument once",
+    )])
+}
+
+/// A JSON [`Value`] deserializer that refuses a key repeated within one
+/// object (serde_json's own keeps the last silently). On that refusal the
+/// cell holds the path to the key, innermost segment first.
+#[derive(Clone, Copy)]
+struct StrictValue<'a>(&'a RefCell<Option<Vec<String>>>);
+
+impl StrictValue<'_> {
+    /// Adds the segment of the enclosing array or object to the recorded
+    /// path of a duplicate found inside it.
+    fn note(&self, segment: impl FnOnce() -> String) {
+        if let Some(path) = self.0.borrow_mut().as_mut() {
+            path.push(segment());
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for StrictValue<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrictValue<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        self.deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        loop {
+            match seq.next_element_seed(self) {
+                Ok(Some(item)) => items.push(item),
+                Ok(None) => return Ok(Value::Array(items)),
+                Err(e) => {
+                    let index = items.len();
+                    dispose(Value::Array(items));
+                    self.note(|| index.to_string());
+                    return Err(e);
+                }
+            }
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if map.contains_key(&key) {
+                *self.0.borrow_mut() = Some(vec![key]);
+                dispose(Value::Object(map));
+                return Err(de::Error::custom("a key appears twice in one object"));
+            }
+            match access.next_value_seed(self) {
+                Ok(value) => {
+                    map.insert(key, value);
+                }
+                Err(e) => {
+                    dispose(Value::Object(map));
+                    self.note(|| key);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Value::Object(map))
+    }
 }
 
 /// True when a missing argument object may stand for `{}`: the tool only
@@ -211,7 +443,7 @@ fn text_depth_over(text: &str, max: usize) -> Option<usize> {
 
 /// Walks an already parsed value without recursion, checking depth and an
 /// estimate of its encoded size.
-fn check_value_bounds(value: &Value, limits: ArgumentLimits) -> Result<(), ToolError> {
+pub(crate) fn check_value_bounds(value: &Value, limits: ArgumentLimits) -> Result<(), ToolError> {
     let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
     let mut size = 0usize;
     while let Some((v, depth)) = stack.pop() {
@@ -243,8 +475,14 @@ fn check_value_bounds(value: &Value, limits: ArgumentLimits) -> Result<(), ToolE
     Ok(())
 }
 
-fn pointer_child(parent: &str, key: &str) -> String {
-    let shown = shorten(key);
+/// The pointer to `key` under `parent`, the key masked by `redactor` (before
+/// it is shortened, so a long secret is masked whole) and shortened.
+fn pointer_child(parent: &str, key: &str, redactor: Option<&Redactor>) -> String {
+    let masked = match redactor {
+        Some(r) => r.text(key),
+        None => Cow::Borrowed(key),
+    };
+    let shown = shorten(&masked);
     format!("{parent}/{}", shown.replace('~', "~0").replace('/', "~1"))
 }
 

@@ -111,6 +111,9 @@ where
             name,
             arguments,
         } = call;
+        // Refused before parsing, the arguments are still dropped without
+        // recursion.
+        let mut arguments = args::Pending::new(arguments);
         let mut cx = CallCx {
             run,
             id: &id,
@@ -131,12 +134,12 @@ where
             return self.reject(&cx, ToolError::not_advertised(spec.name.as_str()), None);
         }
         let parsed = args::prepare(
-            &arguments,
+            arguments.take(),
             spec,
             registered.validator(),
             self.config.argument_limits(),
+            cx.redactor.as_deref(),
         );
-        drop(arguments);
         let mut arguments = match parsed {
             Ok(value) => value,
             Err(e) => return self.reject(&cx, e, None),
@@ -180,10 +183,22 @@ where
             let outcome = mw.before_tool(&mut ctx).await;
             let changed = ctx.arguments_changed;
             arguments = ctx.arguments;
+            if changed
+                && let Err(e) = args::check_value_bounds(&arguments, self.config.argument_limits())
+            {
+                args::dispose(arguments);
+                let policy = Cow::Owned(mw.name().to_owned());
+                return self.reject(&cx, e, Some(policy));
+            }
             match outcome {
                 Ok(BeforeOutcome::Continue) => {
                     if changed {
-                        if let Err(e) = args::validate(&arguments, spec, registered.validator()) {
+                        if let Err(e) = args::validate(
+                            &arguments,
+                            spec,
+                            registered.validator(),
+                            cx.redactor.as_deref(),
+                        ) {
                             let policy = Cow::Owned(mw.name().to_owned());
                             return self.reject(&cx, e, Some(policy));
                         }
