@@ -17,6 +17,7 @@ mod providers_golden;
 mod providers_names;
 mod providers_rules;
 mod registry;
+mod reliability_forgery;
 mod reliability_hostile;
 mod schema_corpus;
 mod workspace_paths;

@@ -488,3 +488,72 @@ impl EventSubscriber for Recorder {
         Delivery::Inline
     }
 }
+
+/// Wraps a tool: records every argument value its body receives, then runs
+/// the wrapped tool. The spec is the wrapped tool's.
+pub struct Recording {
+    inner: Arc<dyn Tool>,
+    seen: Mutex<Vec<Value>>,
+}
+
+impl Recording {
+    /// Records the calls of `inner`.
+    pub fn new(inner: Arc<dyn Tool>) -> Arc<Self> {
+        Arc::new(Recording {
+            inner,
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Every argument value the body received, in order.
+    pub fn seen(&self) -> Vec<Value> {
+        self.seen.lock().expect("not poisoned").clone()
+    }
+
+    /// Runs so far.
+    pub fn runs(&self) -> usize {
+        self.seen.lock().expect("not poisoned").len()
+    }
+}
+
+#[async_trait]
+impl Tool for Recording {
+    fn spec(&self) -> &ToolSpec {
+        self.inner.spec()
+    }
+    async fn call(&self, state: &(), rt: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
+        self.seen
+            .lock()
+            .expect("not poisoned")
+            .push(args.clone());
+        self.inner.call(state, rt, args).await
+    }
+}
+
+/// `open`: read-only, with an open input schema (`{"type": "object"}`: any
+/// key is accepted) and a hidden `cancel` parameter; answers with the call id
+/// its runtime saw.
+pub struct Open(ToolSpec);
+
+impl Open {
+    /// A new tool.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Open(
+            spec("open", json!({"type": "object"}))
+                .injected("cancel", "CancellationToken", InjectedKind::Cancellation)
+                .safety(ToolSafety::pure())
+                .build()
+                .expect("valid spec"),
+        ))
+    }
+}
+
+#[async_trait]
+impl Tool for Open {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(rt.call_id().as_str()))
+    }
+}
