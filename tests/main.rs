@@ -20,6 +20,7 @@ mod registry;
 mod reliability_faults;
 mod reliability_forgery;
 mod reliability_hostile;
+mod reliability_load;
 mod reliability_secrets;
 mod schema_corpus;
 mod workspace_paths;
