@@ -21,6 +21,7 @@ mod reliability_faults;
 mod reliability_forgery;
 mod reliability_hostile;
 mod reliability_load;
+mod reliability_props;
 mod reliability_secrets;
 mod schema_corpus;
 mod workspace_paths;
