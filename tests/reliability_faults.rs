@@ -149,7 +149,11 @@ async fn a_batch_of_every_fault_answers_each_call_once_and_the_executor_serves_t
     )
     .await
     .expect("the batch ends although tools never return");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(results.len(), expected.len());
     for (r, (id, expected_kind)) in results.iter().zip(&expected) {
         assert_eq!(r.tool_call_id.as_str(), id);
@@ -178,7 +182,13 @@ async fn a_batch_of_every_fault_answers_each_call_once_and_the_executor_serves_t
 
     // The executor is as good as new.
     let calls = (0..64)
-        .map(|i| call(&format!("again{i}"), "echo", json!({"text": format!("again{i}")})))
+        .map(|i| {
+            call(
+                &format!("again{i}"),
+                "echo",
+                json!({"text": format!("again{i}")}),
+            )
+        })
         .collect();
     let again = exec.execute_batch(&run, &Turn::new(2), calls).await;
     assert!(

@@ -9,9 +9,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tinyagents_tools::providers::openai;
 use tinyagents_tools::*;
-use tinyagents_tools_examples::{
-    DocIndex, NoteBook, ReadFileTool, SearchDocsTool, WriteNoteTool,
-};
+use tinyagents_tools_examples::{DocIndex, NoteBook, ReadFileTool, SearchDocsTool, WriteNoteTool};
 use tinyagents_tools_tests::*;
 
 const SECRET: &str = "sk-live-forgery-0123456789";
@@ -122,7 +120,9 @@ async fn every_forged_hidden_key_is_refused_before_the_body_runs_and_its_value_n
                     RawArguments::Json(Value::Object(args.clone())),
                     RawArguments::Text(Value::Object(args.clone()).to_string()),
                 ] {
-                    let r = exec.execute(&run, &Turn::new(1), call(&id, case.tool, raw)).await;
+                    let r = exec
+                        .execute(&run, &Turn::new(1), call(&id, case.tool, raw))
+                        .await;
                     assert_eq!(r.tool_call_id.as_str(), id);
                     assert_eq!(kind(&r), "invalid_arguments", "{}: {key}", case.tool);
                     assert!(r.text().contains(&format!("`{key}`")), "{}", r.text());
@@ -147,7 +147,11 @@ async fn every_forged_hidden_key_is_refused_before_the_body_runs_and_its_value_n
         .await;
     assert_eq!(r.text(), "honest");
     let r = exec
-        .execute(&run, &Turn::new(1), call("file", "read_file", json!({"path": "a.txt"})))
+        .execute(
+            &run,
+            &Turn::new(1),
+            call("file", "read_file", json!({"path": "a.txt"})),
+        )
         .await;
     assert!(r.text().contains("file text"), "{}", r.text());
 }
@@ -165,7 +169,10 @@ async fn a_secret_used_as_a_key_is_masked_whole_even_where_keys_are_shortened() 
         .secret(SECRET.to_owned())
         .secret(long_secret.clone())
         .build();
-    for (i, key) in [SECRET.to_owned(), long_secret.clone()].into_iter().enumerate() {
+    for (i, key) in [SECRET.to_owned(), long_secret.clone()]
+        .into_iter()
+        .enumerate()
+    {
         let mut args = Map::new();
         args.insert("text".to_owned(), json!("hi"));
         args.insert(key.clone(), json!(1));
@@ -180,7 +187,9 @@ async fn a_secret_used_as_a_key_is_masked_whole_even_where_keys_are_shortened() 
         .enumerate()
         {
             let id = format!("k{i}{j}");
-            let r = exec.execute(&run, &Turn::new(1), call(&id, "echo", raw)).await;
+            let r = exec
+                .execute(&run, &Turn::new(1), call(&id, "echo", raw))
+                .await;
             assert_eq!(kind(&r), "invalid_arguments");
             let shown = everything_shown(&r, &recorder);
             // Not the secret, and not the 64-character start of it either.

@@ -106,10 +106,18 @@ async fn every_malformed_argument_text_gets_a_classified_refusal_and_runs_nothin
         ("{\"text\": \"line\nbreak\"}", "echo", "syntax error"),
         (r#"{"text": null}"#, "echo", "must be a string, not null"),
         (r#"{"text": "hi", "limit": null}"#, "echo", "not null"),
-        (r#"{"to": null}"#, "send_email", "must be a string, not null"),
+        (
+            r#"{"to": null}"#,
+            "send_email",
+            "must be a string, not null",
+        ),
         (r#"{"text": 1e400}"#, "echo", "out of range"),
         (r#"{"text": "x", "limit": -1e400}"#, "echo", "out of range"),
-        (r#"{"text": "a", "text": "b"}"#, "echo", "appears more than once"),
+        (
+            r#"{"text": "a", "text": "b"}"#,
+            "echo",
+            "appears more than once",
+        ),
     ];
     let turn = Turn::new(1);
     for (i, (text, tool, expected)) in corpus.iter().enumerate() {
@@ -155,7 +163,10 @@ async fn a_key_sent_twice_is_refused_wherever_it_is_nested_and_located_by_pointe
     let cases = [
         (r#"{"text": "safe", "text": "rm -rf /"}"#, "`text`"),
         (r#"{"text": "x", "n": {"k": 1, "k": 2}}"#, "`n.k`"),
-        (r#"{"text": "x", "n": [{"k": 1}, {"k": 1, "k": 1}]}"#, "`n[1].k`"),
+        (
+            r#"{"text": "x", "n": [{"k": 1}, {"k": 1, "k": 1}]}"#,
+            "`n[1].k`",
+        ),
         (r#"{"text": "x", "cancel": 1, "cancel": 2}"#, "`cancel`"),
     ];
     for (i, (text, field)) in cases.iter().enumerate() {
@@ -209,7 +220,11 @@ async fn numbers_too_large_for_the_field_are_refused_before_the_tool_decodes_the
         .execute(
             &run(),
             &Turn::new(1),
-            call("min", "count_up", r#"{"count": 1, "offset": -9223372036854775809}"#),
+            call(
+                "min",
+                "count_up",
+                r#"{"count": 1, "offset": -9223372036854775809}"#,
+            ),
         )
         .await;
     assert_eq!(kind(&r), "invalid_arguments");
@@ -218,10 +233,18 @@ async fn numbers_too_large_for_the_field_are_refused_before_the_tool_decodes_the
     // An integer written as a float is the integer JSON Schema takes it for,
     // in text and in parsed values alike.
     for (id, args) in [
-        ("float_text", RawArguments::from(r#"{"count": 5.0, "small": 1e3}"#)),
-        ("float_value", RawArguments::from(json!({"count": 5.0, "small": 1e3}))),
+        (
+            "float_text",
+            RawArguments::from(r#"{"count": 5.0, "small": 1e3}"#),
+        ),
+        (
+            "float_value",
+            RawArguments::from(json!({"count": 5.0, "small": 1e3})),
+        ),
     ] {
-        let r = exec.execute(&run(), &Turn::new(1), call(id, "count_up", args)).await;
+        let r = exec
+            .execute(&run(), &Turn::new(1), call(id, "count_up", args))
+            .await;
         assert_eq!(r.text(), "\"5 None Some(1000)\"", "{id}");
     }
     assert_eq!(COUNT_RUNS.load(Ordering::SeqCst), before + 2);
@@ -262,8 +285,14 @@ async fn ten_thousand_levels_of_nesting_in_text_are_refused_before_parsing() {
         "}".repeat(10_000)
     );
     let unclosed = "[".repeat(10_000);
-    for (id, text) in [("arrays", arrays), ("objects", objects), ("unclosed", unclosed)] {
-        let r = exec.execute(&run(), &Turn::new(1), call(id, "echo", text)).await;
+    for (id, text) in [
+        ("arrays", arrays),
+        ("objects", objects),
+        ("unclosed", unclosed),
+    ] {
+        let r = exec
+            .execute(&run(), &Turn::new(1), call(id, "echo", text))
+            .await;
         assert_refused(&r, id, "limit_exceeded", &recorder);
         assert!(r.text().contains("deeper than 64 levels"), "{}", r.text());
     }
@@ -309,7 +338,11 @@ async fn parsed_values_nested_far_deeper_than_the_stack_allows_are_refused_and_d
         // still taken apart without recursion.
         let id = format!("unknown{i}");
         let r = exec
-            .execute(&run(), &turn, call(&id, "no_such_tool", nested(depth, true)))
+            .execute(
+                &run(),
+                &turn,
+                call(&id, "no_such_tool", nested(depth, true)),
+            )
             .await;
         assert_refused(&r, &id, "unknown_tool", &recorder);
         let id = format!("batch{i}");
@@ -376,7 +409,11 @@ async fn ten_megabyte_strings_are_refused_by_size_in_text_and_in_parsed_values()
         .execute(&run(), &Turn::new(1), call("text", "echo", text))
         .await;
     assert_refused(&r, "text", "limit_exceeded", &recorder);
-    assert!(r.text().contains("the limit is 1048576 bytes"), "{}", r.text());
+    assert!(
+        r.text().contains("the limit is 1048576 bytes"),
+        "{}",
+        r.text()
+    );
     let value = json!({ "text": huge.clone() });
     let r = exec
         .execute(&run(), &Turn::new(1), call("value", "echo", value))
@@ -404,12 +441,19 @@ async fn ten_megabyte_strings_are_refused_by_size_in_text_and_in_parsed_values()
         .execute(
             &run(),
             &Turn::new(1),
-            call("roomy", "echo", RawArguments::Text(format!(r#"{{"text": "{huge}"}}"#))),
+            call(
+                "roomy",
+                "echo",
+                RawArguments::Text(format!(r#"{{"text": "{huge}"}}"#)),
+            ),
         )
         .await;
     assert!(!r.is_error);
     assert!(r.text().len() < (64 << 10) + 100, "{}", r.text().len());
-    assert!(r.text().ends_with(&format!("[output truncated: showing 65536 of {} bytes]", 10 << 20)));
+    assert!(r.text().ends_with(&format!(
+        "[output truncated: showing 65536 of {} bytes]",
+        10 << 20
+    )));
 }
 
 #[tokio::test]
@@ -421,7 +465,11 @@ async fn huge_keys_and_floods_of_unknown_keys_get_a_bounded_message() {
     args.insert("text".to_owned(), json!("x"));
     args.insert(long_key.clone(), json!(1));
     let r = exec
-        .execute(&run(), &Turn::new(1), call("long", "echo", Value::Object(args)))
+        .execute(
+            &run(),
+            &Turn::new(1),
+            call("long", "echo", Value::Object(args)),
+        )
         .await;
     assert_eq!(kind(&r), "invalid_arguments");
     assert!(r.text().len() < 200, "{}", r.text().len());
@@ -433,7 +481,11 @@ async fn huge_keys_and_floods_of_unknown_keys_get_a_bounded_message() {
         flood.insert(format!("k{i}"), json!(i));
     }
     let r = exec
-        .execute(&run(), &Turn::new(1), call("flood", "echo", Value::Object(flood)))
+        .execute(
+            &run(),
+            &Turn::new(1),
+            call("flood", "echo", Value::Object(flood)),
+        )
         .await;
     assert_eq!(kind(&r), "invalid_arguments");
     let error = r.error.as_ref().unwrap();

@@ -22,12 +22,40 @@ use tinyagents_tools_tests::*;
 
 /// Keys the tools know, keys the runtime owns, and a few others.
 const KEYS: &[&str] = &[
-    "text", "limit", "to", "page", "query", "title", "body", "path", "a", "b", "op", "cancel",
-    "index", "notebook", "root", "call_id", "tool_call_id", "run_id", "thread_id", "extra", "",
+    "text",
+    "limit",
+    "to",
+    "page",
+    "query",
+    "title",
+    "body",
+    "path",
+    "a",
+    "b",
+    "op",
+    "cancel",
+    "index",
+    "notebook",
+    "root",
+    "call_id",
+    "tool_call_id",
+    "run_id",
+    "thread_id",
+    "extra",
+    "",
 ];
 const WORDS: &[&str] = &[
-    "tools", "add", "divide", "power", "notes/today.md", "../etc/passwd", "/abs", "~", "a.txt",
-    "", "x",
+    "tools",
+    "add",
+    "divide",
+    "power",
+    "notes/today.md",
+    "../etc/passwd",
+    "/abs",
+    "~",
+    "a.txt",
+    "",
+    "x",
 ];
 
 fn config() -> Config {

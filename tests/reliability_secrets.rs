@@ -62,10 +62,16 @@ impl Tool for Leaky {
     async fn call(&self, _: &(), rt: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
         let key = rt.run().secrets().get::<ApiKey>().expect("the key");
         let key = key.expose().0.clone();
-        let db = rt.run().secrets().get::<DbPassword>().expect("the password");
+        let db = rt
+            .run()
+            .secrets()
+            .get::<DbPassword>()
+            .expect("the password");
         let db = db.expose().0.clone();
         match args["mode"].as_str().unwrap_or_default() {
-            "text" => Ok(ToolOutput::text(format!("the key is {key} and the password {db}"))),
+            "text" => Ok(ToolOutput::text(format!(
+                "the key is {key} and the password {db}"
+            ))),
             "structured" => Ok(ToolOutput::structured(json!({
                 "key": key,
                 "nested": [{"auth": format!("Bearer {key}")}],
@@ -179,19 +185,39 @@ async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() 
         .collect();
     // What a model might send: the secret as an argument value, as a key, as
     // a forged hidden key, and as a tool name.
-    calls.push(call("forged-value", "echo", json!({"text": "x", "limit": API_KEY})));
+    calls.push(call(
+        "forged-value",
+        "echo",
+        json!({"text": "x", "limit": API_KEY}),
+    ));
     calls.push(call("forged-key", "echo", json!({"text": "x", API_KEY: 1})));
-    calls.push(call("forged-hidden", "echo", json!({"text": "x", "cancel": API_KEY})));
-    calls.push(call("forged-dup", "echo", format!(r#"{{"text":"x","{API_KEY}":1,"{API_KEY}":2}}"#)));
-    calls.push(call("echoed", "echo", json!({"text": format!("my key is {API_KEY}")})));
+    calls.push(call(
+        "forged-hidden",
+        "echo",
+        json!({"text": "x", "cancel": API_KEY}),
+    ));
+    calls.push(call(
+        "forged-dup",
+        "echo",
+        format!(r#"{{"text":"x","{API_KEY}":1,"{API_KEY}":2}}"#),
+    ));
+    calls.push(call(
+        "echoed",
+        "echo",
+        json!({"text": format!("my key is {API_KEY}")}),
+    ));
     calls.push(call("named", API_KEY, "{}"));
     calls.push(call("named-dup", &format!("run_{DB_PASSWORD}"), "{}"));
     let count = calls.len();
     let mut results = exec.execute_batch(&run, &Turn::new(1), calls).await;
     // Sequential calls too, and the single-call path.
     results.push(
-        exec.execute(&run, &Turn::new(2), call("single", "leaky", json!({"mode": "events"})))
-            .await,
+        exec.execute(
+            &run,
+            &Turn::new(2),
+            call("single", "leaky", json!({"mode": "events"})),
+        )
+        .await,
     );
     assert_eq!(results.len(), count + 1);
     // Let the queued subscriber drain.
@@ -234,7 +260,12 @@ async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() 
     assert!(events.iter().any(|e| e.kind == EventKind::Custom));
     assert!(events.iter().any(|e| e.kind == EventKind::Progress));
     assert!(queued_events.contains("tool.custom"), "{queued_events}");
-    let by_id = |id: &str| results.iter().find(|r| r.tool_call_id.as_str() == id).unwrap();
+    let by_id = |id: &str| {
+        results
+            .iter()
+            .find(|r| r.tool_call_id.as_str() == id)
+            .unwrap()
+    };
     assert_eq!(kind(by_id("call-panic")), "panicked");
     assert_eq!(kind(by_id("call-deny")), "denied");
     assert_eq!(kind(by_id("named")), "unknown_tool");

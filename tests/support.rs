@@ -521,11 +521,13 @@ impl Tool for Recording {
     fn spec(&self) -> &ToolSpec {
         self.inner.spec()
     }
-    async fn call(&self, state: &(), rt: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
-        self.seen
-            .lock()
-            .expect("not poisoned")
-            .push(args.clone());
+    async fn call(
+        &self,
+        state: &(),
+        rt: &ToolRuntime,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        self.seen.lock().expect("not poisoned").push(args.clone());
         self.inner.call(state, rt, args).await
     }
 }

@@ -69,7 +69,10 @@ impl Tool for Open {
     }
     async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
         for key in ["call_id", "tool_call_id", "run_id", "thread_id", "cancel"] {
-            assert!(args.get(key).is_none(), "a runtime key `{key}` reached the tool");
+            assert!(
+                args.get(key).is_none(),
+                "a runtime key `{key}` reached the tool"
+            );
         }
         Ok(ToolOutput::text("open"))
     }
@@ -133,7 +136,8 @@ fn harness() -> &'static Harness {
             })
             .build()
             .expect("builds");
-        let workspace = std::env::temp_dir().join(format!("tinyagents-fuzz-{}", std::process::id()));
+        let workspace =
+            std::env::temp_dir().join(format!("tinyagents-fuzz-{}", std::process::id()));
         std::fs::create_dir_all(workspace.join("notes")).expect("workspace");
         std::fs::write(workspace.join("notes/today.md"), "hello").expect("workspace file");
         Harness {
@@ -211,14 +215,19 @@ fn check_batch(calls: Vec<ToolCall>) {
     h.recording.seen.lock().unwrap().clear();
     let ids: Vec<ToolCallId> = calls.iter().map(|c| c.id.clone()).collect();
     let run = quickstart_run(&h.workspace, Arc::new(NoteBook::default()));
-    let results = h.runtime.block_on(h.executor.execute_batch(&run, &Turn::new(1), calls));
+    let results = h
+        .runtime
+        .block_on(h.executor.execute_batch(&run, &Turn::new(1), calls));
 
     assert_eq!(results.len(), ids.len(), "one result per call");
     for (result, id) in results.iter().zip(&ids) {
         assert_eq!(&result.tool_call_id, id, "results in call order");
     }
     for seen in h.recording.seen.lock().unwrap().iter() {
-        assert!(h.recorded_tool.validator().is_valid(seen), "the body ran with invalid arguments: {seen}");
+        assert!(
+            h.recorded_tool.validator().is_valid(seen),
+            "the body ran with invalid arguments: {seen}"
+        );
     }
     let events = h.events.0.lock().unwrap();
     // Ids may repeat in a provider payload; check each distinct id once.

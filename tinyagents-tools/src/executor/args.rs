@@ -92,9 +92,7 @@ impl Pending {
 
     /// The arguments, taken out once.
     pub(crate) fn take(&mut self) -> RawArguments {
-        self.0
-            .take()
-            .unwrap_or_else(|| RawArguments::Json(Value::Null))
+        self.0.take().unwrap_or(RawArguments::Json(Value::Null))
     }
 }
 
@@ -116,7 +114,6 @@ const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
 fn float(v: f64) -> Value {
     if v.fract() == 0.0 && v.abs() < EXACT_INTEGERS {
         // In range and integral, so the conversion is exact.
-        #[allow(clippy::cast_possible_truncation)]
         return Value::from(v as i64);
     }
     serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
@@ -589,6 +586,47 @@ mod tests {
     fn depth_scan_ignores_brackets_inside_strings() {
         assert_eq!(text_depth_over(r#"{"a": "[[[[[[["}"#, 2), None);
         assert_eq!(text_depth_over(r#"{"a": "\"[[[", "b": [[1]]}"#, 2), Some(3));
+    }
+
+    fn parse(text: &str) -> Result<Value, Vec<String>> {
+        let duplicate = RefCell::new(None);
+        let mut de = serde_json::Deserializer::from_str(text);
+        StrictValue(&duplicate).deserialize(&mut de).map_err(|_| {
+            let mut path = duplicate.into_inner().unwrap_or_default();
+            path.reverse();
+            path
+        })
+    }
+
+    #[test]
+    fn a_repeated_key_is_found_with_its_path_at_any_depth() {
+        assert_eq!(parse(r#"{"a": 1, "a": 2}"#), Err(vec!["a".to_owned()]));
+        assert_eq!(
+            parse(r#"{"x": [0, {"b": {"c": 1, "c": 1}}]}"#),
+            Err(vec!["x", "1", "b", "c"]
+                .into_iter()
+                .map(String::from)
+                .collect())
+        );
+        assert_eq!(
+            parse(r#"{"a": {"a": 1}, "b": [{"a": 1}]}"#).unwrap(),
+            serde_json::json!({"a": {"a": 1}, "b": [{"a": 1}]})
+        );
+    }
+
+    #[test]
+    fn integral_floats_become_integers_only_where_integers_are_exact() {
+        assert_eq!(
+            parse("[5.0, 1e3, -0.0, 2.5, 1e300]").unwrap(),
+            serde_json::json!([5, 1000, 0, 2.5, 1e300])
+        );
+        let mut v = serde_json::json!({"a": [5.0, {"b": -7.0}], "c": 9007199254740992.0});
+        normalize_numbers(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"a": [5, {"b": -7}], "c": 9007199254740992.0})
+        );
+        assert!(v["c"].is_f64());
     }
 
     #[test]
