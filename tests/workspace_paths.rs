@@ -109,3 +109,50 @@ fn the_argument_type_has_a_marked_string_schema() {
     let path: WorkspacePath = serde_json::from_str("\"a/b\"").unwrap();
     assert_eq!(path.as_str(), "a/b");
 }
+
+#[tokio::test]
+async fn the_read_file_tool_refuses_every_escape_through_the_executor_and_shows_nothing_outside() {
+    use tinyagents_tools::{RunContext, ToolExecutor, Turn};
+    use tinyagents_tools_examples::ReadFileTool;
+    use tinyagents_tools_tests::{call, kind};
+
+    let ws = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    let secret_file = outside.path().join("secret.txt");
+    std::fs::write(&secret_file, "top secret").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path(), ws.path().join("link_out")).unwrap();
+    let mut registry = tinyagents_tools::ToolRegistry::new();
+    registry.register(ReadFileTool).unwrap();
+    let exec = ToolExecutor::builder(registry, ()).build().unwrap();
+    let run = RunContext::builder(()).workspace_root(ws.path()).build();
+    let mut escapes = vec![
+        "../secret.txt".to_owned(),
+        "notes/../../secret.txt".to_owned(),
+        secret_file.display().to_string(),
+        "~/.ssh/id_rsa".to_owned(),
+        "notes\0/../../etc".to_owned(),
+        "..\\..\\secret.txt".to_owned(),
+        "\u{2025}/\u{2025}/etc/passwd".to_owned(),
+    ];
+    if cfg!(unix) {
+        escapes.push("link_out/secret.txt".to_owned());
+    }
+    for (i, path) in escapes.iter().enumerate() {
+        let args = serde_json::json!({ "path": path });
+        let r = exec
+            .execute(&run, &Turn::new(1), call(&format!("e{i}"), "read_file", args))
+            .await;
+        assert_eq!(kind(&r), "denied", "{path:?}: {}", r.text());
+        assert!(!r.text().contains("top secret"));
+        assert!(!r.text().contains(path.as_str()), "{}", r.text());
+    }
+    let ok = exec
+        .execute(
+            &run,
+            &Turn::new(1),
+            call("inside", "read_file", serde_json::json!({"path": "notes/today.md"})),
+        )
+        .await;
+    assert!(ok.text().contains("hello"), "{}", ok.text());
+}
