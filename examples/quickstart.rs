@@ -70,9 +70,7 @@ impl EventSubscriber for PrintEvents {
 /// The model's recorded answer: a Chat Completions message with tool calls,
 /// shaped exactly as OpenAI documents it (arguments are JSON strings).
 fn scripted_model_turn() -> Value {
-    let call = |id: &str, name: &str, args: Value| {
-        json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
-    };
+    let call = |id: &str, name: &str, args: Value| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}});
     json!({
         "role": "assistant",
         "content": null,
@@ -92,9 +90,13 @@ fn scripted_model_turn() -> Value {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let workspace = std::env::temp_dir().join(format!("tinyagents-quickstart-{}", std::process::id()));
+    let workspace =
+        std::env::temp_dir().join(format!("tinyagents-quickstart-{}", std::process::id()));
     std::fs::create_dir_all(&workspace)?;
-    std::fs::write(workspace.join("notes.md"), "# Notes\nShip the quickstart.\n")?;
+    std::fs::write(
+        workspace.join("notes.md"),
+        "# Notes\nShip the quickstart.\n",
+    )?;
 
     let registry = quickstart_registry()?;
     println!("== 1. Four tools, each declared once with #[tool]");
@@ -125,7 +127,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         registry.specs(),
     );
     println!("-- Anthropic Messages:");
-    println!("{}", serde_json::to_string_pretty(&anthropic_tools.to_json())?);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&anthropic_tools.to_json())?
+    );
     for error in openai_tools.errors.iter().chain(&anthropic_tools.errors) {
         println!("   left out: {error}");
     }

@@ -17,6 +17,7 @@ mod providers_errors;
 mod providers_golden;
 mod providers_names;
 mod providers_rules;
+mod readme;
 mod registry;
 mod schema_corpus;
 mod workspace_paths;
