@@ -20,4 +20,5 @@ mod providers_rules;
 mod readme;
 mod registry;
 mod schema_corpus;
+mod tracing_span;
 mod workspace_paths;
