@@ -19,7 +19,8 @@
 //! - [`ToolExecutor`], [`Turn`] and [`Middleware`]: the fail-closed
 //!   lifecycle every call goes through;
 //! - [`ArtifactStore`]: where large outputs go;
-//! - [`EventBus`] and [`ToolEvent`]: lifecycle events.
+//! - [`EventBus`] and [`ToolEvent`]: lifecycle events;
+//! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -32,6 +33,8 @@ mod extensions;
 mod ids;
 mod inject;
 mod macro_support;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod middleware;
 mod name_rules;
 mod output;
