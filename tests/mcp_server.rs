@@ -90,12 +90,11 @@ async fn start() -> Fixture {
     registry.register(CountStepsTool).unwrap();
     let root = workspace.path().to_owned();
     let book = Arc::clone(&notebook);
-    let server = McpServer::builder(
-        ToolExecutor::builder(registry, ()).subscribe_arc(events.clone()),
-    )
-    .name("quickstart-test")
-    .build(move || quickstart_run(&root, Arc::clone(&book)))
-    .unwrap();
+    let server =
+        McpServer::builder(ToolExecutor::builder(registry, ()).subscribe_arc(events.clone()))
+            .name("quickstart-test")
+            .build(move || quickstart_run(&root, Arc::clone(&book)))
+            .unwrap();
 
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let serving = server.clone();
@@ -205,12 +204,13 @@ async fn tools_list_gives_every_tool_with_its_schemas_and_safety_annotations() {
 
     let read = &listed[2];
     assert_eq!(read["outputSchema"]["type"], "object");
+    assert_eq!(read["outputSchema"]["properties"]["text"]["type"], "string");
     assert_eq!(
-        read["outputSchema"]["properties"]["text"]["type"],
-        "string"
-    );
-    assert_eq!(
-        read["inputSchema"]["properties"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        read["inputSchema"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
         ["path"],
         "the injected workspace root is not in the schema"
     );
@@ -303,13 +303,18 @@ async fn an_unknown_tool_is_a_json_rpc_invalid_params_error() {
         panic!("expected a JSON-RPC error, got {error:?}");
     };
     assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
-    assert!(error.message.contains("`delete_everything`"), "{}", error.message);
+    assert!(
+        error.message.contains("`delete_everything`"),
+        "{}",
+        error.message
+    );
 }
 
 #[tokio::test]
 async fn a_cancelled_call_fires_the_tools_token_and_ends_cancelled() {
     let fx = start().await;
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params("sleeper", json!({}))));
+    let request =
+        ClientRequest::CallToolRequest(CallToolRequest::new(params("sleeper", json!({}))));
     let handle = fx
         .client
         .peer()
@@ -324,9 +329,16 @@ async fn a_cancelled_call_fires_the_tools_token_and_ends_cancelled() {
     })
     .await
     .expect("the tool starts");
-    assert!(!fx.sleeper.saw_cancel.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(
+        !fx.sleeper
+            .saw_cancel
+            .load(std::sync::atomic::Ordering::SeqCst)
+    );
 
-    handle.cancel(Some("the user stopped it".into())).await.unwrap();
+    handle
+        .cancel(Some("the user stopped it".into()))
+        .await
+        .unwrap();
 
     let ended = tokio::time::timeout(HANG, async {
         loop {
@@ -342,7 +354,11 @@ async fn a_cancelled_call_fires_the_tools_token_and_ends_cancelled() {
     assert_eq!(ended.error_kind, Some("cancelled"));
     assert_eq!(ended.tool, "sleeper");
     assert!(ended.call_id.as_str().starts_with("mcp-"));
-    assert!(fx.sleeper.saw_cancel.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(
+        fx.sleeper
+            .saw_cancel
+            .load(std::sync::atomic::Ordering::SeqCst)
+    );
 
     // Only that call was cancelled: the session goes on.
     let after = call(&fx, "calculate", json!({"a": 1, "op": "add", "b": 1})).await;

@@ -83,15 +83,22 @@ impl Route {
 
     /// The notification for `progress`: its value raised just above the
     /// previous one when it would not increase, since MCP requires progress
-    /// to increase with each notification.
+    /// to increase with each notification. The total is passed on as
+    /// reported, when finite.
     pub(crate) fn notification(&mut self, progress: Progress) -> ProgressNotificationParam {
+        // A value that is not a finite number says nothing; count it as 0.
+        let reported = if progress.progress.is_finite() {
+            progress.progress
+        } else {
+            0.0
+        };
         let value = match self.last {
-            Some(last) if !(progress.progress > last) => last.next_up(),
-            _ => progress.progress,
+            Some(last) if reported <= last => last.next_up(),
+            _ => reported,
         };
         self.last = Some(value);
         let mut param = ProgressNotificationParam::new(self.token.clone(), value);
-        if let Some(total) = progress.total {
+        if let Some(total) = progress.total.filter(|t| t.is_finite()) {
             param = param.with_total(total);
         }
         if let Some(message) = progress.message {
@@ -108,5 +115,90 @@ impl Drop for Route {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+
+    fn route() -> Route {
+        let relay = Arc::new(ProgressRelay::default());
+        relay.route(
+            ToolCallId::new("call-1"),
+            ProgressToken(NumberOrString::Number(7)),
+        )
+    }
+
+    fn report(progress: f64, total: Option<f64>, message: Option<&str>) -> Progress {
+        Progress {
+            progress,
+            total,
+            message: message.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn increasing_progress_is_sent_as_reported() {
+        let mut route = route();
+        let first = route.notification(report(1.0, Some(4.0), Some("one")));
+        let second = route.notification(report(2.5, Some(4.0), None));
+        assert_eq!(
+            first.progress_token,
+            ProgressToken(NumberOrString::Number(7))
+        );
+        assert_eq!((first.progress, first.total), (1.0, Some(4.0)));
+        assert_eq!(first.message.as_deref(), Some("one"));
+        assert_eq!((second.progress, second.total), (2.5, Some(4.0)));
+        assert_eq!(second.message, None);
+    }
+
+    #[test]
+    fn a_report_that_does_not_increase_is_sent_just_above_the_last_one() {
+        let mut route = route();
+        route.notification(report(3.0, None, None));
+        let same = route.notification(report(3.0, None, Some("still")));
+        let lower = route.notification(report(0.0, None, Some("note")));
+        assert!(same.progress > 3.0);
+        assert!(lower.progress > same.progress);
+        assert!(lower.progress < 3.001);
+    }
+
+    #[test]
+    fn a_value_that_is_not_a_number_counts_as_zero_and_bad_totals_are_dropped() {
+        let mut route = route();
+        let first = route.notification(report(f64::NAN, Some(f64::INFINITY), None));
+        assert_eq!((first.progress, first.total), (0.0, None));
+        let next = route.notification(report(f64::NAN, None, None));
+        assert!(next.progress > 0.0 && next.progress.is_finite());
+    }
+
+    #[test]
+    fn the_relay_hands_progress_only_to_the_open_route_of_the_call() {
+        use crate::ids::{RunId, ThreadId};
+        let relay = Arc::new(ProgressRelay::default());
+        let mut route = relay.route(
+            ToolCallId::new("call-1"),
+            ProgressToken(NumberOrString::Number(1)),
+        );
+        let event = |call: &str| {
+            let mut event = ToolEvent::new(
+                EventKind::Progress,
+                RunId::new("run"),
+                ThreadId::new("thread"),
+                ToolCallId::new(call),
+                "tool",
+                1,
+            );
+            event.progress = Some(report(1.0, None, None));
+            event
+        };
+        relay.on_event(&event("call-2"));
+        relay.on_event(&event("call-1"));
+        assert_eq!(route.try_next(), Some(report(1.0, None, None)));
+        assert_eq!(route.try_next(), None);
+        drop(route);
+        assert!(relay.routes.lock().unwrap().is_empty());
     }
 }
