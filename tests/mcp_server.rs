@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{ExportTarget, export_declarations};
-use tinyagents_tools::{EventKind, ToolSafety};
+use tinyagents_tools::{CallLimits, EventKind, ToolExecutorBuilder, ToolSafety};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tinyagents_tools_tests::{Recorder, Sleeper, spec};
 use tokio::sync::mpsc;
@@ -71,6 +71,11 @@ struct Fixture {
 /// Serves the quickstart tools, `sleeper` and `count_steps` to a connected
 /// client.
 async fn start() -> Fixture {
+    start_with(|executor| executor).await
+}
+
+/// [`start`], with the executor configured by `configure`.
+async fn start_with(configure: impl FnOnce(ToolExecutorBuilder) -> ToolExecutorBuilder) -> Fixture {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("notes.txt"), "remember the milk\n").unwrap();
     let notebook = Arc::new(NoteBook::default());
@@ -90,23 +95,13 @@ async fn start() -> Fixture {
     registry.register(CountStepsTool).unwrap();
     let root = workspace.path().to_owned();
     let book = Arc::clone(&notebook);
-    let server =
-        McpServer::builder(ToolExecutor::builder(registry, ()).subscribe_arc(events.clone()))
-            .name("quickstart-test")
-            .build(move || quickstart_run(&root, Arc::clone(&book)))
-            .unwrap();
+    let executor = configure(ToolExecutor::builder(registry, ()).subscribe_arc(events.clone()));
+    let server = McpServer::builder(executor)
+        .name("quickstart-test")
+        .build(move || quickstart_run(&root, Arc::clone(&book)))
+        .unwrap();
 
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let serving = server.clone();
-    tokio::spawn(async move {
-        let running = serving.serve(server_io).await.expect("the server starts");
-        let _ = running.waiting().await;
-    });
-    let (tx, progress) = mpsc::unbounded_channel();
-    let client = Client { progress: tx }
-        .serve(client_io)
-        .await
-        .expect("the client connects");
+    let (client, progress) = connect(&server).await;
     Fixture {
         client,
         progress,
@@ -118,6 +113,27 @@ async fn start() -> Fixture {
     }
 }
 
+/// Opens a new session of `server` and connects a client to it.
+async fn connect(
+    server: &McpServer,
+) -> (
+    RunningService<RoleClient, Client>,
+    mpsc::UnboundedReceiver<ProgressNotificationParam>,
+) {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let serving = server.clone();
+    tokio::spawn(async move {
+        let running = serving.serve(server_io).await.expect("the server starts");
+        let _ = running.waiting().await;
+    });
+    let (tx, progress) = mpsc::unbounded_channel();
+    let client = Client { progress: tx }
+        .serve(client_io)
+        .await
+        .expect("the client connects");
+    (client, progress)
+}
+
 fn params(name: &'static str, arguments: Value) -> CallToolRequestParams {
     let Value::Object(arguments) = arguments else {
         panic!("arguments must be an object");
@@ -127,7 +143,15 @@ fn params(name: &'static str, arguments: Value) -> CallToolRequestParams {
 
 /// Calls a tool and gives the result as JSON, as it went over the wire.
 async fn call(fx: &Fixture, name: &'static str, arguments: Value) -> Value {
-    let result = tokio::time::timeout(HANG, fx.client.call_tool(params(name, arguments)))
+    call_on(&fx.client, name, arguments).await
+}
+
+async fn call_on(
+    client: &RunningService<RoleClient, Client>,
+    name: &'static str,
+    arguments: Value,
+) -> Value {
+    let result = tokio::time::timeout(HANG, client.call_tool(params(name, arguments)))
         .await
         .expect("the call answers")
         .expect("the call is not a protocol error");
@@ -401,4 +425,24 @@ async fn stream_writer_progress_becomes_progress_notifications() {
     assert!(notes[3].progress > 3.0);
     assert_eq!(notes[3].message.as_deref(), Some("done"));
     assert!(fx.progress.try_recv().is_err(), "no other notification");
+}
+
+#[tokio::test]
+async fn executor_limits_apply_and_each_session_has_its_own_run() {
+    let fx = start_with(|executor| {
+        executor.configure(|config| config.limits = CallLimits::none().per_run(2))
+    })
+    .await;
+    let add = json!({"a": 1, "op": "add", "b": 1});
+    assert_eq!(call(&fx, "calculate", add.clone()).await["isError"], false);
+    assert_eq!(call(&fx, "calculate", add.clone()).await["isError"], false);
+    let third = call(&fx, "calculate", add.clone()).await;
+    assert_eq!(third["isError"], true);
+    let last = fx.events.events().last().cloned().unwrap();
+    assert_eq!(last.kind, EventKind::Rejected);
+    assert_eq!(last.error_kind, Some("limit_exceeded"));
+
+    // A second connection is a new session, with a new run and new counts.
+    let (other, _progress) = connect(&fx.server).await;
+    assert_eq!(call_on(&other, "calculate", add).await["isError"], false);
 }
