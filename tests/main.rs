@@ -8,6 +8,7 @@ mod executor_output;
 mod executor_refusals;
 mod executor_running;
 mod injection;
+mod mcp_server;
 mod policies;
 mod policy_rules;
 mod providers_cache;

@@ -19,7 +19,9 @@
 //! - [`ToolExecutor`], [`Turn`] and [`Middleware`]: the fail-closed
 //!   lifecycle every call goes through;
 //! - [`ArtifactStore`]: where large outputs go;
-//! - [`EventBus`] and [`ToolEvent`]: lifecycle events.
+//! - [`EventBus`] and [`ToolEvent`]: lifecycle events;
+//! - [`policy`]: safety policies; [`providers`]: provider formats;
+//! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server.
 //!
 //! # Example
 //!
@@ -75,6 +77,8 @@ mod extensions;
 mod ids;
 mod inject;
 mod macro_support;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod middleware;
 mod name_rules;
 mod output;
