@@ -19,7 +19,9 @@
 //! - [`ToolExecutor`], [`Turn`] and [`Middleware`]: the fail-closed
 //!   lifecycle every call goes through;
 //! - [`ArtifactStore`]: where large outputs go;
-//! - [`EventBus`] and [`ToolEvent`]: lifecycle events.
+//! - [`EventBus`] and [`ToolEvent`]: lifecycle events;
+//! - `testkit` (feature `testkit`): a harness that runs a tool with test
+//!   injections through a real executor, and an event recorder.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -43,6 +45,8 @@ mod safety;
 pub mod schema;
 mod secret;
 mod spec;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 mod tool;
 
 pub use artifacts::{
