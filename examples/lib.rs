@@ -190,7 +190,10 @@ pub struct FileText {
 
 /// Read a UTF-8 text file from the workspace.
 #[tool(read_only, idempotent, local, filesystem = "read", workspace, timeout = "2s", tags = ["files"])]
-pub async fn read_file(args: ReadFileArgs, #[inject] root: WorkspaceRoot) -> Result<FileText, ToolError> {
+pub async fn read_file(
+    args: ReadFileArgs,
+    #[inject] root: WorkspaceRoot,
+) -> Result<FileText, ToolError> {
     let full = args
         .path
         .resolve(root.path())
@@ -238,7 +241,9 @@ pub async fn calculate(args: CalcArgs) -> Result<f64, ToolError> {
         Operation::Subtract => args.a - args.b,
         Operation::Multiply => args.a * args.b,
         Operation::Divide if args.b == 0.0 => {
-            return Err(ToolError::repair("`b`: division by zero; use a non-zero divisor"));
+            return Err(ToolError::repair(
+                "`b`: division by zero; use a non-zero divisor",
+            ));
         }
         Operation::Divide => args.a / args.b,
         Operation::Power => args.a.powf(args.b),
@@ -261,7 +266,10 @@ pub fn quickstart_registry() -> Result<ToolRegistry, RegistryError> {
 }
 
 /// A run with the stores the quickstart tools need, confined to `workspace`.
-pub fn quickstart_run(workspace: &std::path::Path, notebook: std::sync::Arc<NoteBook>) -> RunContext {
+pub fn quickstart_run(
+    workspace: &std::path::Path,
+    notebook: std::sync::Arc<NoteBook>,
+) -> RunContext {
     RunContext::builder(())
         .store(DocIndex::builtin())
         .store_arc(notebook)

@@ -11,4 +11,5 @@ mod injection;
 mod policy_rules;
 mod registry;
 mod schema_corpus;
+mod testkit;
 mod workspace_paths;

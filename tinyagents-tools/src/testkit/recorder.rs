@@ -85,13 +85,13 @@ impl EventRecorder {
             .collect()
     }
 
-    /// `(kind, attempt)` of every lifecycle event so far (progress and
-    /// custom events left out), oldest first.
-    pub fn steps(&self) -> Vec<(EventKind, u32)> {
+    /// `(wire name, attempt)` of every lifecycle event so far (progress and
+    /// custom events left out), oldest first: `[("tool.started", 1), ...]`.
+    pub fn steps(&self) -> Vec<(&'static str, u32)> {
         self.lock()
             .iter()
             .filter(|e| !matches!(e.kind, EventKind::Progress | EventKind::Custom))
-            .map(|e| (e.kind, e.attempt))
+            .map(|e| (e.kind.as_str(), e.attempt))
             .collect()
     }
 
