@@ -2,12 +2,17 @@
 //! schemas are made from Rust types.
 //!
 //! The canonical schema is JSON Schema 2020-12 as `schemars` writes it, with
-//! two changes for inputs: every object that lists `properties` and says
+//! one change for inputs: every object that lists `properties` and says
 //! nothing about extra keys gets `additionalProperties: false`, so a key the
 //! model invents (a forged hidden argument above all) is refused by
-//! validation; and every fixed-width integer gets the `minimum`/`maximum` of
-//! its Rust type, so validation refuses what the deserializer would. Provider exports transform this canonical form; they never
+//! validation. Provider exports transform this canonical form; they never
 //! change it.
+//!
+//! Validation uses one more step that the model never sees:
+//! [`crate::compile_schema`] gives every fixed-width integer format the
+//! `minimum`/`maximum` of its Rust type ([`bound_integer_formats`]), so the
+//! validator refuses what the deserializer would, without filling every
+//! declaration with `(maximum: 4294967295)` noise.
 
 use std::fmt;
 use std::sync::Arc;
@@ -31,7 +36,6 @@ impl ToolSchema {
             .into_root_schema_for::<T>();
         let mut value = schema.to_value();
         close_objects(&mut value);
-        bound_integer_formats(&mut value);
         ToolSchema(Arc::new(value))
     }
 
@@ -61,6 +65,12 @@ impl ToolSchema {
     /// The schema as JSON.
     pub fn as_value(&self) -> &Value {
         &self.0
+    }
+
+    /// True when both handles share one schema value (a clone of a schema is
+    /// the same schema; an equal schema built separately is not).
+    pub fn ptr_eq(&self, other: &ToolSchema) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 
     /// True when the root says `"type": "object"`.
@@ -154,7 +164,7 @@ pub fn bound_integer_formats(schema: &mut Value) {
 }
 
 /// Keywords whose value is one subschema.
-const ONE_SCHEMA: &[&str] = &[
+pub(crate) const ONE_SCHEMA: &[&str] = &[
     "additionalProperties",
     "items",
     "not",
@@ -168,9 +178,9 @@ const ONE_SCHEMA: &[&str] = &[
     "additionalItems",
 ];
 /// Keywords whose value is an array of subschemas.
-const SCHEMA_ARRAYS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+pub(crate) const SCHEMA_ARRAYS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
 /// Keywords whose value maps names to subschemas.
-const SCHEMA_MAPS: &[&str] = &[
+pub(crate) const SCHEMA_MAPS: &[&str] = &[
     "properties",
     "patternProperties",
     "$defs",
@@ -208,6 +218,48 @@ pub fn walk_schemas_mut(schema: &mut Value, f: &mut dyn FnMut(&mut Map<String, V
             }
         }
     }
+}
+
+/// Calls `f` on every schema object in `schema` with the JSON pointer of
+/// each, parents before children. `f` may rewrite the object it is given; the
+/// walk then descends into the rewritten children.
+pub fn walk_schemas_mut_at(schema: &mut Value, f: &mut dyn FnMut(&str, &mut Map<String, Value>)) {
+    fn go(v: &mut Value, ptr: &mut String, f: &mut dyn FnMut(&str, &mut Map<String, Value>)) {
+        let Value::Object(obj) = v else { return };
+        f(ptr, obj);
+        for (key, child) in obj.iter_mut() {
+            let base = ptr.len();
+            ptr.push('/');
+            ptr.push_str(&escape_pointer(key));
+            let k = key.as_str();
+            if ONE_SCHEMA.contains(&k) && !(k == "items" && child.is_array()) {
+                go(child, ptr, f);
+            } else if SCHEMA_ARRAYS.contains(&k) || (k == "items" && child.is_array()) {
+                for (i, c) in child.as_array_mut().into_iter().flatten().enumerate() {
+                    let b = ptr.len();
+                    ptr.push('/');
+                    ptr.push_str(&i.to_string());
+                    go(c, ptr, f);
+                    ptr.truncate(b);
+                }
+            } else if SCHEMA_MAPS.contains(&k) {
+                for (name, c) in child.as_object_mut().into_iter().flatten() {
+                    let b = ptr.len();
+                    ptr.push('/');
+                    ptr.push_str(&escape_pointer(name));
+                    go(c, ptr, f);
+                    ptr.truncate(b);
+                }
+            }
+            ptr.truncate(base);
+        }
+    }
+    go(schema, &mut String::new(), f)
+}
+
+/// Escapes one JSON pointer segment (`~` as `~0`, `/` as `~1`).
+pub fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
 }
 
 /// Calls `f` on every schema object in `schema` (read-only), with the JSON
