@@ -1,6 +1,7 @@
 //! Integration tests of tinyagents-tools, one module per concern, compiled
 //! into one test binary.
 
+mod agent_loop;
 mod executor_batch;
 mod executor_events;
 mod executor_middleware;
