@@ -1,6 +1,7 @@
 //! Integration tests of tinyagents-tools, one module per concern, compiled
 //! into one test binary.
 
+mod agent_loop;
 mod executor_batch;
 mod executor_events;
 mod executor_middleware;
@@ -21,5 +22,5 @@ mod providers_rules;
 mod readme;
 mod registry;
 mod schema_corpus;
-mod tracing_span;
+mod testkit;
 mod workspace_paths;

@@ -1,3 +1,4 @@
+//! (A test binary of its own.)
 //! Each call runs in a `tool.call` tracing span naming the tool and the call.
 
 use std::io::Write;

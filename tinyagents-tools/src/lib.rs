@@ -22,6 +22,8 @@
 //! - [`EventBus`] and [`ToolEvent`]: lifecycle events;
 //! - [`policy`]: safety policies; [`providers`]: provider formats;
 //! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server.
+//! - `testkit` (feature `testkit`): a harness that runs a tool with test
+//!   injections through a real executor, and an event recorder.
 //!
 //! # Example
 //!
@@ -91,6 +93,8 @@ mod safety;
 pub mod schema;
 mod secret;
 mod spec;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 mod tool;
 
 pub use artifacts::{
