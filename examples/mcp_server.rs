@@ -36,8 +36,28 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tinyagents_tools::ToolExecutor;
 use tinyagents_tools::mcp::McpServer;
+use tinyagents_tools::policy::{
+    ApprovalDecision, ApprovalRequest, Approver, ConfirmationPolicy, WorkspacePolicy,
+};
+use tinyagents_tools::{ToolExecutor, async_trait};
+
+/// MCP hosts ask their user before every tool call (and show `write_note`'s
+/// annotations: not read-only, not idempotent), so a call that reaches this
+/// server was confirmed by the host. The approval is still recorded per call
+/// id with the arguments' fingerprint, and logged on stderr.
+struct ConfirmedByHost;
+
+#[async_trait]
+impl Approver for ConfirmedByHost {
+    async fn review(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        eprintln!(
+            "mcp_server: `{}` ({}) confirmed by the host, fingerprint {}",
+            request.tool, request.call_id, request.fingerprint
+        );
+        ApprovalDecision::Approve
+    }
+}
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 
 #[tokio::main]
@@ -49,7 +69,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let workspace = workspace.canonicalize()?;
     let notebook = Arc::new(NoteBook::default());
 
-    let executor = ToolExecutor::builder(quickstart_registry()?, ());
+    let executor = ToolExecutor::builder(quickstart_registry()?, ())
+        .middleware(WorkspacePolicy)
+        .middleware(ConfirmationPolicy::new(ConfirmedByHost));
     let server = McpServer::builder(executor)
         .name("tinyagents-quickstart")
         .instructions(
