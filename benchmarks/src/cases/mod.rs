@@ -1,0 +1,3 @@
+//! The benchmark cases, one module each.
+
+pub mod per_call;

@@ -1,0 +1,39 @@
+//! Side-by-side benchmarks of tinyagents-tools against a direct call (RAW),
+//! rmcp and rig, all on the same "add" tool, in one run.
+//!
+//! `cargo run --release --manifest-path benchmarks/Cargo.toml -- --json`
+//! prints one JSON object on stdout (the keys are documented in
+//! BENCHMARKS.md) and the table on stderr. `--quick` shortens every case.
+
+mod add;
+mod cases;
+mod contenders;
+mod harness;
+mod report;
+
+use harness::Budget;
+use report::Report;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json = args.iter().any(|a| a == "--json");
+    let quick = args.iter().any(|a| a == "--quick");
+    let budget = if quick {
+        Budget::quick()
+    } else {
+        Budget::standard()
+    };
+
+    let mut report = Report::default();
+    cases::per_call::run(budget, &mut report);
+
+    if json {
+        eprint!("{}", report.table());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report.into_json()).expect("serializes")
+        );
+    } else {
+        print!("{}", report.table());
+    }
+}
