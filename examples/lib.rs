@@ -1,1 +1,1 @@
-
+//! Shared example code.
