@@ -9,6 +9,7 @@ mod add;
 mod cases;
 mod contenders;
 mod harness;
+mod memory;
 mod report;
 
 use harness::Budget;
@@ -24,8 +25,18 @@ fn main() {
         Budget::standard()
     };
 
+    let runs = if quick { 3 } else { 11 };
     let mut report = Report::default();
     cases::per_call::run(budget, &mut report);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    cases::batch::run_baseline(&rt, runs, &mut report);
+
+    cases::declarations::run_rmcp(budget, &mut report);
+    cases::registration::run(runs, &mut report);
 
     if json {
         eprint!("{}", report.table());

@@ -1,3 +1,6 @@
 //! The benchmark cases, one module each.
 
+pub mod batch;
+pub mod declarations;
 pub mod per_call;
+pub mod registration;

@@ -82,3 +82,23 @@ impl Harness {
         AddServer::tool_router().call(tcc).await
     }
 }
+
+/// A router of `n` "add" tools named `add_{i}`, each built as
+/// `#[tool_router]` builds a route (the `#[tool]` attr, renamed, and the
+/// handler fn).
+pub fn router_of(n: usize) -> ToolRouter<AddServer> {
+    let mut router = ToolRouter::new();
+    for i in 0..n {
+        let mut attr = AddServer::add_tool_attr();
+        attr.name = format!("add_{i}").into();
+        router = router.with_route((attr, AddServer::add));
+    }
+    router
+}
+
+/// What a `tools/list` answer costs rmcp: `list_all` (clone and sort every
+/// tool) and serialization to the JSON text sent on the wire.
+pub fn list_tools_json(router: &ToolRouter<AddServer>) -> String {
+    let tools = router.list_all();
+    serde_json::to_string(&tools).expect("tools serialize")
+}
