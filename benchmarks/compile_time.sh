@@ -18,17 +18,24 @@
 # Medians of the rounds are printed, with ratios to the hand-written crate.
 # Profile: dev (the edit-compile loop). Run with `--release` for release.
 #
-# Usage: benchmarks/compile_time.sh [--release] [--rounds N] [--keep]
+# Usage: benchmarks/compile_time.sh [--release] [--rounds N] [--tools N]
+#            [--only "crate ..."] [--work DIR]
+# --work reuses DIR (kept afterwards) so dependencies are built only once
+# across invocations; without it a fresh temp dir is used and removed.
 set -euo pipefail
 
 ROUNDS=3
 PROFILE_FLAG=""
-KEEP=0
+N=100
+ONLY="ours_macro ours_hand rmcp_macro"
+WORK=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --release) PROFILE_FLAG="--release" ;;
         --rounds) ROUNDS="$2"; shift ;;
-        --keep) KEEP=1 ;;
+        --tools) N="$2"; shift ;;
+        --only) ONLY="$2"; shift ;;
+        --work) WORK="$2"; shift ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
@@ -36,12 +43,15 @@ done
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-N=100
-TMP="$(mktemp -d -t tinyagents-compile-time.XXXXXX)"
-if [[ $KEEP -eq 0 ]]; then
+if [[ -n "$WORK" ]]; then
+    TMP="$WORK"
+    mkdir -p "$TMP"
+else
+    TMP="$(mktemp -d -t tinyagents-compile-time.XXXXXX)"
     trap 'rm -rf "$TMP"' EXIT
 fi
 WS="$TMP/ws"
+rm -rf "$WS"
 export CARGO_TARGET_DIR="$TMP/target"
 mkdir -p "$WS"
 
@@ -196,7 +206,7 @@ EOF
     echo '}'
 } > "$WS/rmcp_macro/src/lib.rs"
 
-CRATES=(ours_macro ours_hand rmcp_macro)
+read -r -a CRATES <<< "$ONLY"
 cd "$WS"
 
 echo "generated workspace: $WS (target: $CARGO_TARGET_DIR)" >&2
@@ -226,14 +236,17 @@ for c in "${CRATES[@]}"; do
     echo "$c clean: ${clean_times[*]}  incremental: ${incr_times[*]}" >&2
 done
 
-ratio() { echo "scale=3; $1 / $2" | bc -l; }
 printf '%-12s %12s %14s\n' crate "clean (s)" "incremental (s)"
 for c in "${CRATES[@]}"; do
     printf '%-12s %12.2f %14.2f\n' "$c" "${CLEAN[$c]}" "${INCR[$c]}"
 done
+if [[ ${#CRATES[@]} -lt 3 ]]; then
+    exit 0
+fi
+ratio() { echo "scale=3; $1 / $2" | bc -l; }
 echo
-echo "ours_macro / ours_hand, clean:       $(ratio "${CLEAN[ours_macro]}" "${CLEAN[ours_hand]}")"
-echo "ours_macro / rmcp_macro, clean:      $(ratio "${CLEAN[ours_macro]}" "${CLEAN[rmcp_macro]}")"
-echo "ours_macro / ours_hand, incremental: $(ratio "${INCR[ours_macro]}" "${INCR[ours_hand]}")"
+echo "ours_macro / ours_hand, clean:        $(ratio "${CLEAN[ours_macro]}" "${CLEAN[ours_hand]}")"
+echo "ours_macro / rmcp_macro, clean:       $(ratio "${CLEAN[ours_macro]}" "${CLEAN[rmcp_macro]}")"
+echo "ours_macro / ours_hand, incremental:  $(ratio "${INCR[ours_macro]}" "${INCR[ours_hand]}")"
 echo "ours_macro / rmcp_macro, incremental: $(ratio "${INCR[ours_macro]}" "${INCR[rmcp_macro]}")"
 echo "{\"clean_s\":{\"ours_macro\":${CLEAN[ours_macro]},\"ours_hand\":${CLEAN[ours_hand]},\"rmcp_macro\":${CLEAN[rmcp_macro]}},\"incremental_s\":{\"ours_macro\":${INCR[ours_macro]},\"ours_hand\":${INCR[ours_hand]},\"rmcp_macro\":${INCR[rmcp_macro]}}}"

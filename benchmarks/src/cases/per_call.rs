@@ -10,7 +10,9 @@ use serde_json::Value;
 use tinyagents_tools::{RunContext, ToolRegistry, ToolRuntime};
 
 use crate::add::{expected_sum, raw, raw_text, sample_args};
-use crate::contenders::{ours, rig, rmcp};
+#[cfg(feature = "rig")]
+use crate::contenders::rig;
+use crate::contenders::{ours, rmcp};
 use crate::harness::{Budget, Stats, measure_async, measure_sync};
 use crate::report::{Report, Unit};
 
@@ -25,7 +27,7 @@ pub struct PerCall {
     pub rmcp: f64,
     /// rmcp, router rebuilt per call.
     pub rmcp_rebuilt: f64,
-    /// rig's tool set.
+    /// rig's tool set (0 when rig is left out).
     pub rig: f64,
 }
 
@@ -115,27 +117,14 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         .await,
     );
 
-    // rig.
-    let set = rig::toolset();
-    let mut ctx = rig_agent::tool::ToolContext::default();
-    let result = rig::call(&set, &mut ctx, args_text.clone()).await;
-    assert!(result.is_success(), "rig works");
-    assert_eq!(result.output().as_json(), Some(&expected_sum()));
-    let ctx = std::cell::RefCell::new(ctx);
-    out.rig = record(
-        "rig_toolset",
-        "rig: ToolSet::execute (arguments as text)",
-        measure_async(budget, || {
-            let set = &set;
-            let ctx = &ctx;
-            let args = black_box(args_text.clone());
-            async move {
-                let mut ctx = ctx.borrow_mut();
-                rig::call(set, &mut ctx, args).await
-            }
-        })
-        .await,
-    );
+    #[cfg(feature = "rig")]
+    {
+        out.rig = record(
+            "rig_toolset",
+            "rig: ToolSet::execute (arguments as text)",
+            rig_toolset(budget, &args_text).await,
+        );
+    }
 
     report.ratio("rmcp_router_vs_raw", "rmcp router / RAW", out.rmcp, out.raw);
     report.ratio(
@@ -144,14 +133,37 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         out.rmcp_rebuilt,
         out.raw,
     );
-    report.ratio("rig_toolset_vs_raw", "rig tool set / RAW", out.rig, out.raw);
-    report.ratio(
-        "rig_toolset_vs_raw_text",
-        "rig tool set / RAW from text",
-        out.rig,
-        out.raw_text,
-    );
+    if cfg!(feature = "rig") {
+        report.ratio("rig_toolset_vs_raw", "rig tool set / RAW", out.rig, out.raw);
+        report.ratio(
+            "rig_toolset_vs_raw_text",
+            "rig tool set / RAW from text",
+            out.rig,
+            out.raw_text,
+        );
+    }
     out
+}
+
+/// rig: one call through a `ToolSet`, arguments as JSON text.
+#[cfg(feature = "rig")]
+async fn rig_toolset(budget: Budget, args_text: &str) -> Stats {
+    let set = rig::toolset();
+    let mut ctx = rig_agent::tool::ToolContext::default();
+    let result = rig::call(&set, &mut ctx, args_text.to_owned()).await;
+    assert!(result.is_success(), "rig works");
+    assert_eq!(result.output().as_json(), Some(&expected_sum()));
+    let ctx = std::cell::RefCell::new(ctx);
+    measure_async(budget, || {
+        let set = &set;
+        let ctx = &ctx;
+        let args = black_box(args_text.to_owned());
+        async move {
+            let mut ctx = ctx.borrow_mut();
+            rig::call(set, &mut ctx, args).await
+        }
+    })
+    .await
 }
 
 fn assert_rmcp_sum(response: ::rmcp::model::CallToolResponse) {
