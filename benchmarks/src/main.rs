@@ -27,6 +27,7 @@ fn main() {
 
     let runs = if quick { 3 } else { 11 };
     let mut report = Report::default();
+    machine(&mut report, quick);
     cases::per_call::run(budget, &mut report);
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -47,4 +48,49 @@ fn main() {
     } else {
         print!("{}", report.table());
     }
+}
+
+/// Records the machine and the build configuration.
+fn machine(report: &mut Report, quick: bool) {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|r| r.trim_start_matches([' ', '\t', ':']).to_owned())
+            })
+        })
+        .unwrap_or_else(|| "unknown".to_owned());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let rustc = std::process::Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "unknown".to_owned());
+    report.value("machine", "cpu", "cpu model", serde_json::json!(cpu));
+    report.value(
+        "machine",
+        "cores",
+        "available cores",
+        serde_json::json!(cores),
+    );
+    report.value(
+        "machine",
+        "rustc",
+        "rustc (on PATH)",
+        serde_json::json!(rustc),
+    );
+    report.value(
+        "machine",
+        "quick",
+        "--quick budget",
+        serde_json::json!(quick),
+    );
+    report.value(
+        "machine",
+        "serde_json_preserve_order",
+        "serde_json preserve_order (on with rig)",
+        serde_json::json!(cfg!(feature = "rig")),
+    );
 }

@@ -38,21 +38,25 @@ impl Report {
     /// Records a ratio `numerator / denominator` of two medians.
     pub fn ratio(&mut self, key: &str, label: &str, numerator: f64, denominator: f64) -> f64 {
         let r = numerator / denominator;
-        self.table.push(format!("{:<13} {label:<58} {r:>12.2} x", "ratio"));
-        self.section("ratios").insert(key.to_owned(), json!(round3(r)));
+        self.table
+            .push(format!("{:<13} {label:<58} {r:>12.2} x", "ratio"));
+        self.section("ratios")
+            .insert(key.to_owned(), json!(round3(r)));
         r
     }
 
     /// Records any other value under `section.key`.
     pub fn value(&mut self, section: &str, key: &str, label: &str, value: Value) {
-        self.table.push(format!("{section:<13} {label:<58} {value:>12}"));
+        self.table
+            .push(format!("{section:<13} {label:<58} {value:>12}"));
         self.section(section).insert(key.to_owned(), value);
     }
 
     /// Records whether a target from the issue is met.
     pub fn target(&mut self, key: &str, label: &str, met: bool) {
         let verdict = if met { "met" } else { "MISSED" };
-        self.table.push(format!("{:<13} {label:<58} {verdict:>12}", "target"));
+        self.table
+            .push(format!("{:<13} {label:<58} {verdict:>12}", "target"));
         self.section("targets").insert(key.to_owned(), json!(met));
     }
 

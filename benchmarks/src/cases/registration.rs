@@ -15,7 +15,9 @@ pub fn run(runs: usize, report: &mut Report) {
     let stats = measure_runs(runs, || {
         let mut registry = ToolRegistry::new();
         for i in 0..TOOLS {
-            registry.register(ours::NamedAdd::new(i)).expect("registers");
+            registry
+                .register(ours::NamedAdd::new(i))
+                .expect("registers");
         }
         assert_eq!(registry.len(), TOOLS);
         registry

@@ -9,7 +9,6 @@ use crate::add::{AddArgs, Sum, add};
 /// rig's "add".
 pub struct RigAdd;
 
-
 impl PortableTool for RigAdd {
     const NAME: &'static str = "add";
     type Args = AddArgs;
@@ -35,6 +34,10 @@ pub fn toolset() -> ToolSet {
 }
 
 /// One call through the tool set, arguments as JSON text (rig's interface).
-pub async fn call(set: &ToolSet, ctx: &mut ToolContext, args: String) -> rig_core::tool::ToolResult {
+pub async fn call(
+    set: &ToolSet,
+    ctx: &mut ToolContext,
+    args: String,
+) -> rig_core::tool::ToolResult {
     set.execute("add", args, ctx).await
 }
