@@ -1,1 +1,105 @@
+//! The `#[tool]` attribute of `tinyagents-tools`. Use it through
+//! `tinyagents_tools::tool` (or the prelude); this crate has no other API.
+//!
+//! Stages, one module each: [`ast`] reads the fn, [`attr`] parses the options,
+//! [`valid`] checks every rule (all errors of one fn together), [`expand`]
+//! writes the tool type.
 
+mod ast;
+mod attr;
+mod expand;
+#[allow(dead_code)] // shared with the runtime crate, which uses all of it
+#[path = "../../tinyagents-tools/src/name_rules.rs"]
+mod name_rules;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Turns an `async fn` into a tool: a unit struct named after the fn in
+/// PascalCase plus `Tool` (`search_docs` gives `SearchDocsTool`), with the
+/// fn's visibility, implementing `tinyagents_tools::Tool`. Register it with
+/// `registry.register(SearchDocsTool)?`. The fn itself stays as written and
+/// callable; `SearchDocsTool::spec()` gives its `ToolSpec`, built once.
+///
+/// ```ignore
+/// use tinyagents_tools::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(deny_unknown_fields)]
+/// struct SearchArgs {
+///     /// What to look for.
+///     query: String,
+/// }
+///
+/// /// Search the document index.
+/// #[tool(read_only, idempotent, timeout = "5s")]
+/// async fn search_docs(args: SearchArgs, #[inject] index: Store<DocIndex>) -> Result<Vec<String>, ToolError> {
+///     Ok(index.search(&args.query))
+/// }
+/// ```
+///
+/// # Parameters
+/// At most one parameter is model-visible: the argument struct, which must
+/// implement `serde::Deserialize` and `schemars::JsonSchema`; its schema (every
+/// object closed with `additionalProperties: false`) is the tool's input
+/// schema. With no such parameter the tool takes an empty object. Add
+/// `#[serde(deny_unknown_fields)]` to argument structs so that serde refuses
+/// exactly the keys the schema refuses.
+///
+/// Every other parameter carries `#[inject]` (no options) and is built for
+/// each call by `tinyagents_tools::Inject`: `Ctx<C>`, `RunContext<C>`,
+/// `ToolRuntime<C>`, `ThreadId`, `RunId`, `ToolCallId`, `State<T>`,
+/// `Store<T>`, `Resource<T>`, `Secret<T>`, `EventEmitter`, `StreamWriter`,
+/// `CancellationToken`, `WorkspaceRoot`, or your own type. Injected parameters
+/// never appear in the schema; the spec lists them under `injected`.
+///
+/// # Return type
+/// `Result<T, E>` with `E: Into<ToolError>`, or a plain `T`. `T` is `()`, a
+/// `ToolOutput` (content blocks and artifacts), or any `serde::Serialize`
+/// value (the structured result; its schema is the output schema when `T`
+/// also implements `JsonSchema`).
+///
+/// # State and context types
+/// The tool implements `Tool<S, C>`. `S` is taken from `state = Type`, else
+/// from a `State<T>` parameter (`S = T`); `C` from `context = Type`, else from
+/// a `Ctx<T>`, `RunContext<T>` or `ToolRuntime<T>` parameter. Otherwise the
+/// tool works with any `S` and `C`. Name the state with `state = AppState`
+/// when a `State<Part>` parameter takes a part of it through `FromState`.
+///
+/// # Options
+/// - `name = "search_docs"`: the tool name (default: the fn name). ASCII
+///   snake_case, 1 to 64 characters, checked at compile time.
+/// - `description = "..."`: what the model reads (default: the fn's doc
+///   comment, paragraphs kept). One of the two is required.
+/// - `title = "..."`: a human-readable title (MCP `title`).
+/// - `read_only` | `mutating` | `destructive`: the effect (default
+///   `mutating`). `read_only` excludes the other two.
+/// - `idempotent`: repeating a call is safe (default: not idempotent).
+/// - `local` | `networked`: the reach (default `networked`).
+/// - `filesystem = "read"` | `filesystem = "write"`: filesystem access
+///   (default none).
+/// - `shell`: runs commands or spawns processes.
+/// - `spend`: spends money or a paid quota.
+/// - `requires_confirmation`: must be approved before it runs.
+/// - `workspace`: its paths must stay inside the run's workspace root.
+/// - `redact(fields = ["password"], patterns = ["sk-"], secrets = false)`:
+///   JSON fields and text patterns to mask in its output; `secrets` (default
+///   `true`) masks registered secret values.
+/// - `deterministic` | `deterministic_given_injected`: whether a recorded
+///   result may be replayed (default: non-deterministic).
+/// - `timeout = "30s"`: the tool's timeout; an integer with unit `ms`, `s`,
+///   `m` or `h`, not zero.
+/// - `retry(max_attempts = 3, backoff = "100ms")`: attempts in total (at
+///   least 2) and the first backoff (default `"100ms"`), growing
+///   exponentially. Requires `idempotent`.
+/// - `sequential`: never overlaps another call of the batch.
+/// - `max_concurrency = 4`: at most this many calls of the tool at once
+///   (at least 1).
+/// - `tags = ["files", "search"]`: groups for per-turn selection.
+/// - `blocking`: the fn is synchronous and runs on tokio's blocking pool
+///   (required for a sync fn, refused on an async fn).
+/// - `state = Type`, `context = Type`: the `S` and `C` of `Tool<S, C>`.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::tool(args.into(), input.into()).into()
+}

@@ -131,6 +131,9 @@ pub enum ErrorKind {
     },
     /// The tool panicked.
     Panicked,
+    /// The tool ran, but its output was too large to return and could not be
+    /// stored as an artifact.
+    ArtifactFailed,
     /// The tool returned an error of its own.
     Tool,
 }
@@ -149,6 +152,7 @@ impl ErrorKind {
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::InjectionFailed { .. } => "injection_failed",
             ErrorKind::Panicked => "panicked",
+            ErrorKind::ArtifactFailed => "artifact_failed",
             ErrorKind::Tool => "tool",
         }
     }
@@ -281,6 +285,17 @@ impl ToolError {
             ErrorClass::Fatal,
             ErrorKind::Panicked,
             "the tool failed unexpectedly",
+        )
+    }
+
+    /// The tool ran but its large output could not be stored; fatal, since
+    /// neither a retry nor the model can fix the store. The model is told the
+    /// tool ran, so it does not call a mutating tool again.
+    pub fn artifact_failed() -> Self {
+        ToolError::new(
+            ErrorClass::Fatal,
+            ErrorKind::ArtifactFailed,
+            "the tool ran, but its output was too large to return and could not be stored",
         )
     }
 

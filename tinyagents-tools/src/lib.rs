@@ -16,16 +16,23 @@
 //! - [`ToolRegistry`]: registration rules and compiled validators;
 //! - [`ToolCall`], [`ToolResult`], [`ToolMessage`], [`ToolError`]: what goes in
 //!   and comes out;
+//! - [`ToolExecutor`], [`Turn`] and [`Middleware`]: the fail-closed
+//!   lifecycle every call goes through;
+//! - [`ArtifactStore`]: where large outputs go;
 //! - [`EventBus`] and [`ToolEvent`]: lifecycle events.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod artifacts;
 mod call;
 mod error;
 mod events;
+mod executor;
 mod extensions;
 mod ids;
 mod inject;
+mod macro_support;
+mod middleware;
 mod name_rules;
 mod output;
 pub mod policy;
@@ -38,13 +45,21 @@ mod secret;
 mod spec;
 mod tool;
 
+pub use artifacts::{
+    ArtifactError, ArtifactStore, FsArtifactStore, InMemoryArtifactStore, artifact_key,
+};
 pub use async_trait::async_trait;
 pub use call::{RawArguments, ToolCall};
 pub use error::{ArgumentProblem, ErrorClass, ErrorKind, ToolError};
 pub use events::{Delivery, EventBus, EventKind, EventSubscriber, Progress, ToolEvent};
+pub use executor::{
+    CallCounter, CallLimits, ExecutorBuildError, ExecutorConfig, RunCallCounts, ToolExecutor,
+    ToolExecutorBuilder, Turn, canonical_hash, canonical_json, sha256_hex,
+};
 pub use extensions::Extensions;
 pub use ids::{MAX_NAME_LEN, NameError, RunId, ThreadId, ToolCallId, ToolName};
 pub use inject::{FromState, Inject, InjectError, Resource, State, Store, WorkspaceRoot};
+pub use middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 pub use output::{
     ArtifactRef, ContentBlock, IntoToolOutput, Json, ToolMessage, ToolOutput, ToolResult,
 };
@@ -59,6 +74,7 @@ pub use secret::{Secret, Secrets};
 pub use spec::{
     ConcurrencyPolicy, InjectedArgSpec, InjectedKind, SpecError, ToolSpec, ToolSpecBuilder,
 };
+pub use tinyagents_tools_macros::tool;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
 
@@ -67,7 +83,8 @@ pub mod prelude {
     pub use crate::{
         CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Resource, RunContext, RunId,
         Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
-        ToolOutput, ToolRegistry, ToolRuntime, ToolSpec, WorkspaceRoot,
+        ToolExecutor, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec, Turn,
+        WorkspaceRoot, tool,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -81,4 +98,6 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
     pub use std::sync::OnceLock;
+
+    pub use crate::macro_support::*;
 }

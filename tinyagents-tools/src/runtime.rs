@@ -23,6 +23,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{EventBus, EventKind, Progress, ToolEvent};
+use crate::executor::RunCallCounts;
 use crate::extensions::Extensions;
 use crate::ids::{RunId, ThreadId, ToolCallId};
 use crate::secret::Secrets;
@@ -36,6 +37,7 @@ struct RunInner<C> {
     secrets: Secrets,
     workspace: Option<PathBuf>,
     cancel: CancellationToken,
+    calls: RunCallCounts,
 }
 
 /// One agent run: its ids, the application's context value `C`, its stores,
@@ -132,6 +134,12 @@ impl<C> RunContext<C> {
     /// Cancels the run.
     pub fn cancel(&self) {
         self.inner.cancel.cancel();
+    }
+
+    /// The tool calls admitted in this run so far (what per-run call limits
+    /// read). Shared by every executor that serves the run.
+    pub fn call_counts(&self) -> &RunCallCounts {
+        &self.inner.calls
     }
 }
 
@@ -231,6 +239,7 @@ impl<C> RunContextBuilder<C> {
                 secrets: self.secrets,
                 workspace: self.workspace,
                 cancel: self.cancel.unwrap_or_default(),
+                calls: RunCallCounts::default(),
             }),
         }
     }

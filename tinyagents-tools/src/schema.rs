@@ -2,10 +2,11 @@
 //! schemas are made from Rust types.
 //!
 //! The canonical schema is JSON Schema 2020-12 as `schemars` writes it, with
-//! one change for inputs: every object that lists `properties` and says
+//! two changes for inputs: every object that lists `properties` and says
 //! nothing about extra keys gets `additionalProperties: false`, so a key the
 //! model invents (a forged hidden argument above all) is refused by
-//! validation. Provider exports transform this canonical form; they never
+//! validation; and every fixed-width integer gets the `minimum`/`maximum` of
+//! its Rust type, so validation refuses what the deserializer would. Provider exports transform this canonical form; they never
 //! change it.
 
 use std::fmt;
@@ -30,6 +31,7 @@ impl ToolSchema {
             .into_root_schema_for::<T>();
         let mut value = schema.to_value();
         close_objects(&mut value);
+        bound_integer_formats(&mut value);
         ToolSchema(Arc::new(value))
     }
 
@@ -110,6 +112,43 @@ pub fn close_objects(schema: &mut Value) {
             && !obj.contains_key("unevaluatedProperties")
         {
             obj.insert("additionalProperties".to_owned(), Value::Bool(false));
+        }
+    });
+}
+
+/// Adds the range of a fixed-width integer `format` (`uint8`, `int32`, ...,
+/// as schemars writes them) as `minimum`/`maximum`, throughout the document,
+/// so that validation refuses what the Rust integer type cannot hold (a
+/// validator ignores these formats otherwise). Bounds already present and
+/// tighter are kept.
+pub fn bound_integer_formats(schema: &mut Value) {
+    walk_schemas_mut(schema, &mut |obj| {
+        let Some(Value::String(format)) = obj.get("format") else {
+            return;
+        };
+        let (min, max): (Value, Value) = match format.as_str() {
+            "int8" => (i8::MIN.into(), i8::MAX.into()),
+            "int16" => (i16::MIN.into(), i16::MAX.into()),
+            "int32" => (i32::MIN.into(), i32::MAX.into()),
+            "int64" => (i64::MIN.into(), i64::MAX.into()),
+            "uint8" => (0.into(), u8::MAX.into()),
+            "uint16" => (0.into(), u16::MAX.into()),
+            "uint32" => (0.into(), u32::MAX.into()),
+            "uint64" => (0.into(), u64::MAX.into()),
+            _ => return,
+        };
+        let tighter = |old: Option<&Value>, new: &Value, keep_old: fn(f64, f64) -> bool| match (
+            old.and_then(Value::as_f64),
+            new.as_f64(),
+        ) {
+            (Some(o), Some(n)) => keep_old(o, n),
+            _ => false,
+        };
+        if !tighter(obj.get("minimum"), &min, |o, n| o >= n) {
+            obj.insert("minimum".to_owned(), min);
+        }
+        if !tighter(obj.get("maximum"), &max, |o, n| o <= n) {
+            obj.insert("maximum".to_owned(), max);
         }
     });
 }
@@ -211,6 +250,26 @@ pub fn walk_schemas(schema: &Value, f: &mut dyn FnMut(&str, &Map<String, Value>)
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn integer_formats_become_bounds_unless_tighter_ones_exist() {
+        let mut s = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "format": "uint8", "minimum": 0},
+                "b": {"type": "integer", "format": "int32", "minimum": 1, "maximum": 50},
+                "c": {"type": "number", "format": "double"}
+            }
+        });
+        bound_integer_formats(&mut s);
+        assert_eq!(s["properties"]["a"]["maximum"], json!(255));
+        assert_eq!(s["properties"]["b"]["minimum"], json!(1));
+        assert_eq!(s["properties"]["b"]["maximum"], json!(50));
+        assert_eq!(
+            s["properties"]["c"],
+            json!({"type": "number", "format": "double"})
+        );
+    }
 
     #[test]
     fn closing_skips_data_and_open_maps() {

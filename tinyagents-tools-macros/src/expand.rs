@@ -1,0 +1,297 @@
+//! Code generation: the fn as written, plus a unit struct implementing
+//! `Tool` whose spec is built once.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::Type;
+use syn::spanned::Spanned;
+
+use crate::ast::{Output, ToolFn, last_segment, type_args, type_string};
+use crate::attr::{Filesystem, ToolOptions};
+use crate::valid::{self, Determinism, Effect, Model};
+
+/// The attribute's entry point.
+pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    let item: syn::ItemFn = match syn::parse2(input) {
+        Ok(item) => item,
+        Err(err) => {
+            return syn::Error::new(
+                err.span(),
+                format_args!("#[tool] goes on an `async fn` ({err})"),
+            )
+            .to_compile_error();
+        }
+    };
+    let options = ToolOptions::parse(args);
+    let f = ToolFn::new(item);
+    match valid::check(options, &f) {
+        Ok(model) => expand(&model),
+        Err(err) => {
+            // Keep the fn so that its callers do not add errors of their own.
+            let item = &f.item;
+            let err = err.to_compile_error();
+            quote!(#item #err)
+        }
+    }
+}
+
+/// `search_docs` -> `SearchDocsTool`.
+fn struct_name(fn_name: &str) -> String {
+    let mut out = String::new();
+    for word in fn_name.split('_').filter(|w| !w.is_empty()) {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    out.push_str("Tool");
+    out
+}
+
+/// The state and context types, declared or inferred from injected params.
+fn state_and_context(m: &Model<'_>) -> (Option<Type>, Option<Type>) {
+    let mut state = m.state.clone();
+    let mut context = m.context.clone();
+    for param in m.f.params.iter().filter(|p| p.inject.is_some()) {
+        let Some(seg) = last_segment(&param.ty) else {
+            continue;
+        };
+        let args = type_args(seg);
+        let ident = seg.ident.to_string();
+        if ident == "State" && state.is_none() && args.len() == 1 {
+            state = Some(args[0].clone());
+        }
+        if matches!(ident.as_str(), "Ctx" | "RunContext" | "ToolRuntime") && context.is_none() {
+            context = match args.as_slice() {
+                [ty] => Some((*ty).clone()),
+                [] => Some(syn::parse_quote!(())),
+                _ => None,
+            };
+        }
+    }
+    (state, context)
+}
+
+fn expand(m: &Model<'_>) -> TokenStream {
+    let krate = quote!(::tinyagents_tools);
+    let p = quote!(::tinyagents_tools::__private);
+    let f = m.f;
+    let item = &f.item;
+    let vis = &item.vis;
+    let fn_ident = &item.sig.ident;
+    let tool = format_ident!("{}", struct_name(&f.ident_name()), span = fn_ident.span());
+
+    let (state, context) = state_and_context(m);
+    let s_ty = state.clone().map_or_else(|| quote!(__S), |t| quote!(#t));
+    let c_ty = context.clone().map_or_else(|| quote!(__C), |t| quote!(#t));
+    let s_spec = state.map_or_else(|| quote!(()), |t| quote!(#t));
+    let c_spec = context.map_or_else(|| quote!(()), |t| quote!(#t));
+    let mut generics = Vec::new();
+    if s_ty.to_string() == "__S" {
+        generics.push(quote!(__S: ::core::marker::Send + ::core::marker::Sync + 'static));
+    }
+    if c_ty.to_string() == "__C" {
+        generics.push(quote!(__C: ::core::marker::Send + ::core::marker::Sync + 'static));
+    }
+
+    // The spec.
+    let name = &m.name;
+    let description = &m.description;
+    let title = m.title.as_ref().map(|t| quote!(.title(#t)));
+    let input_schema = match m.argument {
+        Some(i) => {
+            let ty = &f.params[i].ty;
+            quote_spanned!(ty.span()=> #p::input_schema::<#ty>())
+        }
+        None => quote!(#krate::ToolSchema::empty_object()),
+    };
+    let output_schema = f.output.value_type().map(|ty| {
+        quote! {{
+            use #p::{HasOutputSchema as _, NoOutputSchema as _};
+            if let ::core::option::Option::Some(schema) =
+                (&&#p::SchemaProbe::<#ty>::new()).output_schema()
+            {
+                builder = builder.output_schema(schema);
+            }
+        }}
+    });
+    let injected = f.params.iter().filter(|p| p.inject.is_some()).map(|param| {
+        let ty = &param.ty;
+        let pname = &param.name;
+        let tname = type_string(ty);
+        quote! {
+            .injected(#pname, #tname, {
+                use #p::{InjectableKind as _, UninjectableKind as _};
+                (&&#p::KindProbe::<#ty, #s_spec, #c_spec>::new()).kind()
+            })
+        }
+    });
+    let safety = safety_tokens(m);
+    let timeout = m
+        .timeout_ms
+        .map(|ms| quote!(.timeout(::core::time::Duration::from_millis(#ms))));
+    let retry = m.retry.map(|(n, backoff)| {
+        quote!(.retry(#krate::RetryPolicy::attempts(#n, ::core::time::Duration::from_millis(#backoff))))
+    });
+    let sequential = m.sequential.then(|| quote!(.sequential()));
+    let max_concurrency = m.max_concurrency.map(|n| {
+        quote!(.max_concurrency(::core::num::NonZeroUsize::new(#n).expect("checked by #[tool]")))
+    });
+    let tags = &m.tags;
+    let blocking = m.blocking;
+
+    // The call.
+    let locals: Vec<_> = (0..f.params.len())
+        .map(|i| format_ident!("__tinyagents_arg{}", i))
+        .collect();
+    let bind = f.params.iter().zip(&locals).map(|(param, local)| {
+        let ty = &param.ty;
+        if param.inject.is_some() {
+            quote_spanned! {ty.span()=>
+                let #local = <#ty as #krate::Inject<#s_ty, #c_ty>>::inject(__state, __runtime)
+                    .map_err(#krate::InjectError::into_tool_error)?;
+            }
+        } else {
+            let decode = quote_spanned! {ty.span()=>
+                (&&#p::DecodeProbe::<#ty>::new()).decode(::core::mem::take(&mut __arguments))
+            };
+            quote! {
+                let #local = {
+                    use #p::{Decodable as _, Undecodable as _};
+                    #decode?
+                };
+            }
+        }
+    });
+    let invoke = if m.blocking {
+        quote!(#p::run_blocking(move || #fn_ident(#(#locals),*)).await?)
+    } else {
+        quote!(#fn_ident(#(#locals),*).await)
+    };
+    let ret_span = match &item.sig.output {
+        syn::ReturnType::Type(_, ty) => ty.span(),
+        syn::ReturnType::Default => Span::call_site(),
+    };
+    let unwrap_result = match &f.output {
+        Output::Result { err, .. } => {
+            let err_conv = quote_spanned!(err.span()=> #p::into_tool_error(err));
+            quote! {
+                let __value = match __value {
+                    ::core::result::Result::Ok(value) => value,
+                    ::core::result::Result::Err(err) => return ::core::result::Result::Err(#err_conv),
+                };
+            }
+        }
+        _ => quote!(),
+    };
+    let convert = quote_spanned! {ret_span=>
+        (&&&#p::OutputProbe::of(&__value)).output_kind().convert(__value)
+    };
+
+    let tool_doc = format!(
+        "The `{name}` tool, generated by `#[tool]` from [`{fn_ident}`]. Register it with `registry.register({tool})?`."
+    );
+    let arguments_mut = m.argument.map(|_| quote!(mut));
+
+    quote! {
+        #item
+
+        #[doc = #tool_doc]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
+        #vis struct #tool;
+
+        impl #tool {
+            /// The tool's spec, built on first use and shared afterwards.
+            #vis fn spec() -> &'static #krate::ToolSpec {
+                static SPEC: #p::OnceLock<#krate::ToolSpec> = #p::OnceLock::new();
+                SPEC.get_or_init(|| {
+                    let mut builder = #krate::ToolSpec::builder(#name, #description)
+                        #title
+                        .input_schema(#input_schema)
+                        #(#injected)*
+                        .safety(#safety)
+                        #timeout
+                        #retry
+                        #sequential
+                        #max_concurrency
+                        #(.tag(#tags))*
+                        .blocking(#blocking);
+                    #output_schema
+                    builder.build().expect("#[tool] checked this spec at compile time")
+                })
+            }
+        }
+
+        #[#p::async_trait]
+        impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
+            fn spec(&self) -> &#krate::ToolSpec {
+                #tool::spec()
+            }
+
+            async fn call(
+                &self,
+                __state: &#s_ty,
+                __runtime: &#krate::ToolRuntime<#c_ty>,
+                #arguments_mut __arguments: #p::serde_json::Value,
+            ) -> ::core::result::Result<#krate::ToolOutput, #krate::ToolError> {
+                use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                #(#bind)*
+                let __value = #invoke;
+                #unwrap_result
+                #convert
+            }
+        }
+    }
+}
+
+fn safety_tokens(m: &Model<'_>) -> TokenStream {
+    let k = quote!(::tinyagents_tools);
+    let effect = match m.effect {
+        Effect::ReadOnly => quote!(ReadOnly),
+        Effect::Mutating => quote!(Mutating),
+        Effect::Destructive => quote!(Destructive),
+    };
+    let idempotency = if m.idempotent {
+        quote!(Idempotent)
+    } else {
+        quote!(NotIdempotent)
+    };
+    let reach = if m.local {
+        quote!(Local)
+    } else {
+        quote!(Networked)
+    };
+    let filesystem = match m.filesystem {
+        None => quote!(None),
+        Some(Filesystem::Read) => quote!(Read),
+        Some(Filesystem::Write) => quote!(Write),
+    };
+    let determinism = match m.determinism {
+        Determinism::Deterministic => quote!(Deterministic),
+        Determinism::GivenInjected => quote!(GivenInjected),
+        Determinism::NonDeterministic => quote!(NonDeterministic),
+    };
+    let (shell, spend, confirm, workspace) =
+        (m.shell, m.spend, m.requires_confirmation, m.workspace);
+    let secrets = m.redact_secrets;
+    let fields = &m.redact_fields;
+    let patterns = &m.redact_patterns;
+    quote! {
+        #k::ToolSafety::default()
+            .effect(#k::Effect::#effect)
+            .idempotency(#k::Idempotency::#idempotency)
+            .reach(#k::Reach::#reach)
+            .filesystem(#k::FilesystemAccess::#filesystem)
+            .shell(#shell)
+            .spend(#spend)
+            .requires_confirmation(#confirm)
+            .workspace(#workspace)
+            .redaction(#k::RedactionPolicy {
+                secrets: #secrets,
+                fields: ::std::vec![#(::std::string::String::from(#fields)),*],
+                patterns: ::std::vec![#(::std::string::String::from(#patterns)),*],
+            })
+            .determinism(#k::Determinism::#determinism)
+    }
+}

@@ -1,0 +1,414 @@
+//! Every rule of `#[tool]`, each a spanned error that says what to write
+//! instead. All errors of one fn are collected and reported together.
+
+use proc_macro2::Span;
+use syn::Type;
+use syn::spanned::Spanned;
+
+use crate::ast::{Output, ToolFn, find_impl_trait, last_segment, type_string};
+use crate::attr::{Filesystem, ToolOptions, parse_duration_ms};
+use crate::name_rules::check_tool_name;
+
+/// Types that only ever come from the runtime: without `#[inject]` they are a
+/// mistake, not an argument struct.
+const RUNTIME_TYPES: &[&str] = &[
+    "CancellationToken",
+    "RunContext",
+    "Ctx",
+    "ToolRuntime",
+    "Secret",
+    "Store",
+    "Resource",
+    "State",
+    "EventEmitter",
+    "StreamWriter",
+    "WorkspaceRoot",
+    "ThreadId",
+    "RunId",
+    "ToolCallId",
+];
+
+/// The effect a tool declares.
+#[derive(Clone, Copy)]
+pub enum Effect {
+    ReadOnly,
+    Mutating,
+    Destructive,
+}
+
+/// The determinism a tool declares.
+#[derive(Clone, Copy)]
+pub enum Determinism {
+    Deterministic,
+    GivenInjected,
+    NonDeterministic,
+}
+
+/// A tool that passed every rule: what expansion needs, resolved.
+pub struct Model<'a> {
+    pub f: &'a ToolFn,
+    pub name: String,
+    pub description: String,
+    pub title: Option<String>,
+    pub effect: Effect,
+    pub idempotent: bool,
+    pub local: bool,
+    pub filesystem: Option<Filesystem>,
+    pub shell: bool,
+    pub spend: bool,
+    pub requires_confirmation: bool,
+    pub workspace: bool,
+    pub redact_fields: Vec<String>,
+    pub redact_patterns: Vec<String>,
+    pub redact_secrets: bool,
+    pub determinism: Determinism,
+    pub timeout_ms: Option<u64>,
+    /// `(max_attempts, backoff_ms)`.
+    pub retry: Option<(u32, u64)>,
+    pub sequential: bool,
+    pub max_concurrency: Option<usize>,
+    pub tags: Vec<String>,
+    pub blocking: bool,
+    pub state: Option<Type>,
+    pub context: Option<Type>,
+    /// The index of the model-visible parameter.
+    pub argument: Option<usize>,
+}
+
+/// Collects errors; one combined `syn::Error` at the end.
+#[derive(Default)]
+pub struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub fn push(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.push_error(syn::Error::new(span, message));
+    }
+
+    pub fn push_error(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub fn finish(self) -> Result<(), syn::Error> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+/// Checks the fn and its options; returns the resolved tool or every error.
+pub fn check(options: darling::Result<ToolOptions>, f: &ToolFn) -> Result<Model<'_>, syn::Error> {
+    let mut errors = Errors::default();
+    let argument = check_signature(f, &mut errors);
+    let options = match options {
+        Ok(options) => Some(options),
+        Err(err) => {
+            errors.push_error(err.into());
+            None
+        }
+    };
+    let model = options.map(|o| check_options(o, f, argument, &mut errors));
+    errors.finish()?;
+    Ok(model.expect("options parsed when there is no error"))
+}
+
+/// The rules about the fn itself; returns the model-visible parameter.
+fn check_signature(f: &ToolFn, errors: &mut Errors) -> Option<usize> {
+    let sig = &f.item.sig;
+    if let Some(c) = &sig.constness {
+        errors.push(c.span(), "a tool fn cannot be `const`: remove `const`");
+    }
+    if let syn::Safety::Unsafe(u) = &sig.safety {
+        errors.push(
+            u.span(),
+            "a tool fn cannot be `unsafe`: wrap the unsafe code in a safe fn",
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push(abi.span(), "a tool fn cannot have an ABI: remove `extern`");
+    }
+    if let Some(v) = &sig.variadic {
+        errors.push(v.span(), "a tool fn cannot be variadic");
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.push(
+            sig.generics.span(),
+            "a tool fn cannot be generic: its schema and injected types must be known; use concrete types (name the state and context with `#[tool(state = .., context = ..)]`)",
+        );
+    }
+    for span in &f.receivers {
+        errors.push(
+            *span,
+            "#[tool] goes on a free fn, not a method: remove `self` and take what the tool needs as `#[inject]` parameters (`State<T>`, `Store<T>`, `Resource<T>`, ...)",
+        );
+    }
+
+    let mut argument: Option<usize> = None;
+    for (i, param) in f.params.iter().enumerate() {
+        if let Some(span) = find_impl_trait(&param.ty) {
+            errors.push(
+                span,
+                "a tool parameter cannot be `impl Trait`: name a concrete type (the argument struct, or an `#[inject]` type)",
+            );
+            continue;
+        }
+        if let Some(inject) = &param.inject {
+            if let Some(span) = inject.options {
+                errors.push(
+                    span,
+                    "#[inject] takes no options: write `#[inject]`; what is injected follows from the parameter's type",
+                );
+            }
+            continue;
+        }
+        if let Some(seg) = last_segment(&param.ty)
+            && RUNTIME_TYPES.contains(&seg.ident.to_string().as_str())
+        {
+            errors.push(
+                param.ty.span(),
+                format_args!(
+                    "`{}` is a runtime value, never supplied by the model: mark the parameter `#[inject]` (`#[inject] {}: {}`)",
+                    type_string(&param.ty),
+                    param.name,
+                    type_string(&param.ty),
+                ),
+            );
+            continue;
+        }
+        match argument {
+            None => argument = Some(i),
+            Some(first) => errors.push(
+                param.ty.span(),
+                format_args!(
+                    "a tool has at most one model-visible parameter, the argument struct (here `{}`); `{}` would be a second one: move it into the argument struct, or mark it `#[inject]` if it is a runtime value",
+                    type_string(&f.params[first].ty),
+                    param.name,
+                ),
+            ),
+        }
+    }
+
+    match &f.output {
+        Output::ResultAlias(span) => errors.push(
+            *span,
+            "#[tool] needs the error type written out: return `Result<T, E>` with `E: Into<ToolError>` (a one-argument `Result` alias hides it)",
+        ),
+        Output::ImplTrait(span) => errors.push(
+            *span,
+            "a tool cannot return `impl Trait`: name the type (a `Serialize` type, `ToolOutput` or `()`, optionally in `Result<_, E>`)",
+        ),
+        _ => {}
+    }
+    argument
+}
+
+fn check_options<'a>(
+    o: ToolOptions,
+    f: &'a ToolFn,
+    argument: Option<usize>,
+    errors: &mut Errors,
+) -> Model<'a> {
+    let sig = &f.item.sig;
+
+    // Sync or async.
+    match (sig.asyncness.is_some(), o.blocking.is_present()) {
+        (false, false) => errors.push(
+            sig.fn_token.span(),
+            "a tool fn must be `async`: write `async fn`, or mark a synchronous fn `#[tool(blocking)]` to run it on tokio's blocking pool",
+        ),
+        (true, true) => errors.push(
+            o.blocking.span(),
+            "`blocking` is for synchronous fns and this fn is `async`: remove `blocking`",
+        ),
+        _ => {}
+    }
+
+    // Name.
+    let name = match &o.name {
+        Some(lit) => {
+            let name = lit.value();
+            if let Err(reason) = check_tool_name(&name) {
+                errors.push(lit.span(), format_args!("invalid tool name: {reason}"));
+            }
+            name
+        }
+        None => {
+            let name = f.ident_name();
+            if let Err(reason) = check_tool_name(&name) {
+                errors.push(
+                    sig.ident.span(),
+                    format_args!(
+                        "the fn name `{name}` is not a valid tool name ({reason}): rename the fn, or name the tool with `#[tool(name = \"...\")]`"
+                    ),
+                );
+            }
+            name
+        }
+    };
+
+    // Description.
+    let description = match &o.description {
+        Some(lit) => {
+            let text = lit.value();
+            if text.trim().is_empty() {
+                errors.push(
+                    lit.span(),
+                    "the description is empty: say what the tool does, the model reads it to decide when to call the tool",
+                );
+            }
+            text
+        }
+        None => match &f.doc {
+            Some(doc) => doc.clone(),
+            None => {
+                errors.push(
+                    sig.ident.span(),
+                    "a tool needs a description, the model reads it to decide when to call the tool: add a doc comment (`/// ...`) to the fn, or `#[tool(description = \"...\")]`",
+                );
+                String::new()
+            }
+        },
+    };
+
+    // Effect.
+    let contradiction = |errors: &mut Errors, span: Span, a: &str, b: &str| {
+        errors.push(
+            span,
+            format_args!("`{a}` and `{b}` contradict each other: keep one of them"),
+        );
+    };
+    if o.read_only.is_present() {
+        for (flag, word) in [(&o.mutating, "mutating"), (&o.destructive, "destructive")] {
+            if flag.is_present() {
+                contradiction(errors, flag.span(), "read_only", word);
+            }
+        }
+        if let Some(fs) = &o.filesystem
+            && **fs == Filesystem::Write
+        {
+            contradiction(errors, fs.span(), "read_only", "filesystem = \"write\"");
+        }
+    }
+    if o.mutating.is_present() && o.destructive.is_present() {
+        errors.push(
+            o.mutating.span(),
+            "`destructive` already means the tool mutates: remove `mutating`",
+        );
+    }
+    let effect = if o.destructive.is_present() {
+        Effect::Destructive
+    } else if o.read_only.is_present() {
+        Effect::ReadOnly
+    } else {
+        Effect::Mutating
+    };
+    if o.local.is_present() && o.networked.is_present() {
+        contradiction(errors, o.networked.span(), "local", "networked");
+    }
+    if o.deterministic.is_present() && o.deterministic_given_injected.is_present() {
+        contradiction(
+            errors,
+            o.deterministic_given_injected.span(),
+            "deterministic",
+            "deterministic_given_injected",
+        );
+    }
+    let determinism = if o.deterministic.is_present() {
+        Determinism::Deterministic
+    } else if o.deterministic_given_injected.is_present() {
+        Determinism::GivenInjected
+    } else {
+        Determinism::NonDeterministic
+    };
+
+    // Timeout.
+    let timeout_ms = o.timeout.as_ref().and_then(|lit| {
+        match parse_duration_ms(&lit.value()) {
+            Ok(0) => errors.push(
+                lit.span(),
+                "a zero timeout would fail every call: give a positive duration such as \"30s\", or remove `timeout` to use the executor's default",
+            ),
+            Ok(ms) => return Some(ms),
+            Err(e) => errors.push(lit.span(), e.message("timeout")),
+        }
+        None
+    });
+
+    // Retry.
+    let retry = o.retry.as_ref().and_then(|retry| {
+        let span = retry.span;
+        let retry = &retry.options;
+        if !o.idempotent.is_present() {
+            errors.push(
+                span,
+                "`retry` needs `idempotent`: a retried call repeats its effect; add `idempotent` if repeating a call is safe, or remove `retry`",
+            );
+        }
+        let attempts = match retry.max_attempts.base10_parse::<u32>() {
+            Ok(n) if n >= 2 => Some(n),
+            Ok(_) => {
+                errors.push(
+                    retry.max_attempts.span(),
+                    "`max_attempts` counts every attempt, the first included: retrying needs at least 2; remove `retry` for a single attempt",
+                );
+                None
+            }
+            Err(e) => {
+                errors.push_error(e);
+                None
+            }
+        };
+        let backoff = match &retry.backoff {
+            None => Some(100),
+            Some(lit) => match parse_duration_ms(&lit.value()) {
+                Ok(ms) => Some(ms),
+                Err(e) => {
+                    errors.push(lit.span(), e.message("backoff"));
+                    None
+                }
+            },
+        };
+        Some((attempts?, backoff?))
+    });
+
+    let max_concurrency = o.max_concurrency.as_ref().and_then(|lit| {
+        match lit.base10_parse::<usize>() {
+            Ok(0) => errors.push(
+                lit.span(),
+                "`max_concurrency` must be at least 1; use `sequential` to keep the tool apart from every other call",
+            ),
+            Ok(n) => return Some(n),
+            Err(e) => errors.push_error(e),
+        }
+        None
+    });
+
+    let redact = o.redact.unwrap_or_default();
+    Model {
+        f,
+        name,
+        description,
+        title: o.title.map(|t| t.value()),
+        effect,
+        idempotent: o.idempotent.is_present(),
+        local: o.local.is_present(),
+        filesystem: o.filesystem.map(|fs| *fs),
+        shell: o.shell.is_present(),
+        spend: o.spend.is_present(),
+        requires_confirmation: o.requires_confirmation.is_present(),
+        workspace: o.workspace.is_present(),
+        redact_fields: redact.fields.iter().map(|l| l.value()).collect(),
+        redact_patterns: redact.patterns.iter().map(|l| l.value()).collect(),
+        redact_secrets: redact.secrets.is_none_or(|b| b.value),
+        determinism,
+        timeout_ms,
+        retry,
+        sequential: o.sequential.is_present(),
+        max_concurrency,
+        tags: o.tags.iter().map(|l| l.value()).collect(),
+        blocking: o.blocking.is_present(),
+        state: o.state,
+        context: o.context,
+        argument,
+    }
+}

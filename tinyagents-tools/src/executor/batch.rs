@@ -1,0 +1,54 @@
+//! A turn's calls: bounded concurrency, `sequential` exclusion, results in
+//! call order.
+//!
+//! At most `max_concurrency` calls are in flight; the rest wait, in call
+//! order, without being started (so a large batch holds a bounded number of
+//! call futures). A `sequential` tool takes the batch's lock exclusively
+//! while every other call holds it shared, so it never overlaps another call
+//! of the batch; the lock is fair, so calls still start in order.
+
+use futures_util::StreamExt;
+use tokio::sync::RwLock;
+
+use crate::call::ToolCall;
+use crate::error::ToolError;
+use crate::executor::{ToolExecutor, Turn};
+use crate::output::ToolResult;
+use crate::runtime::RunContext;
+
+pub(crate) async fn execute_batch<S, C>(
+    executor: &ToolExecutor<S, C>,
+    run: &RunContext<C>,
+    turn: &Turn,
+    calls: Vec<ToolCall>,
+) -> Vec<ToolResult>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    let ids: Vec<_> = calls
+        .iter()
+        .map(|c| (c.id.clone(), c.name.clone()))
+        .collect();
+    let mut slots: Vec<Option<ToolResult>> =
+        std::iter::repeat_with(|| None).take(calls.len()).collect();
+    let lock = RwLock::new(());
+    let lock = &lock;
+    let mut in_flight = futures_util::stream::iter(calls.into_iter().enumerate())
+        .map(|(i, call)| async move { (i, executor.execute_in(run, turn, call, Some(lock)).await) })
+        .buffer_unordered(executor.config.max_concurrency.get());
+    while let Some((i, result)) = in_flight.next().await {
+        slots[i] = Some(result);
+    }
+    slots
+        .into_iter()
+        .zip(ids)
+        .map(|(slot, (id, name))| {
+            // `execute_in` always answers; this only guards the promise of
+            // one result per call.
+            slot.unwrap_or_else(|| {
+                ToolResult::from_error(id, name, ToolError::panicked(), Default::default())
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,116 @@
+//! Steps 8 and 9 of a call: the model-facing content of an output, bounded,
+//! with large outputs moved to the artifact store.
+//!
+//! - A structured value with no content blocks gets a JSON text copy.
+//! - Content larger than the artifact threshold is stored whole (when the
+//!   executor has a store) and the model sees a preview and the key.
+//! - Content larger than the content bound is cut at a character boundary,
+//!   with a note saying how much was shown.
+
+use crate::artifacts::{ArtifactError, ArtifactStore};
+use crate::output::{ArtifactRef, ContentBlock, ToolOutput};
+
+/// Bounds on model-facing content, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ContentLimits {
+    pub max_bytes: usize,
+    pub artifact_threshold: usize,
+    pub preview_bytes: usize,
+}
+
+/// The model-facing content, and the artifact the full text went to.
+pub(crate) struct Formatted {
+    pub content: Vec<ContentBlock>,
+    pub stored: Option<ArtifactRef>,
+}
+
+pub(crate) async fn format(
+    output: &ToolOutput,
+    limits: ContentLimits,
+    store: Option<&dyn ArtifactStore>,
+) -> Result<Formatted, ArtifactError> {
+    let mut mime = "text/plain; charset=utf-8";
+    let content = if output.content.is_empty() {
+        match &output.structured {
+            Some(value) => {
+                mime = "application/json";
+                vec![ContentBlock::text(value.to_string())]
+            }
+            None => Vec::new(),
+        }
+    } else {
+        output.content.clone()
+    };
+    let size: usize = content.iter().map(block_size).sum();
+    if let Some(store) = store.filter(|_| size > limits.artifact_threshold) {
+        let full = joined(&content);
+        let preview = cut(&full, limits.preview_bytes.min(limits.max_bytes)).to_owned();
+        let artifact = store.put(full.into_bytes(), mime).await?;
+        let text = format!(
+            "{preview}\n[output truncated: the full {} bytes are stored as artifact {}]",
+            artifact.size, artifact.key
+        );
+        return Ok(Formatted {
+            content: vec![ContentBlock::text(text)],
+            stored: Some(artifact),
+        });
+    }
+    if size > limits.max_bytes {
+        let full = joined(&content);
+        let shown = cut(&full, limits.max_bytes);
+        let text = format!(
+            "{shown}\n[output truncated: showing {} of {} bytes]",
+            shown.len(),
+            full.len()
+        );
+        return Ok(Formatted {
+            content: vec![ContentBlock::text(text)],
+            stored: None,
+        });
+    }
+    Ok(Formatted {
+        content,
+        stored: None,
+    })
+}
+
+fn block_size(block: &ContentBlock) -> usize {
+    match block {
+        ContentBlock::Text { text } => text.len(),
+        ContentBlock::Image { data, .. } => data.len(),
+        other => other.to_text().len(),
+    }
+}
+
+fn joined(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .map(ContentBlock::to_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a
+/// character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cutting_never_splits_a_character() {
+        assert_eq!(cut("héllo", 2), "h");
+        assert_eq!(cut("héllo", 3), "hé");
+        assert_eq!(cut("abc", 10), "abc");
+    }
+}

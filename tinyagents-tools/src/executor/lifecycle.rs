@@ -1,0 +1,425 @@
+//! One call's steps, from the provider's call to its [`ToolResult`].
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio::sync::{OwnedSemaphorePermit, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use tracing::Instrument;
+
+use crate::call::ToolCall;
+use crate::error::{ErrorClass, ErrorKind, ToolError};
+use crate::events::{EventKind, ToolEvent};
+use crate::executor::{ToolExecutor, Turn, args, canonical_hash, content, limits};
+use crate::extensions::Extensions;
+use crate::ids::ToolCallId;
+use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
+use crate::output::{ToolOutput, ToolResult};
+use crate::registry::RegisteredTool;
+use crate::runtime::{RunContext, ToolRuntime};
+
+/// What one call knows about itself while it goes through the steps.
+struct CallCx<'a, C> {
+    run: &'a RunContext<C>,
+    id: &'a ToolCallId,
+    name: &'a str,
+    received: Instant,
+    args_hash: Option<String>,
+}
+
+/// Permits a call holds while it runs.
+#[derive(Default)]
+struct Permits<'b> {
+    _shared: Option<RwLockReadGuard<'b, ()>>,
+    _exclusive: Option<RwLockWriteGuard<'b, ()>>,
+    _tool: Option<OwnedSemaphorePermit>,
+}
+
+impl<S, C> ToolExecutor<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// Runs one call; `batch` is the batch's exclusion lock for `sequential`
+    /// tools. A panic anywhere in the steps still answers the call.
+    pub(crate) async fn execute_in(
+        &self,
+        run: &RunContext<C>,
+        turn: &Turn,
+        call: ToolCall,
+        batch: Option<&RwLock<()>>,
+    ) -> ToolResult {
+        let received = Instant::now();
+        let span = tracing::info_span!(
+            "tool.call",
+            tool = %call.name,
+            call_id = %call.id,
+            attempt = tracing::field::Empty,
+        );
+        let id = call.id.clone();
+        let name = call.name.clone();
+        let steps = AssertUnwindSafe(self.steps(run, turn, call, batch, received)).catch_unwind();
+        match steps.instrument(span).await {
+            Ok(result) => result,
+            Err(_) => {
+                let cx = CallCx {
+                    run,
+                    id: &id,
+                    name: &name,
+                    received,
+                    args_hash: None,
+                };
+                self.fail(&cx, ToolError::panicked(), 1, EventKind::Failed, None)
+            }
+        }
+    }
+
+    async fn steps(
+        &self,
+        run: &RunContext<C>,
+        turn: &Turn,
+        call: ToolCall,
+        batch: Option<&RwLock<()>>,
+        received: Instant,
+    ) -> ToolResult {
+        let ToolCall {
+            id,
+            name,
+            arguments,
+        } = call;
+        let mut cx = CallCx {
+            run,
+            id: &id,
+            name: &name,
+            received,
+            args_hash: None,
+        };
+        if run.cancellation().is_cancelled() {
+            return self.reject(&cx, ToolError::cancelled(), None);
+        }
+        let Some(registered) = self.registry.resolve(&name) else {
+            return self.reject(&cx, ToolError::unknown_tool(&name), None);
+        };
+        let spec = registered.spec();
+        if !turn.advertises(spec.name.as_str()) {
+            return self.reject(&cx, ToolError::not_advertised(spec.name.as_str()), None);
+        }
+        let parsed = args::prepare(
+            &arguments,
+            spec,
+            registered.validator(),
+            self.config.argument_limits(),
+        );
+        drop(arguments);
+        let mut arguments = match parsed {
+            Ok(value) => value,
+            Err(e) => return self.reject(&cx, e, None),
+        };
+        if self.events.is_active() {
+            cx.args_hash = Some(canonical_hash(&arguments));
+        }
+        if let Err(e) = limits::admit(
+            &self.config.limits,
+            turn.counter(),
+            run.call_counts(),
+            spec.name.as_str(),
+        ) {
+            return self.reject(&cx, e, None);
+        }
+        let _permits = tokio::select! {
+            biased;
+            _ = run.cancellation().cancelled() => {
+                return self.reject(&cx, ToolError::cancelled(), None);
+            }
+            permits = self.acquire(registered, batch) => permits,
+        };
+
+        self.emit(&cx, EventKind::Started, 1, |_| {});
+
+        let mut extensions = Extensions::new();
+        let mut answered = None;
+        let mut entered = self.middleware.len();
+        for (i, mw) in self.middleware.iter().enumerate() {
+            let mut ctx = BeforeToolCtx {
+                spec,
+                called_name: &name,
+                call_id: &id,
+                run,
+                turn,
+                state: &*self.state,
+                arguments,
+                arguments_changed: false,
+                extensions: &mut extensions,
+            };
+            let outcome = mw.before_tool(&mut ctx).await;
+            let changed = ctx.arguments_changed;
+            arguments = ctx.arguments;
+            match outcome {
+                Ok(BeforeOutcome::Continue) => {
+                    if changed {
+                        if let Err(e) = args::validate(&arguments, spec, registered.validator()) {
+                            let policy = Cow::Owned(mw.name().to_owned());
+                            return self.reject(&cx, e, Some(policy));
+                        }
+                        if self.events.is_active() {
+                            cx.args_hash = Some(canonical_hash(&arguments));
+                        }
+                    }
+                }
+                Ok(BeforeOutcome::Respond(output)) => {
+                    answered = Some(output);
+                    entered = i;
+                    break;
+                }
+                Ok(BeforeOutcome::Deny { policy, reason }) => {
+                    let e = ToolError::denied(policy.clone(), reason);
+                    return self.reject(&cx, e, Some(policy));
+                }
+                Err(e) => {
+                    let policy = match e.kind() {
+                        ErrorKind::Denied { policy } => policy.clone(),
+                        _ => Cow::Owned(mw.name().to_owned()),
+                    };
+                    return self.reject(&cx, e, Some(policy));
+                }
+            }
+        }
+
+        let (outcome, attempts) = match answered {
+            Some(output) => (Ok(output), 0),
+            None => self.attempts(&cx, registered, &arguments).await,
+        };
+
+        let mut after = AfterToolCtx {
+            spec,
+            called_name: &name,
+            call_id: &id,
+            run,
+            turn,
+            state: &*self.state,
+            arguments: &arguments,
+            attempts,
+            outcome,
+            extensions: &mut extensions,
+        };
+        for mw in self.middleware[..entered].iter().rev() {
+            mw.after_tool(&mut after).await;
+        }
+        let outcome = after.outcome;
+        self.finish(&cx, outcome, attempts.max(1)).await
+    }
+
+    async fn acquire<'b>(
+        &self,
+        registered: &RegisteredTool<S, C>,
+        batch: Option<&'b RwLock<()>>,
+    ) -> Permits<'b> {
+        let mut permits = Permits::default();
+        if let Some(lock) = batch {
+            if registered.spec().concurrency.sequential {
+                permits._exclusive = Some(lock.write().await);
+            } else {
+                permits._shared = Some(lock.read().await);
+            }
+        }
+        if let Some(sem) = &self.tool_permits[registered.index()] {
+            permits._tool = Arc::clone(sem).acquire_owned().await.ok();
+        }
+        permits
+    }
+
+    /// Runs the tool, retrying when its policy and idempotency allow.
+    async fn attempts(
+        &self,
+        cx: &CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        arguments: &Value,
+    ) -> (Result<ToolOutput, ToolError>, u32) {
+        let spec = registered.spec();
+        let policy = &spec.retry;
+        let idempotent = spec.safety.idempotency.is_idempotent();
+        let mut attempt = 1;
+        loop {
+            tracing::Span::current().record("attempt", attempt);
+            let error = match self
+                .attempt(cx, registered, arguments.clone(), attempt)
+                .await
+            {
+                Ok(output) => return (Ok(output), attempt),
+                Err(e) => e,
+            };
+            let retry = idempotent
+                && attempt < policy.max_attempts
+                && policy.retries_class(error.class())
+                && !matches!(error.kind(), ErrorKind::Cancelled | ErrorKind::Panicked)
+                && !cx.run.cancellation().is_cancelled();
+            if !retry {
+                return (Err(error), attempt);
+            }
+            self.emit(cx, EventKind::Retrying, attempt, |event| {
+                event.error_class = Some(error.class());
+                event.error_kind = Some(error.kind().as_str());
+            });
+            tokio::select! {
+                biased;
+                _ = cx.run.cancellation().cancelled() => {
+                    return (Err(ToolError::cancelled()), attempt);
+                }
+                _ = tokio::time::sleep(policy.delay(attempt + 1)) => {}
+            }
+            attempt += 1;
+        }
+    }
+
+    /// One attempt: the tool's future under its timeout, the run's
+    /// cancellation and a panic guard.
+    async fn attempt(
+        &self,
+        cx: &CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        arguments: Value,
+        attempt: u32,
+    ) -> Result<ToolOutput, ToolError> {
+        let spec = registered.spec();
+        let timeout = spec.timeout.unwrap_or(self.config.default_timeout);
+        let runtime = ToolRuntime::new(cx.run.clone(), cx.id.clone(), cx.name)
+            .with_attempt(attempt)
+            .with_events(Arc::clone(&self.events));
+        let token = runtime.cancellation().clone();
+        let call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
+            .catch_unwind();
+        tokio::pin!(call);
+        let interrupted = tokio::select! {
+            biased;
+            result = &mut call => {
+                return result.unwrap_or_else(|_| Err(ToolError::panicked()));
+            }
+            _ = cx.run.cancellation().cancelled() => ToolError::cancelled(),
+            _ = tokio::time::sleep(timeout) => ToolError::timeout(timeout),
+        };
+        token.cancel();
+        // Give the tool a moment to see its token and stop; then drop it.
+        let _ = tokio::time::timeout(self.config.cancel_grace, &mut call).await;
+        Err(interrupted)
+    }
+
+    /// Steps 8 to 10: content, artifacts, the final event.
+    async fn finish(
+        &self,
+        cx: &CallCx<'_, C>,
+        outcome: Result<ToolOutput, ToolError>,
+        attempt: u32,
+    ) -> ToolResult {
+        let output = match outcome {
+            Ok(output) => output,
+            Err(e) => return self.fail(cx, e, attempt, EventKind::Failed, None),
+        };
+        let store = self.artifacts.as_deref();
+        match content::format(&output, self.config.content_limits(), store).await {
+            Ok(formatted) => {
+                let mut artifacts = output.artifacts;
+                artifacts.extend(formatted.stored);
+                let result = ToolResult {
+                    tool_call_id: cx.id.clone(),
+                    name: cx.name.to_owned(),
+                    content: formatted.content,
+                    structured: output.structured,
+                    artifacts,
+                    is_error: false,
+                    error: None,
+                    provider_metadata: None,
+                    elapsed: cx.received.elapsed(),
+                };
+                self.emit(cx, EventKind::Completed, attempt, |event| {
+                    event.result_hash = Some(result_hash(&result));
+                    event.artifact_keys = result.artifacts.iter().map(|a| a.key.clone()).collect();
+                });
+                result
+            }
+            Err(store_error) => {
+                let e = ToolError::artifact_failed().with_source(store_error);
+                let mut result = self.fail(cx, e, attempt, EventKind::Failed, None);
+                result.structured = output.structured;
+                result.artifacts = output.artifacts;
+                result
+            }
+        }
+    }
+
+    /// A refusal: the call did not run.
+    fn reject(
+        &self,
+        cx: &CallCx<'_, C>,
+        error: ToolError,
+        policy: Option<Cow<'static, str>>,
+    ) -> ToolResult {
+        self.fail(cx, error, 1, EventKind::Rejected, policy)
+    }
+
+    fn fail(
+        &self,
+        cx: &CallCx<'_, C>,
+        error: ToolError,
+        attempt: u32,
+        kind: EventKind,
+        policy: Option<Cow<'static, str>>,
+    ) -> ToolResult {
+        let error = if !self.config.repair_allowed && error.class() == ErrorClass::Repair {
+            error.with_class(ErrorClass::Fatal)
+        } else {
+            error
+        };
+        tracing::debug!(
+            error_class = %error.class(),
+            error_kind = error.kind().as_str(),
+            "{}",
+            kind.as_str()
+        );
+        let result = ToolResult::from_error(cx.id.clone(), cx.name, error, cx.received.elapsed());
+        self.emit(cx, kind, attempt, |event| {
+            let error = result.error.as_ref();
+            event.error_class = error.map(ToolError::class);
+            event.error_kind = error.map(|e| e.kind().as_str());
+            event.policy = policy;
+            event.result_hash = Some(result_hash(&result));
+        });
+        result
+    }
+
+    /// Emits an event for the call, built only when someone listens.
+    fn emit(
+        &self,
+        cx: &CallCx<'_, C>,
+        kind: EventKind,
+        attempt: u32,
+        fill: impl FnOnce(&mut ToolEvent),
+    ) {
+        if !self.events.is_active() {
+            return;
+        }
+        let mut event = ToolEvent::new(
+            kind,
+            cx.run.run_id().clone(),
+            cx.run.thread_id().clone(),
+            cx.id.clone(),
+            cx.name,
+            attempt,
+        );
+        event.elapsed = Some(cx.received.elapsed());
+        event.args_hash = cx.args_hash.clone();
+        fill(&mut event);
+        self.events.emit(event);
+    }
+}
+
+/// The digest of what a result says: its structured value when it has one,
+/// otherwise its model-facing content.
+fn result_hash(result: &ToolResult) -> String {
+    match &result.structured {
+        Some(value) => canonical_hash(value),
+        None => canonical_hash(&serde_json::to_value(&result.content).unwrap_or(Value::Null)),
+    }
+}

@@ -1,0 +1,293 @@
+//! [`ToolExecutor`]: runs provider-supplied tool calls through a fail-closed
+//! lifecycle.
+//!
+//! For each call, in order (a refusal at any step answers the call with a
+//! classified error and a `tool.rejected` event, and nothing later runs):
+//! 1. the run is not cancelled; the tool exists (canonical name or alias) and
+//!    was advertised this [`Turn`];
+//! 2. the arguments parse, stay within the size and depth limits, carry no
+//!    key named like an injected parameter, and validate against the
+//!    registry's compiled input schema (every problem listed at once);
+//! 3. call limits ([`CallLimits`]) admit it; it waits for its concurrency
+//!    permits (the batch bound, `sequential`, the tool's `max_concurrency`);
+//! 4. `tool.started`; 5. `before_tool` middleware (arguments they change are
+//!    validated again); 6. the tool runs with a [`ToolRuntime`](crate::ToolRuntime)
+//!    whose cancellation token fires on timeout and on run cancellation,
+//!    retried per its [`RetryPolicy`](crate::RetryPolicy) only when it is
+//!    idempotent; a panic becomes a `panicked` error; 7. `after_tool`
+//!    middleware; 8. and 9. the output becomes bounded model-facing content,
+//!    large outputs going to the [`ArtifactStore`](crate::ArtifactStore);
+//!    10. `tool.completed` or `tool.failed`.
+//!
+//! Every call id gets exactly one [`ToolResult`], whatever happens (a
+//! panicking middleware included).
+//!
+//! # When repair is not allowed
+//! With [`ExecutorConfig::repair_allowed`] off, every error that would be
+//! [`ErrorClass::Repair`](crate::ErrorClass::Repair) comes back as
+//! [`ErrorClass::Fatal`](crate::ErrorClass::Fatal) (same kind, same message,
+//! in the result and in events), so an agent loop that stops on fatal errors
+//! stops instead of asking the model to try again.
+
+mod args;
+mod batch;
+mod config;
+mod content;
+mod hash;
+mod lifecycle;
+mod limits;
+mod turn;
+
+use std::fmt;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use crate::artifacts::ArtifactStore;
+use crate::call::ToolCall;
+use crate::events::{EventBus, EventSubscriber};
+use crate::middleware::Middleware;
+use crate::output::ToolResult;
+use crate::registry::ToolRegistry;
+use crate::runtime::RunContext;
+
+pub use config::{ExecutorBuildError, ExecutorConfig};
+pub use hash::{canonical_hash, canonical_json, sha256_hex};
+pub use limits::{CallCounter, CallLimits, RunCallCounts};
+pub use turn::Turn;
+
+/// Runs tool calls from a [`ToolRegistry`] for state `S` and run context `C`.
+///
+/// Built once with [`ToolExecutor::builder`] and shared (it is `Send + Sync`;
+/// `execute` takes `&self`).
+///
+/// ```
+/// # use std::sync::{Arc, OnceLock};
+/// # use serde_json::{json, Value};
+/// # use tinyagents_tools::*;
+/// # struct Ping;
+/// # #[async_trait]
+/// # impl Tool for Ping {
+/// #     fn spec(&self) -> &ToolSpec {
+/// #         static S: OnceLock<ToolSpec> = OnceLock::new();
+/// #         S.get_or_init(|| ToolSpec::builder("ping", "Answer pong.").safety(ToolSafety::pure()).build().unwrap())
+/// #     }
+/// #     async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+/// #         Ok(ToolOutput::text("pong"))
+/// #     }
+/// # }
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let mut registry = ToolRegistry::new();
+/// registry.register(Ping)?;
+/// let executor = ToolExecutor::builder(registry, ()).build()?;
+/// let run = RunContext::empty();
+/// let result = executor
+///     .execute(&run, &Turn::new(1), ToolCall::new("call-1", "ping", "{}"))
+///     .await;
+/// assert_eq!(result.text(), "pong");
+/// assert_eq!(result.tool_call_id.as_str(), "call-1");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+pub struct ToolExecutor<S = (), C = ()> {
+    registry: Arc<ToolRegistry<S, C>>,
+    state: Arc<S>,
+    events: Arc<EventBus>,
+    middleware: Vec<Arc<dyn Middleware<S, C>>>,
+    config: ExecutorConfig,
+    artifacts: Option<Arc<dyn ArtifactStore>>,
+    /// One semaphore per registered tool with a `max_concurrency`, by
+    /// registration index; shared by every run and batch of the executor.
+    tool_permits: Vec<Option<Arc<Semaphore>>>,
+}
+
+impl<S, C> ToolExecutor<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// Starts building an executor over `registry` with application state
+    /// `state` (given by value or as an `Arc`).
+    pub fn builder(
+        registry: impl Into<Arc<ToolRegistry<S, C>>>,
+        state: impl Into<Arc<S>>,
+    ) -> ToolExecutorBuilder<S, C> {
+        ToolExecutorBuilder {
+            registry: registry.into(),
+            state: state.into(),
+            events: EventBus::new(),
+            shared_events: None,
+            middleware: Vec::new(),
+            config: ExecutorConfig::default(),
+            artifacts: None,
+        }
+    }
+
+    /// Runs one call and answers it. Never panics, whatever the tool or a
+    /// middleware does.
+    pub async fn execute(&self, run: &RunContext<C>, turn: &Turn, call: ToolCall) -> ToolResult {
+        self.execute_in(run, turn, call, None).await
+    }
+
+    /// Runs a turn's calls with at most [`ExecutorConfig::max_concurrency`]
+    /// at once (1 runs them serially) and answers them in call order, one
+    /// result per call. A `sequential` tool runs alone: no other call of the
+    /// batch overlaps it.
+    pub async fn execute_batch(
+        &self,
+        run: &RunContext<C>,
+        turn: &Turn,
+        calls: Vec<ToolCall>,
+    ) -> Vec<ToolResult> {
+        batch::execute_batch(self, run, turn, calls).await
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Arc<ToolRegistry<S, C>> {
+        &self.registry
+    }
+
+    /// The application state.
+    pub fn state(&self) -> &Arc<S> {
+        &self.state
+    }
+
+    /// The event bus (its counters say how many events were dropped or made a
+    /// subscriber panic).
+    pub fn events(&self) -> &Arc<EventBus> {
+        &self.events
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ExecutorConfig {
+        &self.config
+    }
+}
+
+impl<S, C> fmt::Debug for ToolExecutor<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolExecutor")
+            .field("registry", &self.registry)
+            .field("middleware", &self.middleware.len())
+            .field("config", &self.config)
+            .field("artifacts", &self.artifacts.is_some())
+            .finish()
+    }
+}
+
+/// Builds a [`ToolExecutor`].
+pub struct ToolExecutorBuilder<S = (), C = ()> {
+    registry: Arc<ToolRegistry<S, C>>,
+    state: Arc<S>,
+    events: EventBus,
+    shared_events: Option<Arc<EventBus>>,
+    middleware: Vec<Arc<dyn Middleware<S, C>>>,
+    config: ExecutorConfig,
+    artifacts: Option<Arc<dyn ArtifactStore>>,
+}
+
+impl<S, C> ToolExecutorBuilder<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// Replaces the whole configuration.
+    pub fn config(mut self, config: ExecutorConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Changes the configuration in place.
+    pub fn configure(mut self, f: impl FnOnce(&mut ExecutorConfig)) -> Self {
+        f(&mut self.config);
+        self
+    }
+
+    /// Adds a middleware; `before_tool` hooks run in the order added,
+    /// `after_tool` hooks in reverse.
+    pub fn middleware(mut self, middleware: impl Middleware<S, C>) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Adds a shared middleware.
+    pub fn middleware_arc(mut self, middleware: Arc<dyn Middleware<S, C>>) -> Self {
+        self.middleware.push(middleware);
+        self
+    }
+
+    /// Adds an event subscriber.
+    pub fn subscribe(mut self, subscriber: impl EventSubscriber) -> Self {
+        self.events.subscribe(subscriber);
+        self
+    }
+
+    /// Adds a shared event subscriber.
+    pub fn subscribe_arc(mut self, subscriber: Arc<dyn EventSubscriber>) -> Self {
+        self.events.subscribe_arc(subscriber);
+        self
+    }
+
+    /// Uses an event bus shared with other executors (subscribers added with
+    /// [`subscribe`](Self::subscribe) are then ignored).
+    pub fn event_bus(mut self, bus: Arc<EventBus>) -> Self {
+        self.shared_events = Some(bus);
+        self
+    }
+
+    /// Stores outputs larger than [`ExecutorConfig::artifact_threshold`] in
+    /// `store`; without one they are only cut to
+    /// [`ExecutorConfig::max_content_bytes`].
+    pub fn artifact_store(mut self, store: impl ArtifactStore) -> Self {
+        self.artifacts = Some(Arc::new(store));
+        self
+    }
+
+    /// Uses a shared artifact store.
+    pub fn artifact_store_arc(mut self, store: Arc<dyn ArtifactStore>) -> Self {
+        self.artifacts = Some(store);
+        self
+    }
+
+    /// Checks the configuration against the registry and builds the
+    /// executor.
+    pub fn build(self) -> Result<ToolExecutor<S, C>, ExecutorBuildError> {
+        self.config.check(&self.registry)?;
+        let tool_permits = self
+            .registry
+            .iter()
+            .map(|t| {
+                t.spec()
+                    .concurrency
+                    .max_concurrency
+                    .map(|n| Arc::new(Semaphore::new(n.get())))
+            })
+            .collect();
+        Ok(ToolExecutor {
+            registry: self.registry,
+            state: self.state,
+            events: self.shared_events.unwrap_or_else(|| Arc::new(self.events)),
+            middleware: self.middleware,
+            config: self.config,
+            artifacts: self.artifacts,
+            tool_permits,
+        })
+    }
+}
+
+impl<S, C> fmt::Debug for ToolExecutorBuilder<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolExecutorBuilder")
+            .field("registry", &self.registry)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}

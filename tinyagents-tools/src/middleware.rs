@@ -1,0 +1,244 @@
+//! [`Middleware`]: code that runs around every tool call.
+//!
+//! Middleware is composed as an onion in registration order: `before_tool`
+//! runs first-registered first, `after_tool` runs in reverse. A
+//! `before_tool` may
+//! - let the call go on ([`BeforeOutcome::Continue`]), possibly after
+//!   changing the arguments through [`BeforeToolCtx::arguments_mut`] (changed
+//!   arguments are validated against the schema again before anything else
+//!   sees them);
+//! - answer the call itself ([`BeforeOutcome::Respond`]): the tool does not
+//!   run, and the `after_tool` of the middleware registered *before* this one
+//!   still sees the answer;
+//! - refuse the call ([`BeforeOutcome::Deny`], or `Err(ToolError)`): the tool
+//!   does not run, no `after_tool` runs, and a `tool.rejected` event names
+//!   the refusing policy.
+//!
+//! `after_tool` sees the outcome of the call (the tool's output or its
+//! error, after retries) and may replace it. Policies (confirmation,
+//! read-only mode, allow lists, redaction, ...) are middleware: the context
+//! gives them the spec, the run, the turn, the state and a per-call scratch
+//! map ([`Extensions`]) shared between a call's `before_tool` and
+//! `after_tool`.
+
+use std::borrow::Cow;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::executor::Turn;
+use crate::extensions::Extensions;
+use crate::ids::ToolCallId;
+use crate::output::ToolOutput;
+use crate::runtime::RunContext;
+use crate::spec::ToolSpec;
+
+/// What a `before_tool` decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BeforeOutcome {
+    /// Go on to the next middleware, then the tool.
+    Continue,
+    /// Answer the call with this output; the tool does not run.
+    Respond(ToolOutput),
+    /// Refuse the call. `policy` names the refusing policy in the
+    /// `tool.rejected` event; `reason` is shown to the model.
+    Deny {
+        /// The policy's name.
+        policy: Cow<'static, str>,
+        /// Why, for the model.
+        reason: String,
+    },
+}
+
+impl BeforeOutcome {
+    /// A refusal by `policy` with a model-facing `reason`.
+    pub fn deny(policy: impl Into<Cow<'static, str>>, reason: impl Into<String>) -> Self {
+        BeforeOutcome::Deny {
+            policy: policy.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// What `before_tool` sees of a call that passed every executor check.
+pub struct BeforeToolCtx<'a, S = (), C = ()> {
+    pub(crate) spec: &'a ToolSpec,
+    pub(crate) called_name: &'a str,
+    pub(crate) call_id: &'a ToolCallId,
+    pub(crate) run: &'a RunContext<C>,
+    pub(crate) turn: &'a Turn,
+    pub(crate) state: &'a S,
+    pub(crate) arguments: Value,
+    pub(crate) arguments_changed: bool,
+    pub(crate) extensions: &'a mut Extensions,
+}
+
+impl<'a, S, C> BeforeToolCtx<'a, S, C> {
+    /// The tool's spec (safety metadata included).
+    pub fn spec(&self) -> &ToolSpec {
+        self.spec
+    }
+
+    /// The tool name as the model called it (an alias or the canonical name).
+    pub fn called_name(&self) -> &str {
+        self.called_name
+    }
+
+    /// The call id.
+    pub fn call_id(&self) -> &ToolCallId {
+        self.call_id
+    }
+
+    /// The run.
+    pub fn run(&self) -> &RunContext<C> {
+        self.run
+    }
+
+    /// The turn.
+    pub fn turn(&self) -> &Turn {
+        self.turn
+    }
+
+    /// The executor's state.
+    pub fn state(&self) -> &S {
+        self.state
+    }
+
+    /// The validated arguments.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// The arguments, to change. Changed arguments are validated again before
+    /// the next middleware or the tool sees them.
+    pub fn arguments_mut(&mut self) -> &mut Value {
+        self.arguments_changed = true;
+        &mut self.arguments
+    }
+
+    /// Per-call scratch space shared with the same call's `after_tool`.
+    pub fn extensions(&mut self) -> &mut Extensions {
+        self.extensions
+    }
+}
+
+/// What `after_tool` sees: the call and its outcome, which it may replace.
+pub struct AfterToolCtx<'a, S = (), C = ()> {
+    pub(crate) spec: &'a ToolSpec,
+    pub(crate) called_name: &'a str,
+    pub(crate) call_id: &'a ToolCallId,
+    pub(crate) run: &'a RunContext<C>,
+    pub(crate) turn: &'a Turn,
+    pub(crate) state: &'a S,
+    pub(crate) arguments: &'a Value,
+    pub(crate) attempts: u32,
+    pub(crate) outcome: Result<ToolOutput, ToolError>,
+    pub(crate) extensions: &'a mut Extensions,
+}
+
+impl<'a, S, C> AfterToolCtx<'a, S, C> {
+    /// The tool's spec.
+    pub fn spec(&self) -> &ToolSpec {
+        self.spec
+    }
+
+    /// The tool name as the model called it.
+    pub fn called_name(&self) -> &str {
+        self.called_name
+    }
+
+    /// The call id.
+    pub fn call_id(&self) -> &ToolCallId {
+        self.call_id
+    }
+
+    /// The run.
+    pub fn run(&self) -> &RunContext<C> {
+        self.run
+    }
+
+    /// The turn.
+    pub fn turn(&self) -> &Turn {
+        self.turn
+    }
+
+    /// The executor's state.
+    pub fn state(&self) -> &S {
+        self.state
+    }
+
+    /// The arguments the tool ran with.
+    pub fn arguments(&self) -> &Value {
+        self.arguments
+    }
+
+    /// How many attempts were made (0 when a middleware answered).
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The outcome: the tool's output or its classified error.
+    pub fn outcome(&self) -> &Result<ToolOutput, ToolError> {
+        &self.outcome
+    }
+
+    /// The outcome, to change.
+    pub fn outcome_mut(&mut self) -> &mut Result<ToolOutput, ToolError> {
+        &mut self.outcome
+    }
+
+    /// Per-call scratch space filled by `before_tool`.
+    pub fn extensions(&mut self) -> &mut Extensions {
+        self.extensions
+    }
+}
+
+/// Code that runs around every tool call of an executor.
+///
+/// Both hooks default to doing nothing, so a middleware implements only what
+/// it needs.
+///
+/// ```
+/// use tinyagents_tools::{async_trait, BeforeOutcome, BeforeToolCtx, Middleware, ToolError};
+///
+/// /// Refuses every tool that changes something.
+/// struct ReadOnlyMode;
+///
+/// #[async_trait]
+/// impl Middleware for ReadOnlyMode {
+///     fn name(&self) -> &str { "read_only_mode" }
+///     async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
+///         if ctx.spec().safety.is_read_only() {
+///             Ok(BeforeOutcome::Continue)
+///         } else {
+///             Ok(BeforeOutcome::deny("read_only_mode", "this run may only read"))
+///         }
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait Middleware<S = (), C = ()>: Send + Sync + 'static
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// A short stable name, used as the policy name when this middleware
+    /// refuses a call with an error.
+    fn name(&self) -> &str;
+
+    /// Runs before the tool, after the executor's own checks.
+    async fn before_tool(
+        &self,
+        ctx: &mut BeforeToolCtx<'_, S, C>,
+    ) -> Result<BeforeOutcome, ToolError> {
+        let _ = ctx;
+        Ok(BeforeOutcome::Continue)
+    }
+
+    /// Runs after the tool (or after a later middleware answered), and may
+    /// change the outcome.
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_, S, C>) {
+        let _ = ctx;
+    }
+}
