@@ -28,16 +28,47 @@ fn main() {
     let runs = if quick { 3 } else { 11 };
     let mut report = Report::default();
     machine(&mut report, quick);
-    cases::per_call::run(budget, &mut report);
+    let per_call = cases::per_call::run(budget, &mut report);
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a runtime");
-    cases::batch::run_baseline(&rt, runs, &mut report);
+    let baseline = cases::batch::run_baseline(&rt, runs, &mut report);
+    let ours_batch = cases::batch::run_ours(&rt, runs, &mut report);
+    let batch_ratio = report.ratio(
+        "ours_execute_batch_vs_buffer_unordered",
+        "ours execute_batch / buffer_unordered",
+        ours_batch,
+        baseline,
+    );
+    report.ratio(
+        "ours_execute_batch_vs_ideal",
+        "ours execute_batch / ideal 100 ms",
+        ours_batch,
+        1e8,
+    );
 
     cases::declarations::run_rmcp(budget, &mut report);
     cases::registration::run(runs, &mut report);
+    // Last: it raises the peak RSS of the process.
+    cases::load::run(if quick { 100_000 } else { 1_000_000 }, &mut report);
+
+    report.target(
+        "per_call_at_most_2x_raw",
+        "ours per call <= 2x RAW",
+        per_call.ours <= 2.0 * per_call.raw,
+    );
+    report.target(
+        "per_call_below_rmcp_and_rig",
+        "ours per call < rmcp router (built once) and < rig",
+        per_call.ours < per_call.rmcp && (!cfg!(feature = "rig") || per_call.ours < per_call.rig),
+    );
+    report.target(
+        "batch_at_most_1_05x_buffer_unordered",
+        "batch wall time <= 1.05x buffer_unordered",
+        batch_ratio <= 1.05,
+    );
 
     if json {
         eprint!("{}", report.table());

@@ -78,3 +78,43 @@ pub fn run_baseline(rt: &tokio::runtime::Runtime, runs: usize, report: &mut Repo
     );
     stats.median_ns
 }
+
+/// Runs our part of case 2 (`execute_batch`, concurrency bound 100) and
+/// returns its median (ns). Checks every batch answers every call, in call
+/// order.
+pub fn run_ours(rt: &tokio::runtime::Runtime, runs: usize, report: &mut Report) -> f64 {
+    use tinyagents_tools::{RunContext, ToolCall, Turn};
+
+    let executor = crate::contenders::ours_exec::with_concurrency(
+        crate::contenders::ours_exec::SleepyAdd::new(DELAY),
+        CONCURRENCY,
+    );
+    let run = RunContext::empty();
+    let calls: Vec<ToolCall> = (0..CALLS)
+        .map(|i| ToolCall::new(format!("call-{i}"), "sleepy_add", sample_args()))
+        .collect();
+    let stats = time_batches(rt, runs, || {
+        let calls = calls.clone();
+        let executor = &executor;
+        let run = &run;
+        async move {
+            let turn = Turn::new(1);
+            let results = executor.execute_batch(run, &turn, calls).await;
+            results
+                .iter()
+                .enumerate()
+                .filter(|(i, r)| {
+                    !r.is_error && r.tool_call_id.as_str() == format!("call-{i}").as_str()
+                })
+                .count()
+        }
+    });
+    report.stats(
+        "batch",
+        "ours_execute_batch",
+        "ours: execute_batch, bound 100, 1,000 x 10 ms",
+        Unit::Ms,
+        stats,
+    );
+    stats.median_ns
+}

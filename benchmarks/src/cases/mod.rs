@@ -2,5 +2,6 @@
 
 pub mod batch;
 pub mod declarations;
+pub mod load;
 pub mod per_call;
 pub mod registration;

@@ -7,12 +7,14 @@
 use std::hint::black_box;
 
 use serde_json::Value;
-use tinyagents_tools::{RunContext, ToolRegistry, ToolRuntime};
+use std::sync::atomic::Ordering;
+
+use tinyagents_tools::{RunContext, ToolCall, ToolRegistry, ToolRuntime, Turn};
 
 use crate::add::{expected_sum, raw, raw_text, sample_args};
 #[cfg(feature = "rig")]
 use crate::contenders::rig;
-use crate::contenders::{ours, rmcp};
+use crate::contenders::{ours, ours_exec, rmcp};
 use crate::harness::{Budget, Stats, measure_async, measure_sync};
 use crate::report::{Report, Unit};
 
@@ -23,6 +25,12 @@ pub struct PerCall {
     pub raw: f64,
     /// RAW, from JSON text.
     pub raw_text: f64,
+    /// Ours: the executor around the `#[tool]` add.
+    pub ours: f64,
+    /// Ours: the executor around the hand-written add.
+    pub ours_hand: f64,
+    /// Ours: with one subscriber and one middleware.
+    pub ours_observed: f64,
     /// rmcp, router built once.
     pub rmcp: f64,
     /// rmcp, router rebuilt per call.
@@ -94,6 +102,47 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         measure_async(budget, || direct(black_box(args.clone()))).await,
     );
 
+    // Ours, through the executor's whole lifecycle.
+    let run = RunContext::empty();
+    let turn = Turn::new(1);
+    let call = ToolCall::new("call-1", "add", args.clone());
+    let hand = ours_exec::plain(ours::HandAdd);
+    check_ours(hand.execute(&run, &turn, call.clone()).await);
+    out.ours_hand = record(
+        "ours_executor_hand",
+        "ours: executor, hand-written Tool impl",
+        measure_async(budget, || {
+            hand.execute(&run, &turn, black_box(call.clone()))
+        })
+        .await,
+    );
+    let plain = ours_exec::plain(ours::MacroAddTool);
+    check_ours(plain.execute(&run, &turn, call.clone()).await);
+    out.ours = record(
+        "ours_executor",
+        "ours: executor, #[tool] (no subscriber, no middleware)",
+        measure_async(budget, || {
+            plain.execute(&run, &turn, black_box(call.clone()))
+        })
+        .await,
+    );
+    let (observed, subscriber, middleware) = ours_exec::observed(ours::MacroAddTool);
+    check_ours(observed.execute(&run, &turn, call.clone()).await);
+    out.ours_observed = record(
+        "ours_executor_observed",
+        "ours: executor, #[tool], 1 inline subscriber + 1 middleware",
+        measure_async(budget, || {
+            observed.execute(&run, &turn, black_box(call.clone()))
+        })
+        .await,
+    );
+    let calls = middleware.calls.load(Ordering::Relaxed);
+    assert!(calls > 1, "the middleware ran");
+    assert!(
+        subscriber.events.load(Ordering::Relaxed) >= 2 * calls,
+        "the subscriber saw started and completed for every call"
+    );
+
     // rmcp.
     let harness = rmcp::Harness::start();
     let response = harness.call(args_object.clone()).await.expect("rmcp works");
@@ -126,6 +175,24 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         );
     }
 
+    report.ratio(
+        "ours_executor_vs_raw",
+        "ours executor (#[tool]) / RAW",
+        out.ours,
+        out.raw,
+    );
+    report.ratio(
+        "ours_executor_hand_vs_raw",
+        "ours executor (hand-written) / RAW",
+        out.ours_hand,
+        out.raw,
+    );
+    report.ratio(
+        "ours_executor_observed_vs_raw",
+        "ours executor + subscriber + middleware / RAW",
+        out.ours_observed,
+        out.raw,
+    );
     report.ratio("rmcp_router_vs_raw", "rmcp router / RAW", out.rmcp, out.raw);
     report.ratio(
         "rmcp_router_rebuilt_vs_raw",
@@ -164,6 +231,11 @@ async fn rig_toolset(budget: Budget, args_text: &str) -> Stats {
         }
     })
     .await
+}
+
+fn check_ours(result: tinyagents_tools::ToolResult) {
+    assert!(!result.is_error, "ours works: {:?}", result.error);
+    assert_eq!(result.structured, Some(expected_sum()));
 }
 
 fn assert_rmcp_sum(response: ::rmcp::model::CallToolResponse) {

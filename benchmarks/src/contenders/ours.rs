@@ -63,3 +63,10 @@ impl Tool for NamedAdd {
         Json(add(args)).into_tool_output()
     }
 }
+
+/// "add" written with our `#[tool]` (the type is `MacroAddTool`).
+#[tinyagents_tools::tool(name = "add", read_only, idempotent)]
+/// Add two integers.
+pub async fn macro_add(args: AddArgs) -> Sum {
+    add(args)
+}

@@ -1,6 +1,7 @@
 //! Our executor around "add": plain, and with one event subscriber and one
 //! middleware; the tool that awaits a timer for the batch and load cases.
 
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -64,7 +65,11 @@ impl Middleware for CountingMiddleware {
 /// middleware; the counters are returned so the caller can check they ran.
 pub fn observed(
     tool: impl Tool,
-) -> (ToolExecutor, Arc<CountingSubscriber>, Arc<CountingMiddleware>) {
+) -> (
+    ToolExecutor,
+    Arc<CountingSubscriber>,
+    Arc<CountingMiddleware>,
+) {
     let mut registry = ToolRegistry::new();
     registry.register(tool).expect("registers");
     let subscriber = Arc::new(CountingSubscriber::default());
@@ -104,4 +109,14 @@ impl Tool for SleepyAdd {
         tokio::time::sleep(self.delay).await;
         Json(add(args)).into_tool_output()
     }
+}
+
+/// An executor over one tool running at most `n` calls of a batch at once.
+pub fn with_concurrency(tool: impl Tool, n: usize) -> ToolExecutor {
+    let mut registry = ToolRegistry::new();
+    registry.register(tool).expect("registers");
+    ToolExecutor::builder(registry, ())
+        .configure(|c| c.max_concurrency = NonZeroUsize::new(n).expect("n > 0"))
+        .build()
+        .expect("builds")
 }
