@@ -3,7 +3,8 @@
 //!
 //! `cargo run --release --manifest-path benchmarks/Cargo.toml -- --json`
 //! prints one JSON object on stdout (the keys are documented in
-//! BENCHMARKS.md) and the table on stderr. `--quick` shortens every case.
+//! BENCHMARKS.md) and the table on stderr. `--quick` shortens every case;
+//! `--profile-executor N` runs only N executor calls, for a profiler.
 
 mod add;
 mod cases;
@@ -25,6 +26,15 @@ fn main() {
         Budget::standard()
     };
 
+    if let Some(n) = args
+        .iter()
+        .position(|a| a == "--profile-executor")
+        .and_then(|i| args.get(i + 1))
+    {
+        // Only the per-call executor loop, for `valgrind --tool=callgrind`.
+        cases::per_call::profile_executor(n.parse().expect("a call count"));
+        return;
+    }
     let runs = if quick { 3 } else { 11 };
     let mut report = Report::default();
     machine(&mut report, quick);

@@ -246,3 +246,21 @@ fn assert_rmcp_sum(response: ::rmcp::model::CallToolResponse) {
         _ => panic!("rmcp answered with an incomplete result"),
     }
 }
+
+/// Runs `n` calls of "add" (`#[tool]`) through the executor and nothing else,
+/// for a profiler.
+pub fn profile_executor(n: u64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let run = RunContext::empty();
+        let turn = Turn::new(1);
+        let call = ToolCall::new("call-1", "add", sample_args());
+        let executor = ours_exec::plain(ours::MacroAddTool);
+        for _ in 0..n {
+            black_box(executor.execute(&run, &turn, black_box(call.clone())).await);
+        }
+    });
+}
