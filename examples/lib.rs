@@ -1,1 +1,278 @@
-//! Shared example code.
+//! The tools the examples (and the tests) share: the quickstart's four
+//! realistic tools and the stores they use.
+//!
+//! - [`search_docs`]: a read-only search over a small built-in document set;
+//! - [`write_note`]: writes to a notebook, and requires confirmation;
+//! - [`read_file`]: reads a text file confined to the run's workspace root;
+//! - [`calculate`]: a pure calculator.
+
+use std::sync::Mutex;
+
+use tinyagents_tools::policy::WorkspacePath;
+use tinyagents_tools::prelude::*;
+use tinyagents_tools::{RegistryError, WorkspaceRoot, tool};
+
+/// One document of the built-in set.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    /// A stable id.
+    pub id: &'static str,
+    /// The title.
+    pub title: &'static str,
+    /// The text.
+    pub body: &'static str,
+}
+
+/// A tiny in-memory document index.
+#[derive(Debug, Clone)]
+pub struct DocIndex {
+    docs: Vec<Doc>,
+}
+
+impl DocIndex {
+    /// The built-in documents about this framework.
+    pub fn builtin() -> Self {
+        let docs = vec![
+            Doc {
+                id: "tools",
+                title: "Writing a tool",
+                body: "Put #[tool] on an async fn. Its one argument struct becomes the JSON schema the model sees; parameters marked #[inject] are hidden runtime values.",
+            },
+            Doc {
+                id: "safety",
+                title: "Safety metadata",
+                body: "Declare read_only, mutating or destructive, idempotent, local or networked, filesystem, shell, spend and requires_confirmation. The executor and the policies enforce them.",
+            },
+            Doc {
+                id: "executor",
+                title: "The executor",
+                body: "Every call is checked before it runs: the tool exists and was advertised, the arguments parse and match the schema, limits hold. Then middleware, the tool, events and a tool message.",
+            },
+            Doc {
+                id: "retries",
+                title: "Timeouts and retries",
+                body: "A timeout fires the call's cancellation token. Only idempotent tools are retried, with backoff and jitter, and only for retry-class errors.",
+            },
+            Doc {
+                id: "providers",
+                title: "Provider formats",
+                body: "One spec exports to OpenAI, Anthropic, Gemini and MCP, with each provider's schema rules applied, and their tool calls and results read back.",
+            },
+        ];
+        DocIndex { docs }
+    }
+
+    /// Documents matching any word of `query`, best first.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+        let words: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() > 2)
+            .map(str::to_lowercase)
+            .collect();
+        let mut hits: Vec<Hit> = self
+            .docs
+            .iter()
+            .filter_map(|doc| {
+                let text = format!("{} {}", doc.title, doc.body).to_lowercase();
+                let score = words.iter().filter(|w| text.contains(w.as_str())).count() as u32;
+                (score > 0).then(|| Hit {
+                    id: doc.id.to_owned(),
+                    title: doc.title.to_owned(),
+                    snippet: doc.body.chars().take(80).collect(),
+                    score,
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        hits.truncate(limit);
+        hits
+    }
+}
+
+/// Arguments of [`search_docs`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Words to look for.
+    pub query: String,
+    /// How many hits to return (1 to 10, default 3).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 10))]
+    pub limit: Option<u32>,
+}
+
+/// One search hit.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Hit {
+    /// The document id.
+    pub id: String,
+    /// The document title.
+    pub title: String,
+    /// The start of the document.
+    pub snippet: String,
+    /// How many query words matched.
+    pub score: u32,
+}
+
+/// Search the framework's built-in documentation and return the best hits.
+#[tool(read_only, idempotent, local, deterministic, timeout = "5s", tags = ["docs"])]
+pub async fn search_docs(args: SearchArgs, #[inject] index: Store<DocIndex>) -> Vec<Hit> {
+    index.search(&args.query, args.limit.unwrap_or(3) as usize)
+}
+
+/// A saved note.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Note {
+    /// The note's number in the notebook.
+    pub id: usize,
+    /// The title.
+    pub title: String,
+    /// The text.
+    pub body: String,
+}
+
+/// The user's notebook (shared by every call of a run).
+#[derive(Debug, Default)]
+pub struct NoteBook {
+    notes: Mutex<Vec<Note>>,
+}
+
+impl NoteBook {
+    /// Every note, oldest first.
+    pub fn notes(&self) -> Vec<Note> {
+        self.notes.lock().expect("notebook lock").clone()
+    }
+}
+
+/// Arguments of [`write_note`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteArgs {
+    /// A short title.
+    #[schemars(length(min = 1, max = 80))]
+    pub title: String,
+    /// The note's text.
+    #[schemars(length(max = 2000))]
+    pub body: String,
+}
+
+/// Save a note in the user's notebook.
+///
+/// The user must approve every note before it is written.
+#[tool(mutating, local, requires_confirmation, tags = ["notes"])]
+pub async fn write_note(args: NoteArgs, #[inject] notebook: Store<NoteBook>) -> Note {
+    let mut notes = notebook.notes.lock().expect("notebook lock");
+    let note = Note {
+        id: notes.len() + 1,
+        title: args.title,
+        body: args.body,
+    };
+    notes.push(note.clone());
+    note
+}
+
+/// Arguments of [`read_file`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// The file, relative to the workspace root.
+    pub path: WorkspacePath,
+}
+
+/// A file's text.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FileText {
+    /// The path as given.
+    pub path: String,
+    /// The UTF-8 text.
+    pub text: String,
+}
+
+/// Read a UTF-8 text file from the workspace.
+#[tool(read_only, idempotent, local, filesystem = "read", workspace, timeout = "2s", tags = ["files"])]
+pub async fn read_file(
+    args: ReadFileArgs,
+    #[inject] root: WorkspaceRoot,
+) -> Result<FileText, ToolError> {
+    let full = args
+        .path
+        .resolve(root.path())
+        .map_err(|violation| ToolError::denied("workspace_root", violation.to_string()))?;
+    let text = tokio::fs::read_to_string(&full).await?;
+    Ok(FileText {
+        path: args.path.to_string(),
+        text,
+    })
+}
+
+/// An arithmetic operation.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// a + b
+    Add,
+    /// a - b
+    Subtract,
+    /// a * b
+    Multiply,
+    /// a / b
+    Divide,
+    /// a to the power b
+    Power,
+}
+
+/// Arguments of [`calculate`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalcArgs {
+    /// The left operand.
+    pub a: f64,
+    /// The operation.
+    pub op: Operation,
+    /// The right operand.
+    pub b: f64,
+}
+
+/// Compute `a op b` exactly as a calculator would.
+#[tool(read_only, idempotent, local, deterministic)]
+pub async fn calculate(args: CalcArgs) -> Result<f64, ToolError> {
+    let value = match args.op {
+        Operation::Add => args.a + args.b,
+        Operation::Subtract => args.a - args.b,
+        Operation::Multiply => args.a * args.b,
+        Operation::Divide if args.b == 0.0 => {
+            return Err(ToolError::repair(
+                "`b`: division by zero; use a non-zero divisor",
+            ));
+        }
+        Operation::Divide => args.a / args.b,
+        Operation::Power => args.a.powf(args.b),
+    };
+    if !value.is_finite() {
+        return Err(ToolError::repair("the result is not a finite number"));
+    }
+    Ok(value)
+}
+
+/// A registry with the four quickstart tools.
+pub fn quickstart_registry() -> Result<ToolRegistry, RegistryError> {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(SearchDocsTool)?
+        .register(WriteNoteTool)?
+        .register(ReadFileTool)?
+        .register(CalculateTool)?;
+    Ok(registry)
+}
+
+/// A run with the stores the quickstart tools need, confined to `workspace`.
+pub fn quickstart_run(
+    workspace: &std::path::Path,
+    notebook: std::sync::Arc<NoteBook>,
+) -> RunContext {
+    RunContext::builder(())
+        .store(DocIndex::builtin())
+        .store_arc(notebook)
+        .workspace_root(workspace)
+        .build()
+}

@@ -36,6 +36,7 @@ mod middleware;
 mod name_rules;
 mod output;
 pub mod policy;
+pub mod providers;
 mod registry;
 mod retry;
 mod runtime;

@@ -26,6 +26,7 @@ use crate::events::{EventBus, EventKind, Progress, ToolEvent};
 use crate::executor::RunCallCounts;
 use crate::extensions::Extensions;
 use crate::ids::{RunId, ThreadId, ToolCallId};
+use crate::policy::Redactor;
 use crate::secret::Secrets;
 
 struct RunInner<C> {
@@ -267,6 +268,7 @@ pub struct ToolRuntime<C = ()> {
     attempt: u32,
     cancel: CancellationToken,
     events: Option<Arc<EventBus>>,
+    redactor: Option<Arc<Redactor>>,
 }
 
 impl<C> Clone for ToolRuntime<C> {
@@ -278,6 +280,7 @@ impl<C> Clone for ToolRuntime<C> {
             attempt: self.attempt,
             cancel: self.cancel.clone(),
             events: self.events.clone(),
+            redactor: self.redactor.clone(),
         }
     }
 }
@@ -298,6 +301,7 @@ impl<C> ToolRuntime<C> {
             attempt: 1,
             cancel,
             events: None,
+            redactor: None,
         }
     }
 
@@ -310,6 +314,13 @@ impl<C> ToolRuntime<C> {
     /// Sets the event bus that `EventEmitter` and `StreamWriter` write to.
     pub fn with_events(mut self, events: Arc<EventBus>) -> Self {
         self.events = Some(events);
+        self
+    }
+
+    /// Masks custom event payloads and progress messages with `redactor`
+    /// before they are emitted.
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Self {
+        self.redactor = Some(redactor);
         self
     }
 
@@ -373,6 +384,7 @@ impl<C> ToolRuntime<C> {
                 call_id: self.call_id.clone(),
                 tool: self.tool.to_string(),
                 attempt: self.attempt,
+                redactor: self.redactor.clone(),
             })
         })
     }
@@ -396,9 +408,17 @@ struct EventScope {
     call_id: ToolCallId,
     tool: String,
     attempt: u32,
+    redactor: Option<Arc<Redactor>>,
 }
 
 impl EventScope {
+    fn mask(&self, text: String) -> String {
+        match &self.redactor {
+            Some(r) => r.text(&text).into_owned(),
+            None => text,
+        }
+    }
+
     fn event(&self, kind: EventKind) -> ToolEvent {
         ToolEvent::new(
             kind,
@@ -428,7 +448,11 @@ impl EventEmitter {
                 return;
             }
             let mut event = scope.event(EventKind::Custom);
-            event.name = Some(name.into());
+            let mut data = data;
+            if let Some(r) = &scope.redactor {
+                r.json(&mut data);
+            }
+            event.name = Some(scope.mask(name.into()));
             event.data = Some(data);
             scope.bus.emit(event);
         }
@@ -459,7 +483,7 @@ impl StreamWriter {
             event.progress = Some(Progress {
                 progress,
                 total,
-                message: message.map(str::to_owned),
+                message: message.map(|m| scope.mask(m.to_owned())),
             });
             scope.bus.emit(event);
         }

@@ -63,6 +63,12 @@ impl ToolSchema {
         &self.0
     }
 
+    /// True when both handles share one schema value (a clone of a schema is
+    /// the same schema; an equal schema built separately is not).
+    pub fn ptr_eq(&self, other: &ToolSchema) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// True when the root says `"type": "object"`.
     pub fn is_object_root(&self) -> bool {
         match self.0.get("type") {
@@ -154,7 +160,7 @@ pub fn bound_integer_formats(schema: &mut Value) {
 }
 
 /// Keywords whose value is one subschema.
-const ONE_SCHEMA: &[&str] = &[
+pub(crate) const ONE_SCHEMA: &[&str] = &[
     "additionalProperties",
     "items",
     "not",
@@ -168,9 +174,9 @@ const ONE_SCHEMA: &[&str] = &[
     "additionalItems",
 ];
 /// Keywords whose value is an array of subschemas.
-const SCHEMA_ARRAYS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+pub(crate) const SCHEMA_ARRAYS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
 /// Keywords whose value maps names to subschemas.
-const SCHEMA_MAPS: &[&str] = &[
+pub(crate) const SCHEMA_MAPS: &[&str] = &[
     "properties",
     "patternProperties",
     "$defs",
@@ -208,6 +214,48 @@ pub fn walk_schemas_mut(schema: &mut Value, f: &mut dyn FnMut(&mut Map<String, V
             }
         }
     }
+}
+
+/// Calls `f` on every schema object in `schema` with the JSON pointer of
+/// each, parents before children. `f` may rewrite the object it is given; the
+/// walk then descends into the rewritten children.
+pub fn walk_schemas_mut_at(schema: &mut Value, f: &mut dyn FnMut(&str, &mut Map<String, Value>)) {
+    fn go(v: &mut Value, ptr: &mut String, f: &mut dyn FnMut(&str, &mut Map<String, Value>)) {
+        let Value::Object(obj) = v else { return };
+        f(ptr, obj);
+        for (key, child) in obj.iter_mut() {
+            let base = ptr.len();
+            ptr.push('/');
+            ptr.push_str(&escape_pointer(key));
+            let k = key.as_str();
+            if ONE_SCHEMA.contains(&k) && !(k == "items" && child.is_array()) {
+                go(child, ptr, f);
+            } else if SCHEMA_ARRAYS.contains(&k) || (k == "items" && child.is_array()) {
+                for (i, c) in child.as_array_mut().into_iter().flatten().enumerate() {
+                    let b = ptr.len();
+                    ptr.push('/');
+                    ptr.push_str(&i.to_string());
+                    go(c, ptr, f);
+                    ptr.truncate(b);
+                }
+            } else if SCHEMA_MAPS.contains(&k) {
+                for (name, c) in child.as_object_mut().into_iter().flatten() {
+                    let b = ptr.len();
+                    ptr.push('/');
+                    ptr.push_str(&escape_pointer(name));
+                    go(c, ptr, f);
+                    ptr.truncate(b);
+                }
+            }
+            ptr.truncate(base);
+        }
+    }
+    go(schema, &mut String::new(), f)
+}
+
+/// Escapes one JSON pointer segment (`~` as `~0`, `/` as `~1`).
+pub fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
 }
 
 /// Calls `f` on every schema object in `schema` (read-only), with the JSON

@@ -18,8 +18,10 @@ use crate::extensions::Extensions;
 use crate::ids::ToolCallId;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
 use crate::output::{ToolOutput, ToolResult};
+use crate::policy::Redactor;
 use crate::registry::RegisteredTool;
 use crate::runtime::{RunContext, ToolRuntime};
+use crate::safety::RedactionPolicy;
 
 /// What one call knows about itself while it goes through the steps.
 struct CallCx<'a, C> {
@@ -28,6 +30,18 @@ struct CallCx<'a, C> {
     name: &'a str,
     received: Instant,
     args_hash: Option<String>,
+    /// Masks secrets and the tool's patterns in what the call shows; `None`
+    /// when there is nothing to mask.
+    redactor: Option<Arc<Redactor>>,
+}
+
+/// The redactor for a tool's policy (or the default policy, before the tool
+/// is known) in `run`; `None` when it would mask nothing.
+fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Option<Arc<Redactor>> {
+    let default = RedactionPolicy::default();
+    let redactor =
+        Redactor::for_policy(policy.unwrap_or(&default), run.secrets().redaction_values());
+    (!redactor.is_noop()).then(|| Arc::new(redactor))
 }
 
 /// Permits a call holds while it runs.
@@ -53,6 +67,12 @@ where
         batch: Option<&RwLock<()>>,
     ) -> ToolResult {
         let received = Instant::now();
+        let mut call = call;
+        if let Some(redactor) = redactor_for(None, run)
+            && let Cow::Owned(masked) = redactor.text(&call.name)
+        {
+            call.name = masked;
+        }
         let span = tracing::info_span!(
             "tool.call",
             tool = %call.name,
@@ -71,6 +91,7 @@ where
                     name: &name,
                     received,
                     args_hash: None,
+                    redactor: None,
                 };
                 self.fail(&cx, ToolError::panicked(), 1, EventKind::Failed, None)
             }
@@ -96,6 +117,7 @@ where
             name: &name,
             received,
             args_hash: None,
+            redactor: redactor_for(None, run),
         };
         if run.cancellation().is_cancelled() {
             return self.reject(&cx, ToolError::cancelled(), None);
@@ -104,6 +126,7 @@ where
             return self.reject(&cx, ToolError::unknown_tool(&name), None);
         };
         let spec = registered.spec();
+        cx.redactor = redactor_for(Some(&spec.safety.redaction), run);
         if !turn.advertises(spec.name.as_str()) {
             return self.reject(&cx, ToolError::not_advertised(spec.name.as_str()), None);
         }
@@ -285,9 +308,12 @@ where
     ) -> Result<ToolOutput, ToolError> {
         let spec = registered.spec();
         let timeout = spec.timeout.unwrap_or(self.config.default_timeout);
-        let runtime = ToolRuntime::new(cx.run.clone(), cx.id.clone(), cx.name)
+        let mut runtime = ToolRuntime::new(cx.run.clone(), cx.id.clone(), cx.name)
             .with_attempt(attempt)
             .with_events(Arc::clone(&self.events));
+        if let Some(redactor) = &cx.redactor {
+            runtime = runtime.with_redactor(Arc::clone(redactor));
+        }
         let token = runtime.cancellation().clone();
         let call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
             .catch_unwind();
@@ -313,10 +339,13 @@ where
         outcome: Result<ToolOutput, ToolError>,
         attempt: u32,
     ) -> ToolResult {
-        let output = match outcome {
+        let mut output = match outcome {
             Ok(output) => output,
             Err(e) => return self.fail(cx, e, attempt, EventKind::Failed, None),
         };
+        if let Some(redactor) = &cx.redactor {
+            redact_output(redactor, &mut output);
+        }
         let store = self.artifacts.as_deref();
         match content::format(&output, self.config.content_limits(), store).await {
             Ok(formatted) => {
@@ -367,11 +396,16 @@ where
         kind: EventKind,
         policy: Option<Cow<'static, str>>,
     ) -> ToolResult {
-        let error = if !self.config.repair_allowed && error.class() == ErrorClass::Repair {
+        let mut error = if !self.config.repair_allowed && error.class() == ErrorClass::Repair {
             error.with_class(ErrorClass::Fatal)
         } else {
             error
         };
+        if let Some(redactor) = &cx.redactor
+            && let Cow::Owned(masked) = redactor.text(error.message())
+        {
+            error.set_message(masked);
+        }
         tracing::debug!(
             error_class = %error.class(),
             error_kind = error.kind().as_str(),
@@ -412,6 +446,41 @@ where
         event.args_hash = cx.args_hash.clone();
         fill(&mut event);
         self.events.emit(event);
+    }
+}
+
+/// Masks every model-facing part of an output: text, JSON blocks, links and
+/// the structured value (which MCP and others show to the model too).
+fn redact_output(redactor: &Redactor, output: &mut ToolOutput) {
+    use crate::output::ContentBlock;
+    for block in &mut output.content {
+        match block {
+            ContentBlock::Text { text } => {
+                if let Cow::Owned(masked) = redactor.text(text) {
+                    *text = masked;
+                }
+            }
+            ContentBlock::Json { value } => redactor.json(value),
+            ContentBlock::ResourceLink {
+                uri,
+                name,
+                description,
+                ..
+            } => {
+                for field in [Some(uri), name.as_mut(), description.as_mut()]
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Cow::Owned(masked) = redactor.text(field) {
+                        *field = masked;
+                    }
+                }
+            }
+            ContentBlock::Image { .. } => {}
+        }
+    }
+    if let Some(value) = &mut output.structured {
+        redactor.json(value);
     }
 }
 

@@ -1,0 +1,502 @@
+//! Rule checkers for exported declarations, one per provider. They live in
+//! the tests, apart from the exporters, so an exporter bug cannot hide in a
+//! shared helper; each returns every violation it finds.
+
+use serde_json::{Map, Value};
+use tinyagents_tools::schema::walk_schemas;
+
+type Violations = Vec<String>;
+
+const OPENAI_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+const ANTHROPIC_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+fn is_object(obj: &Map<String, Value>) -> bool {
+    obj.get("type").is_some_and(|t| {
+        t == "object"
+            || t.as_array()
+                .is_some_and(|a| a.iter().any(|x| x == "object"))
+    }) || obj.contains_key("properties")
+}
+
+fn is_array(obj: &Map<String, Value>) -> bool {
+    obj.get("type").is_some_and(|t| {
+        t == "array" || t.as_array().is_some_and(|a| a.iter().any(|x| x == "array"))
+    })
+}
+
+fn name_ok(name: &str, max: usize, extra: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= max
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(c))
+}
+
+/// Root checks every LLM provider shares.
+fn root_rules(schema: &Value, out: &mut Violations) {
+    if schema.get("type") != Some(&Value::from("object")) {
+        out.push("root is not type object".into());
+    }
+    for k in ["anyOf", "oneOf", "allOf", "$schema", "title"] {
+        if schema.get(k).is_some() {
+            out.push(format!("root has `{k}`"));
+        }
+    }
+}
+
+/// Every `$ref` resolves inside the document.
+fn refs_resolve(schema: &Value, out: &mut Violations) {
+    walk_schemas(schema, &mut |ptr, obj| {
+        if let Some(Value::String(r)) = obj.get("$ref") {
+            let ok = r
+                .strip_prefix('#')
+                .is_some_and(|p| p.is_empty() || schema.pointer(p).is_some());
+            if !ok {
+                out.push(format!("{ptr}: unresolved $ref {r}"));
+            }
+        }
+    });
+}
+
+/// OpenAI strict: closed, fully required objects, no `$ref` with siblings,
+/// allowed formats only, typed subschemas, arrays with items.
+pub fn openai_strict_violations(schema: &Value) -> Violations {
+    let mut out = Vec::new();
+    root_rules(schema, &mut out);
+    refs_resolve(schema, &mut out);
+    walk_schemas(schema, &mut |ptr, obj| {
+        if is_object(obj) {
+            if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
+                out.push(format!("{ptr}: object not closed"));
+            }
+            let props: Vec<&str> = obj
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let mut required: Vec<&str> = obj
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            required.sort_unstable();
+            let mut sorted = props.clone();
+            sorted.sort_unstable();
+            if required != sorted {
+                out.push(format!(
+                    "{ptr}: required {required:?} != properties {sorted:?}"
+                ));
+            }
+        }
+        if obj.contains_key("$ref") && obj.len() > 1 {
+            out.push(format!("{ptr}: $ref with siblings"));
+        }
+        for k in [
+            "oneOf",
+            "allOf",
+            "not",
+            "if",
+            "then",
+            "else",
+            "dependentSchemas",
+            "patternProperties",
+            "minLength",
+            "maxLength",
+        ] {
+            if obj.contains_key(k) {
+                out.push(format!("{ptr}: `{k}` not allowed"));
+            }
+        }
+        if obj.get("default") == Some(&Value::Null) {
+            out.push(format!("{ptr}: default null"));
+        }
+        if let Some(f) = obj.get("format").and_then(Value::as_str)
+            && !OPENAI_FORMATS.contains(&f)
+        {
+            out.push(format!("{ptr}: format {f}"));
+        }
+        if is_array(obj) && !obj.contains_key("items") {
+            out.push(format!("{ptr}: array without items"));
+        }
+        let typed = ["type", "anyOf", "$ref", "enum", "const"]
+            .iter()
+            .any(|k| obj.contains_key(*k));
+        if !typed && !ptr.starts_with("/$defs") {
+            out.push(format!("{ptr}: untyped"));
+        }
+    });
+    out
+}
+
+/// OpenAI without strict: object root, arrays with items, allowed formats.
+pub fn openai_violations(schema: &Value) -> Violations {
+    let mut out = Vec::new();
+    root_rules(schema, &mut out);
+    walk_schemas(schema, &mut |ptr, obj| {
+        if is_array(obj) && !obj.contains_key("items") {
+            out.push(format!("{ptr}: array without items"));
+        }
+        if let Some(f) = obj.get("format").and_then(Value::as_str)
+            && !OPENAI_FORMATS.contains(&f)
+        {
+            out.push(format!("{ptr}: format {f}"));
+        }
+    });
+    out
+}
+
+/// An OpenAI declaration (Chat or Responses shape).
+pub fn openai_declaration_violations(decl: &Value, chat: bool) -> Violations {
+    let f = if chat { &decl["function"] } else { decl };
+    let mut out = Vec::new();
+    if decl["type"] != "function" {
+        out.push("type is not function".into());
+    }
+    if !f["name"].as_str().is_some_and(|n| name_ok(n, 64, "")) {
+        out.push("bad name".into());
+    }
+    match f.get("strict") {
+        Some(Value::Bool(true)) => out.extend(openai_strict_violations(&f["parameters"])),
+        Some(Value::Bool(false)) => out.extend(openai_violations(&f["parameters"])),
+        _ => out.push("strict not stated".into()),
+    }
+    out
+}
+
+/// Gemini `parameters`: the OpenAPI subset.
+pub fn gemini_parameters_violations(schema: &Value) -> Violations {
+    const ALLOWED: &[&str] = &[
+        "type",
+        "format",
+        "description",
+        "nullable",
+        "enum",
+        "items",
+        "properties",
+        "required",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "default",
+    ];
+    let mut out = Vec::new();
+    if schema.get("type") != Some(&Value::from("object")) {
+        out.push("root is not type object".into());
+    }
+    walk_schemas(schema, &mut |ptr, obj| {
+        for k in obj.keys() {
+            if !ALLOWED.contains(&k.as_str()) {
+                out.push(format!("{ptr}: keyword `{k}` not allowed"));
+            }
+        }
+        if obj.get("type").is_some_and(Value::is_array) {
+            out.push(format!("{ptr}: type array"));
+        }
+        if obj.get("type").is_none() && obj.get("anyOf").is_none() {
+            out.push(format!("{ptr}: no type"));
+        }
+        if let Some(Value::Array(values)) = obj.get("enum")
+            && !values.iter().all(Value::is_string)
+        {
+            out.push(format!("{ptr}: non-string enum"));
+        }
+        if let Some(f) = obj.get("format").and_then(Value::as_str) {
+            let ok = match obj.get("type").and_then(Value::as_str) {
+                Some("integer") => ["int32", "int64"].contains(&f),
+                Some("number") => ["float", "double"].contains(&f),
+                _ => ["date-time", "enum"].contains(&f),
+            };
+            if !ok {
+                out.push(format!("{ptr}: format {f}"));
+            }
+        }
+        if is_object(obj) {
+            match obj.get("properties").and_then(Value::as_object) {
+                Some(p) if !p.is_empty() => {
+                    for name in p.keys() {
+                        let mut c = name.chars();
+                        let ok = c
+                            .next()
+                            .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+                            && c.all(|x| x.is_ascii_alphanumeric() || x == '_');
+                        if !ok {
+                            out.push(format!("{ptr}: property name {name}"));
+                        }
+                    }
+                }
+                _ => out.push(format!("{ptr}: object without properties")),
+            }
+        }
+        if is_array(obj) && !obj.contains_key("items") {
+            out.push(format!("{ptr}: array without items"));
+        }
+    });
+    out
+}
+
+/// A Gemini function declaration in either mode.
+pub fn gemini_declaration_violations(decl: &Value) -> Violations {
+    let mut out = Vec::new();
+    let name = decl["name"].as_str().unwrap_or_default();
+    let first_ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !first_ok || !name_ok(name, 64, ".:") {
+        out.push("bad name".into());
+    }
+    match (decl.get("parameters"), decl.get("parametersJsonSchema")) {
+        (Some(_), Some(_)) => out.push("both parameters and parametersJsonSchema".into()),
+        (Some(p), None) => out.extend(gemini_parameters_violations(p)),
+        (None, Some(s)) => {
+            root_rules(s, &mut out);
+            refs_resolve(s, &mut out);
+            walk_schemas(s, &mut |ptr, obj| {
+                if obj.contains_key("oneOf") {
+                    out.push(format!("{ptr}: oneOf"));
+                }
+            });
+        }
+        (None, None) => {}
+    }
+    out
+}
+
+/// True when following references from `node` can come back to one of
+/// `stack`.
+fn recursive(root: &Value, node: &Value, stack: &mut Vec<String>) -> bool {
+    let mut refs = Vec::new();
+    walk_schemas(node, &mut |ptr, obj| {
+        if !ptr.starts_with("/$defs")
+            && let Some(Value::String(r)) = obj.get("$ref")
+        {
+            refs.push(r.clone());
+        }
+    });
+    refs.into_iter().any(|r| {
+        if stack.contains(&r) {
+            return true;
+        }
+        let target = r.strip_prefix('#').and_then(|p| {
+            if p.is_empty() {
+                Some(root)
+            } else {
+                root.pointer(p)
+            }
+        });
+        stack.push(r);
+        let found = target.is_some_and(|t| recursive(root, t, stack));
+        stack.pop();
+        found
+    })
+}
+
+/// An Anthropic tool; strict rules when it says `strict: true`.
+pub fn anthropic_violations(decl: &Value) -> Violations {
+    let mut out = Vec::new();
+    if !decl["name"].as_str().is_some_and(|n| name_ok(n, 64, "")) {
+        out.push("bad name".into());
+    }
+    let schema = &decl["input_schema"];
+    root_rules(schema, &mut out);
+    refs_resolve(schema, &mut out);
+    if decl.get("strict") == Some(&Value::Bool(true)) {
+        if recursive(schema, schema, &mut vec!["#".into()]) {
+            out.push("recursive schema".into());
+        }
+        walk_schemas(schema, &mut |ptr, obj| {
+            if is_object(obj) && obj.get("additionalProperties") != Some(&Value::Bool(false)) {
+                out.push(format!("{ptr}: object not closed"));
+            }
+            for k in [
+                "minimum",
+                "maximum",
+                "exclusiveMinimum",
+                "exclusiveMaximum",
+                "multipleOf",
+                "minLength",
+                "maxLength",
+                "maxItems",
+                "oneOf",
+            ] {
+                if obj.contains_key(k) {
+                    out.push(format!("{ptr}: `{k}` not allowed"));
+                }
+            }
+            if obj
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .is_some_and(|n| n > 1)
+            {
+                out.push(format!("{ptr}: minItems above 1"));
+            }
+            if let Some(f) = obj.get("format").and_then(Value::as_str)
+                && !ANTHROPIC_FORMATS.contains(&f)
+            {
+                out.push(format!("{ptr}: format {f}"));
+            }
+        });
+    } else if decl.get("strict").is_some() {
+        out.push("strict stated without being true".into());
+    }
+    out
+}
+
+/// An MCP tool definition.
+pub fn mcp_violations(tool: &Value) -> Violations {
+    let mut out = Vec::new();
+    if !tool["name"].as_str().is_some_and(|n| name_ok(n, 128, ".")) {
+        out.push("bad name".into());
+    }
+    if tool["inputSchema"]["type"] != "object" {
+        out.push("inputSchema is not type object".into());
+    }
+    if let Some(output) = tool.get("outputSchema")
+        && output["type"] != "object"
+    {
+        out.push("outputSchema is not type object".into());
+    }
+    for hint in [
+        "readOnlyHint",
+        "destructiveHint",
+        "idempotentHint",
+        "openWorldHint",
+    ] {
+        if !tool["annotations"][hint].is_boolean() {
+            out.push(format!("annotation {hint} missing"));
+        }
+    }
+    if tool["annotations"]["readOnlyHint"] == true && tool["annotations"]["destructiveHint"] == true
+    {
+        out.push("read-only and destructive".into());
+    }
+    out
+}
+
+#[cfg(test)]
+mod checker_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_openai_strict_checker_catches_open_optional_and_sibling_refs() {
+        let bad = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "format": "uri", "maxLength": 3},
+                "b": {"$ref": "#/$defs/B", "description": "x"},
+                "c": {"type": "array"}
+            },
+            "required": ["a"],
+            "$defs": {"B": {"type": "object", "properties": {}}}
+        });
+        let v = openai_strict_violations(&bad);
+        for expected in [
+            ": object not closed",
+            "required [\"a\"] != properties",
+            "/properties/b: $ref with siblings",
+            "/properties/a: format uri",
+            "/properties/a: `maxLength` not allowed",
+            "/properties/c: array without items",
+            "/$defs/B: object not closed",
+        ] {
+            assert!(
+                v.iter().any(|m| m.contains(expected)),
+                "{expected} not in {v:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_gemini_checker_catches_refs_type_arrays_and_number_enums() {
+        let bad = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": ["string", "null"]},
+                "b": {"$ref": "#/$defs/B"},
+                "c": {"type": "integer", "enum": [1, 2]},
+                "d": {"type": "object", "additionalProperties": {"type": "string"}},
+                "e": {"const": "x"}
+            },
+            "$defs": {"B": {"type": "string"}}
+        });
+        let v = gemini_parameters_violations(&bad);
+        for expected in [
+            "/properties/a: type array",
+            "/properties/b: keyword `$ref` not allowed",
+            ": keyword `$defs` not allowed",
+            "/properties/c: non-string enum",
+            "/properties/d: keyword `additionalProperties` not allowed",
+            "/properties/d: object without properties",
+            "/properties/e: keyword `const` not allowed",
+        ] {
+            assert!(
+                v.iter().any(|m| m.contains(expected)),
+                "{expected} not in {v:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_anthropic_and_mcp_checkers_catch_their_rules() {
+        let strict = json!({
+            "name": "t", "strict": true,
+            "input_schema": {"type": "object", "oneOf": [], "properties": {
+                "n": {"type": "integer", "minimum": 1},
+                "tree": {"$ref": "#/$defs/T"}
+            }, "additionalProperties": false, "$defs": {"T": {"type": "object", "additionalProperties": false,
+                "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/T"}, "minItems": 2}}}}}
+        });
+        let v = anthropic_violations(&strict);
+        for expected in [
+            "root has `oneOf`",
+            "recursive schema",
+            "`minimum` not allowed",
+            "minItems above 1",
+        ] {
+            assert!(
+                v.iter().any(|m| m.contains(expected)),
+                "{expected} not in {v:#?}"
+            );
+        }
+        let mcp = json!({"name": "bad name", "inputSchema": {"type": "string"}, "annotations": {"readOnlyHint": true, "destructiveHint": true}});
+        let v = mcp_violations(&mcp);
+        for expected in [
+            "bad name",
+            "inputSchema is not type object",
+            "annotation idempotentHint missing",
+            "read-only and destructive",
+        ] {
+            assert!(
+                v.iter().any(|m| m.contains(expected)),
+                "{expected} not in {v:#?}"
+            );
+        }
+    }
+}

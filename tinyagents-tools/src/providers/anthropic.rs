@@ -1,0 +1,171 @@
+//! Anthropic Messages: tool declarations, `tool_use` blocks in, `tool_result`
+//! blocks out.
+//!
+//! Without strict mode the canonical schema is sent almost as is (Anthropic
+//! takes JSON Schema with `$defs`); `$schema` and the root title are dropped
+//! and the root must be a plain object. Strict mode (opt-in) closes every
+//! object, refuses open maps and recursion, keeps only supported formats and
+//! moves numeric and length bounds (and `minItems` above 1) into the
+//! description; the per-request limits on strict tools are checked when a
+//! request's tools are assembled.
+
+use serde_json::{Value, json};
+
+use super::refs;
+use super::transform::{self as t, Cx};
+use super::{AnthropicOptions, CallParseError, Declaration, ExportError, Usage, read, result_text};
+use crate::call::{RawArguments, ToolCall};
+use crate::output::{ContentBlock, ToolResult};
+use crate::schema::walk_schemas_mut;
+use crate::spec::ToolSpec;
+
+/// The string formats Anthropic strict mode accepts.
+pub const ANTHROPIC_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// Bounds Anthropic strict mode does not support (moved into the description).
+const STRICT_UNSUPPORTED_BOUNDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "uniqueItems",
+];
+
+/// `{name, description, input_schema, strict?}`.
+pub(crate) fn declaration(
+    spec: &ToolSpec,
+    options: AnthropicOptions,
+    cx: &Cx,
+) -> Result<Declaration, ExportError> {
+    let mut s = spec.input_schema.as_value().clone();
+    t::strip_root_meta(&mut s);
+    let mut usage = Usage::default();
+    if options.strict {
+        t::replace_boolean_schemas(&mut s, cx)?;
+        t::normalize_combinators(&mut s, cx, false)?;
+        t::refuse_keywords(&mut s, cx, t::STRICT_REFUSED)?;
+        refs::refuse_recursion(&s, cx)?;
+        refs::prune_unused_defs(&mut s);
+        t::check_root(&s, cx)?;
+        t::close_objects_strict(&mut s, cx)?;
+        t::filter_formats(&mut s, ANTHROPIC_FORMATS, &[]);
+        t::bounds_to_description(&mut s, STRICT_UNSUPPORTED_BOUNDS);
+        walk_schemas_mut(&mut s, &mut |obj| {
+            if obj
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .is_some_and(|n| n > 1)
+            {
+                let n = obj.remove("minItems").unwrap_or_default();
+                t::add_note(obj, &[format!("minItems: {n}")]);
+            }
+        });
+        usage = super::limits::usage(&s);
+    } else {
+        t::check_root(&s, cx)?;
+    }
+    let mut decl = json!({
+        "name": spec.name.as_str(),
+        "description": spec.description,
+        "input_schema": s,
+    });
+    if options.strict {
+        decl["strict"] = Value::Bool(true);
+    }
+    Ok(Declaration::new(decl, usage))
+}
+
+/// Reads the `tool_use` blocks of an assistant message.
+///
+/// Takes the message (its `content` array) or the content array itself;
+/// other blocks are skipped. `input` is kept as the object sent.
+pub fn parse_tool_uses(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let (blocks, ptr) = match payload {
+        Value::Object(obj) => (read::field(obj, "content", "")?, "/content"),
+        other => (other, ""),
+    };
+    let Value::Array(blocks) = blocks else {
+        // A plain string content holds no tool use.
+        return match blocks {
+            Value::String(_) => Ok(Vec::new()),
+            _ => Err(CallParseError::WrongType {
+                pointer: ptr.to_owned(),
+                expected: "an array",
+            }),
+        };
+    };
+    let mut calls = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let ptr = format!("{ptr}/{i}");
+        let obj = read::object(block, &ptr)?;
+        if obj.get("type").and_then(Value::as_str) != Some("tool_use") {
+            continue;
+        }
+        let id = read::string(obj, "id", &ptr)?;
+        let name = read::string(obj, "name", &ptr)?;
+        let input = read::field(obj, "input", &ptr)?;
+        calls.push(ToolCall::new(id, name, RawArguments::Json(input.clone())));
+    }
+    Ok(calls)
+}
+
+/// The `tool_result` block answering a call: `{"type": "tool_result",
+/// "tool_use_id", "content"}` plus `"is_error": true` for a failure. Text-only
+/// content is sent as one string; images keep their own blocks.
+pub fn tool_result_block(result: &ToolResult) -> Value {
+    let has_image = result
+        .content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::Image { .. }));
+    let content = if has_image {
+        Value::Array(
+            result
+                .content
+                .iter()
+                .map(|block| match block {
+                    ContentBlock::Image { data, mime_type } => json!({
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": mime_type, "data": data},
+                    }),
+                    other => json!({"type": "text", "text": other.to_text()}),
+                })
+                .collect(),
+        )
+    } else {
+        Value::String(result_text(result))
+    };
+    let mut block = json!({
+        "type": "tool_result",
+        "tool_use_id": result.tool_call_id.as_str(),
+        "content": content,
+    });
+    if result.is_error {
+        block["is_error"] = Value::Bool(true);
+    }
+    block
+}
+
+/// The user message carrying the results of one turn's calls, in order.
+pub fn tool_results_message(results: &[ToolResult]) -> Value {
+    json!({
+        "role": "user",
+        "content": results.iter().map(tool_result_block).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,161 @@
+//! [`ExportCache`]: each tool's declaration exported once per provider and
+//! options, then shared.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use super::{Declaration, ExportError, ExportTarget, ExportedTools, assemble, export_tool};
+use crate::ids::ToolName;
+use crate::safety::ToolSafety;
+use crate::schema::ToolSchema;
+use crate::spec::ToolSpec;
+
+/// What an export depends on, compared on every lookup: schemas by identity
+/// (a clone of a spec shares them), the rest by value.
+struct Fingerprint {
+    input: ToolSchema,
+    output: Option<ToolSchema>,
+    description: String,
+    title: Option<String>,
+    safety: ToolSafety,
+}
+
+impl Fingerprint {
+    fn of(spec: &ToolSpec) -> Self {
+        Fingerprint {
+            input: spec.input_schema.clone(),
+            output: spec.output_schema.clone(),
+            description: spec.description.clone(),
+            title: spec.title.clone(),
+            safety: spec.safety.clone(),
+        }
+    }
+
+    fn matches(&self, spec: &ToolSpec) -> bool {
+        let output = match (&self.output, &spec.output_schema) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.ptr_eq(b),
+            _ => false,
+        };
+        output
+            && self.input.ptr_eq(&spec.input_schema)
+            && self.description == spec.description
+            && self.title == spec.title
+            && self.safety == spec.safety
+    }
+}
+
+struct Entry {
+    fingerprint: Fingerprint,
+    result: Result<Arc<Declaration>, ExportError>,
+}
+
+/// How often the cache answered from memory and how often it exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheStats {
+    /// Lookups answered from the cache.
+    pub hits: u64,
+    /// Exports actually run (first sight of a tool, target, or changed spec).
+    pub misses: u64,
+}
+
+/// Declarations (and failures) kept per tool name and [`ExportTarget`].
+///
+/// A lookup checks that the spec is still the one exported (same schema
+/// values by identity, same description, title and safety); a changed spec
+/// under the same name is exported again. Safe to share between threads.
+#[derive(Default)]
+pub struct ExportCache {
+    entries: RwLock<HashMap<(ToolName, ExportTarget), Entry>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl ExportCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        ExportCache::default()
+    }
+
+    /// One tool's declaration for `target`, exported on first use.
+    pub fn export(
+        &self,
+        spec: &ToolSpec,
+        target: ExportTarget,
+    ) -> Result<Arc<Declaration>, ExportError> {
+        let target = target.per_tool();
+        let key = (spec.name.clone(), target);
+        {
+            let entries = self.entries.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(entry) = entries.get(&key)
+                && entry.fingerprint.matches(spec)
+            {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                return entry.result.clone();
+            }
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let result = export_tool(spec, target).map(Arc::new);
+        let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
+        entries.insert(
+            key,
+            Entry {
+                fingerprint: Fingerprint::of(spec),
+                result: result.clone(),
+            },
+        );
+        result
+    }
+
+    /// The declarations of one request's tools (see
+    /// [`export_declarations`](super::export_declarations)), each taken from
+    /// the cache when it can be.
+    pub fn export_declarations<'a>(
+        &self,
+        target: ExportTarget,
+        specs: impl IntoIterator<Item = &'a ToolSpec>,
+    ) -> ExportedTools {
+        assemble(
+            target,
+            specs
+                .into_iter()
+                .map(|spec| (spec, self.export(spec, target))),
+        )
+    }
+
+    /// Hit and miss counts since the cache was made.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The number of cached entries.
+    pub fn len(&self) -> usize {
+        self.entries.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Forgets every entry.
+    pub fn clear(&self) {
+        self.entries
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+}
+
+impl std::fmt::Debug for ExportCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExportCache")
+            .field("entries", &self.len())
+            .field("stats", &self.stats())
+            .finish()
+    }
+}

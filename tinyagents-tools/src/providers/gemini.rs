@@ -1,0 +1,353 @@
+//! Google Gemini: function declarations (`parameters` or
+//! `parametersJsonSchema`), `functionCall` parts in, `functionResponse` parts
+//! out.
+//!
+//! `parameters` takes an OpenAPI 3.0 subset, so that export inlines every
+//! reference (refusing recursion), writes `Option<T>` as `nullable: true`,
+//! turns `const` into a one-value enum, keeps only string enums, drops
+//! `additionalProperties` (refusing maps, which it cannot express), nested
+//! titles and unknown keywords, and moves unsupported bounds and formats into
+//! the description. `parametersJsonSchema` takes JSON Schema with `$defs`. A
+//! tool without arguments has no parameter field at all.
+
+use serde_json::{Map, Value, json};
+
+use super::refs::{self, InlineMode};
+use super::transform::{self as t, Cx};
+use super::{
+    CallParseError, Declaration, ExportError, GeminiMode, GeminiOptions, Usage, read, result_text,
+};
+use crate::call::{RawArguments, ToolCall};
+use crate::output::ToolResult;
+use crate::schema::walk_schemas_mut;
+use crate::spec::ToolSpec;
+
+/// Keywords `parameters` accepts.
+const ALLOWED: &[&str] = &[
+    "type",
+    "format",
+    "description",
+    "nullable",
+    "enum",
+    "items",
+    "properties",
+    "required",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "anyOf",
+    "default",
+];
+/// Constraints `parameters` lacks, kept as words in the description.
+const NOTED: &[&str] = &[
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+];
+/// Keywords whose meaning cannot be kept.
+const REFUSED: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "dependentRequired",
+    "prefixItems",
+    "contains",
+    "propertyNames",
+    "patternProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+];
+
+/// The prefix of the call ids made for calls that came without one.
+pub const SYNTHETIC_ID_PREFIX: &str = "gemini-call-";
+
+/// `{name, description, parameters | parametersJsonSchema}`.
+pub(crate) fn declaration(
+    spec: &ToolSpec,
+    options: GeminiOptions,
+    cx: &Cx,
+) -> Result<Declaration, ExportError> {
+    let mut s = spec.input_schema.as_value().clone();
+    t::strip_root_meta(&mut s);
+    t::replace_boolean_schemas(&mut s, cx)?;
+    let field = match options.mode {
+        GeminiMode::Parameters => {
+            parameters(&mut s, cx)?;
+            "parameters"
+        }
+        GeminiMode::JsonSchema => {
+            t::normalize_combinators(&mut s, cx, true)?;
+            t::check_root(&s, cx)?;
+            "parametersJsonSchema"
+        }
+    };
+    let mut decl = json!({
+        "name": spec.name.as_str(),
+        "description": spec.description,
+    });
+    let empty = s
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_none_or(Map::is_empty);
+    if !empty {
+        decl[field] = s;
+    }
+    Ok(Declaration::new(decl, Usage::default()))
+}
+
+/// Rewrites a schema into the `parameters` subset.
+fn parameters(s: &mut Value, cx: &Cx) -> Result<(), ExportError> {
+    t::normalize_combinators(s, cx, false)?;
+    t::refuse_keywords(s, cx, REFUSED)?;
+    refs::inline_refs(s, cx, InlineMode::All)?;
+    t::check_root(s, cx)?;
+    walk_schemas_mut(s, &mut const_to_enum);
+    t::try_walk(s, &mut |ptr, obj| {
+        match obj.remove("additionalProperties") {
+            None | Some(Value::Bool(false)) => {}
+            Some(_) => {
+                return Err(ExportError::OpenMap {
+                    tool: cx.tool(),
+                    provider: cx.provider,
+                    pointer: ptr.to_owned(),
+                });
+            }
+        }
+        nullable(obj);
+        collapse_string_enums(obj);
+        string_enums_only(obj);
+        Ok(())
+    })?;
+    t::drop_null_defaults(s);
+    t::filter_formats(
+        s,
+        &["date-time", "enum"],
+        &["int32", "int64", "float", "double"],
+    );
+    walk_schemas_mut(s, &mut |obj| {
+        let notes: Vec<String> = NOTED
+            .iter()
+            .filter_map(|k| obj.remove(*k).map(|v| format!("{k}: {v}")))
+            .collect();
+        t::add_note(obj, &notes);
+        obj.retain(|k, _| ALLOWED.contains(&k.as_str()));
+    });
+    t::arrays_have_items(s);
+    t::require_types(s, cx)?;
+    t::try_walk(s, &mut |ptr, obj| {
+        if !t::is_object_type(obj) {
+            return Ok(());
+        }
+        let props = obj.get("properties").and_then(Value::as_object);
+        if props.is_none_or(Map::is_empty) && !ptr.is_empty() {
+            return Err(ExportError::EmptyObject {
+                tool: cx.tool(),
+                provider: cx.provider,
+                pointer: ptr.to_owned(),
+            });
+        }
+        for name in props.into_iter().flat_map(Map::keys) {
+            if !valid_property_name(name) {
+                return Err(ExportError::PropertyName {
+                    tool: cx.tool(),
+                    provider: cx.provider,
+                    pointer: ptr.to_owned(),
+                    name: name.clone(),
+                });
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`.
+fn valid_property_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `const: v` becomes `enum: [v]` (with the value's type when none is given).
+fn const_to_enum(obj: &mut Map<String, Value>) {
+    let Some(value) = obj.remove("const") else {
+        return;
+    };
+    if !obj.contains_key("type") {
+        let ty = match &value {
+            Value::String(_) => "string",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_f64() => "number",
+            Value::Number(_) => "integer",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+            Value::Null => "null",
+        };
+        obj.insert("type".into(), json!(ty));
+    }
+    obj.insert("enum".into(), json!([value]));
+}
+
+/// Type arrays and `null` branches become `nullable: true`.
+fn nullable(obj: &mut Map<String, Value>) {
+    let mut is_nullable = false;
+    if let Some(Value::Array(types)) = obj.get("type") {
+        let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        is_nullable = rest.len() < types.len();
+        match rest.len() {
+            0 => {}
+            1 => {
+                obj.insert("type".into(), rest[0].clone());
+            }
+            _ => {
+                obj.remove("type");
+                let branches = rest.into_iter().map(|t| json!({"type": t})).collect();
+                obj.insert("anyOf".into(), Value::Array(branches));
+            }
+        }
+    }
+    if let Some(Value::Array(branches)) = obj.get_mut("anyOf") {
+        let before = branches.len();
+        branches.retain(|b| b.get("type") != Some(&json!("null")));
+        is_nullable |= branches.len() < before;
+        if branches.len() == 1
+            && let Some(Value::Array(mut branches)) = obj.remove("anyOf")
+            && let Value::Object(inner) = branches.remove(0)
+        {
+            t::merge_under(obj, inner);
+        }
+    }
+    if let Some(Value::Array(values)) = obj.get_mut("enum")
+        && values.contains(&Value::Null)
+    {
+        values.retain(|v| !v.is_null());
+        is_nullable = true;
+    }
+    if is_nullable {
+        obj.insert("nullable".into(), Value::Bool(true));
+    }
+}
+
+/// An `anyOf` whose branches are all one-string enums (a Rust unit enum)
+/// becomes one string enum; each value's description is kept in the parent's.
+fn collapse_string_enums(obj: &mut Map<String, Value>) {
+    let Some(Value::Array(branches)) = obj.get("anyOf") else {
+        return;
+    };
+    let mut values = Vec::new();
+    let mut notes = Vec::new();
+    for branch in branches {
+        let only_string = branch.as_object().is_some_and(|b| {
+            b.keys()
+                .all(|k| ["type", "enum", "description"].contains(&k.as_str()))
+        }) && branch.get("type") == Some(&json!("string"));
+        let Some(Value::Array(vs)) = branch.get("enum").filter(|_| only_string) else {
+            return;
+        };
+        if !vs.iter().all(Value::is_string) {
+            return;
+        }
+        if let Some(d) = branch.get("description").and_then(Value::as_str) {
+            let names: Vec<&str> = vs.iter().filter_map(Value::as_str).collect();
+            notes.push(format!("{}: {}", names.join("/"), d.trim_end_matches('.')));
+        }
+        values.extend(vs.iter().cloned());
+    }
+    obj.remove("anyOf");
+    obj.insert("type".into(), json!("string"));
+    obj.insert("enum".into(), Value::Array(values));
+    if !notes.is_empty() {
+        t::add_note(obj, &[notes.join("; ")]);
+    }
+}
+
+/// A non-string enum moves into the description (`parameters` takes string
+/// enums only).
+fn string_enums_only(obj: &mut Map<String, Value>) {
+    let Some(Value::Array(values)) = obj.get("enum") else {
+        return;
+    };
+    if values.iter().all(Value::is_string) {
+        return;
+    }
+    let listed: Vec<String> = values.iter().map(Value::to_string).collect();
+    obj.remove("enum");
+    t::add_note(obj, &[format!("one of: {}", listed.join(", "))]);
+}
+
+/// Reads the `functionCall` parts of a reply.
+///
+/// Takes a `GenerateContentResponse` (first candidate), a `Content` (its
+/// `parts`) or the parts array. A call without an `id` gets a stable one from
+/// its position among the calls and its name: `gemini-call-<index>-<name>`.
+/// Missing `args` (a call without arguments) reads as `{}`.
+pub fn parse_function_calls(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let (parts, ptr) = match payload {
+        Value::Object(obj) if obj.contains_key("candidates") => {
+            let ptr = "/candidates/0/content/parts";
+            let parts = payload
+                .pointer(ptr)
+                .ok_or_else(|| CallParseError::Missing {
+                    pointer: ptr.into(),
+                })?;
+            (parts, ptr)
+        }
+        Value::Object(obj) => (read::field(obj, "parts", "")?, "/parts"),
+        other => (other, ""),
+    };
+    let mut calls = Vec::new();
+    for (i, part) in read::array(parts, ptr)?.iter().enumerate() {
+        let ptr = format!("{ptr}/{i}");
+        let Some(call) = read::object(part, &ptr)?.get("functionCall") else {
+            continue;
+        };
+        let ptr = format!("{ptr}/functionCall");
+        let call = read::object(call, &ptr)?;
+        let name = read::string(call, "name", &ptr)?;
+        let id = match call.get("id") {
+            Some(Value::String(id)) => id.clone(),
+            _ => format!("{SYNTHETIC_ID_PREFIX}{}-{name}", calls.len()),
+        };
+        let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
+        calls.push(ToolCall::new(id, name, RawArguments::Json(args)));
+    }
+    Ok(calls)
+}
+
+/// The `functionResponse` part answering a call:
+/// `{"functionResponse": {"name", "response": {"output": ..} | {"error": ..}}}`,
+/// with the call's `id` unless it was made up by [`parse_function_calls`].
+pub fn function_response_part(result: &ToolResult) -> Value {
+    let response = if result.is_error {
+        json!({"error": result_text(result)})
+    } else {
+        match &result.structured {
+            Some(value) => json!({"output": value}),
+            None => json!({"output": result_text(result)}),
+        }
+    };
+    let mut part = json!({"name": result.name, "response": response});
+    let id = result.tool_call_id.as_str();
+    if !id.starts_with(SYNTHETIC_ID_PREFIX) {
+        part["id"] = json!(id);
+    }
+    json!({ "functionResponse": part })
+}
+
+/// The `Content` carrying the responses of one turn's calls, in order.
+pub fn function_responses_content(results: &[ToolResult]) -> Value {
+    json!({
+        "role": "user",
+        "parts": results.iter().map(function_response_part).collect::<Vec<_>>(),
+    })
+}

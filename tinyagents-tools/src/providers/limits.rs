@@ -1,0 +1,139 @@
+//! Size limits on one schema (OpenAI strict) and the counts per-request
+//! limits need (Anthropic strict).
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::transform::{Cx, children, is_object_type};
+use super::{ExportError, Limit, Usage};
+use crate::schema::walk_schemas;
+
+/// OpenAI strict: properties in one schema.
+pub(crate) const OPENAI_MAX_PROPERTIES: usize = 5000;
+/// OpenAI strict: object nesting depth.
+pub(crate) const OPENAI_MAX_DEPTH: usize = 10;
+/// OpenAI strict: enum values in one schema.
+pub(crate) const OPENAI_MAX_ENUM_VALUES: usize = 1000;
+/// OpenAI strict: characters of property names and string enum values.
+pub(crate) const OPENAI_MAX_CHARS: usize = 120_000;
+
+/// Checks OpenAI's strict-mode size limits.
+pub(crate) fn check_openai(schema: &Value, cx: &Cx) -> Result<(), ExportError> {
+    let exceeded = |pointer: &str, limit, max| ExportError::LimitExceeded {
+        tool: cx.tool(),
+        provider: cx.provider,
+        pointer: pointer.to_owned(),
+        limit,
+        max,
+    };
+    let (mut properties, mut enums, mut chars) = (0usize, 0usize, 0usize);
+    let mut first = None;
+    walk_schemas(schema, &mut |ptr, obj| {
+        if first.is_some() {
+            return;
+        }
+        if let Some(Value::Object(props)) = obj.get("properties") {
+            properties += props.len();
+            chars += props.keys().map(String::len).sum::<usize>();
+        }
+        let values = obj
+            .get("enum")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let constant = obj.get("const").into_iter();
+        for value in values.iter().chain(constant) {
+            enums += 1;
+            chars += value.as_str().map_or(0, str::len);
+        }
+        first = if properties > OPENAI_MAX_PROPERTIES {
+            Some(exceeded(ptr, Limit::Properties, OPENAI_MAX_PROPERTIES))
+        } else if enums > OPENAI_MAX_ENUM_VALUES {
+            Some(exceeded(ptr, Limit::EnumValues, OPENAI_MAX_ENUM_VALUES))
+        } else if chars > OPENAI_MAX_CHARS {
+            Some(exceeded(ptr, Limit::SchemaChars, OPENAI_MAX_CHARS))
+        } else {
+            None
+        };
+    });
+    if let Some(e) = first {
+        return Err(e);
+    }
+    depth(schema, schema, "", 0, &mut Vec::new())
+        .map_err(|ptr| exceeded(&ptr, Limit::Depth, OPENAI_MAX_DEPTH))
+}
+
+/// Walks object nesting (following references, but not around a cycle) and
+/// returns the pointer of the first object nested deeper than the limit.
+fn depth(
+    node: &Value,
+    root: &Value,
+    ptr: &str,
+    level: usize,
+    stack: &mut Vec<String>,
+) -> Result<(), String> {
+    let Value::Object(obj) = node else {
+        return Ok(());
+    };
+    let level = if is_object_type(obj) {
+        level + 1
+    } else {
+        level
+    };
+    if level > OPENAI_MAX_DEPTH {
+        return Err(ptr.to_owned());
+    }
+    if let Some(Value::String(reference)) = obj.get("$ref")
+        && !stack.contains(reference)
+        && let Some(target) = reference.strip_prefix('#').and_then(|p| {
+            if p.is_empty() {
+                Some(root)
+            } else {
+                root.pointer(p)
+            }
+        })
+    {
+        stack.push(reference.clone());
+        depth(target, root, ptr, level, stack)?;
+        stack.pop();
+    }
+    for (suffix, child) in children(obj) {
+        if !suffix.starts_with("/$defs/") && !suffix.starts_with("/definitions/") {
+            depth(child, root, &format!("{ptr}{suffix}"), level, stack)?;
+        }
+    }
+    Ok(())
+}
+
+/// Counts optional and union-typed properties over the whole schema.
+pub(crate) fn usage(schema: &Value) -> Usage {
+    let mut usage = Usage::default();
+    walk_schemas(schema, &mut |_, obj| {
+        let Some(Value::Object(props)) = obj.get("properties") else {
+            return;
+        };
+        let required: HashSet<&str> = obj
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        for (name, prop) in props {
+            if !required.contains(name.as_str()) {
+                usage.optional_params += 1;
+            }
+            let union = prop.get("anyOf").is_some()
+                || prop.get("oneOf").is_some()
+                || prop
+                    .get("type")
+                    .and_then(Value::as_array)
+                    .is_some_and(|ts| ts.len() > 1);
+            if union {
+                usage.union_params += 1;
+            }
+        }
+    });
+    usage
+}

@@ -1,0 +1,168 @@
+//! MCP (spec 2025-11-25): tool definitions for `tools/list`, `tools/call`
+//! params in, `CallToolResult` out.
+//!
+//! The input schema keeps its JSON Schema 2020-12 form (minus `$schema` and
+//! the root title); a tool without arguments is `{"type": "object",
+//! "additionalProperties": false}`. The output schema is sent when its root is
+//! an object, as MCP requires. Annotations come from the tool's safety
+//! metadata and are always stated, since MCP's defaults are the opposite of
+//! cautious (`destructiveHint` and `openWorldHint` default to true).
+
+use serde_json::{Map, Value, json};
+
+use super::transform::{self as t, Cx};
+use super::{CallParseError, Declaration, ExportError, Usage, read};
+use crate::call::{RawArguments, ToolCall};
+use crate::ids::ToolCallId;
+use crate::output::{ContentBlock, ToolResult};
+use crate::safety::{Effect, Reach};
+use crate::spec::ToolSpec;
+
+/// The MCP `Tool` object.
+pub(crate) fn declaration(spec: &ToolSpec, cx: &Cx) -> Result<Declaration, ExportError> {
+    let mut input = spec.input_schema.as_value().clone();
+    t::strip_root_meta(&mut input);
+    t::check_root(&input, cx)?;
+    if let Value::Object(obj) = &mut input
+        && obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+    {
+        obj.remove("properties");
+        obj.remove("required");
+        obj.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    let safety = &spec.safety;
+    let mut annotations = json!({
+        "readOnlyHint": safety.effect == Effect::ReadOnly,
+        "destructiveHint": safety.effect == Effect::Destructive,
+        "idempotentHint": safety.idempotency.is_idempotent(),
+        "openWorldHint": safety.reach == Reach::Networked,
+    });
+    let mut tool = json!({
+        "name": spec.name.as_str(),
+        "description": spec.description,
+        "inputSchema": input,
+    });
+    if let Some(title) = &spec.title {
+        tool["title"] = json!(title);
+        annotations["title"] = json!(title);
+    }
+    if let Some(output) = spec.output_schema.as_ref().filter(|s| s.is_object_root()) {
+        let mut output = output.as_value().clone();
+        t::strip_root_meta(&mut output);
+        tool["outputSchema"] = output;
+    }
+    tool["annotations"] = annotations;
+    Ok(Declaration::new(tool, Usage::default()))
+}
+
+/// Reads `tools/call` params (`{"name", "arguments"?}`) into a call whose id
+/// is the JSON-RPC request's id. Missing arguments read as `{}` (MCP makes
+/// them optional).
+pub fn parse_call_tool_params(
+    request_id: impl Into<ToolCallId>,
+    params: &Value,
+) -> Result<ToolCall, CallParseError> {
+    let obj = read::object(params, "")?;
+    let name = read::string(obj, "name", "")?;
+    let arguments = match obj.get("arguments") {
+        None | Some(Value::Null) => json!({}),
+        Some(value) => value.clone(),
+    };
+    Ok(ToolCall::new(
+        request_id,
+        name,
+        RawArguments::Json(arguments),
+    ))
+}
+
+/// Reads a whole JSON-RPC `tools/call` request; the call id is the request
+/// id (a number is written in decimal).
+pub fn parse_call_tool_request(request: &Value) -> Result<ToolCall, CallParseError> {
+    let obj = read::object(request, "")?;
+    let method = read::string(obj, "method", "")?;
+    if method != "tools/call" {
+        return Err(CallParseError::WrongMethod {
+            method: method.to_owned(),
+        });
+    }
+    let id = match read::field(obj, "id", "")? {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => {
+            return Err(CallParseError::WrongType {
+                pointer: "/id".into(),
+                expected: "a string or a number",
+            });
+        }
+    };
+    let params = read::field(obj, "params", "")?;
+    parse_call_tool_params(id, params).map_err(|e| match e {
+        CallParseError::Missing { pointer } => CallParseError::Missing {
+            pointer: format!("/params{pointer}"),
+        },
+        CallParseError::WrongType { pointer, expected } => CallParseError::WrongType {
+            pointer: format!("/params{pointer}"),
+            expected,
+        },
+        other => other,
+    })
+}
+
+/// One content block in MCP form.
+fn content_block(block: &ContentBlock) -> Value {
+    match block {
+        ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+        ContentBlock::Json { value } => json!({"type": "text", "text": value.to_string()}),
+        ContentBlock::Image { data, mime_type } => {
+            json!({"type": "image", "data": data, "mimeType": mime_type})
+        }
+        ContentBlock::ResourceLink {
+            uri,
+            name,
+            mime_type,
+            description,
+        } => {
+            let mut link = json!({
+                "type": "resource_link",
+                "uri": uri,
+                "name": name.as_deref().unwrap_or(uri),
+            });
+            if let Some(m) = mime_type {
+                link["mimeType"] = json!(m);
+            }
+            if let Some(d) = description {
+                link["description"] = json!(d);
+            }
+            link
+        }
+    }
+}
+
+/// The `CallToolResult`: `{"content": [..], "structuredContent"?, "isError"}`.
+///
+/// A structured object is sent as `structuredContent` and, for clients that
+/// read only text, as a text block holding the same JSON (added unless the
+/// content already has it). A structured value that is not an object has no
+/// `structuredContent` (MCP requires an object) and is sent as text.
+pub fn call_tool_result(result: &ToolResult) -> Value {
+    let mut content: Vec<Value> = result.content.iter().map(content_block).collect();
+    let mut out = Map::new();
+    if let Some(value) = &result.structured {
+        let text = value.to_string();
+        let copied = content
+            .iter()
+            .any(|b| b.get("text").and_then(Value::as_str) == Some(text.as_str()));
+        if !copied && (value.is_object() || content.is_empty()) {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        if value.is_object() {
+            out.insert("structuredContent".into(), value.clone());
+        }
+    }
+    out.insert("content".into(), Value::Array(content));
+    out.insert("isError".into(), Value::Bool(result.is_error));
+    Value::Object(out)
+}

@@ -1,0 +1,216 @@
+//! OpenAI Chat Completions and Responses: function declarations, tool calls
+//! in, tool results out.
+//!
+//! Strict mode closes every object, lists every property in `required` (an
+//! optional one becomes nullable), inlines a `$ref` that has sibling
+//! keywords, keeps only the formats OpenAI supports and moves string and
+//! object length bounds into the description. Both modes give every array an
+//! `items` schema and state `strict` explicitly (Responses reads a missing
+//! `strict` as `true`).
+
+use serde_json::{Value, json};
+
+use super::refs::{self, InlineMode};
+use super::transform::{self as t, Cx};
+use super::{CallParseError, Declaration, ExportError, OpenAiOptions, Usage, read, result_text};
+use crate::call::{RawArguments, ToolCall};
+use crate::output::ToolResult;
+use crate::spec::ToolSpec;
+
+/// The string formats OpenAI strict mode accepts.
+pub const OPENAI_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// Bounds OpenAI strict mode does not support (moved into the description).
+const STRICT_UNSUPPORTED_BOUNDS: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "minProperties",
+    "maxProperties",
+    "uniqueItems",
+];
+
+/// The `parameters` schema of a tool.
+fn parameters(spec: &ToolSpec, options: OpenAiOptions, cx: &Cx) -> Result<Value, ExportError> {
+    let mut s = spec.input_schema.as_value().clone();
+    t::strip_root_meta(&mut s);
+    t::replace_boolean_schemas(&mut s, cx)?;
+    if options.strict {
+        t::normalize_combinators(&mut s, cx, false)?;
+        t::refuse_keywords(&mut s, cx, t::STRICT_REFUSED)?;
+        refs::inline_refs(&mut s, cx, InlineMode::WithSiblings)?;
+        t::check_root(&s, cx)?;
+        t::close_objects_strict(&mut s, cx)?;
+        t::require_all_properties(&mut s);
+        t::drop_null_defaults(&mut s);
+        t::filter_formats(&mut s, OPENAI_FORMATS, &[]);
+        t::bounds_to_description(&mut s, STRICT_UNSUPPORTED_BOUNDS);
+        t::arrays_have_items(&mut s);
+        t::require_types(&mut s, cx)?;
+        super::limits::check_openai(&s, cx)?;
+    } else {
+        t::check_root(&s, cx)?;
+        t::filter_formats(&mut s, OPENAI_FORMATS, &[]);
+        t::arrays_have_items(&mut s);
+    }
+    t::ensure_root_required(&mut s);
+    Ok(s)
+}
+
+/// `{"type": "function", "function": {name, description, parameters, strict}}`.
+pub(crate) fn chat_declaration(
+    spec: &ToolSpec,
+    options: OpenAiOptions,
+    cx: &Cx,
+) -> Result<Declaration, ExportError> {
+    let parameters = parameters(spec, options, cx)?;
+    Ok(Declaration::new(
+        json!({
+            "type": "function",
+            "function": {
+                "name": spec.name.as_str(),
+                "description": spec.description,
+                "parameters": parameters,
+                "strict": options.strict,
+            }
+        }),
+        Usage::default(),
+    ))
+}
+
+/// `{"type": "function", name, description, parameters, strict}`.
+pub(crate) fn responses_declaration(
+    spec: &ToolSpec,
+    options: OpenAiOptions,
+    cx: &Cx,
+) -> Result<Declaration, ExportError> {
+    let parameters = parameters(spec, options, cx)?;
+    Ok(Declaration::new(
+        json!({
+            "type": "function",
+            "name": spec.name.as_str(),
+            "description": spec.description,
+            "parameters": parameters,
+            "strict": options.strict,
+        }),
+        Usage::default(),
+    ))
+}
+
+/// Reads the tool calls of a Chat Completions reply.
+///
+/// Takes the whole response (`choices[0].message`), the assistant message, or
+/// its `tool_calls` array. Arguments stay as the JSON *text* OpenAI sent
+/// ([`RawArguments::Text`]), so a malformed string reaches the executor as
+/// such; missing arguments are kept as empty text, never as `{}`.
+pub fn parse_chat_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let (calls, ptr) = match payload {
+        Value::Array(_) => (payload, String::new()),
+        Value::Object(obj) if obj.contains_key("choices") => {
+            let message =
+                payload
+                    .pointer("/choices/0/message")
+                    .ok_or_else(|| CallParseError::Missing {
+                        pointer: "/choices/0/message".into(),
+                    })?;
+            match message.get("tool_calls") {
+                None | Some(Value::Null) => return Ok(Vec::new()),
+                Some(calls) => (calls, "/choices/0/message/tool_calls".to_owned()),
+            }
+        }
+        Value::Object(obj) => match obj.get("tool_calls") {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(calls) => (calls, "/tool_calls".to_owned()),
+        },
+        _ => {
+            return Err(CallParseError::WrongType {
+                pointer: String::new(),
+                expected: "an object or an array",
+            });
+        }
+    };
+    read::array(calls, &ptr)?
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            let ptr = format!("{ptr}/{i}");
+            let obj = read::object(call, &ptr)?;
+            if let Some(kind) = obj.get("type")
+                && kind != "function"
+            {
+                return Err(CallParseError::WrongType {
+                    pointer: format!("{ptr}/type"),
+                    expected: "\"function\"",
+                });
+            }
+            let id = read::string(obj, "id", &ptr)?;
+            let fptr = format!("{ptr}/function");
+            let function = read::object(read::field(obj, "function", &ptr)?, &fptr)?;
+            let name = read::string(function, "name", &fptr)?;
+            let arguments = arguments(function.get("arguments"));
+            Ok(ToolCall::new(id, name, arguments))
+        })
+        .collect()
+}
+
+/// OpenAI arguments: text kept as text, an object (some compatible servers)
+/// kept as JSON, anything missing kept as empty text.
+fn arguments(value: Option<&Value>) -> RawArguments {
+    match value {
+        Some(Value::String(text)) => RawArguments::Text(text.clone()),
+        None | Some(Value::Null) => RawArguments::Text(String::new()),
+        Some(other) => RawArguments::Json(other.clone()),
+    }
+}
+
+/// Reads the `function_call` items of a Responses reply.
+///
+/// Takes the whole response (its `output` array) or the array itself; other
+/// items (messages, reasoning) are skipped. The call's id is its `call_id`.
+pub fn parse_responses_function_calls(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let (items, ptr) = match payload {
+        Value::Object(obj) => (read::field(obj, "output", "")?, "/output"),
+        other => (other, ""),
+    };
+    let mut calls = Vec::new();
+    for (i, item) in read::array(items, ptr)?.iter().enumerate() {
+        let ptr = format!("{ptr}/{i}");
+        let obj = read::object(item, &ptr)?;
+        if obj.get("type").and_then(Value::as_str) != Some("function_call") {
+            continue;
+        }
+        let id = read::string(obj, "call_id", &ptr)?;
+        let name = read::string(obj, "name", &ptr)?;
+        calls.push(ToolCall::new(id, name, arguments(obj.get("arguments"))));
+    }
+    Ok(calls)
+}
+
+/// The Chat Completions message answering a call:
+/// `{"role": "tool", "tool_call_id", "content"}`.
+pub fn chat_tool_message(result: &ToolResult) -> Value {
+    json!({
+        "role": "tool",
+        "tool_call_id": result.tool_call_id.as_str(),
+        "content": result_text(result),
+    })
+}
+
+/// The Responses input item answering a call:
+/// `{"type": "function_call_output", "call_id", "output"}`.
+pub fn responses_function_call_output(result: &ToolResult) -> Value {
+    json!({
+        "type": "function_call_output",
+        "call_id": result.tool_call_id.as_str(),
+        "output": result_text(result),
+    })
+}
