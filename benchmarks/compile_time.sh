@@ -243,7 +243,7 @@ done
 if [[ ${#CRATES[@]} -lt 3 ]]; then
     exit 0
 fi
-ratio() { echo "scale=3; $1 / $2" | bc -l; }
+ratio() { printf "%.3f" "$(echo "$1 / $2" | bc -l)"; }
 echo
 echo "ours_macro / ours_hand, clean:        $(ratio "${CLEAN[ours_macro]}" "${CLEAN[ours_hand]}")"
 echo "ours_macro / rmcp_macro, clean:       $(ratio "${CLEAN[ours_macro]}" "${CLEAN[rmcp_macro]}")"
