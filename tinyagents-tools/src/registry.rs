@@ -130,13 +130,17 @@ where
     }
 }
 
-/// Compiles a schema the way the registry does (JSON Schema 2020-12, formats
-/// checked, no remote references).
+/// Compiles a schema the way the registry does: JSON Schema 2020-12, formats
+/// checked, no remote references, and fixed-width integer formats bounded to
+/// their Rust range ([`crate::schema::bound_integer_formats`]) so validation
+/// agrees with the deserializer.
 pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+    let mut bounded = schema.clone();
+    crate::schema::bound_integer_formats(&mut bounded);
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)
-        .build(schema)
+        .build(&bounded)
         .map_err(|e| e.to_string())
 }
 

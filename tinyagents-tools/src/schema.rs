@@ -2,12 +2,17 @@
 //! schemas are made from Rust types.
 //!
 //! The canonical schema is JSON Schema 2020-12 as `schemars` writes it, with
-//! two changes for inputs: every object that lists `properties` and says
+//! one change for inputs: every object that lists `properties` and says
 //! nothing about extra keys gets `additionalProperties: false`, so a key the
 //! model invents (a forged hidden argument above all) is refused by
-//! validation; and every fixed-width integer gets the `minimum`/`maximum` of
-//! its Rust type, so validation refuses what the deserializer would. Provider exports transform this canonical form; they never
+//! validation. Provider exports transform this canonical form; they never
 //! change it.
+//!
+//! Validation uses one more step that the model never sees:
+//! [`crate::compile_schema`] gives every fixed-width integer format the
+//! `minimum`/`maximum` of its Rust type ([`bound_integer_formats`]), so the
+//! validator refuses what the deserializer would, without filling every
+//! declaration with `(maximum: 4294967295)` noise.
 
 use std::fmt;
 use std::sync::Arc;
@@ -31,7 +36,6 @@ impl ToolSchema {
             .into_root_schema_for::<T>();
         let mut value = schema.to_value();
         close_objects(&mut value);
-        bound_integer_formats(&mut value);
         ToolSchema(Arc::new(value))
     }
 
