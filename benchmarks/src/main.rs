@@ -35,6 +35,15 @@ fn main() {
         cases::per_call::profile_executor(n.parse().expect("a call count"));
         return;
     }
+    if let Some(n) = args
+        .iter()
+        .position(|a| a == "--profile-declarations")
+        .and_then(|i| args.get(i + 1))
+    {
+        // Only cached declarations to JSON text, for a profiler.
+        cases::declarations::profile_cached_json(n.parse().expect("a count"));
+        return;
+    }
     let runs = if quick { 3 } else { 11 };
     let mut report = Report::default();
     machine(&mut report, quick);
@@ -126,6 +135,15 @@ fn machine(report: &mut Report, quick: bool) {
         "rustc",
         "rustc (on PATH)",
         serde_json::json!(rustc),
+    );
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    report.value(
+        "machine",
+        "loadavg_at_start",
+        "load average at start (1, 5, 15 min)",
+        serde_json::json!(load),
     );
     report.value(
         "machine",

@@ -148,3 +148,20 @@ pub fn run(budget: Budget, runs: usize, report: &mut Report) -> Declarations {
     );
     out
 }
+
+/// Exports 1,000 cached declarations and writes them as JSON text `n` times,
+/// and nothing else, for a profiler.
+pub fn profile_cached_json(n: u64) {
+    let target = ExportTarget::OpenAiResponses(OpenAiOptions { strict: true });
+    let mut registry = ToolRegistry::new();
+    for i in 0..TOOLS {
+        registry
+            .register(ours::NamedAdd::new(i))
+            .expect("registers");
+    }
+    let cache = ExportCache::new();
+    for _ in 0..n {
+        let exported = cache.export_declarations(target, registry.specs());
+        std::hint::black_box(serde_json::to_string(&exported.declarations).expect("serializes"));
+    }
+}
