@@ -4,7 +4,8 @@
 //! `cargo run --release --manifest-path benchmarks/Cargo.toml -- --json`
 //! prints one JSON object on stdout (the keys are documented in
 //! BENCHMARKS.md) and the table on stderr. `--quick` shortens every case;
-//! `--profile-executor N` runs only N executor calls, for a profiler.
+//! `--profile-executor N`, `--profile-declarations N` and
+//! `--profile-rmcp-listing N` run only that loop, for a profiler.
 
 mod add;
 mod cases;
@@ -42,6 +43,15 @@ fn main() {
     {
         // Only cached declarations to JSON text, for a profiler.
         cases::declarations::profile_cached_json(n.parse().expect("a count"));
+        return;
+    }
+    if let Some(n) = args
+        .iter()
+        .position(|a| a == "--profile-rmcp-listing")
+        .and_then(|i| args.get(i + 1))
+    {
+        // Only rmcp's listing of 1,000 tools to JSON text, for a profiler.
+        cases::declarations::profile_rmcp_listing(n.parse().expect("a count"));
         return;
     }
     let runs = if quick { 3 } else { 11 };

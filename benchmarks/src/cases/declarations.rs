@@ -165,3 +165,12 @@ pub fn profile_cached_json(n: u64) {
         std::hint::black_box(serde_json::to_string(&exported.declarations).expect("serializes"));
     }
 }
+
+/// Lists rmcp's 1,000 tools as JSON text `n` times, and nothing else, for a
+/// profiler.
+pub fn profile_rmcp_listing(n: u64) {
+    let router = rmcp::router_of(TOOLS);
+    for _ in 0..n {
+        std::hint::black_box(rmcp::list_tools_json(&router));
+    }
+}

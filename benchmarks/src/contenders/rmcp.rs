@@ -85,12 +85,18 @@ impl Harness {
 
 /// A router of `n` "add" tools named `add_{i}`, each built as
 /// `#[tool_router]` builds a route (the `#[tool]` attr, renamed, and the
-/// handler fn).
+/// handler fn). Each tool gets its own copy of the schemas, as `n` distinct
+/// tools (with `n` argument types) would; sharing one would let the listing
+/// read the same memory `n` times.
 pub fn router_of(n: usize) -> ToolRouter<AddServer> {
     let mut router = ToolRouter::new();
     for i in 0..n {
         let mut attr = AddServer::add_tool_attr();
         attr.name = format!("add_{i}").into();
+        attr.input_schema = std::sync::Arc::new((*attr.input_schema).clone());
+        attr.output_schema = attr
+            .output_schema
+            .map(|schema| std::sync::Arc::new((*schema).clone()));
         router = router.with_route((attr, AddServer::add));
     }
     router
