@@ -37,7 +37,6 @@ struct RunInner<C> {
     resources: Extensions,
     secrets: Secrets,
     workspace: Option<PathBuf>,
-    cancel: CancellationToken,
     calls: RunCallCounts,
 }
 
@@ -59,12 +58,14 @@ struct RunInner<C> {
 /// ```
 pub struct RunContext<C = ()> {
     inner: Arc<RunInner<C>>,
+    cancel: CancellationToken,
 }
 
 impl<C> Clone for RunContext<C> {
     fn clone(&self) -> Self {
         RunContext {
             inner: Arc::clone(&self.inner),
+            cancel: self.cancel.clone(),
         }
     }
 }
@@ -129,12 +130,34 @@ impl<C> RunContext<C> {
     /// The run's cancellation token: cancelling it cancels every call of the
     /// run.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.inner.cancel
+        &self.cancel
     }
 
-    /// Cancels the run.
+    /// Cancels the run (or, for a [`child_scope`](Self::child_scope), only
+    /// the calls made with it).
     pub fn cancel(&self) {
-        self.inner.cancel.cancel();
+        self.cancel.cancel();
+    }
+
+    /// The same run (ids, context, stores, secrets, call counts) under a
+    /// cancellation token that is a child of this one's: cancelling the
+    /// returned value cancels only the calls made with it, while cancelling
+    /// this run still cancels them too. Used to cancel one call of a run.
+    ///
+    /// ```
+    /// use tinyagents_tools::RunContext;
+    /// let run = RunContext::empty();
+    /// let call = run.child_scope();
+    /// call.cancel();
+    /// assert!(call.cancellation().is_cancelled());
+    /// assert!(!run.cancellation().is_cancelled());
+    /// assert_eq!(call.run_id(), run.run_id());
+    /// ```
+    pub fn child_scope(&self) -> RunContext<C> {
+        RunContext {
+            inner: Arc::clone(&self.inner),
+            cancel: self.cancel.child_token(),
+        }
     }
 
     /// The tool calls admitted in this run so far (what per-run call limits
@@ -239,9 +262,9 @@ impl<C> RunContextBuilder<C> {
                 resources: self.resources,
                 secrets: self.secrets,
                 workspace: self.workspace,
-                cancel: self.cancel.unwrap_or_default(),
                 calls: RunCallCounts::default(),
             }),
+            cancel: self.cancel.unwrap_or_default(),
         }
     }
 }

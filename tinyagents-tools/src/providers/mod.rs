@@ -149,7 +149,7 @@ pub enum GeminiMode {
     #[default]
     Parameters,
     /// `parametersJsonSchema`: JSON Schema with `$ref`/`$defs`.
-    JsonSchema,
+    ParametersJsonSchema,
 }
 
 /// Options of the Gemini export.
