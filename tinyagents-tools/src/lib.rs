@@ -115,7 +115,7 @@ pub use middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 pub use output::{
     ArtifactRef, ContentBlock, IntoToolOutput, Json, ToolMessage, ToolOutput, ToolResult,
 };
-pub use registry::{RegisteredTool, RegistryError, ToolRegistry, compile_schema};
+pub use registry::{RegisteredTool, RegistryError, RegistryVersion, ToolRegistry, compile_schema};
 pub use retry::{Jitter, RetryPolicy};
 pub use runtime::{Ctx, EventEmitter, RunContext, RunContextBuilder, StreamWriter, ToolRuntime};
 pub use safety::{

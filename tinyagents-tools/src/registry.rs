@@ -171,14 +171,33 @@ pub struct ToolRegistry<S = (), C = ()> {
     tools: Vec<Arc<RegisteredTool<S, C>>>,
     by_name: HashMap<Arc<str>, usize>,
     aliases: HashMap<String, usize>,
+    version: RegistryVersion,
+}
+
+/// Identifies one registry in one state: a process-unique id, and a
+/// generation that every registration or alias changes. Equal versions mean
+/// the same tools with the same specs, so work derived from a registry (its
+/// exported declarations) can be cached by version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RegistryVersion {
+    /// The registry's id.
+    pub id: u64,
+    /// How many times it changed.
+    pub generation: u64,
 }
 
 impl<S, C> Default for ToolRegistry<S, C> {
     fn default() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         ToolRegistry {
             tools: Vec::new(),
             by_name: HashMap::new(),
             aliases: HashMap::new(),
+            version: RegistryVersion {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                generation: 0,
+            },
         }
     }
 }
@@ -230,6 +249,7 @@ where
             }
         })?;
         let index = self.tools.len();
+        self.version.generation += 1;
         self.by_name.insert(Arc::from(name), index);
         self.tools.push(Arc::new(RegisteredTool {
             tool,
@@ -260,6 +280,7 @@ where
             return Err(RegistryError::Duplicate { name: alias });
         }
         self.aliases.insert(alias, index);
+        self.version.generation += 1;
         Ok(self)
     }
 
@@ -302,6 +323,11 @@ where
     /// Every canonical name, in registration order.
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
         self.tools.iter().map(|t| t.spec().name.as_str())
+    }
+
+    /// The registry's identity and state (see [`RegistryVersion`]).
+    pub fn version(&self) -> RegistryVersion {
+        self.version
     }
 
     /// The number of tools.
