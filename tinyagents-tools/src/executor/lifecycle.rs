@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Instant;
 
 use futures_util::FutureExt;
@@ -38,9 +39,14 @@ struct CallCx<'a, C> {
 /// The redactor for a tool's policy (or the default policy, before the tool
 /// is known) in `run`; `None` when it would mask nothing.
 fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Option<Arc<Redactor>> {
+    let secrets = run.secrets().redaction_values();
+    let masks_secrets = policy.is_none_or(|p| p.secrets) && !secrets.is_empty();
+    let has_own = policy.is_some_and(|p| !p.patterns.is_empty() || !p.fields.is_empty());
+    if !masks_secrets && !has_own {
+        return None;
+    }
     let default = RedactionPolicy::default();
-    let redactor =
-        Redactor::for_policy(policy.unwrap_or(&default), run.secrets().redaction_values());
+    let redactor = Redactor::for_policy(policy.unwrap_or(&default), secrets);
     (!redactor.is_noop()).then(|| Arc::new(redactor))
 }
 
@@ -131,12 +137,11 @@ where
             return self.reject(&cx, ToolError::not_advertised(spec.name.as_str()), None);
         }
         let parsed = args::prepare(
-            &arguments,
+            arguments,
             spec,
             registered.validator(),
             self.config.argument_limits(),
         );
-        drop(arguments);
         let mut arguments = match parsed {
             Ok(value) => value,
             Err(e) => return self.reject(&cx, e, None),
@@ -211,10 +216,14 @@ where
             }
         }
 
-        let (outcome, attempts) = match answered {
-            Some(output) => (Ok(output), 0),
-            None => self.attempts(&cx, registered, &arguments).await,
+        // Middleware that gets `after_tool` needs the arguments afterwards;
+        // otherwise the last attempt takes them without a copy.
+        let keep = entered > 0;
+        let (outcome, attempts, kept) = match answered {
+            Some(output) => (Ok(output), 0, Some(arguments)),
+            None => self.attempts(&cx, registered, arguments, keep).await,
         };
+        let arguments = kept.unwrap_or(Value::Null);
 
         let mut after = AfterToolCtx {
             spec,
@@ -255,23 +264,28 @@ where
     }
 
     /// Runs the tool, retrying when its policy and idempotency allow.
+    /// The arguments come back when `keep` is set (for `after_tool`).
     async fn attempts(
         &self,
         cx: &CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
-        arguments: &Value,
-    ) -> (Result<ToolOutput, ToolError>, u32) {
+        arguments: Value,
+        keep: bool,
+    ) -> (Result<ToolOutput, ToolError>, u32, Option<Value>) {
         let spec = registered.spec();
         let policy = &spec.retry;
         let idempotent = spec.safety.idempotency.is_idempotent();
+        let mut arguments = Some(arguments);
         let mut attempt = 1;
         loop {
             tracing::Span::current().record("attempt", attempt);
-            let error = match self
-                .attempt(cx, registered, arguments.clone(), attempt)
-                .await
-            {
-                Ok(output) => return (Ok(output), attempt),
+            let may_retry = idempotent && attempt < policy.max_attempts;
+            let this_attempt = match (may_retry || keep, &mut arguments) {
+                (true, Some(args)) => args.clone(),
+                (_, slot) => slot.take().unwrap_or(Value::Null),
+            };
+            let error = match self.attempt(cx, registered, this_attempt, attempt).await {
+                Ok(output) => return (Ok(output), attempt, arguments),
                 Err(e) => e,
             };
             let retry = idempotent
@@ -280,7 +294,7 @@ where
                 && !matches!(error.kind(), ErrorKind::Cancelled | ErrorKind::Panicked)
                 && !cx.run.cancellation().is_cancelled();
             if !retry {
-                return (Err(error), attempt);
+                return (Err(error), attempt, arguments);
             }
             self.emit(cx, EventKind::Retrying, attempt, |event| {
                 event.error_class = Some(error.class());
@@ -289,7 +303,7 @@ where
             tokio::select! {
                 biased;
                 _ = cx.run.cancellation().cancelled() => {
-                    return (Err(ToolError::cancelled()), attempt);
+                    return (Err(ToolError::cancelled()), attempt, arguments);
                 }
                 _ = tokio::time::sleep(policy.delay(attempt + 1)) => {}
             }
@@ -308,16 +322,28 @@ where
     ) -> Result<ToolOutput, ToolError> {
         let spec = registered.spec();
         let timeout = spec.timeout.unwrap_or(self.config.default_timeout);
-        let mut runtime = ToolRuntime::new(cx.run.clone(), cx.id.clone(), cx.name)
-            .with_attempt(attempt)
-            .with_events(Arc::clone(&self.events));
+        let tool: Arc<str> = if cx.name == spec.name.as_str() {
+            Arc::clone(spec.name.shared())
+        } else {
+            Arc::from(cx.name)
+        };
+        let mut runtime =
+            ToolRuntime::new(cx.run.clone(), cx.id.clone(), tool).with_attempt(attempt);
+        if self.events.is_active() {
+            runtime = runtime.with_events(Arc::clone(&self.events));
+        }
         if let Some(redactor) = &cx.redactor {
             runtime = runtime.with_redactor(Arc::clone(redactor));
         }
-        let token = runtime.cancellation().clone();
         let call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
             .catch_unwind();
         tokio::pin!(call);
+        // Most tools finish on their first poll: no timer is armed for them.
+        if let Poll::Ready(result) =
+            std::future::poll_fn(|task| Poll::Ready(call.as_mut().poll(task))).await
+        {
+            return result.unwrap_or_else(|_| Err(ToolError::panicked()));
+        }
         let interrupted = tokio::select! {
             biased;
             result = &mut call => {
@@ -326,7 +352,7 @@ where
             _ = cx.run.cancellation().cancelled() => ToolError::cancelled(),
             _ = tokio::time::sleep(timeout) => ToolError::timeout(timeout),
         };
-        token.cancel();
+        runtime.interrupt();
         // Give the tool a moment to see its token and stop; then drop it.
         let _ = tokio::time::timeout(self.config.cancel_grace, &mut call).await;
         Err(interrupted)

@@ -155,9 +155,16 @@ pub(crate) fn admit(
         turn.release();
         return Err(refuse("calls_per_run", limits.per_run.unwrap_or(0)));
     }
-    let tool_limit = limits.per_tool.get(tool).copied();
+    let tool_limit = if limits.per_tool.is_empty() {
+        None
+    } else {
+        limits.per_tool.get(tool).copied()
+    };
     let mut counts = run.lock();
-    let n = counts.entry(tool.to_owned()).or_insert(0);
+    if !counts.contains_key(tool) {
+        counts.insert(tool.to_owned(), 0);
+    }
+    let n = counts.get_mut(tool).expect("inserted above");
     if tool_limit.is_some_and(|max| *n >= max) {
         drop(counts);
         run.total.release();
