@@ -95,8 +95,8 @@ fn main() {
     );
     report.target(
         "cached_declarations_50x_faster_than_rmcp_listing",
-        "cached 1,000 declarations >= 50x faster than rmcp list_all",
-        declarations.rmcp_list >= 50.0 * declarations.ours_cached,
+        "cached 1,000 declarations (registry toolset) >= 50x faster than rmcp list_all",
+        declarations.rmcp_list >= 50.0 * declarations.ours_toolset_cached,
     );
     report.target(
         "batch_at_most_1_05x_buffer_unordered",

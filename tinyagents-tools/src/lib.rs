@@ -76,6 +76,7 @@ mod error;
 mod events;
 mod executor;
 mod extensions;
+mod fasthash;
 mod ids;
 mod inject;
 mod macro_support;

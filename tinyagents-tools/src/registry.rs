@@ -9,10 +9,10 @@
 //! registry can never hold one a provider would refuse. Each input schema is
 //! compiled into a validator here, once; iteration follows registration order.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::fasthash::NameMap;
 use crate::ids::NameError;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
@@ -169,8 +169,8 @@ pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validato
 /// ```
 pub struct ToolRegistry<S = (), C = ()> {
     tools: Vec<Arc<RegisteredTool<S, C>>>,
-    by_name: HashMap<Arc<str>, usize>,
-    aliases: HashMap<String, usize>,
+    by_name: NameMap<Arc<str>, usize>,
+    aliases: NameMap<String, usize>,
     version: RegistryVersion,
 }
 
@@ -192,8 +192,8 @@ impl<S, C> Default for ToolRegistry<S, C> {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         ToolRegistry {
             tools: Vec::new(),
-            by_name: HashMap::new(),
-            aliases: HashMap::new(),
+            by_name: NameMap::default(),
+            aliases: NameMap::default(),
             version: RegistryVersion {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 generation: 0,

@@ -219,6 +219,19 @@ fn text_depth_over(text: &str, max: usize) -> Option<usize> {
 /// Walks an already parsed value without recursion, checking depth and an
 /// estimate of its encoded size.
 fn check_value_bounds(value: &Value, limits: ArgumentLimits) -> Result<(), ToolError> {
+    // The common shape, a flat object of scalars, needs no work stack.
+    if let Value::Object(map) = value
+        && limits.max_depth >= 1
+        && map.values().all(|v| !v.is_array() && !v.is_object())
+    {
+        let size = map.iter().fold(2, |size, (k, v)| {
+            size + k.len() + 4 + v.as_str().map_or(8, |s| s.len() + 2)
+        });
+        if size > limits.max_bytes {
+            return Err(too_large(size, limits.max_bytes));
+        }
+        return Ok(());
+    }
     let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
     let mut size = 0usize;
     while let Some((v, depth)) = stack.pop() {

@@ -1,7 +1,9 @@
 //! One call's steps, from the provider's call to its [`ToolResult`].
 
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Instant;
@@ -157,12 +159,21 @@ where
         ) {
             return self.reject(&cx, e, None);
         }
-        let _permits = tokio::select! {
-            biased;
-            _ = run.cancellation().cancelled() => {
-                return self.reject(&cx, ToolError::cancelled(), None);
+        let needs_permits = batch.is_some() || self.tool_permits[registered.index()].is_some();
+        let _permits = if needs_permits {
+            let waiting = Box::pin(async {
+                tokio::select! {
+                    biased;
+                    _ = run.cancellation().cancelled() => None,
+                    permits = self.acquire(registered, batch) => Some(permits),
+                }
+            });
+            match waiting.await {
+                Some(permits) => permits,
+                None => return self.reject(&cx, ToolError::cancelled(), None),
             }
-            permits = self.acquire(registered, batch) => permits,
+        } else {
+            Permits::default()
         };
 
         self.emit(&cx, EventKind::Started, 1, |_| {});
@@ -241,7 +252,12 @@ where
             mw.after_tool(&mut after).await;
         }
         let outcome = after.outcome;
-        self.finish(&cx, outcome, attempts.max(1)).await
+        let mut result = self.finish(&cx, outcome, attempts.max(1)).await;
+        if result.name.is_empty() {
+            // `finish` leaves the name for us to move in, saving a copy.
+            result.name = name;
+        }
+        result
     }
 
     async fn acquire<'b>(
@@ -335,15 +351,29 @@ where
         if let Some(redactor) = &cx.redactor {
             runtime = runtime.with_redactor(Arc::clone(redactor));
         }
-        let call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
+        let mut call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
             .catch_unwind();
-        tokio::pin!(call);
         // Most tools finish on their first poll: no timer is armed for them.
         if let Poll::Ready(result) =
-            std::future::poll_fn(|task| Poll::Ready(call.as_mut().poll(task))).await
+            std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut call).poll(task))).await
         {
             return result.unwrap_or_else(|_| Err(ToolError::panicked()));
         }
+        Box::pin(self.interruptible(cx, &runtime, call, timeout)).await
+    }
+
+    /// The rest of an attempt that did not finish at once: its timeout, the
+    /// run's cancellation, and a grace period after the token fires.
+    async fn interruptible<F>(
+        &self,
+        cx: &CallCx<'_, C>,
+        runtime: &ToolRuntime<C>,
+        mut call: F,
+        timeout: std::time::Duration,
+    ) -> Result<ToolOutput, ToolError>
+    where
+        F: Future<Output = std::thread::Result<Result<ToolOutput, ToolError>>> + Unpin,
+    {
         let interrupted = tokio::select! {
             biased;
             result = &mut call => {
@@ -379,7 +409,8 @@ where
                 artifacts.extend(formatted.stored);
                 let result = ToolResult {
                     tool_call_id: cx.id.clone(),
-                    name: cx.name.to_owned(),
+                    // Filled by `steps`, which owns the called name.
+                    name: String::new(),
                     content: formatted.content,
                     structured: output.structured,
                     artifacts,

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::{ErrorClass, ToolError};
+use crate::fasthash::NameMap;
 
 /// How many calls may be admitted. `None` means unlimited.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +109,7 @@ impl CallCounter {
 #[derive(Debug, Default)]
 pub struct RunCallCounts {
     total: CallCounter,
-    per_tool: Mutex<HashMap<String, u32>>,
+    per_tool: Mutex<NameMap<String, u32>>,
 }
 
 impl RunCallCounts {
@@ -122,7 +123,7 @@ impl RunCallCounts {
         self.lock().get(name).copied().unwrap_or(0)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, NameMap<String, u32>> {
         self.per_tool.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
