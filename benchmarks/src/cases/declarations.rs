@@ -100,7 +100,9 @@ pub fn run(budget: Budget, runs: usize, report: &mut Report) -> Declarations {
         stats,
     );
     let stats = measure_sync(budget, || {
-        cache.export_registry(target, &registry).request_tools_text()
+        cache
+            .export_registry(target, &registry)
+            .request_tools_text()
     });
     out.ours_toolset_cached_json = stats.median_ns;
     report.stats(
