@@ -12,6 +12,8 @@ use tinyagents_tools::policy::WorkspacePath;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RegistryError, WorkspaceRoot, tool};
 
+pub mod agent;
+
 /// One document of the built-in set.
 #[derive(Debug, Clone)]
 pub struct Doc {

@@ -1,6 +1,7 @@
 //! Integration tests of tinyagents-tools, one module per concern, compiled
 //! into one test binary.
 
+mod agent_loop;
 mod executor_batch;
 mod executor_events;
 mod executor_middleware;
@@ -8,6 +9,8 @@ mod executor_output;
 mod executor_refusals;
 mod executor_running;
 mod injection;
+mod mcp_server;
+mod policies;
 mod policy_rules;
 mod providers_cache;
 mod providers_calls;
@@ -16,6 +19,7 @@ mod providers_errors;
 mod providers_golden;
 mod providers_names;
 mod providers_rules;
+mod readme;
 mod registry;
 mod reliability_faults;
 mod reliability_forgery;
@@ -24,4 +28,5 @@ mod reliability_load;
 mod reliability_props;
 mod reliability_secrets;
 mod schema_corpus;
+mod testkit;
 mod workspace_paths;

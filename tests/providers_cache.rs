@@ -83,3 +83,58 @@ fn a_failed_export_is_cached_too() {
     assert_eq!(first, second);
     assert_eq!(cache.stats(), CacheStats { hits: 1, misses: 1 });
 }
+
+/// A hand-written tool around a corpus spec, for registry-level exports.
+struct Fixed(ToolSpec);
+
+#[tinyagents_tools::async_trait]
+impl tinyagents_tools::Tool for Fixed {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn call(
+        &self,
+        _: &(),
+        _: &tinyagents_tools::ToolRuntime,
+        _: serde_json::Value,
+    ) -> Result<tinyagents_tools::ToolOutput, tinyagents_tools::ToolError> {
+        Ok(tinyagents_tools::ToolOutput::empty())
+    }
+}
+
+#[test]
+fn a_registrys_toolset_is_exported_once_per_registry_state_and_target() {
+    let cache = ExportCache::new();
+    let target = Provider::Mcp.default_target();
+    let mut specs = corpus();
+    let last = specs.pop().unwrap();
+    let mut registry = tinyagents_tools::ToolRegistry::new();
+    for spec in specs {
+        registry.register(Fixed(spec)).unwrap();
+    }
+    let first = cache.export_registry(target, &registry);
+    let misses = cache.stats().misses;
+    let second = cache.export_registry(target, &registry);
+    assert!(Arc::ptr_eq(&first, &second), "the whole toolset is shared");
+    assert_eq!(cache.stats().misses, misses, "no tool was exported again");
+    assert_eq!(first.declarations.len(), registry.len());
+
+    // A per-turn subset is its own toolset, in registration order.
+    let mut names: Vec<String> = registry.names().map(str::to_owned).collect();
+    names.reverse();
+    names.truncate(2);
+    let subset = cache.export_selected(target, &registry, &names);
+    let exported: Vec<&str> = subset
+        .declarations
+        .iter()
+        .map(|d| d.json()["name"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = registry.names().skip(registry.len() - 2).collect();
+    assert_eq!(exported, expected);
+
+    // Registering another tool changes the registry's version: exported again.
+    registry.register(Fixed(last)).unwrap();
+    let third = cache.export_registry(target, &registry);
+    assert!(!Arc::ptr_eq(&first, &third));
+    assert_eq!(third.declarations.len(), registry.len());
+}

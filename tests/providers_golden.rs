@@ -131,7 +131,7 @@ fn gemini_parameters_declarations_match_golden_and_follow_the_openapi_subset() {
 #[test]
 fn gemini_json_schema_declarations_match_golden_and_keep_definitions() {
     let doc = export_doc(ExportTarget::Gemini(GeminiOptions {
-        mode: GeminiMode::JsonSchema,
+        mode: GeminiMode::ParametersJsonSchema,
     }));
     assert_golden("gemini_json_schema", &doc);
     assert_no_violations(&doc, rules::gemini_declaration_violations);

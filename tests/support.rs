@@ -449,45 +449,8 @@ impl Tool for CancelsRun {
     }
 }
 
-/// An in-line subscriber that keeps every event.
-#[derive(Default)]
-pub struct Recorder {
-    events: Mutex<Vec<ToolEvent>>,
-}
-
-impl Recorder {
-    /// A new shared recorder.
-    pub fn new() -> Arc<Self> {
-        Arc::new(Recorder::default())
-    }
-
-    /// Every event so far.
-    pub fn events(&self) -> Vec<ToolEvent> {
-        self.events.lock().expect("not poisoned").clone()
-    }
-
-    /// `(kind, attempt)` of every event so far, progress and custom events
-    /// left out.
-    pub fn steps(&self) -> Vec<(&'static str, u32)> {
-        self.events()
-            .iter()
-            .filter(|e| !matches!(e.kind, EventKind::Progress | EventKind::Custom))
-            .map(|e| (e.kind.as_str(), e.attempt))
-            .collect()
-    }
-}
-
-impl EventSubscriber for Recorder {
-    fn on_event(&self, event: &ToolEvent) {
-        self.events
-            .lock()
-            .expect("not poisoned")
-            .push(event.clone());
-    }
-    fn delivery(&self) -> Delivery {
-        Delivery::Inline
-    }
-}
+/// The testkit's in-line recorder of every event.
+pub use tinyagents_tools::testkit::EventRecorder as Recorder;
 
 /// Wraps a tool: records every argument value its body receives, then runs
 /// the wrapped tool. The spec is the wrapped tool's.

@@ -141,7 +141,11 @@ async fn the_read_file_tool_refuses_every_escape_through_the_executor_and_shows_
     for (i, path) in escapes.iter().enumerate() {
         let args = serde_json::json!({ "path": path });
         let r = exec
-            .execute(&run, &Turn::new(1), call(&format!("e{i}"), "read_file", args))
+            .execute(
+                &run,
+                &Turn::new(1),
+                call(&format!("e{i}"), "read_file", args),
+            )
             .await;
         assert_eq!(kind(&r), "denied", "{path:?}: {}", r.text());
         assert!(!r.text().contains("top secret"));
@@ -151,7 +155,11 @@ async fn the_read_file_tool_refuses_every_escape_through_the_executor_and_shows_
         .execute(
             &run,
             &Turn::new(1),
-            call("inside", "read_file", serde_json::json!({"path": "notes/today.md"})),
+            call(
+                "inside",
+                "read_file",
+                serde_json::json!({"path": "notes/today.md"}),
+            ),
         )
         .await;
     assert!(ok.text().contains("hello"), "{}", ok.text());

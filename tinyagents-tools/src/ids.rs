@@ -37,6 +37,11 @@ impl ToolName {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The shared string, for handing the name on without copying it.
+    pub fn shared(&self) -> &Arc<str> {
+        &self.0
+    }
 }
 
 impl fmt::Debug for ToolName {

@@ -19,7 +19,54 @@
 //! - [`ToolExecutor`], [`Turn`] and [`Middleware`]: the fail-closed
 //!   lifecycle every call goes through;
 //! - [`ArtifactStore`]: where large outputs go;
-//! - [`EventBus`] and [`ToolEvent`]: lifecycle events.
+//! - [`EventBus`] and [`ToolEvent`]: lifecycle events;
+//! - [`policy`]: safety policies; [`providers`]: provider formats;
+//! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server.
+//! - `testkit` (feature `testkit`): a harness that runs a tool with test
+//!   injections through a real executor, and an event recorder.
+//!
+//! # Example
+//!
+//! ```
+//! use tinyagents_tools::prelude::*;
+//!
+//! struct DocIndex(Vec<&'static str>);
+//!
+//! /// Arguments the model chooses.
+//! #[derive(Deserialize, JsonSchema)]
+//! #[serde(deny_unknown_fields)]
+//! struct SearchArgs {
+//!     /// Words to look for.
+//!     query: String,
+//! }
+//!
+//! /// Search the document index.
+//! #[tool(read_only, idempotent, local)]
+//! async fn search_docs(args: SearchArgs, #[inject] index: Store<DocIndex>) -> Vec<String> {
+//!     index.0.iter().filter(|d| d.contains(args.query.as_str())).map(|d| d.to_string()).collect()
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let mut registry: ToolRegistry = ToolRegistry::new();
+//! registry.register(SearchDocsTool)?;
+//! // `index` is hidden: the schema has only `query`.
+//! let schema = SearchDocsTool::spec().input_schema.as_value();
+//! assert_eq!(schema["required"], serde_json::json!(["query"]));
+//!
+//! let executor = ToolExecutor::builder(registry, ()).build()?;
+//! let run = RunContext::builder(()).store(DocIndex(vec!["rust tools", "python"])).build();
+//! let result = executor
+//!     .execute(&run, &Turn::new(1), ToolCall::new("call_1", "search_docs", r#"{"query":"rust"}"#))
+//!     .await;
+//! assert_eq!(result.structured, Some(serde_json::json!(["rust tools"])));
+//!
+//! // A forged hidden key is refused before the tool runs.
+//! let forged = ToolCall::new("call_2", "search_docs", r#"{"query":"x","index":"mine"}"#);
+//! let refused = executor.execute(&run, &Turn::new(1), forged).await;
+//! assert!(refused.is_error);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -29,9 +76,12 @@ mod error;
 mod events;
 mod executor;
 mod extensions;
+mod fasthash;
 mod ids;
 mod inject;
 mod macro_support;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod middleware;
 mod name_rules;
 mod output;
@@ -44,6 +94,8 @@ mod safety;
 pub mod schema;
 mod secret;
 mod spec;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 mod tool;
 
 pub use artifacts::{
@@ -64,7 +116,7 @@ pub use middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 pub use output::{
     ArtifactRef, ContentBlock, IntoToolOutput, Json, ToolMessage, ToolOutput, ToolResult,
 };
-pub use registry::{RegisteredTool, RegistryError, ToolRegistry, compile_schema};
+pub use registry::{RegisteredTool, RegistryError, RegistryVersion, ToolRegistry, compile_schema};
 pub use retry::{Jitter, RetryPolicy};
 pub use runtime::{Ctx, EventEmitter, RunContext, RunContextBuilder, StreamWriter, ToolRuntime};
 pub use safety::{

@@ -61,6 +61,43 @@ impl BeforeOutcome {
     }
 }
 
+/// The accessors both hook contexts share: what the call is and where it
+/// runs.
+macro_rules! call_accessors {
+    () => {
+        /// The tool's spec (safety metadata included).
+        pub fn spec(&self) -> &ToolSpec {
+            self.spec
+        }
+
+        /// The tool name as the model called it (an alias or the canonical
+        /// name).
+        pub fn called_name(&self) -> &str {
+            self.called_name
+        }
+
+        /// The call id.
+        pub fn call_id(&self) -> &ToolCallId {
+            self.call_id
+        }
+
+        /// The run.
+        pub fn run(&self) -> &RunContext<C> {
+            self.run
+        }
+
+        /// The turn.
+        pub fn turn(&self) -> &Turn {
+            self.turn
+        }
+
+        /// The executor's state.
+        pub fn state(&self) -> &S {
+            self.state
+        }
+    };
+}
+
 /// What `before_tool` sees of a call that passed every executor check.
 pub struct BeforeToolCtx<'a, S = (), C = ()> {
     pub(crate) spec: &'a ToolSpec,
@@ -75,35 +112,7 @@ pub struct BeforeToolCtx<'a, S = (), C = ()> {
 }
 
 impl<'a, S, C> BeforeToolCtx<'a, S, C> {
-    /// The tool's spec (safety metadata included).
-    pub fn spec(&self) -> &ToolSpec {
-        self.spec
-    }
-
-    /// The tool name as the model called it (an alias or the canonical name).
-    pub fn called_name(&self) -> &str {
-        self.called_name
-    }
-
-    /// The call id.
-    pub fn call_id(&self) -> &ToolCallId {
-        self.call_id
-    }
-
-    /// The run.
-    pub fn run(&self) -> &RunContext<C> {
-        self.run
-    }
-
-    /// The turn.
-    pub fn turn(&self) -> &Turn {
-        self.turn
-    }
-
-    /// The executor's state.
-    pub fn state(&self) -> &S {
-        self.state
-    }
+    call_accessors!();
 
     /// The validated arguments.
     pub fn arguments(&self) -> &Value {
@@ -138,35 +147,7 @@ pub struct AfterToolCtx<'a, S = (), C = ()> {
 }
 
 impl<'a, S, C> AfterToolCtx<'a, S, C> {
-    /// The tool's spec.
-    pub fn spec(&self) -> &ToolSpec {
-        self.spec
-    }
-
-    /// The tool name as the model called it.
-    pub fn called_name(&self) -> &str {
-        self.called_name
-    }
-
-    /// The call id.
-    pub fn call_id(&self) -> &ToolCallId {
-        self.call_id
-    }
-
-    /// The run.
-    pub fn run(&self) -> &RunContext<C> {
-        self.run
-    }
-
-    /// The turn.
-    pub fn turn(&self) -> &Turn {
-        self.turn
-    }
-
-    /// The executor's state.
-    pub fn state(&self) -> &S {
-        self.state
-    }
+    call_accessors!();
 
     /// The arguments the tool ran with.
     pub fn arguments(&self) -> &Value {

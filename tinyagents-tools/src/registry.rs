@@ -9,10 +9,10 @@
 //! registry can never hold one a provider would refuse. Each input schema is
 //! compiled into a validator here, once; iteration follows registration order.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::fasthash::NameMap;
 use crate::ids::NameError;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
@@ -130,13 +130,17 @@ where
     }
 }
 
-/// Compiles a schema the way the registry does (JSON Schema 2020-12, formats
-/// checked, no remote references).
+/// Compiles a schema the way the registry does: JSON Schema 2020-12, formats
+/// checked, no remote references, and fixed-width integer formats bounded to
+/// their Rust range ([`crate::schema::bound_integer_formats`]) so validation
+/// agrees with the deserializer.
 pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+    let mut bounded = schema.clone();
+    crate::schema::bound_integer_formats(&mut bounded);
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)
-        .build(schema)
+        .build(&bounded)
         .map_err(|e| e.to_string())
 }
 
@@ -165,16 +169,35 @@ pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validato
 /// ```
 pub struct ToolRegistry<S = (), C = ()> {
     tools: Vec<Arc<RegisteredTool<S, C>>>,
-    by_name: HashMap<Arc<str>, usize>,
-    aliases: HashMap<String, usize>,
+    by_name: NameMap<Arc<str>, usize>,
+    aliases: NameMap<String, usize>,
+    version: RegistryVersion,
+}
+
+/// Identifies one registry in one state: a process-unique id, and a
+/// generation that every registration or alias changes. Equal versions mean
+/// the same tools with the same specs, so work derived from a registry (its
+/// exported declarations) can be cached by version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RegistryVersion {
+    /// The registry's id.
+    pub id: u64,
+    /// How many times it changed.
+    pub generation: u64,
 }
 
 impl<S, C> Default for ToolRegistry<S, C> {
     fn default() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         ToolRegistry {
             tools: Vec::new(),
-            by_name: HashMap::new(),
-            aliases: HashMap::new(),
+            by_name: NameMap::default(),
+            aliases: NameMap::default(),
+            version: RegistryVersion {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                generation: 0,
+            },
         }
     }
 }
@@ -226,6 +249,7 @@ where
             }
         })?;
         let index = self.tools.len();
+        self.version.generation += 1;
         self.by_name.insert(Arc::from(name), index);
         self.tools.push(Arc::new(RegisteredTool {
             tool,
@@ -256,6 +280,7 @@ where
             return Err(RegistryError::Duplicate { name: alias });
         }
         self.aliases.insert(alias, index);
+        self.version.generation += 1;
         Ok(self)
     }
 
@@ -298,6 +323,11 @@ where
     /// Every canonical name, in registration order.
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
         self.tools.iter().map(|t| t.spec().name.as_str())
+    }
+
+    /// The registry's identity and state (see [`RegistryVersion`]).
+    pub fn version(&self) -> RegistryVersion {
+        self.version
     }
 
     /// The number of tools.

@@ -17,7 +17,8 @@
 use std::fmt;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -37,7 +38,6 @@ struct RunInner<C> {
     resources: Extensions,
     secrets: Secrets,
     workspace: Option<PathBuf>,
-    cancel: CancellationToken,
     calls: RunCallCounts,
 }
 
@@ -59,12 +59,14 @@ struct RunInner<C> {
 /// ```
 pub struct RunContext<C = ()> {
     inner: Arc<RunInner<C>>,
+    cancel: CancellationToken,
 }
 
 impl<C> Clone for RunContext<C> {
     fn clone(&self) -> Self {
         RunContext {
             inner: Arc::clone(&self.inner),
+            cancel: self.cancel.clone(),
         }
     }
 }
@@ -129,12 +131,34 @@ impl<C> RunContext<C> {
     /// The run's cancellation token: cancelling it cancels every call of the
     /// run.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.inner.cancel
+        &self.cancel
     }
 
-    /// Cancels the run.
+    /// Cancels the run (or, for a [`child_scope`](Self::child_scope), only
+    /// the calls made with it).
     pub fn cancel(&self) {
-        self.inner.cancel.cancel();
+        self.cancel.cancel();
+    }
+
+    /// The same run (ids, context, stores, secrets, call counts) under a
+    /// cancellation token that is a child of this one's: cancelling the
+    /// returned value cancels only the calls made with it, while cancelling
+    /// this run still cancels them too. Used to cancel one call of a run.
+    ///
+    /// ```
+    /// use tinyagents_tools::RunContext;
+    /// let run = RunContext::empty();
+    /// let call = run.child_scope();
+    /// call.cancel();
+    /// assert!(call.cancellation().is_cancelled());
+    /// assert!(!run.cancellation().is_cancelled());
+    /// assert_eq!(call.run_id(), run.run_id());
+    /// ```
+    pub fn child_scope(&self) -> RunContext<C> {
+        RunContext {
+            inner: Arc::clone(&self.inner),
+            cancel: self.cancel.child_token(),
+        }
     }
 
     /// The tool calls admitted in this run so far (what per-run call limits
@@ -239,9 +263,9 @@ impl<C> RunContextBuilder<C> {
                 resources: self.resources,
                 secrets: self.secrets,
                 workspace: self.workspace,
-                cancel: self.cancel.unwrap_or_default(),
                 calls: RunCallCounts::default(),
             }),
+            cancel: self.cancel.unwrap_or_default(),
         }
     }
 }
@@ -266,19 +290,27 @@ pub struct ToolRuntime<C = ()> {
     call_id: ToolCallId,
     tool: Arc<str>,
     attempt: u32,
-    cancel: CancellationToken,
+    /// The call's token, a child of the run's, made on first use: most
+    /// tools never ask for it, and making one costs an allocation and a lock.
+    cancel: OnceLock<CancellationToken>,
+    /// Set when the call was interrupted (timeout) before or after the token
+    /// was made; a token made later starts cancelled.
+    interrupted: AtomicBool,
     events: Option<Arc<EventBus>>,
     redactor: Option<Arc<Redactor>>,
 }
 
 impl<C> Clone for ToolRuntime<C> {
     fn clone(&self) -> Self {
+        // A clone shares the call's token, so make it now.
+        let cancel = OnceLock::from(self.cancellation().clone());
         ToolRuntime {
             run: self.run.clone(),
             call_id: self.call_id.clone(),
             tool: Arc::clone(&self.tool),
             attempt: self.attempt,
-            cancel: self.cancel.clone(),
+            cancel,
+            interrupted: AtomicBool::new(self.interrupted.load(Ordering::Acquire)),
             events: self.events.clone(),
             redactor: self.redactor.clone(),
         }
@@ -293,13 +325,13 @@ impl<C> ToolRuntime<C> {
         call_id: impl Into<ToolCallId>,
         tool: impl Into<Arc<str>>,
     ) -> Self {
-        let cancel = run.cancellation().child_token();
         ToolRuntime {
             run,
             call_id: call_id.into(),
             tool: tool.into(),
             attempt: 1,
-            cancel,
+            cancel: OnceLock::new(),
+            interrupted: AtomicBool::new(false),
             events: None,
             redactor: None,
         }
@@ -326,8 +358,16 @@ impl<C> ToolRuntime<C> {
 
     /// Uses `token` as the call's cancellation token.
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancel = token;
+        self.cancel = OnceLock::from(token);
         self
+    }
+
+    /// Interrupts the call: its token fires now, or as soon as it is made.
+    pub(crate) fn interrupt(&self) {
+        self.interrupted.store(true, Ordering::Release);
+        if let Some(token) = self.cancel.get() {
+            token.cancel();
+        }
     }
 
     /// The run.
@@ -358,7 +398,13 @@ impl<C> ToolRuntime<C> {
     /// The call's cancellation token (fires on timeout and on run
     /// cancellation).
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel.get_or_init(|| {
+            let token = self.run.cancellation().child_token();
+            if self.interrupted.load(Ordering::Acquire) {
+                token.cancel();
+            }
+            token
+        })
     }
 
     /// A handle that emits custom events for this call.

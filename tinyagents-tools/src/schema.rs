@@ -2,12 +2,17 @@
 //! schemas are made from Rust types.
 //!
 //! The canonical schema is JSON Schema 2020-12 as `schemars` writes it, with
-//! two changes for inputs: every object that lists `properties` and says
+//! one change for inputs: every object that lists `properties` and says
 //! nothing about extra keys gets `additionalProperties: false`, so a key the
 //! model invents (a forged hidden argument above all) is refused by
-//! validation; and every fixed-width integer gets the `minimum`/`maximum` of
-//! its Rust type, so validation refuses what the deserializer would. Provider exports transform this canonical form; they never
+//! validation. Provider exports transform this canonical form; they never
 //! change it.
+//!
+//! Validation uses one more step that the model never sees:
+//! [`crate::compile_schema`] gives every fixed-width integer format the
+//! `minimum`/`maximum` of its Rust type ([`bound_integer_formats`]), so the
+//! validator refuses what the deserializer would, without filling every
+//! declaration with `(maximum: 4294967295)` noise.
 
 use std::fmt;
 use std::sync::Arc;
@@ -31,7 +36,6 @@ impl ToolSchema {
             .into_root_schema_for::<T>();
         let mut value = schema.to_value();
         close_objects(&mut value);
-        bound_integer_formats(&mut value);
         ToolSchema(Arc::new(value))
     }
 
@@ -184,36 +188,38 @@ pub(crate) const SCHEMA_MAPS: &[&str] = &[
     "dependentSchemas",
 ];
 
+/// Where a keyword's value holds subschemas.
+#[derive(Clone, Copy)]
+enum Slot {
+    /// The value is one subschema.
+    One,
+    /// The value is an array of subschemas.
+    Array,
+    /// The value maps names to subschemas.
+    Map,
+}
+
+/// The slot of keyword `key` whose value is `child`, or `None` for data
+/// (`enum`, `const`, `default`, `examples`, ...) and annotations.
+fn slot(key: &str, child: &Value) -> Option<Slot> {
+    if key == "items" && child.is_array() {
+        Some(Slot::Array)
+    } else if ONE_SCHEMA.contains(&key) {
+        Some(Slot::One)
+    } else if SCHEMA_ARRAYS.contains(&key) {
+        Some(Slot::Array)
+    } else if SCHEMA_MAPS.contains(&key) {
+        Some(Slot::Map)
+    } else {
+        None
+    }
+}
+
 /// Calls `f` on every schema object in `schema`, parents before children,
 /// following only schema positions (never `enum`, `const`, `default` or
 /// `examples` data).
 pub fn walk_schemas_mut(schema: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
-    let Value::Object(obj) = schema else { return };
-    f(obj);
-    for (key, child) in obj.iter_mut() {
-        let key = key.as_str();
-        if ONE_SCHEMA.contains(&key) {
-            if child.is_array() && key == "items" {
-                for c in child.as_array_mut().into_iter().flatten() {
-                    walk_schemas_mut(c, f);
-                }
-            } else {
-                walk_schemas_mut(child, f);
-            }
-        } else if SCHEMA_ARRAYS.contains(&key) {
-            for c in child.as_array_mut().into_iter().flatten() {
-                walk_schemas_mut(c, f);
-            }
-        } else if SCHEMA_MAPS.contains(&key) {
-            for c in child
-                .as_object_mut()
-                .into_iter()
-                .flat_map(|m| m.values_mut())
-            {
-                walk_schemas_mut(c, f);
-            }
-        }
-    }
+    walk_schemas_mut_at(schema, &mut |_, obj| f(obj));
 }
 
 /// Calls `f` on every schema object in `schema` with the JSON pointer of
@@ -224,28 +230,72 @@ pub fn walk_schemas_mut_at(schema: &mut Value, f: &mut dyn FnMut(&str, &mut Map<
         let Value::Object(obj) = v else { return };
         f(ptr, obj);
         for (key, child) in obj.iter_mut() {
+            let Some(slot) = slot(key, child) else {
+                continue;
+            };
             let base = ptr.len();
             ptr.push('/');
             ptr.push_str(&escape_pointer(key));
-            let k = key.as_str();
-            if ONE_SCHEMA.contains(&k) && !(k == "items" && child.is_array()) {
-                go(child, ptr, f);
-            } else if SCHEMA_ARRAYS.contains(&k) || (k == "items" && child.is_array()) {
-                for (i, c) in child.as_array_mut().into_iter().flatten().enumerate() {
-                    let b = ptr.len();
-                    ptr.push('/');
-                    ptr.push_str(&i.to_string());
-                    go(c, ptr, f);
-                    ptr.truncate(b);
+            match slot {
+                Slot::One => go(child, ptr, f),
+                Slot::Array => {
+                    for (i, c) in child.as_array_mut().into_iter().flatten().enumerate() {
+                        let b = ptr.len();
+                        ptr.push_str(&format!("/{i}"));
+                        go(c, ptr, f);
+                        ptr.truncate(b);
+                    }
                 }
-            } else if SCHEMA_MAPS.contains(&k) {
-                for (name, c) in child.as_object_mut().into_iter().flatten() {
-                    let b = ptr.len();
-                    ptr.push('/');
-                    ptr.push_str(&escape_pointer(name));
-                    go(c, ptr, f);
-                    ptr.truncate(b);
+                Slot::Map => {
+                    for (name, c) in child.as_object_mut().into_iter().flatten() {
+                        let b = ptr.len();
+                        ptr.push('/');
+                        ptr.push_str(&escape_pointer(name));
+                        go(c, ptr, f);
+                        ptr.truncate(b);
+                    }
                 }
+            }
+            ptr.truncate(base);
+        }
+    }
+    go(schema, &mut String::new(), f)
+}
+
+/// Calls `f` on every schema object in `schema` (read-only), with the JSON
+/// pointer of each, parents first.
+pub fn walk_schemas(schema: &Value, f: &mut dyn FnMut(&str, &Map<String, Value>)) {
+    fn go(v: &Value, ptr: &mut String, f: &mut dyn FnMut(&str, &Map<String, Value>)) {
+        let Value::Object(obj) = v else { return };
+        f(ptr, obj);
+        for (key, child) in obj {
+            let Some(slot) = slot(key, child) else {
+                continue;
+            };
+            let base = ptr.len();
+            ptr.push('/');
+            ptr.push_str(&escape_pointer(key));
+            let children: Vec<(String, &Value)> = match slot {
+                Slot::One => vec![(String::new(), child)],
+                Slot::Array => child
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, c)| (format!("/{i}"), c))
+                    .collect(),
+                Slot::Map => child
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(n, c)| (format!("/{}", escape_pointer(n)), c))
+                    .collect(),
+            };
+            for (segment, c) in children {
+                let b = ptr.len();
+                ptr.push_str(&segment);
+                go(c, ptr, f);
+                ptr.truncate(b);
             }
             ptr.truncate(base);
         }
@@ -256,42 +306,6 @@ pub fn walk_schemas_mut_at(schema: &mut Value, f: &mut dyn FnMut(&str, &mut Map<
 /// Escapes one JSON pointer segment (`~` as `~0`, `/` as `~1`).
 pub fn escape_pointer(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
-}
-
-/// Calls `f` on every schema object in `schema` (read-only), with the JSON
-/// pointer of each, parents first.
-pub fn walk_schemas(schema: &Value, f: &mut dyn FnMut(&str, &Map<String, Value>)) {
-    fn go(v: &Value, ptr: &mut String, f: &mut dyn FnMut(&str, &Map<String, Value>)) {
-        let Value::Object(obj) = v else { return };
-        f(ptr, obj);
-        for (key, child) in obj {
-            let base = ptr.len();
-            ptr.push('/');
-            ptr.push_str(&key.replace('~', "~0").replace('/', "~1"));
-            let k = key.as_str();
-            if ONE_SCHEMA.contains(&k) && !(k == "items" && child.is_array()) {
-                go(child, ptr, f);
-            } else if SCHEMA_ARRAYS.contains(&k) || (k == "items" && child.is_array()) {
-                for (i, c) in child.as_array().into_iter().flatten().enumerate() {
-                    let b = ptr.len();
-                    ptr.push('/');
-                    ptr.push_str(&i.to_string());
-                    go(c, ptr, f);
-                    ptr.truncate(b);
-                }
-            } else if SCHEMA_MAPS.contains(&k) {
-                for (name, c) in child.as_object().into_iter().flatten() {
-                    let b = ptr.len();
-                    ptr.push('/');
-                    ptr.push_str(&name.replace('~', "~0").replace('/', "~1"));
-                    go(c, ptr, f);
-                    ptr.truncate(b);
-                }
-            }
-            ptr.truncate(base);
-        }
-    }
-    go(schema, &mut String::new(), f)
 }
 
 #[cfg(test)]

@@ -167,15 +167,16 @@ pub(crate) fn validate(
             ),
         )]));
     };
+    let forged_any = map.keys().any(|key| is_forged(key, spec));
+    // The common case: nothing forged and the schema holds; no error list.
+    if !forged_any && validator.is_valid(value) {
+        return Ok(());
+    }
     let mut problems = Vec::new();
     let forged: Vec<&str> = map
         .keys()
         .map(String::as_str)
-        .filter(|key| {
-            spec.injected.iter().any(|arg| arg.name == *key)
-                || (RUNTIME_KEYS.contains(key)
-                    && !spec.input_schema.property_names().any(|p| p == *key))
-        })
+        .filter(|key| is_forged(key, spec))
         .collect();
     for key in &forged {
         problems.push(ArgumentProblem::new(
@@ -220,6 +221,13 @@ pub(crate) fn validate(
         ));
     }
     Err(ToolError::invalid_arguments(problems))
+}
+
+/// True when a root key names a value only the runtime supplies: an
+/// injected parameter, or a runtime id the schema does not declare.
+fn is_forged(key: &str, spec: &ToolSpec) -> bool {
+    spec.injected.iter().any(|arg| arg.name == key)
+        || (RUNTIME_KEYS.contains(&key) && !spec.input_schema.property_names().any(|p| p == key))
 }
 
 fn parse_text(
@@ -441,6 +449,19 @@ fn text_depth_over(text: &str, max: usize) -> Option<usize> {
 /// Walks an already parsed value without recursion, checking depth and an
 /// estimate of its encoded size.
 pub(crate) fn check_value_bounds(value: &Value, limits: ArgumentLimits) -> Result<(), ToolError> {
+    // The common shape, a flat object of scalars, needs no work stack.
+    if let Value::Object(map) = value
+        && limits.max_depth >= 1
+        && map.values().all(|v| !v.is_array() && !v.is_object())
+    {
+        let size = map.iter().fold(2, |size, (k, v)| {
+            size + k.len() + 4 + v.as_str().map_or(8, |s| s.len() + 2)
+        });
+        if size > limits.max_bytes {
+            return Err(too_large(size, limits.max_bytes));
+        }
+        return Ok(());
+    }
     let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
     let mut size = 0usize;
     while let Some((v, depth)) = stack.pop() {

@@ -8,6 +8,8 @@
 //!   with a note saying how much was shown.
 
 use crate::artifacts::{ArtifactError, ArtifactStore};
+use serde_json::Value;
+
 use crate::output::{ArtifactRef, ContentBlock, ToolOutput};
 
 /// Bounds on model-facing content, in bytes.
@@ -34,7 +36,7 @@ pub(crate) async fn format(
         match &output.structured {
             Some(value) => {
                 mime = "application/json";
-                vec![ContentBlock::text(value.to_string())]
+                vec![ContentBlock::text(json_text(value))]
             }
             None => Vec::new(),
         }
@@ -72,6 +74,15 @@ pub(crate) async fn format(
         content,
         stored: None,
     })
+}
+
+/// Compact JSON text of `value`, written into a buffer sized up front.
+fn json_text(value: &Value) -> String {
+    let mut buf = Vec::with_capacity(128);
+    match serde_json::to_writer(&mut buf, value) {
+        Ok(()) => String::from_utf8(buf).unwrap_or_else(|_| value.to_string()),
+        Err(_) => value.to_string(),
+    }
 }
 
 fn block_size(block: &ContentBlock) -> usize {

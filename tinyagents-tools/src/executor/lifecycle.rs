@@ -1,8 +1,11 @@
 //! One call's steps, from the provider's call to its [`ToolResult`].
 
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Instant;
 
 use futures_util::FutureExt;
@@ -38,9 +41,14 @@ struct CallCx<'a, C> {
 /// The redactor for a tool's policy (or the default policy, before the tool
 /// is known) in `run`; `None` when it would mask nothing.
 fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Option<Arc<Redactor>> {
+    let secrets = run.secrets().redaction_values();
+    let masks_secrets = policy.is_none_or(|p| p.secrets) && !secrets.is_empty();
+    let has_own = policy.is_some_and(|p| !p.patterns.is_empty() || !p.fields.is_empty());
+    if !masks_secrets && !has_own {
+        return None;
+    }
     let default = RedactionPolicy::default();
-    let redactor =
-        Redactor::for_policy(policy.unwrap_or(&default), run.secrets().redaction_values());
+    let redactor = Redactor::for_policy(policy.unwrap_or(&default), secrets);
     (!redactor.is_noop()).then(|| Arc::new(redactor))
 }
 
@@ -155,12 +163,21 @@ where
         ) {
             return self.reject(&cx, e, None);
         }
-        let _permits = tokio::select! {
-            biased;
-            _ = run.cancellation().cancelled() => {
-                return self.reject(&cx, ToolError::cancelled(), None);
+        let needs_permits = batch.is_some() || self.tool_permits[registered.index()].is_some();
+        let _permits = if needs_permits {
+            let waiting = Box::pin(async {
+                tokio::select! {
+                    biased;
+                    _ = run.cancellation().cancelled() => None,
+                    permits = self.acquire(registered, batch) => Some(permits),
+                }
+            });
+            match waiting.await {
+                Some(permits) => permits,
+                None => return self.reject(&cx, ToolError::cancelled(), None),
             }
-            permits = self.acquire(registered, batch) => permits,
+        } else {
+            Permits::default()
         };
 
         self.emit(&cx, EventKind::Started, 1, |_| {});
@@ -226,10 +243,14 @@ where
             }
         }
 
-        let (outcome, attempts) = match answered {
-            Some(output) => (Ok(output), 0),
-            None => self.attempts(&cx, registered, &arguments).await,
+        // Middleware that gets `after_tool` needs the arguments afterwards;
+        // otherwise the last attempt takes them without a copy.
+        let keep = entered > 0;
+        let (outcome, attempts, kept) = match answered {
+            Some(output) => (Ok(output), 0, Some(arguments)),
+            None => self.attempts(&cx, registered, arguments, keep).await,
         };
+        let arguments = kept.unwrap_or(Value::Null);
 
         let mut after = AfterToolCtx {
             spec,
@@ -247,7 +268,12 @@ where
             mw.after_tool(&mut after).await;
         }
         let outcome = after.outcome;
-        self.finish(&cx, outcome, attempts.max(1)).await
+        let mut result = self.finish(&cx, outcome, attempts.max(1)).await;
+        if result.name.is_empty() {
+            // `finish` leaves the name for us to move in, saving a copy.
+            result.name = name;
+        }
+        result
     }
 
     async fn acquire<'b>(
@@ -270,23 +296,28 @@ where
     }
 
     /// Runs the tool, retrying when its policy and idempotency allow.
+    /// The arguments come back when `keep` is set (for `after_tool`).
     async fn attempts(
         &self,
         cx: &CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
-        arguments: &Value,
-    ) -> (Result<ToolOutput, ToolError>, u32) {
+        arguments: Value,
+        keep: bool,
+    ) -> (Result<ToolOutput, ToolError>, u32, Option<Value>) {
         let spec = registered.spec();
         let policy = &spec.retry;
         let idempotent = spec.safety.idempotency.is_idempotent();
+        let mut arguments = Some(arguments);
         let mut attempt = 1;
         loop {
             tracing::Span::current().record("attempt", attempt);
-            let error = match self
-                .attempt(cx, registered, arguments.clone(), attempt)
-                .await
-            {
-                Ok(output) => return (Ok(output), attempt),
+            let may_retry = idempotent && attempt < policy.max_attempts;
+            let this_attempt = match (may_retry || keep, &mut arguments) {
+                (true, Some(args)) => args.clone(),
+                (_, slot) => slot.take().unwrap_or(Value::Null),
+            };
+            let error = match self.attempt(cx, registered, this_attempt, attempt).await {
+                Ok(output) => return (Ok(output), attempt, arguments),
                 Err(e) => e,
             };
             let retry = idempotent
@@ -295,7 +326,7 @@ where
                 && !matches!(error.kind(), ErrorKind::Cancelled | ErrorKind::Panicked)
                 && !cx.run.cancellation().is_cancelled();
             if !retry {
-                return (Err(error), attempt);
+                return (Err(error), attempt, arguments);
             }
             self.emit(cx, EventKind::Retrying, attempt, |event| {
                 event.error_class = Some(error.class());
@@ -304,7 +335,7 @@ where
             tokio::select! {
                 biased;
                 _ = cx.run.cancellation().cancelled() => {
-                    return (Err(ToolError::cancelled()), attempt);
+                    return (Err(ToolError::cancelled()), attempt, arguments);
                 }
                 _ = tokio::time::sleep(policy.delay(attempt + 1)) => {}
             }
@@ -323,16 +354,42 @@ where
     ) -> Result<ToolOutput, ToolError> {
         let spec = registered.spec();
         let timeout = spec.timeout.unwrap_or(self.config.default_timeout);
-        let mut runtime = ToolRuntime::new(cx.run.clone(), cx.id.clone(), cx.name)
-            .with_attempt(attempt)
-            .with_events(Arc::clone(&self.events));
+        let tool: Arc<str> = if cx.name == spec.name.as_str() {
+            Arc::clone(spec.name.shared())
+        } else {
+            Arc::from(cx.name)
+        };
+        let mut runtime =
+            ToolRuntime::new(cx.run.clone(), cx.id.clone(), tool).with_attempt(attempt);
+        if self.events.is_active() {
+            runtime = runtime.with_events(Arc::clone(&self.events));
+        }
         if let Some(redactor) = &cx.redactor {
             runtime = runtime.with_redactor(Arc::clone(redactor));
         }
-        let token = runtime.cancellation().clone();
-        let call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
+        let mut call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
             .catch_unwind();
-        tokio::pin!(call);
+        // Most tools finish on their first poll: no timer is armed for them.
+        if let Poll::Ready(result) =
+            std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut call).poll(task))).await
+        {
+            return result.unwrap_or_else(|_| Err(ToolError::panicked()));
+        }
+        Box::pin(self.interruptible(cx, &runtime, call, timeout)).await
+    }
+
+    /// The rest of an attempt that did not finish at once: its timeout, the
+    /// run's cancellation, and a grace period after the token fires.
+    async fn interruptible<F>(
+        &self,
+        cx: &CallCx<'_, C>,
+        runtime: &ToolRuntime<C>,
+        mut call: F,
+        timeout: std::time::Duration,
+    ) -> Result<ToolOutput, ToolError>
+    where
+        F: Future<Output = std::thread::Result<Result<ToolOutput, ToolError>>> + Unpin,
+    {
         let interrupted = tokio::select! {
             biased;
             result = &mut call => {
@@ -341,7 +398,7 @@ where
             _ = cx.run.cancellation().cancelled() => ToolError::cancelled(),
             _ = tokio::time::sleep(timeout) => ToolError::timeout(timeout),
         };
-        token.cancel();
+        runtime.interrupt();
         // Give the tool a moment to see its token and stop; then drop it.
         let _ = tokio::time::timeout(self.config.cancel_grace, &mut call).await;
         Err(interrupted)
@@ -368,7 +425,8 @@ where
                 artifacts.extend(formatted.stored);
                 let result = ToolResult {
                     tool_call_id: cx.id.clone(),
-                    name: cx.name.to_owned(),
+                    // Filled by `steps`, which owns the called name.
+                    name: String::new(),
                     content: formatted.content,
                     structured: output.structured,
                     artifacts,

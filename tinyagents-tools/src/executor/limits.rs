@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::{ErrorClass, ToolError};
+use crate::fasthash::NameMap;
 
 /// How many calls may be admitted. `None` means unlimited.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +109,7 @@ impl CallCounter {
 #[derive(Debug, Default)]
 pub struct RunCallCounts {
     total: CallCounter,
-    per_tool: Mutex<HashMap<String, u32>>,
+    per_tool: Mutex<NameMap<String, u32>>,
 }
 
 impl RunCallCounts {
@@ -122,7 +123,7 @@ impl RunCallCounts {
         self.lock().get(name).copied().unwrap_or(0)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, NameMap<String, u32>> {
         self.per_tool.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -155,9 +156,16 @@ pub(crate) fn admit(
         turn.release();
         return Err(refuse("calls_per_run", limits.per_run.unwrap_or(0)));
     }
-    let tool_limit = limits.per_tool.get(tool).copied();
+    let tool_limit = if limits.per_tool.is_empty() {
+        None
+    } else {
+        limits.per_tool.get(tool).copied()
+    };
     let mut counts = run.lock();
-    let n = counts.entry(tool.to_owned()).or_insert(0);
+    if !counts.contains_key(tool) {
+        counts.insert(tool.to_owned(), 0);
+    }
+    let n = counts.get_mut(tool).expect("inserted above");
     if tool_limit.is_some_and(|max| *n >= max) {
         drop(counts);
         run.total.release();

@@ -11,7 +11,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::ToolError;
-use crate::safety::Reach;
+use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::safety::{FilesystemAccess, Reach};
 use crate::spec::ToolSpec;
 
 /// Why a policy could not be built.
@@ -105,13 +106,17 @@ impl AccessPolicy {
         }
     }
 
-    /// Read-only mode: refuses every mutating or destructive tool.
+    /// Read-only mode: refuses every mutating or destructive tool, and every
+    /// tool that writes files.
     pub fn read_only() -> Self {
         AccessPolicy::builder()
             .deny_where(
                 "read_only_mode",
                 "this run is read-only, and this tool changes data",
-                |spec| spec.safety.effect.mutates(),
+                |spec| {
+                    spec.safety.effect.mutates()
+                        || spec.safety.filesystem == FilesystemAccess::Write
+                },
             )
             .build_unchecked()
     }
@@ -252,5 +257,26 @@ impl AccessPolicyBuilder {
     /// Builds without checking names (for policies with predicates only).
     fn build_unchecked(self) -> AccessPolicy {
         self.policy
+    }
+}
+
+/// As middleware, an access policy refuses a call before the tool runs; the
+/// `tool.rejected` event names the rule that refused (`allow_list`,
+/// `deny_list`, `read_only_mode`, ...).
+#[async_trait::async_trait]
+impl<S, C> Middleware<S, C> for AccessPolicy
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    fn name(&self) -> &str {
+        "access_policy"
+    }
+
+    async fn before_tool(
+        &self,
+        ctx: &mut BeforeToolCtx<'_, S, C>,
+    ) -> Result<BeforeOutcome, ToolError> {
+        self.check(ctx.spec()).map(|()| BeforeOutcome::Continue)
     }
 }

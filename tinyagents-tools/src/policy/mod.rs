@@ -6,14 +6,35 @@
 //! - [`ToolSelector`]: which tools are advertised each turn;
 //! - [`WorkspacePath`] and [`resolve_in_root`]: paths confined to the run's
 //!   workspace root;
-//! - [`Redactor`]: masking secrets and patterns in model-facing output.
+//! - [`ConfirmationPolicy`]: an [`Approver`] decides on calls that need
+//!   confirmation, spend money or run shell commands;
+//! - [`WorkspacePolicy`]: filesystem tools confined to the run's workspace
+//!   root, path arguments checked before the tool runs;
+//! - [`ReplayCache`]: recorded results replayed only for deterministic tools;
+//! - [`Redactor`]: masking secrets and patterns (the executor applies it to
+//!   every call's model-facing content, error text and tool events).
+//!
+//! Access, confirmation, workspace and replay policies are
+//! [`Middleware`](crate::Middleware): add them with
+//! `ToolExecutor::builder(..).middleware(..)`. Call limits are executor
+//! configuration ([`CallLimits`](crate::CallLimits)), and the advertised set
+//! of a turn is a [`Turn`](crate::Turn), made by a [`ToolSelector`].
 
 mod access;
+mod confirm;
 mod redact;
+mod replay;
 mod selection;
 mod workspace;
+mod workspace_policy;
 
 pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
+pub use confirm::{
+    ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver,
+    ConfirmationPolicy, approval_fingerprint,
+};
 pub use redact::{MASK, Redactor};
+pub use replay::ReplayCache;
 pub use selection::{ToolSelector, ToolSelectorBuilder};
 pub use workspace::{PathViolation, WORKSPACE_PATH_FORMAT, WorkspacePath, resolve_in_root};
+pub use workspace_policy::WorkspacePolicy;

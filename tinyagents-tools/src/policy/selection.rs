@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::executor::Turn;
 use crate::registry::ToolRegistry;
 use crate::runtime::RunContext;
 use crate::spec::ToolSpec;
@@ -124,6 +125,20 @@ impl<C: Send + Sync + 'static> ToolSelector<C> {
             .filter(|n| chosen.contains(n))
             .map(str::to_owned)
             .collect()
+    }
+}
+
+impl<C: Send + Sync + 'static> ToolSelector<C> {
+    /// The [`Turn`] number `index` advertising what [`select`](Self::select)
+    /// picks: the executor refuses calls to any other tool in that turn.
+    pub fn turn<S: Send + Sync + 'static>(
+        &self,
+        registry: &ToolRegistry<S, C>,
+        run: &RunContext<C>,
+        request: &str,
+        index: u32,
+    ) -> Turn {
+        Turn::new(index).advertising(self.select(registry, run, request))
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use super::{Declaration, ExportError, ExportTarget, ExportedTools, assemble, export_tool};
 use crate::ids::ToolName;
+use crate::registry::{RegistryVersion, ToolRegistry};
 use crate::safety::ToolSafety;
 use crate::schema::ToolSchema;
 use crate::spec::ToolSpec;
@@ -68,9 +69,16 @@ pub struct CacheStats {
 #[derive(Default)]
 pub struct ExportCache {
     entries: RwLock<HashMap<(ToolName, ExportTarget), Entry>>,
+    toolsets: RwLock<HashMap<ToolsetKey, Arc<ExportedTools>>>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
+
+/// A registry state, a target, and the advertised names (`None`: all).
+type ToolsetKey = (RegistryVersion, ExportTarget, Option<Vec<String>>);
+
+/// How many per-request tool sets are kept before the oldest are forgotten.
+const MAX_TOOLSETS: usize = 256;
 
 impl ExportCache {
     /// An empty cache.
@@ -124,6 +132,79 @@ impl ExportCache {
         )
     }
 
+    /// The declarations of every tool of `registry` for `target`, as one
+    /// shared value: the first call exports (through the per-tool cache),
+    /// later calls for the same registry state and target return the same
+    /// `Arc` without touching a single spec. A registration or alias changes
+    /// the registry's [`RegistryVersion`], so a changed registry is exported
+    /// again.
+    pub fn export_registry<S, C>(
+        &self,
+        target: ExportTarget,
+        registry: &ToolRegistry<S, C>,
+    ) -> Arc<ExportedTools>
+    where
+        S: Send + Sync + 'static,
+        C: Send + Sync + 'static,
+    {
+        self.toolset(target, registry, None)
+    }
+
+    /// Like [`export_registry`](Self::export_registry), for the tools named
+    /// in `names` only (a turn's advertised set), in registration order.
+    pub fn export_selected<S, C>(
+        &self,
+        target: ExportTarget,
+        registry: &ToolRegistry<S, C>,
+        names: &[String],
+    ) -> Arc<ExportedTools>
+    where
+        S: Send + Sync + 'static,
+        C: Send + Sync + 'static,
+    {
+        self.toolset(target, registry, Some(names))
+    }
+
+    fn toolset<S, C>(
+        &self,
+        target: ExportTarget,
+        registry: &ToolRegistry<S, C>,
+        names: Option<&[String]>,
+    ) -> Arc<ExportedTools>
+    where
+        S: Send + Sync + 'static,
+        C: Send + Sync + 'static,
+    {
+        let mut selected = names.map(<[String]>::to_vec);
+        if let Some(list) = &mut selected {
+            list.sort_unstable();
+            list.dedup();
+        }
+        let key = (registry.version(), target, selected);
+        if let Some(found) = self
+            .toolsets
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Arc::clone(found);
+        }
+        let specs = registry.specs().filter(|spec| {
+            key.2.as_ref().is_none_or(|list| {
+                list.binary_search_by(|n| n.as_str().cmp(spec.name.as_str()))
+                    .is_ok()
+            })
+        });
+        let exported = Arc::new(self.export_declarations(target, specs));
+        let mut toolsets = self.toolsets.write().unwrap_or_else(|e| e.into_inner());
+        if toolsets.len() >= MAX_TOOLSETS {
+            toolsets.clear();
+        }
+        toolsets.insert(key, Arc::clone(&exported));
+        exported
+    }
+
     /// Hit and miss counts since the cache was made.
     pub fn stats(&self) -> CacheStats {
         CacheStats {
@@ -145,6 +226,10 @@ impl ExportCache {
     /// Forgets every entry.
     pub fn clear(&self) {
         self.entries
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.toolsets
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .clear();

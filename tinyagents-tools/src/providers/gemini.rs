@@ -84,7 +84,7 @@ pub(crate) fn declaration(
             parameters(&mut s, cx)?;
             "parameters"
         }
-        GeminiMode::JsonSchema => {
+        GeminiMode::ParametersJsonSchema => {
             t::normalize_combinators(&mut s, cx, true)?;
             t::check_root(&s, cx)?;
             "parametersJsonSchema"

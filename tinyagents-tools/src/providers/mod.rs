@@ -149,7 +149,7 @@ pub enum GeminiMode {
     #[default]
     Parameters,
     /// `parametersJsonSchema`: JSON Schema with `$ref`/`$defs`.
-    JsonSchema,
+    ParametersJsonSchema,
 }
 
 /// Options of the Gemini export.
@@ -271,9 +271,21 @@ pub struct ExportedTools {
     pub declarations: Vec<Arc<Declaration>>,
     /// Why each left-out tool was left out.
     pub errors: Vec<ExportError>,
+    /// The request's `tools` value as JSON text, written on first use.
+    text: std::sync::OnceLock<Arc<str>>,
 }
 
 impl ExportedTools {
+    /// The request's `tools` value ([`request_tools`](Self::request_tools))
+    /// as JSON text, written once and shared: a toolset kept by
+    /// [`ExportCache::export_registry`] costs nothing to send again.
+    pub fn request_tools_text(&self) -> Arc<str> {
+        Arc::clone(
+            self.text
+                .get_or_init(|| Arc::from(self.request_tools().to_string())),
+        )
+    }
+
     /// The declarations as one JSON array.
     pub fn to_json(&self) -> Value {
         Value::Array(self.declarations.iter().map(|d| d.json.clone()).collect())
@@ -324,6 +336,7 @@ pub(crate) fn assemble<'a>(
         target,
         declarations: Vec::new(),
         errors: Vec::new(),
+        text: std::sync::OnceLock::new(),
     };
     let mut usage = Usage::default();
     for (spec, result) in results {

@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# Compile-time case: one crate of 100 tools written three ways, built side by
+# side.
+#
+#   ours_macro  - 100 async fns with our #[tool]
+#   ours_hand   - 100 hand-written `Tool` impls (what #[tool] saves you)
+#   rmcp_macro  - one server with 100 rmcp #[tool] methods under #[tool_router]
+#
+# Method. The three crates are members of one generated workspace in a temp
+# dir with their own shared target dir (never the project's), pinned to the
+# same dependency versions as benchmarks/Cargo.lock. Dependencies are built
+# once first (they would otherwise dominate every figure). Then, ROUNDS times
+# per crate:
+#   clean:       `cargo clean -p <crate>` then `cargo build -p <crate>`
+#                (the crate itself from scratch, dependencies already built);
+#   incremental: one tool body edited (a constant changed) then
+#                `cargo build -p <crate>`.
+# Medians of the rounds are printed, with ratios to the hand-written crate.
+# Profile: dev (the edit-compile loop). Run with `--release` for release.
+#
+# Usage: benchmarks/compile_time.sh [--release] [--rounds N] [--tools N]
+#            [--only "crate ..."] [--work DIR]
+# --work reuses DIR (kept afterwards) so dependencies are built only once
+# across invocations; without it a fresh temp dir is used and removed.
+set -euo pipefail
+
+ROUNDS=3
+PROFILE_FLAG=""
+N=100
+ONLY="ours_macro ours_hand rmcp_macro"
+WORK=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --release) PROFILE_FLAG="--release" ;;
+        --rounds) ROUNDS="$2"; shift ;;
+        --tools) N="$2"; shift ;;
+        --only) ONLY="$2"; shift ;;
+        --work) WORK="$2"; shift ;;
+        *) echo "unknown argument: $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+if [[ -n "$WORK" ]]; then
+    TMP="$WORK"
+    mkdir -p "$TMP"
+else
+    TMP="$(mktemp -d -t tinyagents-compile-time.XXXXXX)"
+    trap 'rm -rf "$TMP"' EXIT
+fi
+WS="$TMP/ws"
+rm -rf "$WS"
+export CARGO_TARGET_DIR="$TMP/target"
+mkdir -p "$WS"
+
+cat > "$WS/Cargo.toml" <<EOF
+[workspace]
+resolver = "3"
+members = ["ours_macro", "ours_hand", "rmcp_macro"]
+
+[workspace.dependencies]
+tinyagents-tools = { path = "$ROOT/tinyagents-tools" }
+rmcp = { version = "3.9", default-features = false, features = ["server", "macros"] }
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+schemars = "1.2"
+EOF
+cp "$HERE/Cargo.lock" "$WS/Cargo.lock"
+
+new_crate() { # name, deps...
+    local name="$1"; shift
+    mkdir -p "$WS/$name/src"
+    {
+        printf '[package]\nname = "%s"\nversion = "0.0.0"\nedition = "2024"\npublish = false\n\n[dependencies]\n' "$name"
+        for dep in "$@"; do printf '%s.workspace = true\n' "$dep"; done
+    } > "$WS/$name/Cargo.toml"
+}
+
+# The argument struct and output of tool $i (distinct types per tool, as in a
+# real crate).
+args_struct() { # i, schemars path
+    local i="$1" js="$2"
+    cat <<EOF
+/// Arguments of tool $i.
+#[derive(Debug, serde::Deserialize, $js)]
+pub struct Args$i {
+    /// The first addend.
+    pub a: i64,
+    /// The second addend.
+    pub b: i64,
+}
+
+/// Output of tool $i.
+#[derive(Debug, serde::Serialize, $js)]
+pub struct Out$i {
+    /// The sum.
+    pub sum: i64,
+}
+
+EOF
+}
+
+# --- ours, #[tool] ---------------------------------------------------------
+new_crate ours_macro tinyagents-tools serde schemars
+{
+    echo '//! 100 tools with #[tool].'
+    echo 'use tinyagents_tools::prelude::*;'
+    echo
+    for i in $(seq 0 $((N - 1))); do
+        args_struct "$i" "JsonSchema"
+        cat <<EOF
+/// Add two integers (tool $i).
+#[tool(read_only, idempotent)]
+pub async fn add_$i(args: Args$i) -> Result<Out$i, ToolError> {
+    Ok(Out$i { sum: args.a.wrapping_add(args.b).wrapping_add(/*BODY*/0) })
+}
+
+EOF
+    done
+} > "$WS/ours_macro/src/lib.rs"
+
+# --- ours, hand-written Tool impls ------------------------------------------
+new_crate ours_hand tinyagents-tools serde serde_json schemars
+{
+    echo '//! 100 hand-written Tool impls.'
+    echo 'use std::sync::OnceLock;'
+    echo 'use serde_json::Value;'
+    echo 'use tinyagents_tools::*;'
+    echo 'use schemars::JsonSchema;'
+    echo
+    for i in $(seq 0 $((N - 1))); do
+        args_struct "$i" "JsonSchema"
+        cat <<EOF
+/// Add two integers (tool $i).
+pub async fn add_$i(args: Args$i) -> Result<Out$i, ToolError> {
+    Ok(Out$i { sum: args.a.wrapping_add(args.b).wrapping_add(/*BODY*/0) })
+}
+
+/// The tool for [add_$i].
+pub struct Add$i;
+
+#[async_trait]
+impl Tool for Add$i {
+    fn spec(&self) -> &ToolSpec {
+        static SPEC: OnceLock<ToolSpec> = OnceLock::new();
+        SPEC.get_or_init(|| {
+            ToolSpec::builder("add_$i", "Add two integers (tool $i).")
+                .input_schema(ToolSchema::for_input::<Args$i>())
+                .output_schema(ToolSchema::for_output::<Out$i>())
+                .safety(ToolSafety::pure())
+                .build()
+                .expect("a valid spec")
+        })
+    }
+
+    async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: Args$i = serde_json::from_value(args)?;
+        Json(add_$i(args).await?).into_tool_output()
+    }
+}
+
+EOF
+    done
+} > "$WS/ours_hand/src/lib.rs"
+
+# --- rmcp, #[tool] under #[tool_router] --------------------------------------
+new_crate rmcp_macro rmcp serde schemars
+{
+    echo '//! 100 tools with rmcp #[tool].'
+    echo 'use rmcp::handler::server::router::tool::ToolRouter;'
+    echo 'use rmcp::handler::server::wrapper::{Json, Parameters};'
+    echo 'use rmcp::{ServerHandler, tool, tool_handler, tool_router};'
+    echo
+    for i in $(seq 0 $((N - 1))); do
+        args_struct "$i" "schemars::JsonSchema"
+    done
+    cat <<EOF
+/// The server.
+#[derive(Clone)]
+pub struct Server {
+    router: ToolRouter<Server>,
+}
+
+#[tool_handler(router = self.router)]
+impl ServerHandler for Server {}
+
+#[tool_router(router = tool_router)]
+impl Server {
+    /// Builds the server.
+    pub fn new() -> Self {
+        Server { router: Self::tool_router() }
+    }
+EOF
+    for i in $(seq 0 $((N - 1))); do
+        cat <<EOF
+
+    /// Add two integers (tool $i).
+    #[tool(annotations(read_only_hint = true, idempotent_hint = true))]
+    async fn add_$i(&self, Parameters(args): Parameters<Args$i>) -> Json<Out$i> {
+        Json(Out$i { sum: args.a.wrapping_add(args.b).wrapping_add(/*BODY*/0) })
+    }
+EOF
+    done
+    echo '}'
+} > "$WS/rmcp_macro/src/lib.rs"
+
+read -r -a CRATES <<< "$ONLY"
+cd "$WS"
+
+echo "generated workspace: $WS (target: $CARGO_TARGET_DIR)" >&2
+echo "prebuilding dependencies (not timed)..." >&2
+for c in "${CRATES[@]}"; do
+    cargo build -q $PROFILE_FLAG -p "$c" >&2
+done
+
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+declare -A CLEAN INCR
+for c in "${CRATES[@]}"; do
+    clean_times=()
+    incr_times=()
+    for r in $(seq 1 "$ROUNDS"); do
+        cargo clean -q $PROFILE_FLAG -p "$c" >&2
+        t0=$(now); cargo build -q $PROFILE_FLAG -p "$c" >&2; t1=$(now)
+        clean_times+=("$(echo "$t1 - $t0" | bc -l)")
+        # Edit one tool body (the first tool): change the constant it adds.
+        sed -i "0,/\/\*BODY\*\/[0-9]*/s//\/*BODY*\/$r/" "$c/src/lib.rs"
+        t0=$(now); cargo build -q $PROFILE_FLAG -p "$c" >&2; t1=$(now)
+        incr_times+=("$(echo "$t1 - $t0" | bc -l)")
+    done
+    CLEAN[$c]=$(printf '%s\n' "${clean_times[@]}" | median)
+    INCR[$c]=$(printf '%s\n' "${incr_times[@]}" | median)
+    echo "$c clean: ${clean_times[*]}  incremental: ${incr_times[*]}" >&2
+done
+
+printf '%-12s %12s %14s\n' crate "clean (s)" "incremental (s)"
+for c in "${CRATES[@]}"; do
+    printf '%-12s %12.2f %14.2f\n' "$c" "${CLEAN[$c]}" "${INCR[$c]}"
+done
+if [[ ${#CRATES[@]} -lt 3 ]]; then
+    exit 0
+fi
+ratio() { printf "%.3f" "$(echo "$1 / $2" | bc -l)"; }
+echo
+echo "ours_macro / ours_hand, clean:        $(ratio "${CLEAN[ours_macro]}" "${CLEAN[ours_hand]}")"
+echo "ours_macro / rmcp_macro, clean:       $(ratio "${CLEAN[ours_macro]}" "${CLEAN[rmcp_macro]}")"
+echo "ours_macro / ours_hand, incremental:  $(ratio "${INCR[ours_macro]}" "${INCR[ours_hand]}")"
+echo "ours_macro / rmcp_macro, incremental: $(ratio "${INCR[ours_macro]}" "${INCR[rmcp_macro]}")"
+echo "{\"clean_s\":{\"ours_macro\":${CLEAN[ours_macro]},\"ours_hand\":${CLEAN[ours_hand]},\"rmcp_macro\":${CLEAN[rmcp_macro]}},\"incremental_s\":{\"ours_macro\":${INCR[ours_macro]},\"ours_hand\":${INCR[ours_hand]},\"rmcp_macro\":${INCR[rmcp_macro]}}}"

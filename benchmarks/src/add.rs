@@ -1,0 +1,56 @@
+//! The benchmarked tool, "add": `{a: i64, b: i64}` in, `{"sum": a + b}` out,
+//! and the RAW baseline every contender is compared with.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The arguments the model chooses.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct AddArgs {
+    /// The first addend.
+    pub a: i64,
+    /// The second addend.
+    pub b: i64,
+}
+
+/// The result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Sum {
+    /// `a + b` (wrapping).
+    pub sum: i64,
+}
+
+/// The tool's body, shared by every contender.
+#[inline(never)]
+pub fn add(args: AddArgs) -> Sum {
+    Sum {
+        sum: args.a.wrapping_add(args.b),
+    }
+}
+
+/// The arguments every per-call case uses.
+pub fn sample_args() -> Value {
+    json!({"a": 40, "b": 2})
+}
+
+/// The expected result for [`sample_args`].
+pub fn expected_sum() -> Value {
+    json!({"sum": 42})
+}
+
+/// RAW: deserialize the (owned) argument value, call the fn, serialize the
+/// result. What a tool call costs with no framework at all.
+#[inline(never)]
+pub fn raw(args: Value) -> Result<Value, serde_json::Error> {
+    let args: AddArgs = serde_json::from_value(args)?;
+    serde_json::to_value(add(args))
+}
+
+/// RAW from text: the same, starting from the JSON text a provider sends
+/// (rig takes arguments as text).
+#[inline(never)]
+pub fn raw_text(args: &str) -> Result<Value, serde_json::Error> {
+    let args: AddArgs = serde_json::from_str(args)?;
+    serde_json::to_value(add(args))
+}

@@ -1,0 +1,72 @@
+//! "add" written for tinyagents-tools by hand (a `Tool` impl), and the
+//! specs of many "add" tools for the registration and declaration cases.
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use tinyagents_tools::{
+    IntoToolOutput, Json, Tool, ToolError, ToolOutput, ToolRuntime, ToolSafety, ToolSchema,
+    ToolSpec, async_trait,
+};
+
+use crate::add::{AddArgs, Sum, add};
+
+/// The spec of an "add" tool named `name`, built the way `#[tool]` builds
+/// one (input and output schemas from the Rust types).
+pub fn add_spec(name: &str) -> ToolSpec {
+    ToolSpec::builder(name, "Add two integers.")
+        .input_schema(ToolSchema::for_input::<AddArgs>())
+        .output_schema(ToolSchema::for_output::<Sum>())
+        .safety(ToolSafety::pure())
+        .build()
+        .expect("a valid spec")
+}
+
+/// "add" as a hand-written `Tool` impl (spec built once, in a static).
+pub struct HandAdd;
+
+#[async_trait]
+impl Tool for HandAdd {
+    fn spec(&self) -> &ToolSpec {
+        static SPEC: OnceLock<ToolSpec> = OnceLock::new();
+        SPEC.get_or_init(|| add_spec("add"))
+    }
+
+    async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: AddArgs = serde_json::from_value(args)?;
+        Json(add(args)).into_tool_output()
+    }
+}
+
+/// An "add" tool with a name of its own, for the 1,000-tool cases.
+pub struct NamedAdd {
+    spec: ToolSpec,
+}
+
+impl NamedAdd {
+    /// An "add" tool named `add_{index}`.
+    pub fn new(index: usize) -> Self {
+        NamedAdd {
+            spec: add_spec(&format!("add_{index}")),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for NamedAdd {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: AddArgs = serde_json::from_value(args)?;
+        Json(add(args)).into_tool_output()
+    }
+}
+
+/// "add" written with our `#[tool]` (the type is `MacroAddTool`).
+#[tinyagents_tools::tool(name = "add", read_only, idempotent)]
+/// Add two integers.
+pub async fn macro_add(args: AddArgs) -> Sum {
+    add(args)
+}

@@ -1,0 +1,122 @@
+//! Our executor around "add": plain, and with one event subscriber and one
+//! middleware; the tool that awaits a timer for the batch and load cases.
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::Value;
+use tinyagents_tools::{
+    BeforeOutcome, BeforeToolCtx, Delivery, EventSubscriber, IntoToolOutput, Json, Middleware,
+    Tool, ToolError, ToolEvent, ToolExecutor, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec,
+    async_trait,
+};
+
+use crate::add::{AddArgs, add};
+use crate::contenders::ours::add_spec;
+
+/// An executor over one tool, with nothing attached.
+pub fn plain(tool: impl Tool) -> ToolExecutor {
+    let mut registry = ToolRegistry::new();
+    registry.register(tool).expect("registers");
+    ToolExecutor::builder(registry, ()).build().expect("builds")
+}
+
+/// Counts the events it receives, in line (no queue, no task).
+#[derive(Default)]
+pub struct CountingSubscriber {
+    /// Events seen.
+    pub events: AtomicU64,
+}
+
+impl EventSubscriber for CountingSubscriber {
+    fn on_event(&self, event: &ToolEvent) {
+        std::hint::black_box(event);
+        self.events.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn delivery(&self) -> Delivery {
+        Delivery::Inline
+    }
+}
+
+/// A middleware that counts the calls it lets through.
+#[derive(Default)]
+pub struct CountingMiddleware {
+    /// Calls seen.
+    pub calls: AtomicU64,
+}
+
+#[async_trait]
+impl Middleware for CountingMiddleware {
+    fn name(&self) -> &str {
+        "counting"
+    }
+
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
+        std::hint::black_box(ctx.arguments());
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        Ok(BeforeOutcome::Continue)
+    }
+}
+
+/// An executor over one tool with one inline event subscriber and one
+/// middleware; the counters are returned so the caller can check they ran.
+pub fn observed(
+    tool: impl Tool,
+) -> (
+    ToolExecutor,
+    Arc<CountingSubscriber>,
+    Arc<CountingMiddleware>,
+) {
+    let mut registry = ToolRegistry::new();
+    registry.register(tool).expect("registers");
+    let subscriber = Arc::new(CountingSubscriber::default());
+    let middleware = Arc::new(CountingMiddleware::default());
+    let executor = ToolExecutor::builder(registry, ())
+        .subscribe_arc(subscriber.clone())
+        .middleware_arc(middleware.clone())
+        .build()
+        .expect("builds");
+    (executor, subscriber, middleware)
+}
+
+/// "add" after awaiting a timer: the batch case's tool.
+pub struct SleepyAdd {
+    spec: ToolSpec,
+    delay: Duration,
+}
+
+impl SleepyAdd {
+    /// "sleepy_add", awaiting `delay` before answering.
+    pub fn new(delay: Duration) -> Self {
+        SleepyAdd {
+            spec: add_spec("sleepy_add"),
+            delay,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for SleepyAdd {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
+        let args: AddArgs = serde_json::from_value(args)?;
+        tokio::time::sleep(self.delay).await;
+        Json(add(args)).into_tool_output()
+    }
+}
+
+/// An executor over one tool running at most `n` calls of a batch at once.
+pub fn with_concurrency(tool: impl Tool, n: usize) -> ToolExecutor {
+    let mut registry = ToolRegistry::new();
+    registry.register(tool).expect("registers");
+    ToolExecutor::builder(registry, ())
+        .configure(|c| c.max_concurrency = NonZeroUsize::new(n).expect("n > 0"))
+        .build()
+        .expect("builds")
+}

@@ -1,0 +1,125 @@
+//! The results of one run: every figure under a stable key, printed as one
+//! JSON object (`--json`) and as a table.
+
+use serde_json::{Map, Value, json};
+
+use crate::harness::Stats;
+
+/// Figures collected by the cases, section by section.
+#[derive(Default)]
+pub struct Report {
+    sections: Map<String, Value>,
+    table: Vec<String>,
+}
+
+impl Report {
+    /// Records timing stats under `section.key`, with a table row.
+    pub fn stats(&mut self, section: &str, key: &str, label: &str, unit: Unit, stats: Stats) {
+        let d = unit.divisor();
+        self.table.push(format!(
+            "{section:<13} {label:<58} {:>12.3} {:>12.3} {:>12.3} {}",
+            stats.median_ns / d,
+            stats.min_ns / d,
+            stats.max_ns / d,
+            unit.name()
+        ));
+        self.section(section).insert(
+            key.to_owned(),
+            json!({
+                "median_ns": round(stats.median_ns),
+                "min_ns": round(stats.min_ns),
+                "max_ns": round(stats.max_ns),
+                "samples": stats.samples,
+                "iters_per_sample": stats.iters,
+            }),
+        );
+    }
+
+    /// Records a ratio `numerator / denominator` of two medians.
+    pub fn ratio(&mut self, key: &str, label: &str, numerator: f64, denominator: f64) -> f64 {
+        let r = numerator / denominator;
+        self.table
+            .push(format!("{:<13} {label:<58} {r:>12.2} x", "ratio"));
+        self.section("ratios")
+            .insert(key.to_owned(), json!(round3(r)));
+        r
+    }
+
+    /// Records any other value under `section.key`.
+    pub fn value(&mut self, section: &str, key: &str, label: &str, value: Value) {
+        self.table
+            .push(format!("{section:<13} {label:<58} {value:>12}"));
+        self.section(section).insert(key.to_owned(), value);
+    }
+
+    /// Records whether a target from the issue is met.
+    pub fn target(&mut self, key: &str, label: &str, met: bool) {
+        let verdict = if met { "met" } else { "MISSED" };
+        self.table
+            .push(format!("{:<13} {label:<58} {verdict:>12}", "target"));
+        self.section("targets").insert(key.to_owned(), json!(met));
+    }
+
+    fn section(&mut self, name: &str) -> &mut Map<String, Value> {
+        self.sections
+            .entry(name.to_owned())
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .expect("sections are objects")
+    }
+
+    /// The human-readable table.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "{:<13} {:<58} {:>12} {:>12} {:>12}\n",
+            "section", "case", "median", "min", "max"
+        );
+        for row in &self.table {
+            out.push_str(row);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Every figure as one JSON object.
+    pub fn into_json(self) -> Value {
+        Value::Object(self.sections)
+    }
+}
+
+/// The unit a row of the table is shown in (JSON is always nanoseconds).
+#[derive(Debug, Clone, Copy)]
+pub enum Unit {
+    /// Nanoseconds.
+    Ns,
+    /// Microseconds.
+    Us,
+    /// Milliseconds.
+    Ms,
+}
+
+impl Unit {
+    fn divisor(self) -> f64 {
+        match self {
+            Unit::Ns => 1.0,
+            Unit::Us => 1e3,
+            Unit::Ms => 1e6,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::Us => "us",
+            Unit::Ms => "ms",
+        }
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,119 @@
+//! Prints the tool declarations for one provider as one JSON array on stdout.
+//!
+//! ```sh
+//! cargo run --example export_declarations -- openai-chat
+//! cargo run --example export_declarations -- openai-responses
+//! cargo run --example export_declarations -- anthropic
+//! cargo run --example export_declarations -- gemini
+//! cargo run --example export_declarations -- mcp
+//! ```
+//!
+//! The tools are the quickstart's four and `plan_trip`, whose arguments use
+//! every shape the exporters handle: nested structs, unit and data enums,
+//! `Option`, `Vec`, maps, recursion, string formats, numeric and length
+//! bounds. A declaration the provider cannot take (a map or a recursive type
+//! under Gemini's `parameters`, for example) is left out of the array and
+//! reported on stderr with the tool and the JSON pointer.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tinyagents_tools::prelude::*;
+use tinyagents_tools::providers::{Provider, export_declarations};
+use tinyagents_tools_examples::quickstart_registry;
+
+/// A place on the itinerary.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Stop {
+    /// The city.
+    #[schemars(length(min = 1, max = 80))]
+    pub city: String,
+    /// Nights to stay (1 to 30).
+    #[schemars(range(min = 1, max = 30))]
+    pub nights: u8,
+    /// Stops visited from here, as side trips (a recursive type).
+    #[serde(default)]
+    pub side_trips: Vec<Stop>,
+}
+
+/// How to travel between stops.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// By train.
+    Train,
+    /// By plane, with a seat class.
+    Plane {
+        /// `economy` or `business`.
+        class: String,
+    },
+}
+
+/// Arguments of `plan_trip`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TripArgs {
+    /// The traveller's e-mail for the booking.
+    #[schemars(email)]
+    pub email: String,
+    /// When the trip starts (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    pub starts_at: String,
+    /// The stops, in order.
+    #[schemars(length(min = 1, max = 10))]
+    pub stops: Vec<Stop>,
+    /// How to travel.
+    pub transport: Transport,
+    /// Budget per category, in euros.
+    #[serde(default)]
+    pub budget: BTreeMap<String, u32>,
+    /// A note for the travel agent.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Plan a multi-city trip and return an itinerary id.
+#[tool(read_only, idempotent, networked)]
+pub async fn plan_trip(args: TripArgs) -> String {
+    format!("trip-{}-stops", args.stops.len())
+}
+
+fn main() -> ExitCode {
+    let Some(name) = std::env::args().nth(1) else {
+        eprintln!("usage: export_declarations <openai-chat|openai-responses|anthropic|gemini|mcp>");
+        return ExitCode::from(2);
+    };
+    let provider: Provider = match name.parse() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut registry = match quickstart_registry() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cannot build the registry: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = registry.register(PlanTripTool) {
+        eprintln!("cannot register plan_trip: {e}");
+        return ExitCode::FAILURE;
+    }
+    let exported = export_declarations(provider.default_target(), registry.specs());
+    for error in &exported.errors {
+        eprintln!("left out: {error}");
+    }
+    match serde_json::to_string_pretty(&exported.to_json()) {
+        Ok(text) => println!("{text}"),
+        Err(e) => {
+            eprintln!("cannot print the declarations: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}

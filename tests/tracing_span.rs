@@ -1,0 +1,69 @@
+//! (A test binary of its own.)
+//! Each call runs in a `tool.call` tracing span naming the tool and the call.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tinyagents_tools::*;
+use tinyagents_tools_tests::{Echo, call};
+use tracing_subscriber::fmt::format::FmtSpan;
+
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn every_call_gets_a_tool_call_span_with_its_tool_and_id() {
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_span_events(FmtSpan::CLOSE)
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let mut registry = ToolRegistry::new();
+    registry.register_arc(Echo::new()).unwrap();
+    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+    let run = RunContext::empty();
+    let ok = executor
+        .execute(
+            &run,
+            &Turn::new(1),
+            call("call-77", "echo", json!({"text": "hi"})),
+        )
+        .await;
+    assert!(!ok.is_error);
+    let refused = executor
+        .execute(&run, &Turn::new(1), call("call-78", "nope", json!({})))
+        .await;
+    assert!(refused.is_error);
+
+    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let closes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("tool.call") && l.contains("close"))
+        .collect();
+    assert_eq!(closes.len(), 2, "{text}");
+    assert!(
+        closes[0].contains("tool=echo") && closes[0].contains("call_id=call-77"),
+        "{text}"
+    );
+    assert!(closes[0].contains("attempt=1"), "{text}");
+    assert!(
+        closes[1].contains("tool=nope") && closes[1].contains("call_id=call-78"),
+        "{text}"
+    );
+}

@@ -1,0 +1,297 @@
+//! Serving a registry as an MCP server (Model Context Protocol, through
+//! [`rmcp`]).
+//!
+//! An [`McpServer`] wraps a [`ToolExecutor`], so every `tools/call` goes
+//! through the same fail-closed lifecycle as a call from a model: argument
+//! validation (unknown keys and forged hidden keys refused), middleware,
+//! limits, timeouts, retries, events and redaction.
+//!
+//! - `tools/list` answers with each tool's MCP declaration (input and output
+//!   schema, title, and the `readOnlyHint`, `destructiveHint`,
+//!   `idempotentHint` and `openWorldHint` annotations from its safety
+//!   metadata), built once when the server is built.
+//! - `tools/call` answers with `content`, `structuredContent` (and a text copy
+//!   of it) and `isError`. A tool failure and bad arguments are results with
+//!   `isError: true` whose text is the repair message; an unknown tool is a
+//!   JSON-RPC error (`-32602`, invalid params).
+//! - `notifications/cancelled` for a running call fires that call's
+//!   cancellation token (and only that call's): the tool sees its token fire,
+//!   the executor records the call as cancelled, and no response is sent, as
+//!   MCP requires.
+//! - Progress a tool reports through its [`StreamWriter`](crate::StreamWriter)
+//!   becomes `notifications/progress` for that call when the request carried
+//!   a `progressToken`. MCP requires the progress value to increase; a report
+//!   that does not (a message-only [`write`](crate::StreamWriter::write), for
+//!   example) is sent just above the previous value.
+//!
+//! Each connection is an [`McpSession`] with its own [`RunContext`], made by
+//! the function given to [`McpServerBuilder::build`] (return clones of one
+//! run to share it between sessions). Each call runs in a
+//! [`child scope`](RunContext::child_scope) of the session's run, as its own
+//! [`Turn`](crate::Turn); per-run call limits count every call of the run.
+//!
+//! ```no_run
+//! # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+//! use tinyagents_tools::mcp::McpServer;
+//! use tinyagents_tools::{RunContext, ToolExecutor, ToolRegistry};
+//!
+//! let registry = ToolRegistry::new(); // register tools here
+//! let server = McpServer::builder(ToolExecutor::builder(registry, ()))
+//!     .name("my-tools")
+//!     .build(RunContext::empty)?;
+//! server.serve_stdio().await?.waiting().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Streamable HTTP is not built in: rmcp's `transport-streamable-http-server`
+//! feature serves any handler, and [`McpServer::session`] gives one per
+//! connection.
+
+mod progress;
+mod session;
+
+use std::fmt;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::model::{Implementation, ListToolsResult, ServerCapabilities, ServerConfig, Tool};
+use rmcp::service::{RoleServer, RunningService, ServerInitializeError};
+use rmcp::transport::IntoTransport;
+
+use crate::executor::{ExecutorBuildError, ToolExecutor, ToolExecutorBuilder};
+use crate::providers::{ExportError, ExportTarget, export_tool};
+use crate::runtime::RunContext;
+
+use progress::ProgressRelay;
+pub use session::McpSession;
+
+/// The `rmcp` crate this module is built on, for its transports and
+/// [`RunningService`].
+pub use rmcp;
+
+type RunFactory<C> = Arc<dyn Fn() -> RunContext<C> + Send + Sync>;
+
+/// Why an [`McpServer`] could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpServerError {
+    /// The executor's configuration does not fit its registry.
+    #[error(transparent)]
+    Executor(#[from] ExecutorBuildError),
+    /// A tool has no valid MCP declaration (for example its input schema's
+    /// root is not an object).
+    #[error("cannot serve over MCP: {0}")]
+    Export(#[from] ExportError),
+    /// A declaration could not be read as an MCP `Tool`.
+    #[error("tool `{tool}`: its MCP declaration is not a valid MCP tool: {source}")]
+    Declaration {
+        /// The tool.
+        tool: String,
+        /// What did not fit.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Serves the tools of a [`ToolExecutor`] over MCP.
+///
+/// Built once with [`McpServer::builder`]; cheap to clone (one `Arc`). Each
+/// [`serve`](Self::serve) or [`serve_stdio`](Self::serve_stdio) starts one
+/// session.
+pub struct McpServer<S = (), C = ()> {
+    shared: Arc<Shared<S, C>>,
+}
+
+impl<S, C> Clone for McpServer<S, C> {
+    fn clone(&self) -> Self {
+        McpServer {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+/// What every session of a server shares.
+pub(crate) struct Shared<S, C> {
+    pub(crate) executor: Arc<ToolExecutor<S, C>>,
+    pub(crate) tools: ListToolsResult,
+    pub(crate) info: ServerConfig,
+    pub(crate) relay: Arc<ProgressRelay>,
+    runs: RunFactory<C>,
+}
+
+impl<S, C> McpServer<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// Starts building a server around an executor that is not built yet
+    /// (the server subscribes to its events to relay progress).
+    ///
+    /// Progress is relayed through the builder's own event bus; an executor
+    /// given a shared bus with [`ToolExecutorBuilder::event_bus`] runs every
+    /// call the same way but sends no progress notifications.
+    pub fn builder(executor: ToolExecutorBuilder<S, C>) -> McpServerBuilder<S, C> {
+        McpServerBuilder {
+            executor,
+            info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+            instructions: None,
+        }
+    }
+
+    /// The executor every call goes through.
+    pub fn executor(&self) -> &Arc<ToolExecutor<S, C>> {
+        &self.shared.executor
+    }
+
+    /// The tools as `tools/list` lists them, in registration order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.shared.tools.tools
+    }
+
+    /// What the server says about itself in `initialize`.
+    pub fn info(&self) -> &ServerConfig {
+        &self.shared.info
+    }
+
+    /// A new session, with a run made by the server's run function. Hand it
+    /// to any rmcp transport (`session.serve(transport)` with
+    /// [`rmcp::ServiceExt`]).
+    pub fn session(&self) -> McpSession<S, C> {
+        let run = (self.shared.runs)();
+        McpSession::new(Arc::clone(&self.shared), run)
+    }
+
+    /// Serves one session over `transport` (stdio, a `tokio::io::duplex`
+    /// pair, a socket: anything rmcp takes) once the client has initialized
+    /// it. Await [`RunningService::waiting`] to run until the client leaves.
+    pub async fn serve<T, E, A>(
+        &self,
+        transport: T,
+    ) -> Result<RunningService<RoleServer, McpSession<S, C>>, ServerInitializeError>
+    where
+        T: IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        self.session().serve(transport).await
+    }
+
+    /// Serves one session over the process's stdin and stdout (the way MCP
+    /// clients launch local servers). Nothing else may write to stdout.
+    pub async fn serve_stdio(
+        &self,
+    ) -> Result<RunningService<RoleServer, McpSession<S, C>>, ServerInitializeError> {
+        self.serve(rmcp::transport::stdio()).await
+    }
+}
+
+impl<S, C> fmt::Debug for McpServer<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.shared.info.server_info.name)
+            .field("tools", &self.shared.tools.tools.len())
+            .field("executor", &self.shared.executor)
+            .finish()
+    }
+}
+
+/// Builds an [`McpServer`].
+pub struct McpServerBuilder<S = (), C = ()> {
+    executor: ToolExecutorBuilder<S, C>,
+    info: Implementation,
+    instructions: Option<String>,
+}
+
+impl<S, C> McpServerBuilder<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// The server name sent in `initialize` (default `tinyagents-tools`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self
+    }
+
+    /// The server version sent in `initialize` (default this crate's).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.info.version = version.into();
+        self
+    }
+
+    /// A human-readable title for the server.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Instructions for the client's model, sent in `initialize`.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Builds the executor and the tool list. `runs` makes the run of each
+    /// session (return clones of one run to share it).
+    ///
+    /// Fails when the executor cannot be built or a tool has no valid MCP
+    /// declaration; no tool is left out silently.
+    pub fn build(
+        self,
+        runs: impl Fn() -> RunContext<C> + Send + Sync + 'static,
+    ) -> Result<McpServer<S, C>, McpServerError> {
+        let relay = Arc::new(ProgressRelay::default());
+        let executor = self.executor.subscribe_arc(relay.clone()).build()?;
+        let tools = list_tools(&executor)?;
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.info);
+        info.instructions = self.instructions;
+        Ok(McpServer {
+            shared: Arc::new(Shared {
+                executor: Arc::new(executor),
+                tools: ListToolsResult::with_all_items(tools),
+                info,
+                relay,
+                runs: Arc::new(runs),
+            }),
+        })
+    }
+}
+
+impl<S, C> fmt::Debug for McpServerBuilder<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServerBuilder")
+            .field("info", &self.info)
+            .field("executor", &self.executor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every registered tool's MCP declaration, as rmcp's `Tool`.
+fn list_tools<S, C>(executor: &ToolExecutor<S, C>) -> Result<Vec<Tool>, McpServerError>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    executor
+        .registry()
+        .specs()
+        .map(|spec| {
+            let declaration = export_tool(spec, ExportTarget::Mcp)?;
+            serde_json::from_value(declaration.into_json()).map_err(|source| {
+                McpServerError::Declaration {
+                    tool: spec.name.as_str().to_owned(),
+                    source,
+                }
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,168 @@
+//! [`McpSession`]: one client connection, answering `tools/list` and
+//! `tools/call` through the server's executor.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use rmcp::ErrorData;
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
+    PaginatedRequestParams, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value};
+
+use super::Shared;
+use super::progress::Route;
+use crate::call::{RawArguments, ToolCall};
+use crate::error::ErrorKind;
+use crate::executor::Turn;
+use crate::ids::ToolCallId;
+use crate::output::ToolResult;
+use crate::providers::mcp::call_tool_result;
+use crate::runtime::RunContext;
+
+/// Numbers sessions, so call ids stay unique across sessions of one process.
+static SESSIONS: AtomicU64 = AtomicU64::new(1);
+
+/// One MCP connection: the server's executor and tool list, and the
+/// session's [`RunContext`].
+///
+/// Implements rmcp's [`ServerHandler`]. A call's id (what the tool, events
+/// and middleware see) is `mcp-<session>-<request id>`.
+pub struct McpSession<S = (), C = ()> {
+    shared: Arc<Shared<S, C>>,
+    run: RunContext<C>,
+    number: u64,
+    turns: AtomicU32,
+}
+
+impl<S, C> McpSession<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    pub(crate) fn new(shared: Arc<Shared<S, C>>, run: RunContext<C>) -> Self {
+        McpSession {
+            shared,
+            run,
+            number: SESSIONS.fetch_add(1, Ordering::Relaxed),
+            turns: AtomicU32::new(0),
+        }
+    }
+
+    /// The session's run: cancelling it cancels every call of the session.
+    pub fn run(&self) -> &RunContext<C> {
+        &self.run
+    }
+
+    /// Runs one call through the executor, relaying its progress to `route`
+    /// and cancelling it when the request is cancelled.
+    async fn execute(
+        &self,
+        call: ToolCall,
+        context: &RequestContext<RoleServer>,
+        mut route: Option<Route>,
+    ) -> ToolResult {
+        let run = self.run.child_scope();
+        let turn = Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1);
+        let executing = self.shared.executor.execute(&run, &turn, call);
+        tokio::pin!(executing);
+        let mut cancelled = false;
+        let result = loop {
+            tokio::select! {
+                biased;
+                result = &mut executing => break result,
+                _ = context.ct.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    run.cancel();
+                }
+                Some(progress) = next_progress(&mut route) => {
+                    if let Some(route) = &mut route {
+                        let note = route.notification(progress);
+                        // A closed transport only loses the notification.
+                        let _ = context.peer.notify_progress(note).await;
+                    }
+                }
+            }
+        };
+        if let Some(route) = &mut route {
+            while let Some(progress) = route.try_next() {
+                let note = route.notification(progress);
+                let _ = context.peer.notify_progress(note).await;
+            }
+        }
+        result
+    }
+}
+
+async fn next_progress(route: &mut Option<Route>) -> Option<crate::events::Progress> {
+    match route {
+        Some(route) => route.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl<S, C> ServerHandler for McpSession<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    fn get_info(&self) -> ServerConfig {
+        self.shared.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(self.shared.tools.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let id = ToolCallId::new(format!("mcp-{}-{}", self.number, context.id));
+        // MCP makes `arguments` optional: absent reads as `{}`, which the
+        // input schema then judges like any other arguments.
+        let arguments = request
+            .arguments
+            .map_or_else(|| Value::Object(Map::new()), Value::Object);
+        let call = ToolCall::new(
+            id.clone(),
+            request.name.into_owned(),
+            RawArguments::Json(arguments),
+        );
+        let route = context
+            .meta
+            .get_progress_token()
+            .map(|token| self.shared.relay.route(id, token));
+        let result = self.execute(call, &context, route).await;
+        if result
+            .error
+            .as_ref()
+            .is_some_and(|e| matches!(e.kind(), ErrorKind::UnknownTool))
+        {
+            return Err(ErrorData::invalid_params(result.text(), None));
+        }
+        let answer: CallToolResult =
+            serde_json::from_value(call_tool_result(&result)).map_err(|e| {
+                ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
+            })?;
+        Ok(answer.into())
+    }
+}
+
+impl<S, C> fmt::Debug for McpSession<S, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpSession")
+            .field("number", &self.number)
+            .field("run", &self.run)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,23 @@
+//! Testing your tools (cargo feature `testkit`).
+//!
+//! - [`ToolHarness`]: runs a tool through a real [`ToolExecutor`](crate::ToolExecutor)
+//!   with the stores, resources, secrets and workspace you give it, so a test
+//!   sees exactly what a model would (validation, refusals, middleware,
+//!   bounded messages); [`ToolHarness::inject`] builds the same injected
+//!   values for calling a `#[tool]` fn directly.
+//! - [`EventRecorder`]: an in-line subscriber that keeps every event, with
+//!   [`kinds`](EventRecorder::kinds), [`assert_kinds`](EventRecorder::assert_kinds)
+//!   and [`assert_order`](EventRecorder::assert_order).
+//!
+//! Enable it for tests only:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! tinyagents-tools = { version = "0.1", features = ["testkit"] }
+//! ```
+
+mod harness;
+mod recorder;
+
+pub use harness::{HarnessError, ToolHarness, ToolHarnessBuilder};
+pub use recorder::EventRecorder;
