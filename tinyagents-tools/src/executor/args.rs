@@ -121,6 +121,19 @@ fn float(v: f64) -> Value {
 
 /// Applies [`float`] to every float in `value`, without recursion.
 fn normalize_numbers(value: &mut Value) {
+    // The common shape, a flat object, needs no work stack.
+    if let Value::Object(map) = value
+        && map.values().all(|v| !v.is_array() && !v.is_object())
+    {
+        for v in map.values_mut() {
+            if let Value::Number(n) = v
+                && let Some(f) = n.as_f64().filter(|_| n.is_f64())
+            {
+                *v = float(f);
+            }
+        }
+        return;
+    }
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {
         match v {

@@ -10,7 +10,7 @@
 use crate::artifacts::{ArtifactError, ArtifactStore};
 use serde_json::Value;
 
-use crate::output::{ArtifactRef, ContentBlock, ToolOutput};
+use crate::output::{ArtifactRef, ContentBlock};
 
 /// Bounds on model-facing content, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,22 +26,21 @@ pub(crate) struct Formatted {
     pub stored: Option<ArtifactRef>,
 }
 
+/// Formats `content` (taken out of the output, never copied) or, when it
+/// is empty, a JSON text copy of `structured`.
 pub(crate) async fn format(
-    output: &ToolOutput,
+    content: Vec<ContentBlock>,
+    structured: Option<&Value>,
     limits: ContentLimits,
     store: Option<&dyn ArtifactStore>,
 ) -> Result<Formatted, ArtifactError> {
     let mut mime = "text/plain; charset=utf-8";
-    let content = if output.content.is_empty() {
-        match &output.structured {
-            Some(value) => {
-                mime = "application/json";
-                vec![ContentBlock::text(json_text(value))]
-            }
-            None => Vec::new(),
+    let content = match structured {
+        Some(value) if content.is_empty() => {
+            mime = "application/json";
+            vec![ContentBlock::text(json_text(value))]
         }
-    } else {
-        output.content.clone()
+        _ => content,
     };
     let size: usize = content.iter().map(block_size).sum();
     if let Some(store) = store.filter(|_| size > limits.artifact_threshold) {
@@ -76,13 +75,11 @@ pub(crate) async fn format(
     })
 }
 
-/// Compact JSON text of `value`, written into a buffer sized up front.
+/// Compact JSON text of `value` (serde_json writes into a buffer sized up
+/// front and, its output being UTF-8 by construction, does not check it
+/// again).
 fn json_text(value: &Value) -> String {
-    let mut buf = Vec::with_capacity(128);
-    match serde_json::to_writer(&mut buf, value) {
-        Ok(()) => String::from_utf8(buf).unwrap_or_else(|_| value.to_string()),
-        Err(_) => value.to_string(),
-    }
+    serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
 }
 
 fn block_size(block: &ContentBlock) -> usize {

@@ -87,11 +87,25 @@ where
             call_id = %call.id,
             attempt = tracing::field::Empty,
         );
-        let id = call.id.clone();
-        let name = call.name.clone();
-        let steps = AssertUnwindSafe(self.steps(run, turn, call, batch, received)).catch_unwind();
-        match steps.instrument(span).await {
-            Ok(result) => result,
+        let ToolCall {
+            id,
+            name,
+            arguments,
+        } = call;
+        let steps = self.steps(run, turn, &id, &name, arguments, batch, received);
+        match AssertUnwindSafe(steps)
+            .catch_unwind()
+            .instrument(span)
+            .await
+        {
+            Ok(mut result) => {
+                if result.name.is_empty() {
+                    // The steps leave a successful result's name for us to
+                    // move in, saving a copy.
+                    result.name = name;
+                }
+                result
+            }
             Err(_) => {
                 let cx = CallCx {
                     run,
@@ -106,26 +120,24 @@ where
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn steps(
         &self,
         run: &RunContext<C>,
         turn: &Turn,
-        call: ToolCall,
+        id: &ToolCallId,
+        name: &str,
+        arguments: crate::call::RawArguments,
         batch: Option<&RwLock<()>>,
         received: Instant,
     ) -> ToolResult {
-        let ToolCall {
-            id,
-            name,
-            arguments,
-        } = call;
         // Refused before parsing, the arguments are still dropped without
         // recursion.
         let mut arguments = args::Pending::new(arguments);
         let mut cx = CallCx {
             run,
-            id: &id,
-            name: &name,
+            id,
+            name,
             received,
             args_hash: None,
             redactor: redactor_for(None, run),
@@ -133,8 +145,8 @@ where
         if run.cancellation().is_cancelled() {
             return self.reject(&cx, ToolError::cancelled(), None);
         }
-        let Some(registered) = self.registry.resolve(&name) else {
-            return self.reject(&cx, ToolError::unknown_tool(&name), None);
+        let Some(registered) = self.registry.resolve(name) else {
+            return self.reject(&cx, ToolError::unknown_tool(name), None);
         };
         let spec = registered.spec();
         cx.redactor = redactor_for(Some(&spec.safety.redaction), run);
@@ -188,8 +200,8 @@ where
         for (i, mw) in self.middleware.iter().enumerate() {
             let mut ctx = BeforeToolCtx {
                 spec,
-                called_name: &name,
-                call_id: &id,
+                called_name: name,
+                call_id: id,
                 run,
                 turn,
                 state: &*self.state,
@@ -254,8 +266,8 @@ where
 
         let mut after = AfterToolCtx {
             spec,
-            called_name: &name,
-            call_id: &id,
+            called_name: name,
+            call_id: id,
             run,
             turn,
             state: &*self.state,
@@ -268,12 +280,7 @@ where
             mw.after_tool(&mut after).await;
         }
         let outcome = after.outcome;
-        let mut result = self.finish(&cx, outcome, attempts.max(1)).await;
-        if result.name.is_empty() {
-            // `finish` leaves the name for us to move in, saving a copy.
-            result.name = name;
-        }
-        result
+        self.finish(&cx, outcome, attempts.max(1)).await
     }
 
     async fn acquire<'b>(
@@ -419,13 +426,15 @@ where
             redact_output(redactor, &mut output);
         }
         let store = self.artifacts.as_deref();
-        match content::format(&output, self.config.content_limits(), store).await {
+        let blocks = std::mem::take(&mut output.content);
+        let limits = self.config.content_limits();
+        match content::format(blocks, output.structured.as_ref(), limits, store).await {
             Ok(formatted) => {
                 let mut artifacts = output.artifacts;
                 artifacts.extend(formatted.stored);
                 let result = ToolResult {
                     tool_call_id: cx.id.clone(),
-                    // Filled by `steps`, which owns the called name.
+                    // Filled by `execute_in`, which owns the called name.
                     name: String::new(),
                     content: formatted.content,
                     structured: output.structured,
