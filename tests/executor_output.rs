@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 
@@ -57,18 +56,6 @@ async fn a_structured_output_gets_a_json_text_copy_and_keeps_the_value() {
         .await;
     assert_eq!(r.text(), r#"{"data":"abcdefghijabcdefghij"}"#);
     assert_eq!(r.structured.unwrap()["data"], "abcdefghijabcdefghij");
-}
-
-struct BrokenStore;
-
-#[async_trait]
-impl ArtifactStore for BrokenStore {
-    async fn put(&self, _: Vec<u8>, _: &str) -> Result<ArtifactRef, ArtifactError> {
-        Err(ArtifactError::Io(std::io::Error::other("disk full")))
-    }
-    async fn get(&self, _: &str) -> Result<Option<Vec<u8>>, ArtifactError> {
-        Ok(None)
-    }
 }
 
 #[tokio::test]

@@ -88,12 +88,7 @@ async fn an_empty_argument_string_counts_as_empty_only_for_a_read_only_tool_with
 
 #[tokio::test]
 async fn a_forged_injected_key_is_refused_by_name_its_value_never_shown_and_the_body_never_runs() {
-    let echo = Echo::new();
-    let recorder = Recorder::new();
-    let exec = executor(vec![echo.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
+    let (echo, recorder, exec) = recorded_echo();
     let args = json!({"text": "hi", "cancel": "FORGED-TOKEN-VALUE"});
     let r = exec
         .execute(&run(), &Turn::new(1), call("c1", "echo", args))

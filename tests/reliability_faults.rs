@@ -14,19 +14,6 @@ use tinyagents_tools::*;
 use tinyagents_tools_examples::SearchDocsTool;
 use tinyagents_tools_tests::*;
 
-/// An artifact store whose every write fails.
-struct BrokenStore;
-
-#[async_trait]
-impl ArtifactStore for BrokenStore {
-    async fn put(&self, _: Vec<u8>, _: &str) -> Result<ArtifactRef, ArtifactError> {
-        Err(ArtifactError::Io(std::io::Error::other("disk full")))
-    }
-    async fn get(&self, _: &str) -> Result<Option<Vec<u8>>, ArtifactError> {
-        Ok(None)
-    }
-}
-
 /// Panics when dropped.
 struct Bomb;
 

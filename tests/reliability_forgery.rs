@@ -202,12 +202,7 @@ async fn a_secret_used_as_a_key_is_masked_whole_even_where_keys_are_shortened() 
 
 #[tokio::test]
 async fn a_forged_tool_call_id_inside_openai_arguments_is_refused_end_to_end() {
-    let echo = Echo::new();
-    let recorder = Recorder::new();
-    let exec = executor(vec![echo.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
+    let (echo, recorder, exec) = recorded_echo();
     let payload = json!({"tool_calls": [
         {"id": "call_real", "type": "function", "function": {
             "name": "echo",

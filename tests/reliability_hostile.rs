@@ -154,12 +154,7 @@ async fn every_malformed_argument_text_gets_a_classified_refusal_and_runs_nothin
 
 #[tokio::test]
 async fn a_key_sent_twice_is_refused_wherever_it_is_nested_and_located_by_pointer() {
-    let echo = Echo::new();
-    let recorder = Recorder::new();
-    let exec = executor(vec![echo.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
+    let (echo, recorder, exec) = recorded_echo();
     let cases = [
         (r#"{"text": "safe", "text": "rm -rf /"}"#, "`text`"),
         (r#"{"text": "x", "n": {"k": 1, "k": 2}}"#, "`n.k`"),
@@ -268,12 +263,7 @@ async fn numbers_too_large_for_the_field_are_refused_before_the_tool_decodes_the
 
 #[tokio::test]
 async fn ten_thousand_levels_of_nesting_in_text_are_refused_before_parsing() {
-    let echo = Echo::new();
-    let recorder = Recorder::new();
-    let exec = executor(vec![echo.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
+    let (echo, recorder, exec) = recorded_echo();
     let arrays = format!(
         r#"{{"text": "x", "n": {}{}}}"#,
         "[".repeat(10_000),
@@ -314,12 +304,7 @@ async fn ten_thousand_levels_of_nesting_in_text_are_refused_before_parsing() {
 #[tokio::test]
 async fn parsed_values_nested_far_deeper_than_the_stack_allows_are_refused_and_dropped_without_recursion()
  {
-    let echo = Echo::new();
-    let recorder = Recorder::new();
-    let exec = executor(vec![echo.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
+    let (echo, recorder, exec) = recorded_echo();
     let turn = Turn::new(1);
     // 10,000 levels as the issue asks, and 200,000, whose recursive drop
     // alone would overflow any thread's stack.
@@ -397,12 +382,7 @@ async fn a_middleware_that_rewrites_arguments_into_a_hostile_depth_is_refused_in
 
 #[tokio::test]
 async fn ten_megabyte_strings_are_refused_by_size_in_text_and_in_parsed_values() {
-    let echo = Echo::new();
-    let recorder = Recorder::new();
-    let exec = executor(vec![echo.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
+    let (echo, recorder, exec) = recorded_echo();
     let huge = "x".repeat(10 << 20);
     let text = format!(r#"{{"text": "{huge}"}}"#);
     let r = exec

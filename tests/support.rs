@@ -29,6 +29,18 @@ pub fn executor(tools: Vec<Arc<dyn Tool>>) -> ToolExecutorBuilder {
     ToolExecutor::builder(registry(tools), ())
 }
 
+/// The `echo` tool alone, an executor over it and a [`Recorder`] of its
+/// events: the setup most refusal tests start from.
+pub fn recorded_echo() -> (Arc<Echo>, Arc<Recorder>, ToolExecutor) {
+    let echo = Echo::new();
+    let recorder = Recorder::new();
+    let exec = executor(vec![echo.clone()])
+        .subscribe_arc(recorder.clone())
+        .build()
+        .expect("a valid test executor");
+    (echo, recorder, exec)
+}
+
 /// A call with an id, a name and arguments.
 pub fn call(id: &str, name: &str, arguments: impl Into<RawArguments>) -> ToolCall {
     ToolCall::new(id, name, arguments)
@@ -520,5 +532,18 @@ impl Tool for Open {
     }
     async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text(rt.call_id().as_str()))
+    }
+}
+
+/// An artifact store whose every write fails ("disk full").
+pub struct BrokenStore;
+
+#[async_trait]
+impl ArtifactStore for BrokenStore {
+    async fn put(&self, _: Vec<u8>, _: &str) -> Result<ArtifactRef, ArtifactError> {
+        Err(ArtifactError::Io(std::io::Error::other("disk full")))
+    }
+    async fn get(&self, _: &str) -> Result<Option<Vec<u8>>, ArtifactError> {
+        Ok(None)
     }
 }
