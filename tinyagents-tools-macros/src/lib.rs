@@ -1,8 +1,8 @@
 //! The `#[tool]` attribute of `tinyagents-tools`. Use it through
 //! `tinyagents_tools::tool` (or the prelude); this crate has no other API.
 //!
-//! Stages, one module each: [`ast`] reads the fn, [`attr`] parses the options,
-//! [`valid`] checks every rule (all errors of one fn together), [`expand`]
+//! Stages, one module each: `ast` reads the fn, `attr` parses the options,
+//! `valid` checks every rule (all errors of one fn together), `expand`
 //! writes the tool type.
 
 mod ast;
