@@ -477,8 +477,28 @@ async fn workspace_escapes_are_refused_before_the_tool_runs() {
     ] {
         let r = run_one(&s, &run, "read_it", args.clone()).await;
         assert_refused_by(&s, &r, "workspace_root");
-        assert!(r.text().contains(field), "{args}: {}", r.text());
+        // Said as a policy refusal, not as a schema problem.
+        let prefix = format!("the workspace policy refuses {field}: ");
+        assert!(r.text().starts_with(&prefix), "{args}: {}", r.text());
     }
+    let both = run_one(
+        &s,
+        &run,
+        "read_it",
+        json!({"path": "../x", "copies": ["/etc/shadow"]}),
+    )
+    .await;
+    assert_refused_by(&s, &both, "workspace_root");
+    assert!(
+        both.text()
+            .starts_with("the workspace policy refuses 2 paths:\n- ")
+            && both
+                .text()
+                .contains("\n- `path`: the path leaves the workspace root")
+            && both.text().contains("\n- `copies[0]`: absolute paths"),
+        "{}",
+        both.text()
+    );
     assert_eq!(tool.runs(), 1);
 }
 

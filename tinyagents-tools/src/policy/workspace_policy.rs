@@ -159,7 +159,21 @@ where
         if problems.is_empty() {
             return Ok(BeforeOutcome::Continue);
         }
-        let reason = ToolError::invalid_arguments(problems).message().to_owned();
-        Ok(BeforeOutcome::deny(POLICY, reason))
+        Ok(BeforeOutcome::deny(POLICY, refusal(&problems)))
+    }
+}
+
+/// The model-facing reason for refused paths: which argument, and why.
+fn refusal(problems: &[ArgumentProblem]) -> String {
+    match problems {
+        [one] => format!("the workspace policy refuses {one}"),
+        many => {
+            let mut text = format!("the workspace policy refuses {} paths:", many.len());
+            for problem in many {
+                text.push_str("\n- ");
+                text.push_str(&problem.to_string());
+            }
+            text
+        }
     }
 }
