@@ -21,6 +21,33 @@ pub fn rss_kib() -> Option<u64> {
     status_kib("VmRSS")
 }
 
+/// Bytes the program holds in allocations right now (glibc's `mallinfo2`:
+/// `uordblks` plus `hblkhd`, summed over every arena), in KiB; `None` off
+/// glibc. Unlike `VmRSS`, this does not count memory the allocator keeps
+/// after it was freed, so it is what grows when something leaks.
+pub fn heap_in_use_kib() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: `mallinfo2` only reads the allocator's statistics.
+        let info = unsafe { libc::mallinfo2() };
+        Some(((info.uordblks + info.hblkhd) / 1024) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
+/// Asks glibc to give freed memory back to the system (`malloc_trim`), so a
+/// following `VmRSS` reading counts what is still held; a no-op off glibc.
+pub fn trim() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only releases free memory of the allocator.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

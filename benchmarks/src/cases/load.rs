@@ -1,27 +1,32 @@
 //! The load run: 1,000,000 calls of "add" in one `execute_batch`, checked
-//! for lost or duplicated results, with wall time and peak memory.
+//! for lost or duplicated results, with wall time and peak memory; then the
+//! same batch twice more on the same executor, with resident memory read
+//! after each run (results dropped) to show it stays flat.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tinyagents_tools::{RunContext, ToolCall, Turn};
+use tinyagents_tools::{RunContext, ToolCall, ToolExecutor, Turn};
 
 use crate::add::sample_args;
 use crate::contenders::{ours, ours_exec};
-use crate::memory::{peak_rss_kib, rss_kib};
+use crate::memory::{heap_in_use_kib, peak_rss_kib, rss_kib, trim};
 use crate::report::Report;
 
-/// Runs the load case with `calls` calls and records it.
-pub fn run(calls: usize, report: &mut Report) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let executor = ours_exec::with_concurrency(ours::MacroAddTool, 100);
+/// How many times the batch runs; memory is read after each.
+const RUNS: usize = 3;
+
+/// What one batch measured.
+struct Measured {
+    lost: usize,
+    duplicated: usize,
+    built: Duration,
+    wall: Duration,
+}
+
+/// One batch of `calls` calls, every result checked and then dropped.
+fn one_batch(rt: &tokio::runtime::Runtime, executor: &ToolExecutor, calls: usize) -> Measured {
     let run = RunContext::empty();
     let turn = Turn::new(1);
-    let peak_before = peak_rss_kib();
-    let rss_before = rss_kib();
-
     let started = Instant::now();
     let batch: Vec<ToolCall> = (0..calls)
         .map(|i| ToolCall::new(format!("c{i}"), "add", sample_args()))
@@ -29,7 +34,6 @@ pub fn run(calls: usize, report: &mut Report) {
     let built = started.elapsed();
     let results = rt.block_on(executor.execute_batch(&run, &turn, batch));
     let wall = started.elapsed();
-    let peak_after = peak_rss_kib();
 
     // Every call answered exactly once, in call order, and correctly.
     let mut seen = vec![false; calls];
@@ -53,7 +57,51 @@ pub fn run(calls: usize, report: &mut Report) {
         (0, 0, calls),
         "no lost, duplicated or failed result"
     );
-    drop(results);
+    Measured {
+        lost,
+        duplicated,
+        built,
+        wall,
+    }
+}
+
+/// Runs the load case with `calls` calls and records it.
+pub fn run(calls: usize, report: &mut Report) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let executor = ours_exec::with_concurrency(ours::MacroAddTool, 100);
+    let peak_before = peak_rss_kib();
+    let rss_before = rss_kib();
+    let heap_before = heap_in_use_kib();
+
+    let first = one_batch(&rt, &executor, calls);
+    let peak_after = peak_rss_kib();
+    // After each run (its calls and results dropped): what the program still
+    // holds, then what stays resident once the allocator gave back what it
+    // kept for reuse.
+    let mut heap_after = vec![heap_in_use_kib()];
+    let mut rss_after = vec![rss_kib()];
+    trim();
+    let mut rss_trimmed = vec![rss_kib()];
+    let (mut lost, mut duplicated) = (first.lost, first.duplicated);
+    for _ in 1..RUNS {
+        let again = one_batch(&rt, &executor, calls);
+        lost += again.lost;
+        duplicated += again.duplicated;
+        heap_after.push(heap_in_use_kib());
+        rss_after.push(rss_kib());
+        trim();
+        rss_trimmed.push(rss_kib());
+    }
+    let Measured { built, wall, .. } = first;
+    // Growth from the first run's end to the last run's: what a leak would
+    // add up.
+    let growth = |series: &[Option<u64>]| match (series.first(), series.last()) {
+        (Some(Some(a)), Some(Some(b))) => Some(b.saturating_sub(*a)),
+        _ => None,
+    };
 
     let kib = |v: Option<u64>| serde_json::json!(v);
     report.value(
@@ -62,17 +110,18 @@ pub fn run(calls: usize, report: &mut Report) {
         "calls in one execute_batch",
         serde_json::json!(calls),
     );
-    report.value("load", "lost", "lost results", serde_json::json!(lost));
+    report.value("load", "runs", "batches run", serde_json::json!(RUNS));
+    report.value("load", "lost", "lost results (all runs)", serde_json::json!(lost));
     report.value(
         "load",
         "duplicated",
-        "duplicated results",
+        "duplicated results (all runs)",
         serde_json::json!(duplicated),
     );
     report.value(
         "load",
         "wall_ms",
-        "wall time, building the calls included (ms)",
+        "first run: wall time, building the calls included (ms)",
         serde_json::json!(wall.as_millis() as u64),
     );
     report.value(
@@ -102,7 +151,43 @@ pub fn run(calls: usize, report: &mut Report) {
     report.value(
         "load",
         "peak_rss_after_kib",
-        "VmHWM after (KiB)",
+        "VmHWM after the first run (KiB)",
         kib(peak_after),
+    );
+    report.value(
+        "load",
+        "heap_before_kib",
+        "heap in use before (KiB, mallinfo2)",
+        kib(heap_before),
+    );
+    report.value(
+        "load",
+        "heap_after_runs_kib",
+        "heap in use after each run (KiB)",
+        serde_json::json!(heap_after),
+    );
+    report.value(
+        "load",
+        "heap_growth_kib",
+        "heap in use, growth first run to last (KiB)",
+        kib(growth(&heap_after)),
+    );
+    report.value(
+        "load",
+        "rss_after_runs_kib",
+        "VmRSS after each run, before malloc_trim (KiB)",
+        serde_json::json!(rss_after),
+    );
+    report.value(
+        "load",
+        "rss_trimmed_after_runs_kib",
+        "VmRSS after each run, after malloc_trim (KiB)",
+        serde_json::json!(rss_trimmed),
+    );
+    report.value(
+        "load",
+        "rss_trimmed_growth_kib",
+        "VmRSS after malloc_trim, growth first run to last (KiB)",
+        kib(growth(&rss_trimmed)),
     );
 }
