@@ -111,7 +111,12 @@ pub fn run(calls: usize, report: &mut Report) {
         serde_json::json!(calls),
     );
     report.value("load", "runs", "batches run", serde_json::json!(RUNS));
-    report.value("load", "lost", "lost results (all runs)", serde_json::json!(lost));
+    report.value(
+        "load",
+        "lost",
+        "lost results (all runs)",
+        serde_json::json!(lost),
+    );
     report.value(
         "load",
         "duplicated",
