@@ -48,7 +48,7 @@ pub fn call(id: &str, name: &str, arguments: impl Into<RawArguments>) -> ToolCal
 
 /// The error kind of a result (`ok` when it succeeded).
 pub fn kind(result: &ToolResult) -> &'static str {
-    result.error.as_ref().map_or("ok", |e| e.kind().as_str())
+    result.outcome()
 }
 
 /// `echo`: read-only; repeats `text`; `limit` is bounded 1..=50; it has a

@@ -217,6 +217,13 @@ impl ToolResult {
         }
     }
 
+    /// `"ok"` for a success, otherwise the error's kind
+    /// (`"invalid_arguments"`, `"timeout"`, `"denied"`, ...): one word for
+    /// logs, metrics and tests.
+    pub fn outcome(&self) -> &'static str {
+        self.error.as_ref().map_or("ok", |e| e.kind().as_str())
+    }
+
     /// The content as one text (blocks joined by newlines).
     pub fn text(&self) -> String {
         self.content
