@@ -1,12 +1,17 @@
 //! Serves the quickstart's tools (`search_docs`, `write_note`, `read_file`,
-//! `calculate`) as an MCP server over stdio.
+//! `calculate`) as an MCP server over stdio, or over streamable HTTP.
 //!
 //! Run it from the repository root:
 //!
 //! ```text
 //! cargo run --example mcp_server                 # workspace root: the current dir
 //! cargo run --example mcp_server -- path/to/dir  # workspace root: that dir
+//! cargo run --example mcp_server -- --http 127.0.0.1:8080 [path/to/dir]
+//!                                                # streamable HTTP at http://127.0.0.1:8080/mcp
 //! ```
+//!
+//! Over HTTP every session gets its own notebook; only loopback `Host`
+//! headers are accepted, and Ctrl-C stops the server.
 //!
 //! It speaks JSON-RPC on stdin and stdout, so it is meant to be launched by an
 //! MCP client. Point the client at the command; for example, in a client that
@@ -36,7 +41,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tinyagents_tools::CancellationToken;
 use tinyagents_tools::mcp::McpServer;
+use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
 use tinyagents_tools::policy::{
     ApprovalDecision, ApprovalRequest, Approver, ConfirmationPolicy, WorkspacePolicy,
 };
@@ -62,12 +69,23 @@ use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let workspace = match std::env::args_os().nth(1) {
+    let mut args = std::env::args_os().skip(1).peekable();
+    let http = if args.peek().is_some_and(|a| a == "--http") {
+        args.next();
+        let addr = args
+            .next()
+            .ok_or("--http needs an address, such as 127.0.0.1:8080")?;
+        Some(addr.into_string().map_err(|_| "the address is not UTF-8")?)
+    } else {
+        None
+    };
+    let workspace = match args.next() {
         Some(dir) => PathBuf::from(dir),
         None => std::env::current_dir()?,
     };
     let workspace = workspace.canonicalize()?;
-    let notebook = Arc::new(NoteBook::default());
+    let shared_notebook = Arc::new(NoteBook::default());
+    let per_session = http.is_some();
 
     let executor = ToolExecutor::builder(quickstart_registry()?, ())
         .middleware(WorkspacePolicy)
@@ -78,13 +96,38 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "Tools from the tinyagents-tools quickstart: search the framework's docs, \
              read files under the workspace root, take notes, and calculate.",
         )
-        .build(move || quickstart_run(&workspace, Arc::clone(&notebook)))?;
+        .build(move || {
+            let notebook = if per_session {
+                Arc::new(NoteBook::default())
+            } else {
+                Arc::clone(&shared_notebook)
+            };
+            quickstart_run(&workspace, notebook)
+        })?;
 
+    let Some(addr) = http else {
+        eprintln!(
+            "mcp_server: serving {} tools over stdio",
+            server.tools().len()
+        );
+        let service = server.serve_stdio().await?;
+        service.waiting().await?;
+        return Ok(());
+    };
+    let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!(
-        "mcp_server: serving {} tools over stdio",
-        server.tools().len()
+        "mcp_server: serving {} tools over streamable HTTP at http://{}/mcp (Ctrl-C stops)",
+        server.tools().len(),
+        listener.local_addr()?
     );
-    let service = server.serve_stdio().await?;
-    service.waiting().await?;
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    });
+    server
+        .serve_http(listener, StreamableHttpServerConfig::default(), shutdown)
+        .await?;
     Ok(())
 }

@@ -21,7 +21,8 @@
 //! - [`ArtifactStore`]: where large outputs go;
 //! - [`EventBus`] and [`ToolEvent`]: lifecycle events;
 //! - [`policy`]: safety policies; [`providers`]: provider formats;
-//! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server.
+//! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server over
+//!   stdio or any rmcp transport; with `mcp-http`, over streamable HTTP too.
 //! - `testkit` (feature `testkit`): a harness that runs a tool with test
 //!   injections through a real executor, and an event recorder.
 //!

@@ -44,10 +44,14 @@
 //! # }
 //! ```
 //!
-//! Streamable HTTP is not built in: rmcp's `transport-streamable-http-server`
-//! feature serves any handler, and [`McpServer::session`] gives one per
-//! connection.
+//! With the `mcp-http` feature, the same server speaks MCP streamable HTTP:
+//! `McpServer::serve_http` serves it on a TCP listener, and
+//! `McpServer::streamable_http_service` gives the tower service to mount in
+//! an existing HTTP application. Other transports take
+//! [`McpServer::session`], one per connection.
 
+#[cfg(feature = "mcp-http")]
+mod http;
 mod progress;
 mod session;
 
@@ -63,6 +67,8 @@ use crate::executor::{ExecutorBuildError, ToolExecutor, ToolExecutorBuilder};
 use crate::providers::{ExportError, ExportTarget, export_tool};
 use crate::runtime::RunContext;
 
+#[cfg(feature = "mcp-http")]
+pub use http::McpHttpService;
 use progress::ProgressRelay;
 pub use session::McpSession;
 
