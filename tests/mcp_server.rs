@@ -507,18 +507,14 @@ async fn over_streamable_http_the_same_guarantees_hold() {
     let (addr, shutdown, serving, _workspace) = serve_over_http().await;
     let (client, mut progress) = http_client(addr).await;
 
+    // Schemas and annotations over HTTP are the MCP export, unchanged.
     let tools = client.list_all_tools().await.unwrap();
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(
-        names,
-        [
-            "search_docs",
-            "write_note",
-            "read_file",
-            "calculate",
-            "count_steps"
-        ]
-    );
+    let listed = serde_json::to_value(&tools).unwrap();
+    let mut registry = quickstart_registry().unwrap();
+    registry.register(CountStepsTool).unwrap();
+    let exported = export_declarations(ExportTarget::Mcp, registry.specs());
+    assert_eq!(listed, exported.to_json());
+    assert_eq!(listed.as_array().unwrap().len(), 5);
 
     let good = call_on(&client, "read_file", json!({"path": "notes.txt"})).await;
     assert_eq!(good["isError"], false);
