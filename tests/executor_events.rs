@@ -197,13 +197,7 @@ async fn a_panicking_subscriber_breaks_neither_the_calls_nor_other_subscribers()
         .subscribe_arc(recorder.clone())
         .build()
         .unwrap();
-    let r = exec
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "echo", r#"{"text":"x"}"#),
-        )
-        .await;
+    let r = execute_once(&exec, call("c1", "echo", r#"{"text":"x"}"#)).await;
     assert_eq!(r.text(), "x");
     assert_eq!(exec.events().panics(), 2);
     assert_eq!(

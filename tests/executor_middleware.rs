@@ -92,13 +92,7 @@ async fn run_with(layers: Vec<Layer>) -> (ToolResult, Arc<Echo>, Arc<Recorder>) 
         builder = builder.middleware(layer);
     }
     let exec = builder.build().unwrap();
-    let r = exec
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "echo", json!({"text": "original"})),
-        )
-        .await;
+    let r = execute_once(&exec, call("c1", "echo", json!({"text": "original"}))).await;
     (r, echo, recorder)
 }
 
@@ -235,13 +229,7 @@ async fn a_panicking_middleware_still_answers_the_call() {
         .middleware(Boom)
         .build()
         .unwrap();
-    let r = exec
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c9", "echo", r#"{"text":"x"}"#),
-        )
-        .await;
+    let r = execute_once(&exec, call("c9", "echo", r#"{"text":"x"}"#)).await;
     assert_eq!(r.tool_call_id.as_str(), "c9");
     assert_eq!(kind(&r), "panicked");
 }

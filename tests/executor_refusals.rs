@@ -13,11 +13,7 @@ fn run() -> RunContext {
 
 #[tokio::test]
 async fn an_unknown_tool_is_refused_with_its_call_id_and_an_event() {
-    let recorder = Recorder::new();
-    let exec = executor(vec![Echo::new()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
+    let (recorder, exec) = recorded(vec![Echo::new()]);
     let r = exec
         .execute(
             &run(),

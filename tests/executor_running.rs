@@ -51,18 +51,8 @@ async fn a_timeout_fires_the_calls_token_and_answers_with_a_timeout_error() {
 #[tokio::test]
 async fn a_non_idempotent_tool_that_times_out_is_not_retried() {
     let tool = Sleeper::new(sleeper_spec(false, 30), Duration::from_secs(600), true);
-    let recorder = Recorder::new();
-    let exec = executor(vec![tool.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
-    let r = exec
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "sleeper", "{}"),
-        )
-        .await;
+    let (recorder, exec) = recorded(vec![tool.clone()]);
+    let r = execute_once(&exec, call("c1", "sleeper", "{}")).await;
     assert_eq!(kind(&r), "timeout");
     assert_eq!(tool.runs(), 1);
     assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.failed", 1)]);
@@ -72,13 +62,7 @@ async fn a_non_idempotent_tool_that_times_out_is_not_retried() {
 async fn an_idempotent_tool_that_times_out_is_retried_up_to_its_attempts() {
     let tool = Sleeper::new(sleeper_spec(true, 30), Duration::from_secs(600), true);
     let exec = executor(vec![tool.clone()]).build().unwrap();
-    let r = exec
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "sleeper", "{}"),
-        )
-        .await;
+    let r = execute_once(&exec, call("c1", "sleeper", "{}")).await;
     assert_eq!(kind(&r), "timeout");
     assert_eq!(tool.runs(), 3);
 }
@@ -106,18 +90,8 @@ async fn a_tool_that_ignores_cancellation_is_dropped_after_the_grace() {
 #[tokio::test]
 async fn an_idempotent_flaky_tool_is_retried_with_retrying_events() {
     let tool = Flaky::idempotent(2, 3);
-    let recorder = Recorder::new();
-    let exec = executor(vec![tool.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
-    let r = exec
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "flaky", "{}"),
-        )
-        .await;
+    let (recorder, exec) = recorded(vec![tool.clone()]);
+    let r = execute_once(&exec, call("c1", "flaky", "{}")).await;
     assert_eq!(r.text(), "finally");
     assert_eq!(tool.runs(), 3);
     let retrying: Vec<_> = recorder
@@ -142,13 +116,7 @@ async fn errors_of_a_class_the_policy_does_not_retry_are_not_retried() {
         .unwrap();
     let tool = Flaky::new(spec, 2, ToolError::repair("use a smaller page"));
     let exec = executor(vec![tool.clone()]).build().unwrap();
-    let r = exec
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "flaky", "{}"),
-        )
-        .await;
+    let r = execute_once(&exec, call("c1", "flaky", "{}")).await;
     assert_eq!(r.text(), "use a smaller page");
     assert_eq!(tool.runs(), 1);
 }

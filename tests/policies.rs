@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tinyagents_tools::policy::*;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Recorder, call, kind};
+use tinyagents_tools_tests::{Recorder, call, execute_once, kind};
 
 type Body = dyn Fn(&Value, &ToolRuntime) -> Result<ToolOutput, ToolError> + Send + Sync;
 
@@ -198,13 +198,7 @@ async fn a_refusal_is_a_hard_error_when_the_run_forbids_repair() {
         .configure(|c| c.repair_allowed = false)
         .build()
         .unwrap();
-    let r = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c", "delete_all", json!({"text": "x"})),
-        )
-        .await;
+    let r = execute_once(&executor, call("c", "delete_all", json!({"text": "x"}))).await;
     assert_eq!(r.error.unwrap().class(), ErrorClass::Fatal);
 }
 

@@ -76,11 +76,7 @@ fn nested(depth: usize, objects: bool) -> Value {
 async fn every_malformed_argument_text_gets_a_classified_refusal_and_runs_nothing() {
     let echo = Echo::new();
     let send = SendEmail::new();
-    let recorder = Recorder::new();
-    let exec = executor(vec![echo.clone(), send.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
+    let (recorder, exec) = recorded(vec![echo.clone(), send.clone()]);
     let corpus: &[(&str, &str, &str)] = &[
         ("not json at all", "echo", "not valid JSON"),
         ("", "echo", "missing"),

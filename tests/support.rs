@@ -29,16 +29,28 @@ pub fn executor(tools: Vec<Arc<dyn Tool>>) -> ToolExecutorBuilder {
     ToolExecutor::builder(registry(tools), ())
 }
 
+/// An executor over `tools` and a [`Recorder`] of its events.
+pub fn recorded(tools: Vec<Arc<dyn Tool>>) -> (Arc<Recorder>, ToolExecutor) {
+    let recorder = Recorder::new();
+    let exec = executor(tools)
+        .subscribe_arc(recorder.clone())
+        .build()
+        .expect("a valid test executor");
+    (recorder, exec)
+}
+
 /// The `echo` tool alone, an executor over it and a [`Recorder`] of its
 /// events: the setup most refusal tests start from.
 pub fn recorded_echo() -> (Arc<Echo>, Arc<Recorder>, ToolExecutor) {
     let echo = Echo::new();
-    let recorder = Recorder::new();
-    let exec = executor(vec![echo.clone()])
-        .subscribe_arc(recorder.clone())
-        .build()
-        .expect("a valid test executor");
+    let (recorder, exec) = recorded(vec![echo.clone()]);
     (echo, recorder, exec)
+}
+
+/// Runs one call through `exec` in an empty run, in turn 1.
+pub async fn execute_once(exec: &ToolExecutor, call: ToolCall) -> ToolResult {
+    exec.execute(&RunContext::empty(), &Turn::new(1), call)
+        .await
 }
 
 /// A call with an id, a name and arguments.
