@@ -404,6 +404,16 @@ mod checker_tests {
     use super::*;
     use serde_json::json;
 
+    /// Asserts every expected violation is reported.
+    fn assert_all_found(violations: &[String], expected: &[&str]) {
+        for e in expected {
+            assert!(
+                violations.iter().any(|m| m.contains(e)),
+                "{e} not in {violations:#?}"
+            );
+        }
+    }
+
     #[test]
     fn the_openai_strict_checker_catches_open_optional_and_sibling_refs() {
         let bad = json!({
@@ -417,7 +427,7 @@ mod checker_tests {
             "$defs": {"B": {"type": "object", "properties": {}}}
         });
         let v = openai_strict_violations(&bad);
-        for expected in [
+        let expected = [
             ": object not closed",
             "required [\"a\"] != properties",
             "/properties/b: $ref with siblings",
@@ -425,12 +435,8 @@ mod checker_tests {
             "/properties/a: `maxLength` not allowed",
             "/properties/c: array without items",
             "/$defs/B: object not closed",
-        ] {
-            assert!(
-                v.iter().any(|m| m.contains(expected)),
-                "{expected} not in {v:#?}"
-            );
-        }
+        ];
+        assert_all_found(&v, &expected);
     }
 
     #[test]
@@ -447,20 +453,18 @@ mod checker_tests {
             "$defs": {"B": {"type": "string"}}
         });
         let v = gemini_parameters_violations(&bad);
-        for expected in [
-            "/properties/a: type array",
-            "/properties/b: keyword `$ref` not allowed",
-            ": keyword `$defs` not allowed",
-            "/properties/c: non-string enum",
-            "/properties/d: keyword `additionalProperties` not allowed",
-            "/properties/d: object without properties",
-            "/properties/e: keyword `const` not allowed",
-        ] {
-            assert!(
-                v.iter().any(|m| m.contains(expected)),
-                "{expected} not in {v:#?}"
-            );
-        }
+        assert_all_found(
+            &v,
+            &[
+                "/properties/a: type array",
+                "/properties/b: keyword `$ref` not allowed",
+                ": keyword `$defs` not allowed",
+                "/properties/c: non-string enum",
+                "/properties/d: keyword `additionalProperties` not allowed",
+                "/properties/d: object without properties",
+                "/properties/e: keyword `const` not allowed",
+            ],
+        );
     }
 
     #[test]
@@ -474,29 +478,25 @@ mod checker_tests {
                 "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/T"}, "minItems": 2}}}}}
         });
         let v = anthropic_violations(&strict);
-        for expected in [
-            "root has `oneOf`",
-            "recursive schema",
-            "`minimum` not allowed",
-            "minItems above 1",
-        ] {
-            assert!(
-                v.iter().any(|m| m.contains(expected)),
-                "{expected} not in {v:#?}"
-            );
-        }
+        assert_all_found(
+            &v,
+            &[
+                "root has `oneOf`",
+                "recursive schema",
+                "`minimum` not allowed",
+                "minItems above 1",
+            ],
+        );
         let mcp = json!({"name": "bad name", "inputSchema": {"type": "string"}, "annotations": {"readOnlyHint": true, "destructiveHint": true}});
         let v = mcp_violations(&mcp);
-        for expected in [
-            "bad name",
-            "inputSchema is not type object",
-            "annotation idempotentHint missing",
-            "read-only and destructive",
-        ] {
-            assert!(
-                v.iter().any(|m| m.contains(expected)),
-                "{expected} not in {v:#?}"
-            );
-        }
+        assert_all_found(
+            &v,
+            &[
+                "bad name",
+                "inputSchema is not type object",
+                "annotation idempotentHint missing",
+                "read-only and destructive",
+            ],
+        );
     }
 }
