@@ -76,7 +76,10 @@ where
     ) -> ToolResult {
         let received = Instant::now();
         let mut call = call;
-        if let Some(redactor) = redactor_for(None, run)
+        // Built once per call: it masks the called name here and serves the
+        // steps until the tool (and its own policy) is known.
+        let redactor = redactor_for(None, run);
+        if let Some(redactor) = &redactor
             && let Cow::Owned(masked) = redactor.text(&call.name)
         {
             call.name = masked;
@@ -92,7 +95,7 @@ where
             name,
             arguments,
         } = call;
-        let steps = self.steps(run, turn, &id, &name, arguments, batch, received);
+        let steps = self.steps(run, turn, &id, &name, arguments, batch, received, redactor);
         match AssertUnwindSafe(steps)
             .catch_unwind()
             .instrument(span)
@@ -130,6 +133,7 @@ where
         arguments: crate::call::RawArguments,
         batch: Option<&RwLock<()>>,
         received: Instant,
+        redactor: Option<Arc<Redactor>>,
     ) -> ToolResult {
         // Refused before parsing, the arguments are still dropped without
         // recursion.
@@ -140,7 +144,7 @@ where
             name,
             received,
             args_hash: None,
-            redactor: redactor_for(None, run),
+            redactor,
         };
         if run.cancellation().is_cancelled() {
             return self.reject(&cx, ToolError::cancelled(), None);
@@ -149,7 +153,11 @@ where
             return self.reject(&cx, ToolError::unknown_tool(name), None);
         };
         let spec = registered.spec();
-        cx.redactor = redactor_for(Some(&spec.safety.redaction), run);
+        let policy = &spec.safety.redaction;
+        // A tool with the default policy keeps the redactor already built.
+        if *policy != RedactionPolicy::default() {
+            cx.redactor = redactor_for(Some(policy), run);
+        }
         if !turn.advertises(spec.name.as_str()) {
             return self.reject(&cx, ToolError::not_advertised(spec.name.as_str()), None);
         }
