@@ -4,8 +4,9 @@
 //! `cargo run --release --manifest-path benchmarks/Cargo.toml -- --json`
 //! prints one JSON object on stdout (the keys are documented in
 //! BENCHMARKS.md) and the table on stderr. `--quick` shortens every case;
-//! `--profile-executor N`, `--profile-declarations N` and
-//! `--profile-rmcp-listing N` run only that loop, for a profiler.
+//! `--profile-executor N`, `--profile-rmcp-call N`, `--profile-declarations N` and
+//! `--profile-rmcp-listing N` run only that loop, for a profiler;
+//! `--per-call-only` runs case 1 alone and prints its table.
 
 mod add;
 mod cases;
@@ -38,6 +39,15 @@ fn main() {
     }
     if let Some(n) = args
         .iter()
+        .position(|a| a == "--profile-rmcp-call")
+        .and_then(|i| args.get(i + 1))
+    {
+        // Only rmcp's per-call loop, to compare with `--profile-executor`.
+        cases::per_call::profile_rmcp(n.parse().expect("a call count"));
+        return;
+    }
+    if let Some(n) = args
+        .iter()
         .position(|a| a == "--profile-declarations")
         .and_then(|i| args.get(i + 1))
     {
@@ -58,6 +68,11 @@ fn main() {
     let mut report = Report::default();
     machine(&mut report, quick);
     let per_call = cases::per_call::run(budget, &mut report);
+    if args.iter().any(|a| a == "--per-call-only") {
+        // Case 1 alone, for checking a change to the hot path.
+        print!("{}", report.table());
+        return;
+    }
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -98,6 +98,7 @@ mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tool;
+mod validation;
 
 pub use artifacts::{
     ArtifactError, ArtifactStore, FsArtifactStore, InMemoryArtifactStore, artifact_key,

@@ -16,6 +16,7 @@ use crate::fasthash::NameMap;
 use crate::ids::NameError;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
+use crate::validation::InputValidator;
 
 /// Why a tool or alias was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,7 +89,7 @@ impl RegistryError {
 /// A registered tool with its compiled validator.
 pub struct RegisteredTool<S = (), C = ()> {
     tool: Arc<dyn Tool<S, C>>,
-    validator: jsonschema::Validator,
+    input: InputValidator,
     index: usize,
 }
 
@@ -109,7 +110,21 @@ where
 
     /// The compiled input validator.
     pub fn validator(&self) -> &jsonschema::Validator {
-        &self.validator
+        self.input.full()
+    }
+
+    /// Whether `value` satisfies the tool's input schema: always the same
+    /// answer as `validator().is_valid(value)`, and for a flat object schema
+    /// (scalar properties, `required`, `additionalProperties`) a direct
+    /// check that skips the general validator. This is the check the
+    /// executor runs on every call.
+    pub fn accepts(&self, value: &serde_json::Value) -> bool {
+        self.input.is_valid(value)
+    }
+
+    /// The input check the executor runs.
+    pub(crate) fn input(&self) -> &InputValidator {
+        &self.input
     }
 
     /// The position in registration order.
@@ -135,12 +150,24 @@ where
 /// their Rust range ([`crate::schema::bound_integer_formats`]) so validation
 /// agrees with the deserializer.
 pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+    compile_bounded(&bounded_schema(schema))
+}
+
+/// `schema` with the ranges of its fixed-width integer formats added.
+pub(crate) fn bounded_schema(schema: &serde_json::Value) -> serde_json::Value {
     let mut bounded = schema.clone();
     crate::schema::bound_integer_formats(&mut bounded);
+    bounded
+}
+
+/// Compiles a schema already passed through [`bounded_schema`].
+pub(crate) fn compile_bounded(
+    bounded: &serde_json::Value,
+) -> Result<jsonschema::Validator, String> {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)
-        .build(&bounded)
+        .build(bounded)
         .map_err(|e| e.to_string())
 }
 
@@ -242,7 +269,7 @@ where
                 argument: arg.name.clone(),
             });
         }
-        let validator = compile_schema(spec.input_schema.as_value()).map_err(|message| {
+        let input = InputValidator::compile(spec.input_schema.as_value()).map_err(|message| {
             RegistryError::InvalidSchema {
                 tool: name.to_owned(),
                 message,
@@ -251,11 +278,8 @@ where
         let index = self.tools.len();
         self.version.generation += 1;
         self.by_name.insert(Arc::from(name), index);
-        self.tools.push(Arc::new(RegisteredTool {
-            tool,
-            validator,
-            index,
-        }));
+        self.tools
+            .push(Arc::new(RegisteredTool { tool, input, index }));
         Ok(self)
     }
 

@@ -59,14 +59,16 @@ struct RunInner<C> {
 /// ```
 pub struct RunContext<C = ()> {
     inner: Arc<RunInner<C>>,
-    cancel: CancellationToken,
+    /// Shared, so that a clone (one per call) costs an increment rather
+    /// than the token's lock.
+    cancel: Arc<CancellationToken>,
 }
 
 impl<C> Clone for RunContext<C> {
     fn clone(&self) -> Self {
         RunContext {
             inner: Arc::clone(&self.inner),
-            cancel: self.cancel.clone(),
+            cancel: Arc::clone(&self.cancel),
         }
     }
 }
@@ -157,7 +159,7 @@ impl<C> RunContext<C> {
     pub fn child_scope(&self) -> RunContext<C> {
         RunContext {
             inner: Arc::clone(&self.inner),
-            cancel: self.cancel.child_token(),
+            cancel: Arc::new(self.cancel.child_token()),
         }
     }
 
@@ -265,7 +267,7 @@ impl<C> RunContextBuilder<C> {
                 workspace: self.workspace,
                 calls: RunCallCounts::default(),
             }),
-            cancel: self.cancel.unwrap_or_default(),
+            cancel: Arc::new(self.cancel.unwrap_or_default()),
         }
     }
 }

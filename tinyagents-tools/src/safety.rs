@@ -109,6 +109,13 @@ impl Default for RedactionPolicy {
     }
 }
 
+impl RedactionPolicy {
+    /// Whether this is the default policy (secrets masked, nothing else).
+    pub fn is_default(&self) -> bool {
+        self.secrets && self.fields.is_empty() && self.patterns.is_empty()
+    }
+}
+
 /// Everything a tool declares about its effects.
 ///
 /// Build one with [`ToolSafety::default`] (the conservative profile) and

@@ -79,8 +79,14 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     assert!(registered.validator().is_valid(&args));
     record(
         "validate_only",
-        "ours: schema validation alone (compiled validator)",
+        "ours: schema validation alone (jsonschema validator)",
         measure_sync(budget, || registered.validator().is_valid(black_box(&args))),
+    );
+    assert!(registered.accepts(&args));
+    record(
+        "accepts_only",
+        "ours: the executor's check (flat schema check)",
+        measure_sync(budget, || registered.accepts(black_box(&args))),
     );
     let runtime = ToolRuntime::new(RunContext::empty(), "call-1", "add");
     let direct = |args: Value| {
@@ -88,7 +94,7 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         let runtime = &runtime;
         async move {
             let tool = registry.resolve("add").expect("resolves");
-            if !tool.validator().is_valid(&args) {
+            if !tool.accepts(&args) {
                 panic!("arguments are valid");
             }
             tool.tool().call(&(), runtime, args).await
@@ -264,6 +270,23 @@ pub fn profile_executor(n: u64) {
         let executor = ours_exec::plain(ours::MacroAddTool);
         for _ in 0..n {
             black_box(executor.execute(&run, &turn, black_box(call.clone())).await);
+        }
+    });
+}
+
+/// The rmcp router loop alone (router built once), for comparing
+/// instruction counts with [`profile_executor`] under callgrind.
+pub fn profile_rmcp(n: u64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let harness = rmcp::Harness::start();
+        let args = sample_args();
+        let args_object = args.as_object().expect("an object").clone();
+        for _ in 0..n {
+            black_box(harness.call(black_box(args_object.clone())).await.expect("rmcp works"));
         }
     });
 }

@@ -20,20 +20,32 @@ pub(crate) struct ContentLimits {
     pub preview_bytes: usize,
 }
 
-/// The model-facing content, and the artifact the full text went to.
-pub(crate) struct Formatted {
-    pub content: Vec<ContentBlock>,
-    pub stored: Option<ArtifactRef>,
+/// The model-facing content of an output, or the full text that has to go
+/// to the artifact store first.
+pub(crate) enum Shaped {
+    /// Ready to show.
+    Ready(Vec<ContentBlock>),
+    /// Larger than the artifact threshold, with a store to put it in.
+    ToStore(ToStore),
+}
+
+/// An output's full text on its way to the artifact store.
+pub(crate) struct ToStore {
+    full: String,
+    preview: String,
+    mime: &'static str,
 }
 
 /// Formats `content` (taken out of the output, never copied) or, when it
-/// is empty, a JSON text copy of `structured`.
-pub(crate) async fn format(
+/// is empty, a JSON text copy of `structured`. Synchronous: only an output
+/// over the artifact threshold, when the executor has a store
+/// (`has_store`), needs the store's `put` ([`ToStore::put`]).
+pub(crate) fn format(
     content: Vec<ContentBlock>,
     structured: Option<&Value>,
     limits: ContentLimits,
-    store: Option<&dyn ArtifactStore>,
-) -> Result<Formatted, ArtifactError> {
+    has_store: bool,
+) -> Shaped {
     let mut mime = "text/plain; charset=utf-8";
     let content = match structured {
         Some(value) if content.is_empty() => {
@@ -43,17 +55,13 @@ pub(crate) async fn format(
         _ => content,
     };
     let size: usize = content.iter().map(block_size).sum();
-    if let Some(store) = store.filter(|_| size > limits.artifact_threshold) {
+    if has_store && size > limits.artifact_threshold {
         let full = joined(&content);
         let preview = cut(&full, limits.preview_bytes.min(limits.max_bytes)).to_owned();
-        let artifact = store.put(full.into_bytes(), mime).await?;
-        let text = format!(
-            "{preview}\n[output truncated: the full {} bytes are stored as artifact {}]",
-            artifact.size, artifact.key
-        );
-        return Ok(Formatted {
-            content: vec![ContentBlock::text(text)],
-            stored: Some(artifact),
+        return Shaped::ToStore(ToStore {
+            full,
+            preview,
+            mime,
         });
     }
     if size > limits.max_bytes {
@@ -64,15 +72,24 @@ pub(crate) async fn format(
             shown.len(),
             full.len()
         );
-        return Ok(Formatted {
-            content: vec![ContentBlock::text(text)],
-            stored: None,
-        });
+        return Shaped::Ready(vec![ContentBlock::text(text)]);
     }
-    Ok(Formatted {
-        content,
-        stored: None,
-    })
+    Shaped::Ready(content)
+}
+
+impl ToStore {
+    /// Stores the full text; the model sees the preview and the key.
+    pub(crate) async fn put(
+        self,
+        store: &dyn ArtifactStore,
+    ) -> Result<(Vec<ContentBlock>, ArtifactRef), ArtifactError> {
+        let artifact = store.put(self.full.into_bytes(), self.mime).await?;
+        let text = format!(
+            "{}\n[output truncated: the full {} bytes are stored as artifact {}]",
+            self.preview, artifact.size, artifact.key
+        );
+        Ok((vec![ContentBlock::text(text)], artifact))
+    }
 }
 
 /// Compact JSON text of `value` (serde_json writes into a buffer sized up

@@ -20,7 +20,7 @@ use crate::executor::{ToolExecutor, Turn, args, canonical_hash, content, limits}
 use crate::extensions::Extensions;
 use crate::ids::ToolCallId;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
-use crate::output::{ToolOutput, ToolResult};
+use crate::output::{ArtifactRef, ContentBlock, ToolOutput, ToolResult};
 use crate::policy::Redactor;
 use crate::registry::RegisteredTool;
 use crate::runtime::{RunContext, ToolRuntime};
@@ -30,7 +30,8 @@ use crate::safety::RedactionPolicy;
 struct CallCx<'a, C> {
     run: &'a RunContext<C>,
     id: &'a ToolCallId,
-    name: &'a str,
+    /// The called name (masked); a successful result takes it.
+    name: String,
     received: Instant,
     args_hash: Option<String>,
     /// Masks secrets and the tool's patterns in what the call shows; `None`
@@ -52,6 +53,35 @@ fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Opt
     (!redactor.is_noop()).then(|| Arc::new(redactor))
 }
 
+/// How [`ToolExecutor::finish`] left a call.
+enum Finished {
+    /// Answered.
+    Done(ToolResult),
+    /// The output still has to go to the artifact store.
+    Store(ToolOutput, content::ToStore),
+}
+
+/// Whether a tool's calls may be retried: it is idempotent and its policy
+/// allows more than one attempt.
+fn retries(spec: &crate::spec::ToolSpec) -> bool {
+    spec.safety.idempotency.is_idempotent() && spec.retry.max_attempts > 1
+}
+
+/// Runs a step under the call's span; a panic comes back as `Err`.
+fn guard<T>(span: &tracing::Span, step: impl FnOnce() -> T) -> std::thread::Result<T> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| span.in_scope(step)))
+}
+
+/// [`guard`] for a step that waits.
+fn guarded<F: Future>(
+    span: &tracing::Span,
+    step: F,
+) -> impl Future<Output = std::thread::Result<F::Output>> {
+    AssertUnwindSafe(step)
+        .catch_unwind()
+        .instrument(span.clone())
+}
+
 /// Permits a call holds while it runs.
 #[derive(Default)]
 struct Permits<'b> {
@@ -67,110 +97,168 @@ where
 {
     /// Runs one call; `batch` is the batch's exclusion lock for `sequential`
     /// tools. A panic anywhere in the steps still answers the call.
+    ///
+    /// Only what has to wait is `async` here: the checks before the call and
+    /// the formatting after it are plain functions, each run under the
+    /// call's span and a panic guard, and the rarer waits (permits,
+    /// middleware, retries, a slow tool, the artifact store) are boxed. The
+    /// future of a common call stays small, and is not moved through layers
+    /// of wrappers.
     pub(crate) async fn execute_in(
         &self,
         run: &RunContext<C>,
         turn: &Turn,
-        call: ToolCall,
+        ToolCall {
+            id,
+            mut name,
+            arguments,
+        }: ToolCall,
         batch: Option<&RwLock<()>>,
     ) -> ToolResult {
+        // Large values are never bound to a name that outlives an `await`
+        // when they are only passed on (`ran`, `finished` below are
+        // temporaries): a named one keeps its room in the future.
         let received = Instant::now();
-        let mut call = call;
         // Built once per call: it masks the called name here and serves the
         // steps until the tool (and its own policy) is known.
         let redactor = redactor_for(None, run);
         if let Some(redactor) = &redactor
-            && let Cow::Owned(masked) = redactor.text(&call.name)
+            && let Cow::Owned(masked) = redactor.text(&name)
         {
-            call.name = masked;
+            name = masked;
         }
         let span = tracing::info_span!(
             "tool.call",
-            tool = %call.name,
-            call_id = %call.id,
-            attempt = tracing::field::Empty,
+            tool = %name,
+            call_id = %id,
+            attempt = 1u32,
         );
-        let ToolCall {
-            id,
-            name,
-            arguments,
-        } = call;
-        let steps = self.steps(run, turn, &id, &name, arguments, batch, received, redactor);
-        match AssertUnwindSafe(steps)
-            .catch_unwind()
-            .instrument(span)
-            .await
-        {
-            Ok(mut result) => {
-                if result.name.is_empty() {
-                    // The steps leave a successful result's name for us to
-                    // move in, saving a copy.
-                    result.name = name;
-                }
-                result
-            }
-            Err(_) => {
-                let cx = CallCx {
-                    run,
-                    id: &id,
-                    name: &name,
-                    received,
-                    args_hash: None,
-                    redactor: None,
-                };
-                self.fail(&cx, ToolError::panicked(), 1, EventKind::Failed, None)
-            }
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn steps(
-        &self,
-        run: &RunContext<C>,
-        turn: &Turn,
-        id: &ToolCallId,
-        name: &str,
-        arguments: crate::call::RawArguments,
-        batch: Option<&RwLock<()>>,
-        received: Instant,
-        redactor: Option<Arc<Redactor>>,
-    ) -> ToolResult {
-        // Refused before parsing, the arguments are still dropped without
-        // recursion.
-        let mut arguments = args::Pending::new(arguments);
         let mut cx = CallCx {
             run,
-            id,
+            id: &id,
             name,
             received,
             args_hash: None,
             redactor,
         };
-        if run.cancellation().is_cancelled() {
-            return self.reject(&cx, ToolError::cancelled(), None);
+
+        // Steps 1 to 3.
+        let (registered, arguments) = match guard(&span, || self.admit(&mut cx, turn, arguments)) {
+            Ok(Ok(admitted)) => admitted,
+            Ok(Err(refused)) => return *refused,
+            Err(_) => return self.panicked(&cx),
+        };
+        let needs_permits = batch.is_some() || self.tool_permits[registered.index()].is_some();
+        let _permits = if needs_permits {
+            match guarded(&span, Box::pin(self.permits(run, registered, batch))).await {
+                Ok(Some(permits)) => permits,
+                Ok(None) => return self.reject(&cx, ToolError::cancelled(), None),
+                Err(_) => return self.panicked(&cx),
+            }
+        } else {
+            Permits::default()
+        };
+
+        // Steps 4 to 7.
+        if guard(&span, || self.emit(&cx, EventKind::Started, 1, |_| {})).is_err() {
+            return self.panicked(&cx);
         }
-        let Some(registered) = self.registry.resolve(name) else {
-            return self.reject(&cx, ToolError::unknown_tool(name), None);
+        let spec = registered.spec();
+        let (outcome, attempts) = match if !self.middleware.is_empty() {
+            let steps = self.with_middleware(&mut cx, turn, registered, arguments);
+            guarded(&span, Box::pin(steps)).await
+        } else if retries(spec) {
+            let attempts = self.retrying(&cx, registered, arguments, false);
+            guarded(&span, Box::pin(attempts))
+                .await
+                .map(|(outcome, attempts, _)| Ok((outcome, attempts)))
+        } else {
+            guarded(&span, self.attempt(&cx, registered, arguments, 1))
+                .await
+                .map(|outcome| Ok((outcome, 1)))
+        } {
+            Ok(Ok(done)) => done,
+            Ok(Err(refused)) => return *refused,
+            Err(_) => return self.panicked(&cx),
+        };
+
+        // Steps 8 to 10.
+        let attempts = attempts.max(1);
+        let storing = match guard(&span, || self.finish(&mut cx, outcome, attempts)) {
+            Ok(Finished::Done(result)) => return result,
+            Ok(Finished::Store(output, pending)) => {
+                Box::pin(self.store_output(&mut cx, output, pending, attempts))
+            }
+            Err(_) => return self.panicked(&cx),
+        };
+        match guarded(&span, storing).await {
+            Ok(result) => result,
+            Err(_) => self.panicked(&cx),
+        }
+    }
+
+    /// The answer to a call whose steps panicked.
+    fn panicked(&self, cx: &CallCx<'_, C>) -> ToolResult {
+        self.fail(cx, ToolError::panicked(), 1, EventKind::Failed, None)
+    }
+
+    /// Waits for the call's permits, or `None` when the run is cancelled
+    /// first.
+    async fn permits<'b>(
+        &self,
+        run: &RunContext<C>,
+        registered: &RegisteredTool<S, C>,
+        batch: Option<&'b RwLock<()>>,
+    ) -> Option<Permits<'b>> {
+        tokio::select! {
+            biased;
+            _ = run.cancellation().cancelled() => None,
+            permits = self.acquire(registered, batch) => Some(permits),
+        }
+    }
+
+    /// Steps 1 to 3, none of which waits: the run is live, the tool exists
+    /// and was advertised, the arguments hold, the limits admit the call.
+    fn admit<'r>(
+        &'r self,
+        cx: &mut CallCx<'_, C>,
+        turn: &Turn,
+        arguments: crate::call::RawArguments,
+    ) -> Result<(&'r RegisteredTool<S, C>, Value), Box<ToolResult>> {
+        // Refused before parsing, the arguments are still dropped without
+        // recursion.
+        let mut arguments = args::Pending::new(arguments);
+        let run = cx.run;
+        if run.cancellation().is_cancelled() {
+            return Err(Box::new(self.reject(cx, ToolError::cancelled(), None)));
+        }
+        let Some(registered) = self.registry.resolve(&cx.name) else {
+            return Err(Box::new(self.reject(
+                cx,
+                ToolError::unknown_tool(&cx.name),
+                None,
+            )));
         };
         let spec = registered.spec();
         let policy = &spec.safety.redaction;
         // A tool with the default policy keeps the redactor already built.
-        if *policy != RedactionPolicy::default() {
+        if !policy.is_default() {
             cx.redactor = redactor_for(Some(policy), run);
         }
         if !turn.advertises(spec.name.as_str()) {
-            return self.reject(&cx, ToolError::not_advertised(spec.name.as_str()), None);
+            let e = ToolError::not_advertised(spec.name.as_str());
+            return Err(Box::new(self.reject(cx, e, None)));
         }
         let parsed = args::prepare(
             arguments.take(),
             spec,
-            registered.validator(),
+            registered.input(),
             self.config.argument_limits(),
             cx.redactor.as_deref(),
         );
-        let mut arguments = match parsed {
+        let arguments = match parsed {
             Ok(value) => value,
-            Err(e) => return self.reject(&cx, e, None),
+            Err(e) => return Err(Box::new(self.reject(cx, e, None))),
         };
         if self.events.is_active() {
             cx.args_hash = Some(canonical_hash(&arguments));
@@ -181,36 +269,33 @@ where
             run.call_counts(),
             spec.name.as_str(),
         ) {
-            return self.reject(&cx, e, None);
+            args::dispose(arguments);
+            return Err(Box::new(self.reject(cx, e, None)));
         }
-        let needs_permits = batch.is_some() || self.tool_permits[registered.index()].is_some();
-        let _permits = if needs_permits {
-            let waiting = Box::pin(async {
-                tokio::select! {
-                    biased;
-                    _ = run.cancellation().cancelled() => None,
-                    permits = self.acquire(registered, batch) => Some(permits),
-                }
-            });
-            match waiting.await {
-                Some(permits) => permits,
-                None => return self.reject(&cx, ToolError::cancelled(), None),
-            }
-        } else {
-            Permits::default()
-        };
+        Ok((registered, arguments))
+    }
 
-        self.emit(&cx, EventKind::Started, 1, |_| {});
-
+    /// Steps 5 to 7 for an executor with middleware: `before_tool` hooks
+    /// (which may change the arguments, answer, or refuse), the tool, and
+    /// `after_tool` hooks. A refusal comes back as `Err`, already answered
+    /// (boxed: refusals are rare, and the `Ok` side stays small to move).
+    async fn with_middleware(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        turn: &Turn,
+        registered: &RegisteredTool<S, C>,
+        mut arguments: Value,
+    ) -> Result<(Result<ToolOutput, ToolError>, u32), Box<ToolResult>> {
+        let spec = registered.spec();
         let mut extensions = Extensions::new();
         let mut answered = None;
         let mut entered = self.middleware.len();
         for (i, mw) in self.middleware.iter().enumerate() {
             let mut ctx = BeforeToolCtx {
                 spec,
-                called_name: name,
-                call_id: id,
-                run,
+                called_name: &cx.name,
+                call_id: cx.id,
+                run: cx.run,
                 turn,
                 state: &*self.state,
                 arguments,
@@ -225,7 +310,7 @@ where
             {
                 args::dispose(arguments);
                 let policy = Cow::Owned(mw.name().to_owned());
-                return self.reject(&cx, e, Some(policy));
+                return Err(Box::new(self.reject(cx, e, Some(policy))));
             }
             match outcome {
                 Ok(BeforeOutcome::Continue) => {
@@ -233,11 +318,11 @@ where
                         if let Err(e) = args::validate(
                             &arguments,
                             spec,
-                            registered.validator(),
+                            registered.input(),
                             cx.redactor.as_deref(),
                         ) {
                             let policy = Cow::Owned(mw.name().to_owned());
-                            return self.reject(&cx, e, Some(policy));
+                            return Err(Box::new(self.reject(cx, e, Some(policy))));
                         }
                         if self.events.is_active() {
                             cx.args_hash = Some(canonical_hash(&arguments));
@@ -251,14 +336,14 @@ where
                 }
                 Ok(BeforeOutcome::Deny { policy, reason }) => {
                     let e = ToolError::denied(policy.clone(), reason);
-                    return self.reject(&cx, e, Some(policy));
+                    return Err(Box::new(self.reject(cx, e, Some(policy))));
                 }
                 Err(e) => {
                     let policy = match e.kind() {
                         ErrorKind::Denied { policy } => policy.clone(),
                         _ => Cow::Owned(mw.name().to_owned()),
                     };
-                    return self.reject(&cx, e, Some(policy));
+                    return Err(Box::new(self.reject(cx, e, Some(policy))));
                 }
             }
         }
@@ -268,15 +353,15 @@ where
         let keep = entered > 0;
         let (outcome, attempts, kept) = match answered {
             Some(output) => (Ok(output), 0, Some(arguments)),
-            None => self.attempts(&cx, registered, arguments, keep).await,
+            None => self.attempts(cx, registered, arguments, keep).await,
         };
         let arguments = kept.unwrap_or(Value::Null);
 
         let mut after = AfterToolCtx {
             spec,
-            called_name: name,
-            call_id: id,
-            run,
+            called_name: &cx.name,
+            call_id: cx.id,
+            run: cx.run,
             turn,
             state: &*self.state,
             arguments: &arguments,
@@ -287,8 +372,7 @@ where
         for mw in self.middleware[..entered].iter().rev() {
             mw.after_tool(&mut after).await;
         }
-        let outcome = after.outcome;
-        self.finish(&cx, outcome, attempts.max(1)).await
+        Ok((after.outcome, attempts))
     }
 
     async fn acquire<'b>(
@@ -319,14 +403,36 @@ where
         arguments: Value,
         keep: bool,
     ) -> (Result<ToolOutput, ToolError>, u32, Option<Value>) {
-        let spec = registered.spec();
-        let policy = &spec.retry;
-        let idempotent = spec.safety.idempotency.is_idempotent();
+        if retries(registered.spec()) {
+            return Box::pin(self.retrying(cx, registered, arguments, keep)).await;
+        }
+        // One attempt: the tool takes the arguments unless `keep` asks for
+        // them back.
+        let (this_attempt, kept) = if keep {
+            (arguments.clone(), Some(arguments))
+        } else {
+            (arguments, None)
+        };
+        (self.attempt(cx, registered, this_attempt, 1).await, 1, kept)
+    }
+
+    /// The attempts of a tool that may be retried.
+    async fn retrying(
+        &self,
+        cx: &CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        arguments: Value,
+        keep: bool,
+    ) -> (Result<ToolOutput, ToolError>, u32, Option<Value>) {
+        let policy = &registered.spec().retry;
         let mut arguments = Some(arguments);
         let mut attempt = 1;
         loop {
-            tracing::Span::current().record("attempt", attempt);
-            let may_retry = idempotent && attempt < policy.max_attempts;
+            if attempt > 1 {
+                // The span opens with `attempt = 1`.
+                tracing::Span::current().record("attempt", attempt);
+            }
+            let may_retry = attempt < policy.max_attempts;
             let this_attempt = match (may_retry || keep, &mut arguments) {
                 (true, Some(args)) => args.clone(),
                 (_, slot) => slot.take().unwrap_or(Value::Null),
@@ -335,8 +441,7 @@ where
                 Ok(output) => return (Ok(output), attempt, arguments),
                 Err(e) => e,
             };
-            let retry = idempotent
-                && attempt < policy.max_attempts
+            let retry = may_retry
                 && policy.retries_class(error.class())
                 && !matches!(error.kind(), ErrorKind::Cancelled | ErrorKind::Panicked)
                 && !cx.run.cancellation().is_cancelled();
@@ -372,7 +477,7 @@ where
         let tool: Arc<str> = if cx.name == spec.name.as_str() {
             Arc::clone(spec.name.shared())
         } else {
-            Arc::from(cx.name)
+            Arc::from(cx.name.as_str())
         };
         let mut runtime =
             ToolRuntime::new(cx.run.clone(), cx.id.clone(), tool).with_attempt(attempt);
@@ -419,45 +524,48 @@ where
         Err(interrupted)
     }
 
-    /// Steps 8 to 10: content, artifacts, the final event.
-    async fn finish(
+    /// Steps 8 to 10: content, the final event; an output bound for the
+    /// artifact store comes back as [`Finished::Store`] (see
+    /// [`store_output`](Self::store_output)).
+    fn finish(
         &self,
-        cx: &CallCx<'_, C>,
+        cx: &mut CallCx<'_, C>,
         outcome: Result<ToolOutput, ToolError>,
         attempt: u32,
-    ) -> ToolResult {
+    ) -> Finished {
         let mut output = match outcome {
             Ok(output) => output,
-            Err(e) => return self.fail(cx, e, attempt, EventKind::Failed, None),
+            Err(e) => return Finished::Done(self.fail(cx, e, attempt, EventKind::Failed, None)),
         };
         if let Some(redactor) = &cx.redactor {
             redact_output(redactor, &mut output);
         }
-        let store = self.artifacts.as_deref();
         let blocks = std::mem::take(&mut output.content);
         let limits = self.config.content_limits();
-        match content::format(blocks, output.structured.as_ref(), limits, store).await {
-            Ok(formatted) => {
-                let mut artifacts = output.artifacts;
-                artifacts.extend(formatted.stored);
-                let result = ToolResult {
-                    tool_call_id: cx.id.clone(),
-                    // Filled by `execute_in`, which owns the called name.
-                    name: String::new(),
-                    content: formatted.content,
-                    structured: output.structured,
-                    artifacts,
-                    is_error: false,
-                    error: None,
-                    provider_metadata: None,
-                    elapsed: cx.received.elapsed(),
-                };
-                self.emit(cx, EventKind::Completed, attempt, |event| {
-                    event.result_hash = Some(result_hash(&result));
-                    event.artifact_keys = result.artifacts.iter().map(|a| a.key.clone()).collect();
-                });
-                result
+        let has_store = self.artifacts.is_some();
+        match content::format(blocks, output.structured.as_ref(), limits, has_store) {
+            content::Shaped::Ready(content) => {
+                Finished::Done(self.completed(cx, output, content, None, attempt))
             }
+            content::Shaped::ToStore(pending) => Finished::Store(output, pending),
+        }
+    }
+
+    /// The end of a call whose output goes to the artifact store.
+    async fn store_output(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        output: ToolOutput,
+        pending: content::ToStore,
+        attempt: u32,
+    ) -> ToolResult {
+        let Some(store) = self.artifacts.as_deref() else {
+            // `finish` only hands over an output when there is a store.
+            let e = ToolError::artifact_failed();
+            return self.fail(cx, e, attempt, EventKind::Failed, None);
+        };
+        match pending.put(store).await {
+            Ok((content, artifact)) => self.completed(cx, output, content, Some(artifact), attempt),
             Err(store_error) => {
                 let e = ToolError::artifact_failed().with_source(store_error);
                 let mut result = self.fail(cx, e, attempt, EventKind::Failed, None);
@@ -466,6 +574,38 @@ where
                 result
             }
         }
+    }
+
+    /// A successful result, and its `tool.completed` event.
+    fn completed(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        output: ToolOutput,
+        content: Vec<ContentBlock>,
+        stored: Option<ArtifactRef>,
+        attempt: u32,
+    ) -> ToolResult {
+        let mut artifacts = output.artifacts;
+        artifacts.extend(stored);
+        let result = ToolResult {
+            tool_call_id: cx.id.clone(),
+            // Taken from the call below, after the event that shows it.
+            name: String::new(),
+            content,
+            structured: output.structured,
+            artifacts,
+            is_error: false,
+            error: None,
+            provider_metadata: None,
+            elapsed: cx.received.elapsed(),
+        };
+        self.emit(cx, EventKind::Completed, attempt, |event| {
+            event.result_hash = Some(result_hash(&result));
+            event.artifact_keys = result.artifacts.iter().map(|a| a.key.clone()).collect();
+        });
+        let mut result = result;
+        result.name = std::mem::take(&mut cx.name);
+        result
     }
 
     /// A refusal: the call did not run.
@@ -502,7 +642,7 @@ where
             "{}",
             kind.as_str()
         );
-        let result = ToolResult::from_error(cx.id.clone(), cx.name, error, cx.received.elapsed());
+        let result = ToolResult::from_error(cx.id.clone(), &*cx.name, error, cx.received.elapsed());
         self.emit(cx, kind, attempt, |event| {
             let error = result.error.as_ref();
             event.error_class = error.map(ToolError::class);
@@ -529,7 +669,7 @@ where
             cx.run.run_id().clone(),
             cx.run.thread_id().clone(),
             cx.id.clone(),
-            cx.name,
+            &cx.name,
             attempt,
         );
         event.elapsed = Some(cx.received.elapsed());
@@ -542,7 +682,6 @@ where
 /// Masks every model-facing part of an output: text, JSON blocks, links and
 /// the structured value (which MCP and others show to the model too).
 fn redact_output(redactor: &Redactor, output: &mut ToolOutput) {
-    use crate::output::ContentBlock;
     for block in &mut output.content {
         match block {
             ContentBlock::Text { text } => {

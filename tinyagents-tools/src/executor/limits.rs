@@ -162,10 +162,11 @@ pub(crate) fn admit(
         limits.per_tool.get(tool).copied()
     };
     let mut counts = run.lock();
-    if !counts.contains_key(tool) {
-        counts.insert(tool.to_owned(), 0);
-    }
-    let n = counts.get_mut(tool).expect("inserted above");
+    // One lookup for a tool already counted in this run (the common case).
+    let n = match counts.get_mut(tool) {
+        Some(n) => n,
+        None => counts.entry(tool.to_owned()).or_insert(0),
+    };
     if tool_limit.is_some_and(|max| *n >= max) {
         drop(counts);
         run.total.release();

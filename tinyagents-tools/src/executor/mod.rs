@@ -125,8 +125,16 @@ where
 
     /// Runs one call and answers it. Never panics, whatever the tool or a
     /// middleware does.
-    pub async fn execute(&self, run: &RunContext<C>, turn: &Turn, call: ToolCall) -> ToolResult {
-        self.execute_in(run, turn, call, None).await
+    ///
+    /// (The lifecycle's future itself, not wrapped in another: moving a
+    /// wrapper would copy the whole future once more per call.)
+    pub fn execute(
+        &self,
+        run: &RunContext<C>,
+        turn: &Turn,
+        call: ToolCall,
+    ) -> impl Future<Output = ToolResult> + Send {
+        self.execute_in(run, turn, call, None)
     }
 
     /// Runs a turn's calls with at most [`ExecutorConfig::max_concurrency`]

@@ -40,6 +40,7 @@ use crate::call::RawArguments;
 use crate::error::{ArgumentProblem, ErrorClass, ToolError};
 use crate::policy::Redactor;
 use crate::spec::ToolSpec;
+use crate::validation::InputValidator;
 
 pub(crate) use bounds::{check_value_bounds, dispose};
 use bounds::{normalize_numbers, text_depth_over};
@@ -63,7 +64,7 @@ pub(crate) struct ArgumentLimits {
 pub(crate) fn prepare(
     raw: RawArguments,
     spec: &ToolSpec,
-    validator: &jsonschema::Validator,
+    validator: &InputValidator,
     limits: ArgumentLimits,
     redactor: Option<&Redactor>,
 ) -> Result<Value, ToolError> {
@@ -115,7 +116,7 @@ impl Drop for Pending {
 pub(crate) fn validate(
     value: &Value,
     spec: &ToolSpec,
-    validator: &jsonschema::Validator,
+    validator: &InputValidator,
     redactor: Option<&Redactor>,
 ) -> Result<(), ToolError> {
     let pointer_child = |parent: &str, key: &str| pointer_child(parent, key, redactor);
@@ -128,9 +129,11 @@ pub(crate) fn validate(
             ),
         )]));
     };
-    let forged_any = map.keys().any(|key| is_forged(key, spec));
     // The common case: nothing forged and the schema holds; no error list.
-    if !forged_any && validator.is_valid(value) {
+    // (A key the schema declares is never forged: registration refuses a
+    // schema that declares an injected name, and a runtime id counts only
+    // when undeclared.)
+    if validator.is_valid_where(value, |key| !is_forged(key, spec)) {
         return Ok(());
     }
     let mut problems = Vec::new();
@@ -145,7 +148,7 @@ pub(crate) fn validate(
             "is supplied by the runtime and cannot be passed as an argument",
         ));
     }
-    for error in validator.iter_errors(value) {
+    for error in validator.full().iter_errors(value) {
         let at = error.instance_path().as_str().to_owned();
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected }
