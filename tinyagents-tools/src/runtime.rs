@@ -39,6 +39,8 @@ struct RunInner<C> {
     secrets: Secrets,
     workspace: Option<PathBuf>,
     calls: RunCallCounts,
+    /// The run's own token.
+    cancel: CancellationToken,
 }
 
 /// One agent run: its ids, the application's context value `C`, its stores,
@@ -59,16 +61,17 @@ struct RunInner<C> {
 /// ```
 pub struct RunContext<C = ()> {
     inner: Arc<RunInner<C>>,
-    /// Shared, so that a clone (one per call) costs an increment rather
-    /// than the token's lock.
-    cancel: Arc<CancellationToken>,
+    /// The token of a [`child_scope`](RunContext::child_scope); `None` for
+    /// the run itself, whose token is in `inner`. A clone (one per call)
+    /// then costs one increment, not the token's lock.
+    scope: Option<Arc<CancellationToken>>,
 }
 
 impl<C> Clone for RunContext<C> {
     fn clone(&self) -> Self {
         RunContext {
             inner: Arc::clone(&self.inner),
-            cancel: Arc::clone(&self.cancel),
+            scope: self.scope.clone(),
         }
     }
 }
@@ -133,13 +136,13 @@ impl<C> RunContext<C> {
     /// The run's cancellation token: cancelling it cancels every call of the
     /// run.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        self.scope.as_deref().unwrap_or(&self.inner.cancel)
     }
 
     /// Cancels the run (or, for a [`child_scope`](Self::child_scope), only
     /// the calls made with it).
     pub fn cancel(&self) {
-        self.cancel.cancel();
+        self.cancellation().cancel();
     }
 
     /// The same run (ids, context, stores, secrets, call counts) under a
@@ -159,7 +162,7 @@ impl<C> RunContext<C> {
     pub fn child_scope(&self) -> RunContext<C> {
         RunContext {
             inner: Arc::clone(&self.inner),
-            cancel: Arc::new(self.cancel.child_token()),
+            scope: Some(Arc::new(self.cancellation().child_token())),
         }
     }
 
@@ -266,8 +269,9 @@ impl<C> RunContextBuilder<C> {
                 secrets: self.secrets,
                 workspace: self.workspace,
                 calls: RunCallCounts::default(),
+                cancel: self.cancel.unwrap_or_default(),
             }),
-            cancel: Arc::new(self.cancel.unwrap_or_default()),
+            scope: None,
         }
     }
 }

@@ -173,9 +173,37 @@ where
                 .await
                 .map(|(outcome, attempts, _)| Ok((outcome, attempts)))
         } else {
-            guarded(&span, self.attempt(&cx, registered, arguments, 1))
-                .await
-                .map(|outcome| Ok((outcome, 1)))
+            // The one attempt of a tool that is not retried, in line: its
+            // runtime and the tool's (boxed) future are all this call keeps
+            // while it waits, and a tool that finishes on its first poll
+            // arms no timer.
+            let Ok(runtime) = guard(&span, || self.runtime_for(&cx, registered, 1)) else {
+                return self.panicked(&cx);
+            };
+            let tool = registered.tool();
+            let started = guard(&span, || tool.call(&self.state, &runtime, arguments));
+            let Ok(call) = started else {
+                return self.panicked(&cx);
+            };
+            let mut call = AssertUnwindSafe(call).catch_unwind();
+            let first = std::future::poll_fn(|task| {
+                let _in_span = span.enter();
+                Poll::Ready(Pin::new(&mut call).poll(task))
+            })
+            .await;
+            match first {
+                Poll::Ready(result) => Ok(Ok((
+                    result.unwrap_or_else(|_| Err(ToolError::panicked())),
+                    1,
+                ))),
+                Poll::Pending => {
+                    let timeout = self.timeout(registered);
+                    let rest = self.interruptible(&cx, &runtime, call, timeout);
+                    guarded(&span, Box::pin(rest))
+                        .await
+                        .map(|outcome| Ok((outcome, 1)))
+                }
+            }
         } {
             Ok(Ok(done)) => done,
             Ok(Err(refused)) => return *refused,
@@ -472,8 +500,35 @@ where
         arguments: Value,
         attempt: u32,
     ) -> Result<ToolOutput, ToolError> {
+        let runtime = self.runtime_for(cx, registered, attempt);
+        let mut call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
+            .catch_unwind();
+        // Most tools finish on their first poll: no timer is armed for them.
+        if let Poll::Ready(result) =
+            std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut call).poll(task))).await
+        {
+            return result.unwrap_or_else(|_| Err(ToolError::panicked()));
+        }
+        let timeout = self.timeout(registered);
+        Box::pin(self.interruptible(cx, &runtime, call, timeout)).await
+    }
+
+    /// The tool's timeout, or the executor's default.
+    fn timeout(&self, registered: &RegisteredTool<S, C>) -> std::time::Duration {
+        registered
+            .spec()
+            .timeout
+            .unwrap_or(self.config.default_timeout)
+    }
+
+    /// The [`ToolRuntime`] of one attempt.
+    fn runtime_for(
+        &self,
+        cx: &CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        attempt: u32,
+    ) -> ToolRuntime<C> {
         let spec = registered.spec();
-        let timeout = spec.timeout.unwrap_or(self.config.default_timeout);
         let tool: Arc<str> = if cx.name == spec.name.as_str() {
             Arc::clone(spec.name.shared())
         } else {
@@ -487,15 +542,7 @@ where
         if let Some(redactor) = &cx.redactor {
             runtime = runtime.with_redactor(Arc::clone(redactor));
         }
-        let mut call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
-            .catch_unwind();
-        // Most tools finish on their first poll: no timer is armed for them.
-        if let Poll::Ready(result) =
-            std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut call).poll(task))).await
-        {
-            return result.unwrap_or_else(|_| Err(ToolError::panicked()));
-        }
-        Box::pin(self.interruptible(cx, &runtime, call, timeout)).await
+        runtime
     }
 
     /// The rest of an attempt that did not finish at once: its timeout, the
