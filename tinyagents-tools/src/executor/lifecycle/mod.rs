@@ -1,0 +1,378 @@
+//! One call's steps, from the provider's call to its [`ToolResult`]: the
+//! order of the steps, the checks before the call, and the answers and
+//! events here; [`middleware`] (steps 5 to 7 with middleware), [`attempts`]
+//! (running the tool) and [`outcome`] (the result) beside.
+
+mod attempts;
+mod middleware;
+mod outcome;
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Instant;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio::sync::{OwnedSemaphorePermit, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use tracing::Instrument;
+
+use crate::call::ToolCall;
+use crate::error::{ErrorClass, ToolError};
+use crate::events::{EventKind, ToolEvent};
+use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
+use crate::ids::ToolCallId;
+use crate::output::ToolResult;
+use crate::policy::Redactor;
+use crate::registry::RegisteredTool;
+use crate::runtime::RunContext;
+use crate::safety::RedactionPolicy;
+use attempts::{first_poll, retries, settled};
+use outcome::{Finished, result_hash};
+
+/// What one call knows about itself while it goes through the steps.
+struct CallCx<'a, C> {
+    run: &'a RunContext<C>,
+    id: &'a ToolCallId,
+    /// The called name (masked); a successful result takes it.
+    name: String,
+    received: Instant,
+    args_hash: Option<String>,
+    /// Masks secrets and the tool's patterns in what the call shows; `None`
+    /// when there is nothing to mask.
+    redactor: Option<Arc<Redactor>>,
+}
+
+/// The redactor for a tool's policy (or the default policy, before the tool
+/// is known) in `run`; `None` when it would mask nothing.
+fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Option<Arc<Redactor>> {
+    let secrets = run.secrets().redaction_values();
+    let masks_secrets = policy.is_none_or(|p| p.secrets) && !secrets.is_empty();
+    let has_own = policy.is_some_and(|p| !p.patterns.is_empty() || !p.fields.is_empty());
+    if !masks_secrets && !has_own {
+        return None;
+    }
+    let default = RedactionPolicy::default();
+    let redactor = Redactor::for_policy(policy.unwrap_or(&default), secrets);
+    (!redactor.is_noop()).then(|| Arc::new(redactor))
+}
+
+/// Runs a step under the call's span; a panic comes back as `Err`.
+fn guard<T>(span: &tracing::Span, step: impl FnOnce() -> T) -> std::thread::Result<T> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| span.in_scope(step)))
+}
+
+/// [`guard`] for a step that waits.
+fn guarded<F: Future>(
+    span: &tracing::Span,
+    step: F,
+) -> impl Future<Output = std::thread::Result<F::Output>> {
+    AssertUnwindSafe(step)
+        .catch_unwind()
+        .instrument(span.clone())
+}
+
+/// Permits a call holds while it runs.
+#[derive(Default)]
+struct Permits<'b> {
+    _shared: Option<RwLockReadGuard<'b, ()>>,
+    _exclusive: Option<RwLockWriteGuard<'b, ()>>,
+    _tool: Option<OwnedSemaphorePermit>,
+}
+
+impl<S, C> ToolExecutor<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// Runs one call; `batch` is the batch's exclusion lock for `sequential`
+    /// tools. A panic anywhere in the steps still answers the call.
+    ///
+    /// Only what has to wait is `async` here: the checks before the call and
+    /// the formatting after it are plain functions, each run under the
+    /// call's span and a panic guard, and the rarer waits (permits,
+    /// middleware, retries, a slow tool, the artifact store) are boxed. The
+    /// future of a common call stays small, and is not moved through layers
+    /// of wrappers.
+    pub(crate) async fn execute_in(
+        &self,
+        run: &RunContext<C>,
+        turn: &Turn,
+        ToolCall {
+            id,
+            mut name,
+            arguments,
+        }: ToolCall,
+        batch: Option<&RwLock<()>>,
+    ) -> ToolResult {
+        // Large values are never bound to a name that outlives an `await`
+        // when they are only passed on (`ran`, `finished` below are
+        // temporaries): a named one keeps its room in the future.
+        let received = Instant::now();
+        // Built once per call: it masks the called name here and serves the
+        // steps until the tool (and its own policy) is known.
+        let redactor = redactor_for(None, run);
+        if let Some(redactor) = &redactor
+            && let Cow::Owned(masked) = redactor.text(&name)
+        {
+            name = masked;
+        }
+        let span = tracing::info_span!(
+            "tool.call",
+            tool = %name,
+            call_id = %id,
+            attempt = 1u32,
+        );
+        let mut cx = CallCx {
+            run,
+            id: &id,
+            name,
+            received,
+            args_hash: None,
+            redactor,
+        };
+
+        // Steps 1 to 3.
+        let (registered, arguments) = match guard(&span, || self.admit(&mut cx, turn, arguments)) {
+            Ok(Ok(admitted)) => admitted,
+            Ok(Err(refused)) => return *refused,
+            Err(_) => return self.panicked(&cx),
+        };
+        let needs_permits = batch.is_some() || self.tool_permits[registered.index()].is_some();
+        let _permits = if needs_permits {
+            match guarded(&span, Box::pin(self.permits(run, registered, batch))).await {
+                Ok(Some(permits)) => permits,
+                Ok(None) => return self.reject(&cx, ToolError::cancelled(), None),
+                Err(_) => return self.panicked(&cx),
+            }
+        } else {
+            Permits::default()
+        };
+
+        // Steps 4 to 7.
+        if guard(&span, || self.emit(&cx, EventKind::Started, 1, |_| {})).is_err() {
+            return self.panicked(&cx);
+        }
+        let spec = registered.spec();
+        let (outcome, attempts) = match if !self.middleware.is_empty() {
+            let steps = self.with_middleware(&mut cx, turn, registered, arguments);
+            guarded(&span, Box::pin(steps)).await
+        } else if retries(spec) {
+            let attempts = self.retrying(&cx, registered, arguments, false);
+            guarded(&span, Box::pin(attempts))
+                .await
+                .map(|(outcome, attempts, _)| Ok((outcome, attempts)))
+        } else {
+            // The one attempt of a tool that is not retried, in line: its
+            // runtime and the tool's (boxed) future are all this call keeps
+            // while it waits, and a tool that finishes on its first poll
+            // arms no timer.
+            let Ok(runtime) = guard(&span, || self.runtime_for(&cx, registered, 1)) else {
+                return self.panicked(&cx);
+            };
+            let tool = registered.tool();
+            let started = guard(&span, || tool.call(&self.state, &runtime, arguments));
+            let Ok(call) = started else {
+                return self.panicked(&cx);
+            };
+            let mut call = AssertUnwindSafe(call).catch_unwind();
+            match first_poll(&mut call, &span).await {
+                Poll::Ready(result) => Ok(Ok((settled(result), 1))),
+                Poll::Pending => {
+                    let timeout = self.timeout(registered);
+                    let rest = self.interruptible(&cx, &runtime, call, timeout);
+                    guarded(&span, Box::pin(rest))
+                        .await
+                        .map(|outcome| Ok((outcome, 1)))
+                }
+            }
+        } {
+            Ok(Ok(done)) => done,
+            Ok(Err(refused)) => return *refused,
+            Err(_) => return self.panicked(&cx),
+        };
+
+        // Steps 8 to 10.
+        let attempts = attempts.max(1);
+        let storing = match guard(&span, || self.finish(&mut cx, outcome, attempts)) {
+            Ok(Finished::Done(result)) => return result,
+            Ok(Finished::Store(output, pending)) => {
+                Box::pin(self.store_output(&mut cx, output, pending, attempts))
+            }
+            Err(_) => return self.panicked(&cx),
+        };
+        match guarded(&span, storing).await {
+            Ok(result) => result,
+            Err(_) => self.panicked(&cx),
+        }
+    }
+
+    /// The answer to a call whose steps panicked.
+    fn panicked(&self, cx: &CallCx<'_, C>) -> ToolResult {
+        self.fail(cx, ToolError::panicked(), 1, EventKind::Failed, None)
+    }
+
+    /// Waits for the call's permits, or `None` when the run is cancelled
+    /// first.
+    async fn permits<'b>(
+        &self,
+        run: &RunContext<C>,
+        registered: &RegisteredTool<S, C>,
+        batch: Option<&'b RwLock<()>>,
+    ) -> Option<Permits<'b>> {
+        tokio::select! {
+            biased;
+            _ = run.cancellation().cancelled() => None,
+            permits = self.acquire(registered, batch) => Some(permits),
+        }
+    }
+
+    /// Steps 1 to 3, none of which waits: the run is live, the tool exists
+    /// and was advertised, the arguments hold, the limits admit the call.
+    fn admit<'r>(
+        &'r self,
+        cx: &mut CallCx<'_, C>,
+        turn: &Turn,
+        arguments: crate::call::RawArguments,
+    ) -> Result<(&'r RegisteredTool<S, C>, Value), Box<ToolResult>> {
+        // Refused before parsing, the arguments are still dropped without
+        // recursion.
+        let mut arguments = args::Pending::new(arguments);
+        let run = cx.run;
+        if run.cancellation().is_cancelled() {
+            return Err(Box::new(self.reject(cx, ToolError::cancelled(), None)));
+        }
+        let Some(registered) = self.registry.resolve(&cx.name) else {
+            return Err(Box::new(self.reject(
+                cx,
+                ToolError::unknown_tool(&cx.name),
+                None,
+            )));
+        };
+        let spec = registered.spec();
+        let policy = &spec.safety.redaction;
+        // A tool with the default policy keeps the redactor already built.
+        if !policy.is_default() {
+            cx.redactor = redactor_for(Some(policy), run);
+        }
+        if !turn.advertises(spec.name.as_str()) {
+            let e = ToolError::not_advertised(spec.name.as_str());
+            return Err(Box::new(self.reject(cx, e, None)));
+        }
+        let parsed = args::prepare(
+            arguments.take(),
+            spec,
+            registered.input(),
+            self.config.argument_limits(),
+            cx.redactor.as_deref(),
+        );
+        let arguments = match parsed {
+            Ok(value) => value,
+            Err(e) => return Err(Box::new(self.reject(cx, e, None))),
+        };
+        if self.events.is_active() {
+            cx.args_hash = Some(canonical_hash(&arguments));
+        }
+        if let Err(e) = limits::admit(
+            &self.config.limits,
+            turn.counter(),
+            run.call_counts(),
+            spec.name.as_str(),
+        ) {
+            args::dispose(arguments);
+            return Err(Box::new(self.reject(cx, e, None)));
+        }
+        Ok((registered, arguments))
+    }
+
+    async fn acquire<'b>(
+        &self,
+        registered: &RegisteredTool<S, C>,
+        batch: Option<&'b RwLock<()>>,
+    ) -> Permits<'b> {
+        let mut permits = Permits::default();
+        if let Some(lock) = batch {
+            if registered.spec().concurrency.sequential {
+                permits._exclusive = Some(lock.write().await);
+            } else {
+                permits._shared = Some(lock.read().await);
+            }
+        }
+        if let Some(sem) = &self.tool_permits[registered.index()] {
+            permits._tool = Arc::clone(sem).acquire_owned().await.ok();
+        }
+        permits
+    }
+
+    /// A refusal: the call did not run.
+    fn reject(
+        &self,
+        cx: &CallCx<'_, C>,
+        error: ToolError,
+        policy: Option<Cow<'static, str>>,
+    ) -> ToolResult {
+        self.fail(cx, error, 1, EventKind::Rejected, policy)
+    }
+
+    fn fail(
+        &self,
+        cx: &CallCx<'_, C>,
+        error: ToolError,
+        attempt: u32,
+        kind: EventKind,
+        policy: Option<Cow<'static, str>>,
+    ) -> ToolResult {
+        let mut error = if !self.config.repair_allowed && error.class() == ErrorClass::Repair {
+            error.with_class(ErrorClass::Fatal)
+        } else {
+            error
+        };
+        if let Some(redactor) = &cx.redactor
+            && let Cow::Owned(masked) = redactor.text(error.message())
+        {
+            error.set_message(masked);
+        }
+        tracing::debug!(
+            error_class = %error.class(),
+            error_kind = error.kind().as_str(),
+            "{}",
+            kind.as_str()
+        );
+        let result = ToolResult::from_error(cx.id.clone(), &*cx.name, error, cx.received.elapsed());
+        self.emit(cx, kind, attempt, |event| {
+            let error = result.error.as_ref();
+            event.error_class = error.map(ToolError::class);
+            event.error_kind = error.map(|e| e.kind().as_str());
+            event.policy = policy;
+            event.result_hash = Some(result_hash(&result));
+        });
+        result
+    }
+
+    /// Emits an event for the call, built only when someone listens.
+    fn emit(
+        &self,
+        cx: &CallCx<'_, C>,
+        kind: EventKind,
+        attempt: u32,
+        fill: impl FnOnce(&mut ToolEvent),
+    ) {
+        if !self.events.is_active() {
+            return;
+        }
+        let mut event = ToolEvent::new(
+            kind,
+            cx.run.run_id().clone(),
+            cx.run.thread_id().clone(),
+            cx.id.clone(),
+            &cx.name,
+            attempt,
+        );
+        event.elapsed = Some(cx.received.elapsed());
+        event.args_hash = cx.args_hash.clone();
+        fill(&mut event);
+        self.events.emit(event);
+    }
+}
