@@ -107,8 +107,8 @@ where
         }: ToolCall,
         batch: Option<&RwLock<()>>,
     ) -> ToolResult {
-        // Large values are never bound to a name that outlives an `await`
-        // when they are only passed on (`ran`, `finished` below are
+        // Large values that are only passed on are never bound to a name
+        // that outlives an `await` (the steps' outcomes below are matched as
         // temporaries): a named one keeps its room in the future.
         let received = Instant::now();
         // Built once per call: it masks the called name here and serves the
