@@ -3,6 +3,7 @@
 
 mod agent_loop;
 mod executor_batch;
+mod executor_call_now;
 mod executor_events;
 mod executor_middleware;
 mod executor_output;

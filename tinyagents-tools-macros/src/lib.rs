@@ -11,6 +11,7 @@ mod expand;
 #[allow(dead_code)] // shared with the runtime crate, which uses all of it
 #[path = "../../tinyagents-tools/src/name_rules.rs"]
 mod name_rules;
+mod ready;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -65,6 +66,13 @@ use proc_macro::TokenStream;
 /// a `Ctx<T>`, `RunContext<T>` or `ToolRuntime<T>` parameter. Otherwise the
 /// tool works with any `S` and `C`. Name the state with `state = AppState`
 /// when a `State<Part>` parameter takes a part of it through `FromState`.
+///
+/// # Calls that never wait
+/// When the fn's body has no `.await` and no macro invocation other than
+/// well-known ones that expand to plain code (`format!`, `vec!`, `json!`,
+/// the assertion and logging macros, ...), the tool also implements
+/// `Tool::call_now`, and the executor runs its calls at once, with no boxed
+/// future. Any other body keeps the usual async call.
 ///
 /// # Options
 /// - `name = "search_docs"`: the tool name (default: the fn name). ASCII

@@ -170,7 +170,13 @@ impl ErrorKind {
 /// assert_eq!(e.class(), ErrorClass::Repair);
 /// ```
 #[derive(Clone)]
-pub struct ToolError {
+pub struct ToolError(Box<ErrorParts>);
+
+/// The parts of a [`ToolError`], boxed: a successful call's
+/// `Result<ToolOutput, ToolError>` and every `ToolResult` stay small, and
+/// only a failure pays for the allocation (next to its message's).
+#[derive(Clone)]
+struct ErrorParts {
     class: ErrorClass,
     kind: ErrorKind,
     message: String,
@@ -180,12 +186,12 @@ pub struct ToolError {
 impl ToolError {
     /// An error of `class` and `kind` with a model-facing `message`.
     pub fn new(class: ErrorClass, kind: ErrorKind, message: impl Into<String>) -> Self {
-        ToolError {
+        ToolError(Box::new(ErrorParts {
             class,
             kind,
             message: message.into(),
             source: None,
-        }
+        }))
     }
 
     /// A transient failure of the tool itself: the same call may succeed later.
@@ -302,40 +308,40 @@ impl ToolError {
     /// Attaches an internal source error, kept for the application and never
     /// shown to the model.
     pub fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {
-        self.source = Some(Arc::new(source));
+        self.0.source = Some(Arc::new(source));
         self
     }
 
     /// Replaces the class.
     pub fn with_class(mut self, class: ErrorClass) -> Self {
-        self.class = class;
+        self.0.class = class;
         self
     }
 
     /// The class.
     pub fn class(&self) -> ErrorClass {
-        self.class
+        self.0.class
     }
 
     /// The kind.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// The model-facing message.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// Replaces the model-facing message (used by redaction).
     pub fn set_message(&mut self, message: String) {
-        self.message = message;
+        self.0.message = message;
     }
 
     /// The argument problems, when the kind is
     /// [`ErrorKind::InvalidArguments`].
     pub fn problems(&self) -> &[ArgumentProblem] {
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::InvalidArguments { problems } => problems,
             _ => &[],
         }
@@ -343,7 +349,7 @@ impl ToolError {
 
     /// True when the model may be told and asked to try again.
     pub fn is_repairable(&self) -> bool {
-        self.class == ErrorClass::Repair
+        self.0.class == ErrorClass::Repair
     }
 }
 
@@ -365,10 +371,10 @@ fn invalid_arguments_message(problems: &[ArgumentProblem]) -> String {
 impl fmt::Debug for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("ToolError");
-        d.field("class", &self.class)
-            .field("kind", &self.kind)
-            .field("message", &self.message);
-        if let Some(source) = &self.source {
+        d.field("class", &self.0.class)
+            .field("kind", &self.0.kind)
+            .field("message", &self.0.message);
+        if let Some(source) = &self.0.source {
             d.field("source", &format_args!("{source}"));
         }
         d.finish()
@@ -377,13 +383,14 @@ impl fmt::Debug for ToolError {
 
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 
 impl StdError for ToolError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.source
+        self.0
+            .source
             .as_deref()
             .map(|e| e as &(dyn StdError + 'static))
     }
@@ -391,7 +398,9 @@ impl StdError for ToolError {
 
 impl PartialEq for ToolError {
     fn eq(&self, other: &Self) -> bool {
-        self.class == other.class && self.kind == other.kind && self.message == other.message
+        self.0.class == other.0.class
+            && self.0.kind == other.0.kind
+            && self.0.message == other.0.message
     }
 }
 

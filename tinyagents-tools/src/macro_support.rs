@@ -133,6 +133,28 @@ where
     })
 }
 
+/// Runs the call of a tool whose body never waits (`#[tool]` checked that
+/// it has no `.await`, and no macro but well-known ones that cannot hide
+/// one) to its end at once: one poll, no waker needed, nothing on the heap.
+///
+/// Should the call wait all the same (a macro shadowing a well-known name
+/// and hiding an `.await`), it is dropped and fails with a fatal error that
+/// says so, rather than hang.
+pub fn run_ready<F>(tool: &str, call: F) -> Result<ToolOutput, ToolError>
+where
+    F: std::future::Future<Output = Result<ToolOutput, ToolError>>,
+{
+    let mut call = std::pin::pin!(call);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match call.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(result) => result,
+        std::task::Poll::Pending => Err(ToolError::fatal(format!(
+            "the tool `{tool}` waited, though its body has no `.await`: a macro in it hides one; \
+             rename the macro or call it through another fn"
+        ))),
+    }
+}
+
 /// Picks how a tool fn's return value becomes a [`ToolOutput`], by autoref
 /// specialization on a concrete type: [`IntoToolOutput`] first (a
 /// `ToolOutput`, `()`, a `Json<T>`), then `Serialize`, else a compile error

@@ -294,7 +294,7 @@ pub(crate) fn fresh_id(prefix: &str) -> String {
 pub struct ToolRuntime<C = ()> {
     run: RunContext<C>,
     call_id: ToolCallId,
-    tool: Arc<str>,
+    tool: String,
     attempt: u32,
     /// The call's token, a child of the run's, made on first use: most
     /// tools never ask for it, and making one costs an allocation and a lock.
@@ -313,7 +313,7 @@ impl<C> Clone for ToolRuntime<C> {
         ToolRuntime {
             run: self.run.clone(),
             call_id: self.call_id.clone(),
-            tool: Arc::clone(&self.tool),
+            tool: self.tool.clone(),
             attempt: self.attempt,
             cancel,
             interrupted: AtomicBool::new(self.interrupted.load(Ordering::Acquire)),
@@ -329,7 +329,7 @@ impl<C> ToolRuntime<C> {
     pub fn new(
         run: RunContext<C>,
         call_id: impl Into<ToolCallId>,
-        tool: impl Into<Arc<str>>,
+        tool: impl Into<String>,
     ) -> Self {
         ToolRuntime {
             run,
@@ -366,6 +366,12 @@ impl<C> ToolRuntime<C> {
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancel = OnceLock::from(token);
         self
+    }
+
+    /// The call id and tool name back, for the executor that lent them to
+    /// this runtime (a call's one attempt copies neither).
+    pub(crate) fn into_call(self) -> (ToolCallId, String) {
+        (self.call_id, self.tool)
     }
 
     /// Interrupts the call: its token fires now, or as soon as it is made.
@@ -434,7 +440,7 @@ impl<C> ToolRuntime<C> {
                 run_id: self.run.run_id().clone(),
                 thread_id: self.run.thread_id().clone(),
                 call_id: self.call_id.clone(),
-                tool: self.tool.to_string(),
+                tool: self.tool.clone(),
                 attempt: self.attempt,
                 redactor: self.redactor.clone(),
             })

@@ -63,6 +63,25 @@ where
         runtime: &ToolRuntime<C>,
         arguments: Value,
     ) -> Result<ToolOutput, ToolError>;
+
+    /// Runs one call at once, without a future, when this tool never waits;
+    /// otherwise hands the arguments back (`Err`) and the executor runs
+    /// [`call`](Tool::call).
+    ///
+    /// An optimization only: when it answers, it must answer exactly as
+    /// `call` would. The executor tries it first for every attempt, under the
+    /// same panic guard, span and events. `#[tool]` implements it for an
+    /// `async fn` whose body has no `.await` (and no macro that might hide
+    /// one); the default hands every call to `call`.
+    fn call_now(
+        &self,
+        state: &S,
+        runtime: &ToolRuntime<C>,
+        arguments: Value,
+    ) -> Result<Result<ToolOutput, ToolError>, Value> {
+        let _ = (state, runtime);
+        Err(arguments)
+    }
 }
 
 #[async_trait]
@@ -83,5 +102,14 @@ where
         arguments: Value,
     ) -> Result<ToolOutput, ToolError> {
         (**self).call(state, runtime, arguments).await
+    }
+
+    fn call_now(
+        &self,
+        state: &S,
+        runtime: &ToolRuntime<C>,
+        arguments: Value,
+    ) -> Result<Result<ToolOutput, ToolError>, Value> {
+        (**self).call_now(state, runtime, arguments)
     }
 }

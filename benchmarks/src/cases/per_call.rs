@@ -286,7 +286,12 @@ pub fn profile_rmcp(n: u64) {
         let args = sample_args();
         let args_object = args.as_object().expect("an object").clone();
         for _ in 0..n {
-            black_box(harness.call(black_box(args_object.clone())).await.expect("rmcp works"));
+            black_box(
+                harness
+                    .call(black_box(args_object.clone()))
+                    .await
+                    .expect("rmcp works"),
+            );
         }
     });
 }

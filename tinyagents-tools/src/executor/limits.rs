@@ -10,8 +10,8 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use crate::error::{ErrorClass, ToolError};
 use crate::fasthash::NameMap;
@@ -109,7 +109,7 @@ impl CallCounter {
 #[derive(Debug, Default)]
 pub struct RunCallCounts {
     total: CallCounter,
-    per_tool: Mutex<NameMap<String, u32>>,
+    per_tool: ToolCounts,
 }
 
 impl RunCallCounts {
@@ -120,11 +120,86 @@ impl RunCallCounts {
 
     /// Calls of the tool `name` (canonical) admitted in the run.
     pub fn of_tool(&self, name: &str) -> u32 {
-        self.lock().get(name).copied().unwrap_or(0)
+        if let Some(slot) = self.per_tool.find(name) {
+            return slot.get();
+        }
+        let more = self.per_tool.lock();
+        // A slot filled since the look above is found now, under the lock
+        // that fills slots.
+        match self.per_tool.find(name) {
+            Some(slot) => slot.get(),
+            None => more.get(name).copied().unwrap_or(0),
+        }
+    }
+}
+
+/// How many tools of one run get a counter of their own, counted without a
+/// lock; a run that calls more distinct tools counts the rest in a map
+/// under a lock.
+const TOOL_SLOTS: usize = 16;
+
+/// The per-tool counters of one run.
+///
+/// Slots are filled in order, each once, only while `more` is locked, so a
+/// tool never gets two slots; reading a filled slot takes no lock. The
+/// common call (a tool already called in this run) costs one atomic add.
+#[derive(Debug, Default)]
+struct ToolCounts {
+    slots: [OnceLock<ToolSlot>; TOOL_SLOTS],
+    /// The counts of tools beyond the slots; its lock also orders filling.
+    more: Mutex<NameMap<String, u32>>,
+}
+
+#[derive(Debug)]
+struct ToolSlot {
+    name: Box<str>,
+    calls: CallCounter,
+}
+
+impl ToolCounts {
+    /// The slot of `tool`, when it has one.
+    fn find(&self, tool: &str) -> Option<&CallCounter> {
+        for slot in &self.slots {
+            // Slots fill in order: the first empty one ends the search.
+            let slot = slot.get()?;
+            if &*slot.name == tool {
+                return Some(&slot.calls);
+            }
+        }
+        None
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, NameMap<String, u32>> {
-        self.per_tool.lock().unwrap_or_else(|e| e.into_inner())
+        self.more.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes one call of `tool` unless `limit` is reached.
+    fn reserve(&self, tool: &str, limit: Option<u32>) -> bool {
+        if let Some(calls) = self.find(tool) {
+            return calls.reserve(limit);
+        }
+        let mut more = self.lock();
+        if let Some(calls) = self.find(tool) {
+            return calls.reserve(limit);
+        }
+        // The first call of `tool` in this run: a free slot if one is left
+        // (filled under the lock, so no other thread fills it).
+        if let Some(free) = self.slots.iter().find(|slot| slot.get().is_none()) {
+            let slot = free.get_or_init(|| ToolSlot {
+                name: tool.into(),
+                calls: CallCounter::default(),
+            });
+            return slot.calls.reserve(limit);
+        }
+        let n = match more.get_mut(tool) {
+            Some(n) => n,
+            None => more.entry(tool.to_owned()).or_insert(0),
+        };
+        if limit.is_some_and(|max| *n >= max) {
+            return false;
+        }
+        *n += 1;
+        true
     }
 }
 
@@ -161,18 +236,70 @@ pub(crate) fn admit(
     } else {
         limits.per_tool.get(tool).copied()
     };
-    let mut counts = run.lock();
-    // One lookup for a tool already counted in this run (the common case).
-    let n = match counts.get_mut(tool) {
-        Some(n) => n,
-        None => counts.entry(tool.to_owned()).or_insert(0),
-    };
-    if tool_limit.is_some_and(|max| *n >= max) {
-        drop(counts);
+    if !run.per_tool.reserve(tool, tool_limit) {
         run.total.release();
         turn.release();
         return Err(refuse("calls_per_tool", tool_limit.unwrap_or(0)));
     }
-    *n += 1;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits_per_tool(names: &[String], max: u32) -> CallLimits {
+        names.iter().fold(CallLimits::none(), |limits, name| {
+            limits.per_tool(name, max)
+        })
+    }
+
+    #[test]
+    fn tools_beyond_the_slots_are_counted_and_limited_too() {
+        let names: Vec<String> = (0..TOOL_SLOTS + 5).map(|i| format!("tool_{i}")).collect();
+        let limits = limits_per_tool(&names, 2);
+        let (turn, run) = (CallCounter::default(), RunCallCounts::default());
+        for _ in 0..3 {
+            for name in &names {
+                let _ = admit(&limits, &turn, &run, name);
+            }
+        }
+        for name in &names {
+            assert_eq!(run.of_tool(name), 2, "{name}");
+        }
+        assert_eq!(run.total(), 2 * names.len() as u32);
+        assert_eq!(turn.get(), run.total(), "refusals gave their slots back");
+        assert_eq!(run.of_tool("never_called"), 0);
+    }
+
+    #[test]
+    fn concurrent_first_calls_share_one_counter_per_tool() {
+        // Threads released together race to make each tool's counter; a tool
+        // that got two counters would admit two calls under a limit of one.
+        let names: Vec<String> = (0..TOOL_SLOTS + 4).map(|i| format!("tool_{i}")).collect();
+        let limits = limits_per_tool(&names, 1);
+        for _ in 0..100 {
+            let (turn, run) = (CallCounter::default(), RunCallCounts::default());
+            let start = std::sync::Barrier::new(4);
+            let admitted: u32 = std::thread::scope(|scope| {
+                let threads: Vec<_> = (0..4)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            start.wait();
+                            names
+                                .iter()
+                                .filter(|name| admit(&limits, &turn, &run, name).is_ok())
+                                .count() as u32
+                        })
+                    })
+                    .collect();
+                threads.into_iter().map(|t| t.join().unwrap()).sum()
+            });
+            assert_eq!(admitted, names.len() as u32);
+            for name in &names {
+                assert_eq!(run.of_tool(name), 1, "{name}");
+            }
+            assert_eq!(run.total(), admitted);
+        }
+    }
 }

@@ -265,6 +265,9 @@ where
     /// executor.
     pub fn build(self) -> Result<ToolExecutor<S, C>, ExecutorBuildError> {
         self.config.check(&self.registry)?;
+        // The call clock calibrates itself on first use (under a
+        // millisecond); do it here rather than in the first call's figures.
+        let _ = quanta::Instant::now();
         let tool_permits = self
             .registry
             .iter()

@@ -94,6 +94,41 @@ pub(super) fn text_depth_over(text: &str, max: usize) -> Option<usize> {
     None
 }
 
+/// Bounds an already parsed value ([`check_value_bounds`]) and reads its
+/// numbers as JSON Schema does ([`normalize_numbers`]); a flat object, the
+/// common shape, in one pass.
+pub(super) fn bound_and_normalize(
+    value: &mut Value,
+    limits: ArgumentLimits,
+) -> Result<(), ToolError> {
+    if let Value::Object(map) = value
+        && limits.max_depth >= 1
+        && map.values().all(|v| !v.is_array() && !v.is_object())
+    {
+        let mut size = 2;
+        for (k, v) in map.iter_mut() {
+            size += k.len() + 4;
+            match v {
+                Value::String(s) => size += s.len() + 2,
+                Value::Number(n) => {
+                    size += 8;
+                    if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
+                        *v = float(f);
+                    }
+                }
+                _ => size += 8,
+            }
+        }
+        if size > limits.max_bytes {
+            return Err(too_large(size, limits.max_bytes));
+        }
+        return Ok(());
+    }
+    check_value_bounds(value, limits)?;
+    normalize_numbers(value);
+    Ok(())
+}
+
 /// Walks an already parsed value without recursion, checking depth and an
 /// estimate of its encoded size.
 pub(crate) fn check_value_bounds(value: &Value, limits: ArgumentLimits) -> Result<(), ToolError> {
@@ -163,6 +198,35 @@ mod tests {
         let mut flat = serde_json::json!({"n": 5.0, "x": 2.5});
         normalize_numbers(&mut flat);
         assert_eq!(flat, serde_json::json!({"n": 5, "x": 2.5}));
+    }
+
+    #[test]
+    fn one_pass_over_a_flat_object_agrees_with_the_two_walks() {
+        let limits = |max_bytes| ArgumentLimits {
+            max_bytes,
+            max_depth: 8,
+        };
+        let samples = [
+            serde_json::json!({"n": 5.0, "x": 2.5, "s": "héllo", "b": true, "z": null}),
+            serde_json::json!({"n": 1e3, "deep": {"m": -7.0}, "list": [1.0, "a"]}),
+            serde_json::json!({}),
+        ];
+        for sample in samples {
+            for max in [0, 10, 30, 60, 1 << 20] {
+                let mut one = sample.clone();
+                let mut two = sample.clone();
+                let merged =
+                    bound_and_normalize(&mut one, limits(max)).map_err(|e| e.message().to_owned());
+                let walked =
+                    check_value_bounds(&two, limits(max)).map_err(|e| e.message().to_owned());
+                assert_eq!(merged, walked, "{sample} within {max} bytes");
+                if walked.is_ok() {
+                    normalize_numbers(&mut two);
+                    assert_eq!(one, two);
+                    assert_eq!(one.to_string(), two.to_string(), "integers stay integers");
+                }
+            }
+        }
     }
 
     #[test]

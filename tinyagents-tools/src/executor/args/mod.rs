@@ -42,8 +42,8 @@ use crate::policy::Redactor;
 use crate::spec::ToolSpec;
 use crate::validation::InputValidator;
 
+use bounds::{bound_and_normalize, text_depth_over};
 pub(crate) use bounds::{check_value_bounds, dispose};
-use bounds::{normalize_numbers, text_depth_over};
 use messages::{MAX_PROBLEMS, describe, pointer_child, type_phrase};
 use strict::StrictValue;
 
@@ -71,11 +71,10 @@ pub(crate) fn prepare(
     let value = match raw {
         RawArguments::Text(text) => parse_text(&text, spec, limits, redactor)?,
         RawArguments::Json(mut value) => {
-            if let Err(e) = check_value_bounds(&value, limits) {
+            if let Err(e) = bound_and_normalize(&mut value, limits) {
                 dispose(value);
                 return Err(e);
             }
-            normalize_numbers(&mut value);
             value
         }
     };

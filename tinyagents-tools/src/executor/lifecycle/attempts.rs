@@ -15,9 +15,11 @@ use super::CallCx;
 use crate::error::{ErrorKind, ToolError};
 use crate::events::EventKind;
 use crate::executor::ToolExecutor;
+use crate::ids::ToolCallId;
 use crate::output::ToolOutput;
+use crate::policy::Redactor;
 use crate::registry::RegisteredTool;
-use crate::runtime::ToolRuntime;
+use crate::runtime::{RunContext, ToolRuntime};
 
 /// Whether a tool's calls may be retried: it is idempotent and its policy
 /// allows more than one attempt.
@@ -127,7 +129,11 @@ where
         arguments: Value,
         attempt: u32,
     ) -> Result<ToolOutput, ToolError> {
-        let runtime = self.runtime_for(cx, registered, attempt);
+        let runtime = self.runtime_for(cx, attempt);
+        let arguments = match self.call_now(registered, &runtime, arguments) {
+            Ok(outcome) => return outcome,
+            Err(arguments) => arguments,
+        };
         let mut call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
             .catch_unwind();
         // Most tools finish on their first poll: no timer is armed for them.
@@ -135,7 +141,23 @@ where
             return settled(result);
         }
         let timeout = self.timeout(registered);
-        Box::pin(self.interruptible(cx, &runtime, call, timeout)).await
+        Box::pin(self.interruptible(cx.run, &runtime, call, timeout)).await
+    }
+
+    /// The call run at once, when the tool never waits
+    /// ([`Tool::call_now`](crate::Tool::call_now)); otherwise the arguments
+    /// back. A panic in the tool is the call's `panicked` error.
+    pub(super) fn call_now(
+        &self,
+        registered: &RegisteredTool<S, C>,
+        runtime: &ToolRuntime<C>,
+        arguments: Value,
+    ) -> Result<Result<ToolOutput, ToolError>, Value> {
+        let tool = registered.tool();
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            tool.call_now(&self.state, runtime, arguments)
+        }))
+        .unwrap_or_else(|_| Ok(Err(ToolError::panicked())))
     }
 
     /// The tool's timeout, or the executor's default.
@@ -146,25 +168,26 @@ where
             .unwrap_or(self.config.default_timeout)
     }
 
-    /// The [`ToolRuntime`] of one attempt.
-    pub(super) fn runtime_for(
+    /// The [`ToolRuntime`] of one attempt (of several, or with middleware):
+    /// it gets copies of the call's id and name.
+    pub(super) fn runtime_for(&self, cx: &CallCx<'_, C>, attempt: u32) -> ToolRuntime<C> {
+        self.runtime_with(cx.run, cx.id.clone(), cx.name.clone(), cx.redactor.as_ref())
+            .with_attempt(attempt)
+    }
+
+    /// A [`ToolRuntime`] for the call `id` of `name` (as called) in `run`.
+    pub(super) fn runtime_with(
         &self,
-        cx: &CallCx<'_, C>,
-        registered: &RegisteredTool<S, C>,
-        attempt: u32,
+        run: &RunContext<C>,
+        id: ToolCallId,
+        name: String,
+        redactor: Option<&Arc<Redactor>>,
     ) -> ToolRuntime<C> {
-        let spec = registered.spec();
-        let tool: Arc<str> = if cx.name == spec.name.as_str() {
-            Arc::clone(spec.name.shared())
-        } else {
-            Arc::from(cx.name.as_str())
-        };
-        let mut runtime =
-            ToolRuntime::new(cx.run.clone(), cx.id.clone(), tool).with_attempt(attempt);
+        let mut runtime = ToolRuntime::new(run.clone(), id, name);
         if self.events.is_active() {
             runtime = runtime.with_events(Arc::clone(&self.events));
         }
-        if let Some(redactor) = &cx.redactor {
+        if let Some(redactor) = redactor {
             runtime = runtime.with_redactor(Arc::clone(redactor));
         }
         runtime
@@ -174,7 +197,7 @@ where
     /// run's cancellation, and a grace period after the token fires.
     pub(super) async fn interruptible<F>(
         &self,
-        cx: &CallCx<'_, C>,
+        run: &RunContext<C>,
         runtime: &ToolRuntime<C>,
         mut call: F,
         timeout: std::time::Duration,
@@ -187,7 +210,7 @@ where
             result = &mut call => {
                 return settled(result);
             }
-            _ = cx.run.cancellation().cancelled() => ToolError::cancelled(),
+            _ = run.cancellation().cancelled() => ToolError::cancelled(),
             _ = tokio::time::sleep(timeout) => ToolError::timeout(timeout),
         };
         runtime.interrupt();

@@ -37,7 +37,7 @@ where
             let mut ctx = BeforeToolCtx {
                 spec,
                 called_name: &cx.name,
-                call_id: cx.id,
+                call_id: &cx.id,
                 run: cx.run,
                 turn,
                 state: &*self.state,
@@ -103,7 +103,7 @@ where
         let mut after = AfterToolCtx {
             spec,
             called_name: &cx.name,
-            call_id: cx.id,
+            call_id: &cx.id,
             run: cx.run,
             turn,
             state: &*self.state,

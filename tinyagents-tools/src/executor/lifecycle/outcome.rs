@@ -2,6 +2,7 @@
 //! large outputs stored as artifacts), with its final event.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -9,15 +10,45 @@ use super::CallCx;
 use crate::error::ToolError;
 use crate::events::EventKind;
 use crate::executor::{ToolExecutor, canonical_hash, content};
+use crate::ids::ToolCallId;
 use crate::output::{ArtifactRef, ContentBlock, ToolOutput, ToolResult};
 use crate::policy::Redactor;
 
 /// How [`ToolExecutor::finish`] left a call.
 pub(super) enum Finished {
-    /// Answered.
-    Done(ToolResult),
+    /// Succeeded; the answer takes the call's id and name last.
+    Answered(Answer),
+    /// Failed.
+    Failed(ToolResult),
     /// The output still has to go to the artifact store.
     Store(ToolOutput, content::ToStore),
+}
+
+/// A successful call's result, all but the call's id and name: the caller
+/// moves those in at the very end ([`Answer::into_result`]), after the last
+/// step that could still need them, so neither is copied.
+pub(super) struct Answer {
+    content: Vec<ContentBlock>,
+    structured: Option<Value>,
+    artifacts: Vec<ArtifactRef>,
+    elapsed: Duration,
+}
+
+impl Answer {
+    /// The result for the call `id` of `name` (as called).
+    pub(super) fn into_result(self, id: ToolCallId, name: String) -> ToolResult {
+        ToolResult {
+            tool_call_id: id,
+            name,
+            content: self.content,
+            structured: self.structured,
+            artifacts: self.artifacts,
+            is_error: false,
+            error: None,
+            provider_metadata: None,
+            elapsed: self.elapsed,
+        }
+    }
 }
 
 impl<S, C> ToolExecutor<S, C>
@@ -30,13 +61,13 @@ where
     /// [`store_output`](Self::store_output)).
     pub(super) fn finish(
         &self,
-        cx: &mut CallCx<'_, C>,
+        cx: &CallCx<'_, C>,
         outcome: Result<ToolOutput, ToolError>,
         attempt: u32,
     ) -> Finished {
         let mut output = match outcome {
             Ok(output) => output,
-            Err(e) => return Finished::Done(self.fail(cx, e, attempt, EventKind::Failed, None)),
+            Err(e) => return Finished::Failed(self.fail(cx, e, attempt, EventKind::Failed, None)),
         };
         if let Some(redactor) = &cx.redactor {
             redact_output(redactor, &mut output);
@@ -46,67 +77,62 @@ where
         let has_store = self.artifacts.is_some();
         match content::format(blocks, output.structured.as_ref(), limits, has_store) {
             content::Shaped::Ready(content) => {
-                Finished::Done(self.completed(cx, output, content, None, attempt))
+                Finished::Answered(self.completed(cx, output, content, None, attempt))
             }
             content::Shaped::ToStore(pending) => Finished::Store(output, pending),
         }
     }
 
-    /// The end of a call whose output goes to the artifact store.
+    /// The end of a call whose output goes to the artifact store: its
+    /// answer, or the failed result when the store fails.
     pub(super) async fn store_output(
         &self,
-        cx: &mut CallCx<'_, C>,
+        cx: &CallCx<'_, C>,
         output: ToolOutput,
         pending: content::ToStore,
         attempt: u32,
-    ) -> ToolResult {
+    ) -> Result<Answer, ToolResult> {
         let Some(store) = self.artifacts.as_deref() else {
             // `finish` only hands over an output when there is a store.
             let e = ToolError::artifact_failed();
-            return self.fail(cx, e, attempt, EventKind::Failed, None);
+            return Err(self.fail(cx, e, attempt, EventKind::Failed, None));
         };
         match pending.put(store).await {
-            Ok((content, artifact)) => self.completed(cx, output, content, Some(artifact), attempt),
+            Ok((content, artifact)) => {
+                Ok(self.completed(cx, output, content, Some(artifact), attempt))
+            }
             Err(store_error) => {
                 let e = ToolError::artifact_failed().with_source(store_error);
                 let mut result = self.fail(cx, e, attempt, EventKind::Failed, None);
                 result.structured = output.structured;
                 result.artifacts = output.artifacts;
-                result
+                Err(result)
             }
         }
     }
 
-    /// A successful result, and its `tool.completed` event.
+    /// A successful call's answer, and its `tool.completed` event.
     pub(super) fn completed(
         &self,
-        cx: &mut CallCx<'_, C>,
+        cx: &CallCx<'_, C>,
         output: ToolOutput,
         content: Vec<ContentBlock>,
         stored: Option<ArtifactRef>,
         attempt: u32,
-    ) -> ToolResult {
+    ) -> Answer {
         let mut artifacts = output.artifacts;
         artifacts.extend(stored);
-        let result = ToolResult {
-            tool_call_id: cx.id.clone(),
-            // Taken from the call below, after the event that shows it.
-            name: String::new(),
+        let answer = Answer {
             content,
             structured: output.structured,
             artifacts,
-            is_error: false,
-            error: None,
-            provider_metadata: None,
             elapsed: cx.received.elapsed(),
         };
         self.emit(cx, EventKind::Completed, attempt, |event| {
-            event.result_hash = Some(result_hash(&result));
-            event.artifact_keys = result.artifacts.iter().map(|a| a.key.clone()).collect();
+            event.result_hash = Some(content_hash(answer.structured.as_ref(), &answer.content));
+            event.artifact_keys = answer.artifacts.iter().map(|a| a.key.clone()).collect();
         });
-        let mut result = result;
-        result.name = std::mem::take(&mut cx.name);
-        result
+        answer
     }
 }
 
@@ -146,9 +172,9 @@ fn redact_output(redactor: &Redactor, output: &mut ToolOutput) {
 
 /// The digest of what a result says: its structured value when it has one,
 /// otherwise its model-facing content.
-pub(super) fn result_hash(result: &ToolResult) -> String {
-    match &result.structured {
+pub(super) fn content_hash(structured: Option<&Value>, content: &[ContentBlock]) -> String {
+    match structured {
         Some(value) => canonical_hash(value),
-        None => canonical_hash(&serde_json::to_value(&result.content).unwrap_or(Value::Null)),
+        None => canonical_hash(&serde_json::to_value(content).unwrap_or(Value::Null)),
     }
 }
