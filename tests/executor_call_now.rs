@@ -245,19 +245,19 @@ fn a_call_that_waits_after_all_fails_with_a_fatal_error_instead_of_hanging() {
     let mut polled = false;
     let waits = std::future::poll_fn(|cx| {
         if polled {
-            return std::task::Poll::Ready(Ok(ToolOutput::text("late")));
+            return std::task::Poll::Ready(ToolOutput::text("late"));
         }
         polled = true;
         cx.waker().wake_by_ref();
         std::task::Poll::Pending
     });
-    let err = __private::run_ready("sneaky", waits).unwrap_err();
+    let err = __private::poll_once("sneaky", waits).unwrap_err();
     assert_eq!(err.class(), ErrorClass::Fatal);
     assert!(
         err.message().contains("`sneaky` waited"),
         "{}",
         err.message()
     );
-    let ready = __private::run_ready("plain", async { Ok(ToolOutput::text("now")) });
+    let ready = __private::poll_once("plain", async { ToolOutput::text("now") });
     assert_eq!(ready.unwrap().content, vec![ContentBlock::text("now")]);
 }

@@ -190,28 +190,29 @@ fn expand(m: &Model<'_>) -> TokenStream {
     };
 
     let arguments_mut = m.argument.map(|_| quote!(mut));
-    let body = quote! {
-        use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
-        #(#bind)*
-        let __value = #invoke;
-        #unwrap_result
-        #convert
+    let call_types = |arguments_mut: Option<TokenStream>| {
+        quote! {
+            __state: &#s_ty,
+            __runtime: &#krate::ToolRuntime<#c_ty>,
+            #arguments_mut __arguments: #p::serde_json::Value,
+        }
     };
-    let call_types = quote! {
-        __state: &#s_ty,
-        __runtime: &#krate::ToolRuntime<#c_ty>,
-        #arguments_mut __arguments: #p::serde_json::Value,
-    };
+    let result = quote!(::core::result::Result<#krate::ToolOutput, #krate::ToolError>);
     let tool_impl = if !m.blocking && crate::ready::never_waits(&item.block) {
-        // A body that never waits: calls run at once (`call_now`), and
-        // `call` is the same code in a ready future.
+        // A body that never waits: the fn's future is polled once, in place
+        // (`call_now`); `call` hands the same plain fn to a ready future.
+        // No state machine is generated beyond the fn's own.
+        let now_types = call_types(arguments_mut);
+        let plain_types = call_types(None);
         quote! {
             impl #tool {
                 #[doc(hidden)]
-                fn __tinyagents_now<#(#generics),*>(#call_types)
-                    -> ::core::result::Result<#krate::ToolOutput, #krate::ToolError>
-                {
-                    #p::run_ready(#name, async move { #body })
+                fn __tinyagents_now<#(#generics),*>(#now_types) -> #result {
+                    use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                    #(#bind)*
+                    let __value = #p::poll_once(#name, #fn_ident(#(#locals),*))?;
+                    #unwrap_result
+                    #convert
                 }
             }
 
@@ -221,21 +222,38 @@ fn expand(m: &Model<'_>) -> TokenStream {
                     #tool::spec()
                 }
 
-                async fn call(&self, #call_types)
-                    -> ::core::result::Result<#krate::ToolOutput, #krate::ToolError>
+                // What `async_trait` makes of `async fn call`, written out so
+                // that the future is the shared `NowCall`, not a state
+                // machine of this tool's own.
+                fn call<'life0, 'life1, 'life2, 'async_trait>(
+                    &'life0 self,
+                    __state: &'life1 #s_ty,
+                    __runtime: &'life2 #krate::ToolRuntime<#c_ty>,
+                    __arguments: #p::serde_json::Value,
+                ) -> ::core::pin::Pin<::std::boxed::Box<
+                    dyn ::core::future::Future<Output = #result> + ::core::marker::Send + 'async_trait,
+                >>
+                where
+                    'life0: 'async_trait,
+                    'life1: 'async_trait,
+                    'life2: 'async_trait,
+                    Self: 'async_trait,
                 {
-                    #tool::__tinyagents_now(__state, __runtime, __arguments)
+                    ::std::boxed::Box::pin(#p::NowCall::new(
+                        #tool::__tinyagents_now,
+                        __state,
+                        __runtime,
+                        __arguments,
+                    ))
                 }
 
-                fn call_now(&self, #call_types) -> ::core::result::Result<
-                    ::core::result::Result<#krate::ToolOutput, #krate::ToolError>,
-                    #p::serde_json::Value,
-                > {
+                fn call_now(&self, #plain_types) -> ::core::result::Result<#result, #p::serde_json::Value> {
                     ::core::result::Result::Ok(#tool::__tinyagents_now(__state, __runtime, __arguments))
                 }
             }
         }
     } else {
+        let types = call_types(arguments_mut);
         quote! {
             #[#p::async_trait]
             impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
@@ -243,10 +261,12 @@ fn expand(m: &Model<'_>) -> TokenStream {
                     #tool::spec()
                 }
 
-                async fn call(&self, #call_types)
-                    -> ::core::result::Result<#krate::ToolOutput, #krate::ToolError>
-                {
-                    #body
+                async fn call(&self, #types) -> #result {
+                    use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                    #(#bind)*
+                    let __value = #invoke;
+                    #unwrap_result
+                    #convert
                 }
             }
         }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::error::{ArgumentProblem, ToolError};
 use crate::inject::Inject;
 use crate::output::{IntoToolOutput, Json, ToolOutput};
+use crate::runtime::ToolRuntime;
 use crate::schema::ToolSchema;
 use crate::spec::InjectedKind;
 
@@ -133,25 +134,69 @@ where
     })
 }
 
-/// Runs the call of a tool whose body never waits (`#[tool]` checked that
-/// it has no `.await`, and no macro but well-known ones that cannot hide
-/// one) to its end at once: one poll, no waker needed, nothing on the heap.
+/// Polls the future of a tool fn whose body never waits (`#[tool]` checked
+/// that it has no `.await`, and no macro but well-known ones that cannot
+/// hide one) once, in place: it is done after one poll, so it needs no
+/// waker and nothing on the heap.
 ///
-/// Should the call wait all the same (a macro shadowing a well-known name
-/// and hiding an `.await`), it is dropped and fails with a fatal error that
-/// says so, rather than hang.
-pub fn run_ready<F>(tool: &str, call: F) -> Result<ToolOutput, ToolError>
-where
-    F: std::future::Future<Output = Result<ToolOutput, ToolError>>,
-{
+/// Should it wait all the same (a macro shadowing a well-known name and
+/// hiding an `.await`), it is dropped and the call fails with a fatal error
+/// that says so, rather than hang.
+pub fn poll_once<F: std::future::Future>(tool: &str, call: F) -> Result<F::Output, ToolError> {
     let mut call = std::pin::pin!(call);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match call.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(result) => result,
+        std::task::Poll::Ready(output) => Ok(output),
         std::task::Poll::Pending => Err(ToolError::fatal(format!(
             "the tool `{tool}` waited, though its body has no `.await`: a macro in it hides one; \
              rename the macro or call it through another fn"
         ))),
+    }
+}
+
+/// The plain fn that answers a call of a tool whose body never waits.
+pub type NowFn<S, C> = fn(&S, &ToolRuntime<C>, Value) -> Result<ToolOutput, ToolError>;
+
+/// The `Tool::call` future of a tool whose body never waits: it runs the
+/// tool's plain fn when first polled. One type for every such tool (of the
+/// same state and context types), so each tool adds no future of its own.
+pub struct NowCall<'a, S, C> {
+    run: NowFn<S, C>,
+    state: &'a S,
+    runtime: &'a ToolRuntime<C>,
+    arguments: Option<Value>,
+}
+
+impl<'a, S, C> NowCall<'a, S, C> {
+    /// A call of `run` with these arguments, made when first polled.
+    pub fn new(
+        run: NowFn<S, C>,
+        state: &'a S,
+        runtime: &'a ToolRuntime<C>,
+        arguments: Value,
+    ) -> Self {
+        NowCall {
+            run,
+            state,
+            runtime,
+            arguments: Some(arguments),
+        }
+    }
+}
+
+impl<S, C> std::future::Future for NowCall<'_, S, C> {
+    type Output = Result<ToolOutput, ToolError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        let arguments = this
+            .arguments
+            .take()
+            .expect("a tool's call future polled after it finished");
+        std::task::Poll::Ready((this.run)(this.state, this.runtime, arguments))
     }
 }
 
