@@ -8,8 +8,11 @@
 //! the machine is shared, so the median is the honest number and min/max show
 //! the noise.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::hint::black_box;
+use std::pin::Pin;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -81,34 +84,99 @@ impl Stats {
     }
 }
 
-/// Measures an async operation on the current (single-threaded) runtime.
-///
-/// `op` is called once per iteration and its future awaited in place; its
-/// output goes through [`black_box`] so it cannot be optimised away.
-pub async fn measure_async<F, Fut, T>(budget: Budget, mut op: F) -> Stats
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = T>,
-{
-    // Warm-up, which also gives a first estimate of the cost.
-    let start = Instant::now();
-    let mut warm = 0u64;
-    while start.elapsed() < budget.warmup {
-        for _ in 0..16 {
-            black_box(op().await);
+/// Runs `iters` iterations of one contender and returns their wall time.
+type RunSample<'a> = Box<dyn FnMut(u64) -> Pin<Box<dyn Future<Output = Duration> + 'a>> + 'a>;
+
+/// One contender of an interleaved measurement ([`measure_interleaved`]):
+/// its operation, behind one dynamic call per *sample* (the iterations
+/// inside a sample are a plain loop over the concrete operation).
+pub struct Contender<'a> {
+    run: RunSample<'a>,
+}
+
+impl<'a> Contender<'a> {
+    /// An async operation, awaited in place once per iteration.
+    // One contender's sample runs at a time, on one thread: the `RefCell`
+    // is never borrowed twice.
+    #[allow(clippy::await_holding_refcell_ref)]
+    pub fn asynchronous<F, Fut, T>(op: F) -> Self
+    where
+        F: FnMut() -> Fut + 'a,
+        Fut: Future<Output = T> + 'a,
+    {
+        let op = Rc::new(RefCell::new(op));
+        Contender {
+            run: Box::new(move |iters| {
+                let op = Rc::clone(&op);
+                Box::pin(async move {
+                    let mut op = op.borrow_mut();
+                    let t = Instant::now();
+                    for _ in 0..iters {
+                        black_box((*op)().await);
+                    }
+                    t.elapsed()
+                })
+            }),
         }
-        warm += 16;
     }
-    let iters = calibrate(start.elapsed(), warm, budget.sample);
-    let mut samples = Vec::with_capacity(budget.samples);
-    for _ in 0..budget.samples {
-        let t = Instant::now();
-        for _ in 0..iters {
-            black_box(op().await);
+
+    /// A synchronous operation.
+    pub fn synchronous<F, T>(op: F) -> Self
+    where
+        F: FnMut() -> T + 'a,
+    {
+        let op = Rc::new(RefCell::new(op));
+        Contender {
+            run: Box::new(move |iters| {
+                let op = Rc::clone(&op);
+                Box::pin(async move {
+                    let mut op = op.borrow_mut();
+                    let t = Instant::now();
+                    for _ in 0..iters {
+                        black_box((*op)());
+                    }
+                    t.elapsed()
+                })
+            }),
         }
-        samples.push(t.elapsed().as_nanos() as f64 / iters as f64);
     }
-    Stats::from_samples(samples, iters)
+
+    async fn sample(&mut self, iters: u64) -> Duration {
+        (self.run)(iters).await
+    }
+}
+
+/// Measures several contenders side by side: each is warmed up and
+/// calibrated alone, then the samples are taken in rounds, one sample of
+/// every contender per round (starting with a different one each round).
+/// A burst of load from other processes, on a shared machine, then falls on
+/// all of them alike instead of on whichever case happened to be running,
+/// so the ratios of the medians hold from run to run.
+pub async fn measure_interleaved(budget: Budget, contenders: &mut [Contender<'_>]) -> Vec<Stats> {
+    let mut iters = Vec::with_capacity(contenders.len());
+    for contender in contenders.iter_mut() {
+        let (mut spent, mut done, mut chunk) = (Duration::ZERO, 0u64, 1u64);
+        while spent < budget.warmup {
+            spent += contender.sample(chunk).await;
+            done += chunk;
+            chunk = (chunk * 2).min(1 << 16);
+        }
+        iters.push(calibrate(spent, done, budget.sample));
+    }
+    let n = contenders.len();
+    let mut samples = vec![Vec::with_capacity(budget.samples); n];
+    for round in 0..budget.samples {
+        for k in 0..n {
+            let i = (round + k) % n;
+            let t = contenders[i].sample(iters[i]).await;
+            samples[i].push(t.as_nanos() as f64 / iters[i] as f64);
+        }
+    }
+    samples
+        .into_iter()
+        .zip(iters)
+        .map(|(per_iter, iters)| Stats::from_samples(per_iter, iters))
+        .collect()
 }
 
 /// Measures a synchronous operation.
@@ -166,6 +234,35 @@ mod tests {
         assert_eq!(s.median_ns, 2.5);
         assert_eq!(s.min_ns, 1.0);
         assert_eq!(s.max_ns, 4.0);
+    }
+
+    #[test]
+    fn interleaved_contenders_are_each_measured_on_their_own_work() {
+        let budget = Budget {
+            sample: Duration::from_millis(2),
+            samples: 5,
+            warmup: Duration::from_millis(5),
+        };
+        let spin = |n: u64| move || (0..n).fold(0u64, |a, b| black_box(a ^ b));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let stats = rt.block_on(async {
+            let mut contenders = [
+                Contender::synchronous(spin(100)),
+                Contender::asynchronous(move || {
+                    let work = spin(2_000);
+                    async move { work() }
+                }),
+            ];
+            measure_interleaved(budget, &mut contenders).await
+        });
+        assert_eq!(stats.len(), 2);
+        assert!(stats.iter().all(|s| s.samples == 5));
+        assert!(
+            stats[1].median_ns > 4.0 * stats[0].median_ns,
+            "20x the work should not look alike: {stats:?}"
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! Every contender receives, per call, a fresh owned copy of the same
 //! arguments in its own input form (a JSON value for RAW and ours, a JSON
 //! object for rmcp, JSON text for rig), so the copy is paid by all of them.
+//! All contenders are measured together, their samples interleaved, so that
+//! load from other processes falls on all of them alike.
 
 use std::hint::black_box;
 
@@ -15,7 +17,7 @@ use crate::add::{expected_sum, raw, raw_text, sample_args};
 #[cfg(feature = "rig")]
 use crate::contenders::rig;
 use crate::contenders::{ours, ours_exec, rmcp};
-use crate::harness::{Budget, Stats, measure_async, measure_sync};
+use crate::harness::{Budget, Contender, measure_interleaved};
 use crate::report::{Report, Unit};
 
 /// The medians the ratios and targets need.
@@ -48,46 +50,26 @@ pub fn run(budget: Budget, report: &mut Report) -> PerCall {
     rt.block_on(run_on_current_thread(budget, report))
 }
 
+// The rig contender's context is borrowed by one call at a time (the
+// contenders are awaited one after another); a `RefCell` keeps a lock's cost
+// out of rig's figure.
+#[allow(clippy::await_holding_refcell_ref)]
 async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     let args = sample_args();
     let args_text = args.to_string();
     let args_object = args.as_object().expect("an object").clone();
-    let mut out = PerCall::default();
-    let mut record = |key: &str, label: &str, stats: Stats| {
-        report.stats("per_call", key, label, Unit::Ns, stats);
-        stats.median_ns
-    };
 
-    // RAW.
+    // Every contender is built and checked once (the sum must be 42), then
+    // all are measured together, interleaved (see `measure_interleaved`).
     assert_eq!(raw(args.clone()).expect("raw works"), expected_sum());
-    out.raw = record(
-        "raw",
-        "RAW: from_value + add + to_value",
-        measure_sync(budget, || raw(black_box(args.clone()))),
-    );
     assert_eq!(raw_text(&args_text).expect("raw works"), expected_sum());
-    out.raw_text = record(
-        "raw_text",
-        "RAW from text: from_str + add + to_value",
-        measure_sync(budget, || raw_text(black_box(&args_text))),
-    );
 
     // Ours, below the executor: what a call costs before lifecycle work.
     let mut registry = ToolRegistry::new();
     registry.register(ours::HandAdd).expect("registers");
     let registered = registry.get("add").expect("registered").clone();
     assert!(registered.validator().is_valid(&args));
-    record(
-        "validate_only",
-        "ours: schema validation alone (jsonschema validator)",
-        measure_sync(budget, || registered.validator().is_valid(black_box(&args))),
-    );
     assert!(registered.accepts(&args));
-    record(
-        "accepts_only",
-        "ours: the executor's check (flat schema check)",
-        measure_sync(budget, || registered.accepts(black_box(&args))),
-    );
     let runtime = ToolRuntime::new(RunContext::empty(), "call-1", "add");
     let direct = |args: Value| {
         let registry = &registry;
@@ -102,11 +84,6 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     };
     let output = direct(args.clone()).await.expect("add works");
     assert_eq!(output.structured, Some(expected_sum()));
-    record(
-        "ours_tool_direct",
-        "ours: resolve + validate + dyn Tool::call (hand-written)",
-        measure_async(budget, || direct(black_box(args.clone()))).await,
-    );
 
     // Ours, through the executor's whole lifecycle.
     let run = RunContext::empty();
@@ -114,72 +91,130 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     let call = ToolCall::new("call-1", "add", args.clone());
     let hand = ours_exec::plain(ours::HandAdd);
     check_ours(hand.execute(&run, &turn, call.clone()).await);
-    out.ours_hand = record(
-        "ours_executor_hand",
-        "ours: executor, hand-written Tool impl",
-        measure_async(budget, || {
-            hand.execute(&run, &turn, black_box(call.clone()))
-        })
-        .await,
-    );
     let plain = ours_exec::plain(ours::MacroAddTool);
     check_ours(plain.execute(&run, &turn, call.clone()).await);
-    out.ours = record(
-        "ours_executor",
-        "ours: executor, #[tool] (no subscriber, no middleware)",
-        measure_async(budget, || {
-            plain.execute(&run, &turn, black_box(call.clone()))
-        })
-        .await,
-    );
     let (observed, subscriber, middleware) = ours_exec::observed(ours::MacroAddTool);
     check_ours(observed.execute(&run, &turn, call.clone()).await);
-    out.ours_observed = record(
-        "ours_executor_observed",
-        "ours: executor, #[tool], 1 inline subscriber + 1 middleware",
-        measure_async(budget, || {
-            observed.execute(&run, &turn, black_box(call.clone()))
-        })
-        .await,
-    );
+
+    // rmcp.
+    let harness = rmcp::Harness::start();
+    let response = harness.call(args_object.clone()).await.expect("rmcp works");
+    assert_rmcp_sum(response);
+    let response = harness
+        .call_rebuilding(args_object.clone())
+        .await
+        .expect("rmcp works");
+    assert_rmcp_sum(response);
+
+    // rig: one call through a `ToolSet`, arguments as JSON text.
+    #[cfg(feature = "rig")]
+    let rig_set = rig::toolset();
+    #[cfg(feature = "rig")]
+    let rig_ctx = {
+        let mut ctx = rig_agent::tool::ToolContext::default();
+        let result = rig::call(&rig_set, &mut ctx, args_text.clone()).await;
+        assert!(result.is_success(), "rig works");
+        assert_eq!(result.output().as_json(), Some(&expected_sum()));
+        std::cell::RefCell::new(ctx)
+    };
+    let mut cases: Vec<(&str, &str, Contender<'_>)> = vec![
+        (
+            "raw",
+            "RAW: from_value + add + to_value",
+            Contender::synchronous(|| raw(black_box(args.clone()))),
+        ),
+        (
+            "raw_text",
+            "RAW from text: from_str + add + to_value",
+            Contender::synchronous(|| raw_text(black_box(&args_text))),
+        ),
+        (
+            "validate_only",
+            "ours: schema validation alone (jsonschema validator)",
+            Contender::synchronous(|| registered.validator().is_valid(black_box(&args))),
+        ),
+        (
+            "accepts_only",
+            "ours: the executor's check (flat schema check)",
+            Contender::synchronous(|| registered.accepts(black_box(&args))),
+        ),
+        (
+            "ours_tool_direct",
+            "ours: resolve + validate + dyn Tool::call (hand-written)",
+            Contender::asynchronous(|| direct(black_box(args.clone()))),
+        ),
+        (
+            "ours_executor_hand",
+            "ours: executor, hand-written Tool impl",
+            Contender::asynchronous(|| hand.execute(&run, &turn, black_box(call.clone()))),
+        ),
+        (
+            "ours_executor",
+            "ours: executor, #[tool] (no subscriber, no middleware)",
+            Contender::asynchronous(|| plain.execute(&run, &turn, black_box(call.clone()))),
+        ),
+        (
+            "ours_executor_observed",
+            "ours: executor, #[tool], 1 inline subscriber + 1 middleware",
+            Contender::asynchronous(|| observed.execute(&run, &turn, black_box(call.clone()))),
+        ),
+        (
+            "rmcp_router",
+            "rmcp: ToolRouter::call, router built once",
+            Contender::asynchronous(|| harness.call(black_box(args_object.clone()))),
+        ),
+        (
+            "rmcp_router_rebuilt",
+            "rmcp: router rebuilt per call (#[tool_handler] default)",
+            Contender::asynchronous(|| harness.call_rebuilding(black_box(args_object.clone()))),
+        ),
+    ];
+
+    #[cfg(feature = "rig")]
+    cases.push((
+        "rig_toolset",
+        "rig: ToolSet::execute (arguments as text)",
+        Contender::asynchronous(|| {
+            let (set, ctx) = (&rig_set, &rig_ctx);
+            let args = black_box(args_text.clone());
+            async move {
+                let mut ctx = ctx.borrow_mut();
+                rig::call(set, &mut ctx, args).await
+            }
+        }),
+    ));
+
+    let mut contenders: Vec<Contender<'_>> = Vec::with_capacity(cases.len());
+    let mut labels = Vec::with_capacity(cases.len());
+    for (key, label, contender) in cases {
+        labels.push((key, label));
+        contenders.push(contender);
+    }
+    let stats = measure_interleaved(budget, &mut contenders).await;
+    drop(contenders);
+
+    let mut out = PerCall::default();
+    for ((key, label), stats) in labels.into_iter().zip(stats) {
+        report.stats("per_call", key, label, Unit::Ns, stats);
+        let slot = match key {
+            "raw" => &mut out.raw,
+            "raw_text" => &mut out.raw_text,
+            "ours_executor" => &mut out.ours,
+            "ours_executor_hand" => &mut out.ours_hand,
+            "ours_executor_observed" => &mut out.ours_observed,
+            "rmcp_router" => &mut out.rmcp,
+            "rmcp_router_rebuilt" => &mut out.rmcp_rebuilt,
+            "rig_toolset" => &mut out.rig,
+            _ => continue,
+        };
+        *slot = stats.median_ns;
+    }
     let calls = middleware.calls.load(Ordering::Relaxed);
     assert!(calls > 1, "the middleware ran");
     assert!(
         subscriber.events.load(Ordering::Relaxed) >= 2 * calls,
         "the subscriber saw started and completed for every call"
     );
-
-    // rmcp.
-    let harness = rmcp::Harness::start();
-    let response = harness.call(args_object.clone()).await.expect("rmcp works");
-    assert_rmcp_sum(response);
-    out.rmcp = record(
-        "rmcp_router",
-        "rmcp: ToolRouter::call, router built once",
-        measure_async(budget, || harness.call(black_box(args_object.clone()))).await,
-    );
-    let response = harness
-        .call_rebuilding(args_object.clone())
-        .await
-        .expect("rmcp works");
-    assert_rmcp_sum(response);
-    out.rmcp_rebuilt = record(
-        "rmcp_router_rebuilt",
-        "rmcp: router rebuilt per call (#[tool_handler] default)",
-        measure_async(budget, || {
-            harness.call_rebuilding(black_box(args_object.clone()))
-        })
-        .await,
-    );
-
-    #[cfg(feature = "rig")]
-    {
-        out.rig = record(
-            "rig_toolset",
-            "rig: ToolSet::execute (arguments as text)",
-            rig_toolset(budget, &args_text).await,
-        );
-    }
 
     report.ratio(
         "ours_executor_vs_raw",
@@ -216,30 +251,6 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         );
     }
     out
-}
-
-/// rig: one call through a `ToolSet`, arguments as JSON text.
-// The harness awaits one call at a time, so the context is never borrowed
-// twice; a `RefCell` keeps a lock's cost out of rig's figure.
-#[cfg(feature = "rig")]
-#[allow(clippy::await_holding_refcell_ref)]
-async fn rig_toolset(budget: Budget, args_text: &str) -> Stats {
-    let set = rig::toolset();
-    let mut ctx = rig_agent::tool::ToolContext::default();
-    let result = rig::call(&set, &mut ctx, args_text.to_owned()).await;
-    assert!(result.is_success(), "rig works");
-    assert_eq!(result.output().as_json(), Some(&expected_sum()));
-    let ctx = std::cell::RefCell::new(ctx);
-    measure_async(budget, || {
-        let set = &set;
-        let ctx = &ctx;
-        let args = black_box(args_text.to_owned());
-        async move {
-            let mut ctx = ctx.borrow_mut();
-            rig::call(set, &mut ctx, args).await
-        }
-    })
-    .await
 }
 
 fn check_ours(result: tinyagents_tools::ToolResult) {

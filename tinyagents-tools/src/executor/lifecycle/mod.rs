@@ -169,34 +169,35 @@ where
                 .await
                 .map(|(outcome, attempts, _)| Ok((outcome, attempts)))
         } else {
-            // The one attempt of a tool that is not retried, in line: its
-            // runtime (which borrows the call's id and name) and the tool's
-            // (boxed) future are all this call keeps while it waits, and a
-            // tool that finishes on its first poll arms no timer.
+            // The one attempt of a tool that is not retried, in line. Its
+            // runtime is lent the call's id and name (taken back below). A
+            // tool that never waits answers at once (`Tool::call_now`);
+            // otherwise the runtime and the tool's (boxed) future are all
+            // this call keeps while it waits, and a tool that finishes on
+            // its first poll arms no timer.
             let runtime = self.runtime_with(cx.run, cx.id, cx.name, cx.redactor.as_ref());
-            let outcome = match span.in_scope(|| self.call_now(registered, &runtime, arguments)) {
-                // A tool that never waits answered at once.
-                Ok(outcome) => Ok(outcome),
-                Err(arguments) => {
-                    let tool = registered.tool();
-                    match guard(&span, || tool.call(&self.state, &runtime, arguments)) {
-                        Ok(call) => {
-                            let mut call = AssertUnwindSafe(call).catch_unwind();
-                            match first_poll(&mut call, &span).await {
-                                Poll::Ready(result) => {
-                                    drop(call);
-                                    Ok(settled(result))
-                                }
-                                Poll::Pending => {
-                                    let timeout = self.timeout(registered);
-                                    let rest = self.interruptible(cx.run, &runtime, call, timeout);
-                                    guarded(&span, Box::pin(rest)).await
-                                }
-                            }
-                        }
-                        Err(panic) => Err(panic),
-                    }
+            // No `await` below sits inside a `match` on a large value: the
+            // matched temporary would keep its room in the future.
+            let outcome = 'attempt: {
+                let arguments =
+                    match span.in_scope(|| self.call_now(registered, &runtime, arguments)) {
+                        // A tool that never waits answered at once.
+                        Ok(outcome) => break 'attempt Ok(outcome),
+                        Err(arguments) => arguments,
+                    };
+                let tool = registered.tool();
+                let call = match guard(&span, || tool.call(&self.state, &runtime, arguments)) {
+                    Ok(call) => call,
+                    Err(panic) => break 'attempt Err(panic),
+                };
+                let mut call = AssertUnwindSafe(call).catch_unwind();
+                if let Poll::Ready(result) = first_poll(&mut call, &span).await {
+                    drop(call);
+                    break 'attempt Ok(settled(result));
                 }
+                let timeout = self.timeout(registered);
+                let rest = self.interruptible(cx.run, &runtime, call, timeout);
+                guarded(&span, Box::pin(rest)).await
             };
             (cx.id, cx.name) = runtime.into_call();
             outcome.map(|outcome| Ok((outcome, 1)))
