@@ -146,13 +146,40 @@ impl<'a> Contender<'a> {
     }
 }
 
+/// The samples of an interleaved measurement: per contender, one
+/// per-iteration time per round.
+pub struct Interleaved {
+    samples: Vec<Vec<f64>>,
+    iters: Vec<u64>,
+}
+
+impl Interleaved {
+    /// The stats of contender `i`.
+    pub fn stats(&self, i: usize) -> Stats {
+        Stats::from_samples(self.samples[i].clone(), self.iters[i])
+    }
+
+    /// The median, over rounds, of contender `a`'s time divided by `b`'s in
+    /// the same round: the two samples were taken moments apart, so a slow
+    /// stretch of the machine divides out. Steadier than the ratio of the
+    /// two medians when the load moves during the run.
+    pub fn paired_ratio(&self, a: usize, b: usize) -> f64 {
+        let ratios = self.samples[a]
+            .iter()
+            .zip(&self.samples[b])
+            .map(|(x, y)| x / y)
+            .collect();
+        Stats::from_samples(ratios, 1).median_ns
+    }
+}
+
 /// Measures several contenders side by side: each is warmed up and
 /// calibrated alone, then the samples are taken in rounds, one sample of
 /// every contender per round (starting with a different one each round).
 /// A burst of load from other processes, on a shared machine, then falls on
 /// all of them alike instead of on whichever case happened to be running,
-/// so the ratios of the medians hold from run to run.
-pub async fn measure_interleaved(budget: Budget, contenders: &mut [Contender<'_>]) -> Vec<Stats> {
+/// and [`Interleaved::paired_ratio`] compares samples taken moments apart.
+pub async fn measure_interleaved(budget: Budget, contenders: &mut [Contender<'_>]) -> Interleaved {
     let mut iters = Vec::with_capacity(contenders.len());
     for contender in contenders.iter_mut() {
         let (mut spent, mut done, mut chunk) = (Duration::ZERO, 0u64, 1u64);
@@ -172,11 +199,7 @@ pub async fn measure_interleaved(budget: Budget, contenders: &mut [Contender<'_>
             samples[i].push(t.as_nanos() as f64 / iters[i] as f64);
         }
     }
-    samples
-        .into_iter()
-        .zip(iters)
-        .map(|(per_iter, iters)| Stats::from_samples(per_iter, iters))
-        .collect()
+    Interleaved { samples, iters }
 }
 
 /// Measures a synchronous operation.
@@ -257,12 +280,14 @@ mod tests {
             ];
             measure_interleaved(budget, &mut contenders).await
         });
-        assert_eq!(stats.len(), 2);
-        assert!(stats.iter().all(|s| s.samples == 5));
+        let (light, heavy) = (stats.stats(0), stats.stats(1));
+        assert_eq!((light.samples, heavy.samples), (5, 5));
         assert!(
-            stats[1].median_ns > 4.0 * stats[0].median_ns,
-            "20x the work should not look alike: {stats:?}"
+            heavy.median_ns > 4.0 * light.median_ns,
+            "20x the work should not look alike: {light:?} {heavy:?}"
         );
+        assert!(stats.paired_ratio(1, 0) > 4.0);
+        assert!(stats.paired_ratio(0, 1) < 0.25);
     }
 
     #[test]

@@ -23,6 +23,12 @@ use crate::report::{Report, Unit};
 /// The medians the ratios and targets need.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PerCall {
+    /// Ours (`#[tool]`) / RAW, paired by round.
+    pub ours_vs_raw_paired: f64,
+    /// Ours (`#[tool]`) / rmcp's router built once, paired by round.
+    pub ours_vs_rmcp_paired: f64,
+    /// Ours (`#[tool]`) / rig's tool set, paired by round (0 without rig).
+    pub ours_vs_rig_paired: f64,
     /// RAW, from a JSON value.
     pub raw: f64,
     /// RAW, from JSON text.
@@ -47,6 +53,13 @@ pub fn run(budget: Budget, report: &mut Report) -> PerCall {
         .enable_all()
         .build()
         .expect("a runtime");
+    // Shorter samples, more rounds: the same time in all, interleaved more
+    // finely.
+    let budget = Budget {
+        sample: budget.sample / 5,
+        samples: budget.samples * 5,
+        ..budget
+    };
     rt.block_on(run_on_current_thread(budget, report))
 }
 
@@ -185,18 +198,20 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     ));
 
     let mut contenders: Vec<Contender<'_>> = Vec::with_capacity(cases.len());
-    let mut labels = Vec::with_capacity(cases.len());
+    let mut labels: Vec<(&str, &str)> = Vec::with_capacity(cases.len());
     for (key, label, contender) in cases {
         labels.push((key, label));
         contenders.push(contender);
     }
-    let stats = measure_interleaved(budget, &mut contenders).await;
+    let measured = measure_interleaved(budget, &mut contenders).await;
     drop(contenders);
 
     let mut out = PerCall::default();
-    for ((key, label), stats) in labels.into_iter().zip(stats) {
+    let index = |wanted: &str| labels.iter().position(|(key, _)| *key == wanted);
+    for (i, (key, label)) in labels.iter().enumerate() {
+        let stats = measured.stats(i);
         report.stats("per_call", key, label, Unit::Ns, stats);
-        let slot = match key {
+        let slot = match *key {
             "raw" => &mut out.raw,
             "raw_text" => &mut out.raw_text,
             "ours_executor" => &mut out.ours,
@@ -209,6 +224,11 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         };
         *slot = stats.median_ns;
     }
+    let ours = index("ours_executor").expect("measured");
+    let paired = |other: &str| index(other).map_or(0.0, |i| measured.paired_ratio(ours, i));
+    out.ours_vs_raw_paired = paired("raw");
+    out.ours_vs_rmcp_paired = paired("rmcp_router");
+    out.ours_vs_rig_paired = paired("rig_toolset");
     let calls = middleware.calls.load(Ordering::Relaxed);
     assert!(calls > 1, "the middleware ran");
     assert!(
@@ -235,6 +255,18 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         out.raw,
     );
     report.ratio("rmcp_router_vs_raw", "rmcp router / RAW", out.rmcp, out.raw);
+    report.value(
+        "ratios",
+        "ours_executor_vs_raw_paired",
+        "ours executor (#[tool]) / RAW, paired by round",
+        serde_json::json!((out.ours_vs_raw_paired * 1000.0).round() / 1000.0),
+    );
+    report.value(
+        "ratios",
+        "ours_executor_vs_rmcp_paired",
+        "ours executor (#[tool]) / rmcp router, paired by round",
+        serde_json::json!((out.ours_vs_rmcp_paired * 1000.0).round() / 1000.0),
+    );
     report.ratio(
         "rmcp_router_rebuilt_vs_raw",
         "rmcp router rebuilt / RAW",
@@ -248,6 +280,12 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
             "rig tool set / RAW from text",
             out.rig,
             out.raw_text,
+        );
+        report.value(
+            "ratios",
+            "ours_executor_vs_rig_paired",
+            "ours executor (#[tool]) / rig tool set, paired by round",
+            serde_json::json!((out.ours_vs_rig_paired * 1000.0).round() / 1000.0),
         );
     }
     out
