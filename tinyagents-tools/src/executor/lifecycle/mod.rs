@@ -155,8 +155,10 @@ where
             Permits::default()
         };
 
-        // Steps 4 to 7.
-        if guard(&span, || self.emit(&cx, EventKind::Started, 1, |_| {})).is_err() {
+        // Steps 4 to 7 (a subscriber may panic; with none, nothing to guard).
+        if self.events.is_active()
+            && guard(&span, || self.emit(&cx, EventKind::Started, 1, |_| {})).is_err()
+        {
             return self.panicked(&cx);
         }
         let spec = registered.spec();
