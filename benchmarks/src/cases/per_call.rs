@@ -130,6 +130,7 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         assert_eq!(result.output().as_json(), Some(&expected_sum()));
         std::cell::RefCell::new(ctx)
     };
+    #[cfg_attr(not(feature = "rig"), allow(unused_mut))]
     let mut cases: Vec<(&str, &str, Contender<'_>)> = vec![
         (
             "raw",
