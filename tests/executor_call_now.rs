@@ -121,6 +121,37 @@ async fn call_now_is_retried_like_call() {
     );
 }
 
+/// Lets every call through, and sees the output afterwards.
+struct Watch(Arc<AtomicUsize>);
+
+#[async_trait]
+impl Middleware for Watch {
+    fn name(&self) -> &str {
+        "watch"
+    }
+
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
+        if ctx.outcome().is_ok() {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test]
+async fn call_now_answers_under_middleware_too() {
+    let tool = Immediate::new("immediate", 0);
+    let seen = Arc::new(AtomicUsize::new(0));
+    let exec = executor(vec![tool.clone()])
+        .middleware(Watch(Arc::clone(&seen)))
+        .build()
+        .unwrap();
+    let r = execute_once(&exec, call("c1", "immediate", json!({"n": 4}))).await;
+    assert_eq!(r.structured.as_ref().unwrap()["double"], json!(8));
+    assert_eq!(tool.now_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(tool.async_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(seen.load(Ordering::SeqCst), 1, "after_tool saw the output");
+}
+
 #[tokio::test]
 async fn a_panic_in_call_now_answers_its_call_alone() {
     let tool = Immediate::new("immediate", 0);

@@ -177,6 +177,11 @@ where
             // otherwise the runtime and the tool's (boxed) future are all
             // this call keeps while it waits, and a tool that finishes on
             // its first poll arms no timer.
+            //
+            // This repeats the steps of `attempts::attempt` on purpose: a
+            // shared async helper awaited from here made the lifecycle's
+            // future 88 bytes larger and a call about 5% slower (paired
+            // with rmcp's router: 0.95x to 1.01x, against 0.90x to 0.93x).
             let runtime = self.runtime_with(cx.run, cx.id, cx.name, cx.redactor.as_ref());
             // No `await` below sits inside a `match` on a large value: the
             // matched temporary would keep its room in the future.
