@@ -291,7 +291,7 @@ where
                 trace.push(TraceEntry {
                     turn: turn_index,
                     call_id: result.tool_call_id.to_string(),
-                    tool: result.name.clone(),
+                    tool: result.name.to_string(),
                     arguments,
                     error: error.map(|e| e.kind().as_str()),
                     answer: message_text(&chat_tool_message(result)),

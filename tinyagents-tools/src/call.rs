@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ids::ToolCallId;
+use crate::ids::{CallName, ToolCallId};
 
 /// A call's arguments exactly as the provider sent them.
 ///
@@ -57,8 +57,9 @@ impl From<&str> for RawArguments {
 pub struct ToolCall {
     /// The provider's id for this call; the result answers it.
     pub id: ToolCallId,
-    /// The tool name as called.
-    pub name: String,
+    /// The tool name as called (kept in place, not on the heap, when it is
+    /// up to 24 bytes long).
+    pub name: CallName,
     /// The arguments as sent.
     pub arguments: RawArguments,
 }
@@ -67,7 +68,7 @@ impl ToolCall {
     /// A call with the given id, name and arguments.
     pub fn new(
         id: impl Into<ToolCallId>,
-        name: impl Into<String>,
+        name: impl Into<CallName>,
         arguments: impl Into<RawArguments>,
     ) -> Self {
         ToolCall {

@@ -153,3 +153,143 @@ opaque_id! {
     /// The id of a conversation thread, which spans many runs.
     ThreadId
 }
+
+/// The tool name a call spells, as the model wrote it: not checked (it may
+/// be an alias, a provider's rewritten name, or a tool that does not exist),
+/// and carried from the [`ToolCall`](crate::ToolCall) to its
+/// [`ToolResult`](crate::ToolResult).
+///
+/// A name of up to 24 bytes (every usual tool name) is stored in place, so
+/// a call's name costs no allocation to make, copy or drop; a longer one is
+/// kept on the heap. It reads as a `&str` (`Deref`) and compares with
+/// strings.
+///
+/// ```
+/// use tinyagents_tools::CallName;
+/// let name = CallName::from("search_docs");
+/// assert_eq!(name, "search_docs");
+/// assert!(name.starts_with("search"));
+/// assert_eq!(String::from(name), "search_docs");
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CallName(compact_str::CompactString);
+
+impl CallName {
+    /// Wraps a name as given.
+    pub fn new(name: impl AsRef<str>) -> Self {
+        CallName(compact_str::CompactString::new(name.as_ref()))
+    }
+
+    /// The name as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for CallName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for CallName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for CallName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl AsRef<str> for CallName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for CallName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for CallName {
+    fn from(value: &str) -> Self {
+        CallName::new(value)
+    }
+}
+
+impl From<&String> for CallName {
+    fn from(value: &String) -> Self {
+        CallName::new(value)
+    }
+}
+
+/// Takes the string's buffer when the name is too long to keep in place.
+impl From<String> for CallName {
+    fn from(value: String) -> Self {
+        CallName(compact_str::CompactString::from(value))
+    }
+}
+
+impl From<std::borrow::Cow<'_, str>> for CallName {
+    fn from(value: std::borrow::Cow<'_, str>) -> Self {
+        match value {
+            std::borrow::Cow::Borrowed(name) => CallName::new(name),
+            std::borrow::Cow::Owned(name) => CallName::from(name),
+        }
+    }
+}
+
+impl From<&ToolName> for CallName {
+    fn from(value: &ToolName) -> Self {
+        CallName::new(value.as_str())
+    }
+}
+
+impl From<CallName> for String {
+    fn from(value: CallName) -> Self {
+        value.0.into_string()
+    }
+}
+
+macro_rules! call_name_eq {
+    ($($other:ty),*) => {$(
+        impl PartialEq<$other> for CallName {
+            fn eq(&self, other: &$other) -> bool {
+                self.as_str() == AsRef::<str>::as_ref(other)
+            }
+        }
+        impl PartialEq<CallName> for $other {
+            fn eq(&self, other: &CallName) -> bool {
+                AsRef::<str>::as_ref(self) == other.as_str()
+            }
+        }
+    )*};
+}
+
+call_name_eq!(str, &str, String);
+
+#[cfg(test)]
+mod call_name_tests {
+    use super::*;
+
+    #[test]
+    fn short_names_stay_in_place_and_long_ones_round_trip() {
+        let short = CallName::from("get_weather_forecast_now");
+        assert!(!short.0.is_heap_allocated(), "24 bytes are kept in place");
+        let long = "a".repeat(64);
+        let heap = CallName::from(long.clone());
+        assert!(heap.0.is_heap_allocated());
+        assert_eq!(heap, long);
+        assert_eq!(String::from(heap), long);
+        let json = serde_json::to_string(&short).unwrap();
+        assert_eq!(json, "\"get_weather_forecast_now\"");
+        assert_eq!(serde_json::from_str::<CallName>(&json).unwrap(), short);
+    }
+}

@@ -112,7 +112,7 @@ pub use executor::{
     ToolExecutorBuilder, Turn, canonical_hash, canonical_json, sha256_hex,
 };
 pub use extensions::Extensions;
-pub use ids::{MAX_NAME_LEN, NameError, RunId, ThreadId, ToolCallId, ToolName};
+pub use ids::{CallName, MAX_NAME_LEN, NameError, RunId, ThreadId, ToolCallId, ToolName};
 pub use inject::{FromState, Inject, InjectError, Resource, State, Store, WorkspaceRoot};
 pub use middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 pub use output::{

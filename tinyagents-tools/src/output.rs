@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::ToolError;
-use crate::ids::ToolCallId;
+use crate::ids::{CallName, ToolCallId};
 
 /// One block of content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -177,7 +177,7 @@ pub struct ToolResult {
     /// The call this answers.
     pub tool_call_id: ToolCallId,
     /// The tool name as called.
-    pub name: String,
+    pub name: CallName,
     /// Model-facing content, bounded and redacted.
     pub content: Vec<ContentBlock>,
     /// The full structured value, when the tool returned data.
@@ -200,7 +200,7 @@ impl ToolResult {
     /// content).
     pub fn from_error(
         tool_call_id: ToolCallId,
-        name: impl Into<String>,
+        name: impl Into<CallName>,
         error: ToolError,
         elapsed: Duration,
     ) -> Self {
@@ -250,7 +250,7 @@ pub struct ToolMessage {
     /// The call this answers.
     pub tool_call_id: ToolCallId,
     /// The tool name as called.
-    pub name: String,
+    pub name: CallName,
     /// Model-facing content.
     pub content: Vec<ContentBlock>,
     /// True when the call failed.

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::events::{EventBus, EventKind, Progress, ToolEvent};
 use crate::executor::RunCallCounts;
 use crate::extensions::Extensions;
-use crate::ids::{RunId, ThreadId, ToolCallId};
+use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
 use crate::policy::Redactor;
 use crate::secret::Secrets;
 
@@ -294,7 +294,7 @@ pub(crate) fn fresh_id(prefix: &str) -> String {
 pub struct ToolRuntime<C = ()> {
     run: RunContext<C>,
     call_id: ToolCallId,
-    tool: String,
+    tool: CallName,
     attempt: u32,
     /// The call's token, a child of the run's, made on first use: most
     /// tools never ask for it, and making one costs an allocation and a lock.
@@ -329,7 +329,7 @@ impl<C> ToolRuntime<C> {
     pub fn new(
         run: RunContext<C>,
         call_id: impl Into<ToolCallId>,
-        tool: impl Into<String>,
+        tool: impl Into<CallName>,
     ) -> Self {
         ToolRuntime {
             run,
@@ -370,7 +370,7 @@ impl<C> ToolRuntime<C> {
 
     /// The call id and tool name back, for the executor that lent them to
     /// this runtime (a call's one attempt copies neither).
-    pub(crate) fn into_call(self) -> (ToolCallId, String) {
+    pub(crate) fn into_call(self) -> (ToolCallId, CallName) {
         (self.call_id, self.tool)
     }
 
@@ -464,7 +464,7 @@ struct EventScope {
     run_id: RunId,
     thread_id: ThreadId,
     call_id: ToolCallId,
-    tool: String,
+    tool: CallName,
     attempt: u32,
     redactor: Option<Arc<Redactor>>,
 }
@@ -483,7 +483,7 @@ impl EventScope {
             self.run_id.clone(),
             self.thread_id.clone(),
             self.call_id.clone(),
-            self.tool.clone(),
+            self.tool.as_str(),
             self.attempt,
         )
     }

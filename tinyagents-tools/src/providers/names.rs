@@ -213,7 +213,7 @@ impl ToolNameMap {
     /// the table does not know is left as called, for the executor to refuse).
     pub fn resolve_call(&self, mut call: ToolCall) -> ToolCall {
         if let Some(name) = self.tool_name(&call.name) {
-            call.name = name.to_owned();
+            call.name = name.into();
         }
         call
     }

@@ -15,7 +15,7 @@ use super::CallCx;
 use crate::error::{ErrorKind, ToolError};
 use crate::events::EventKind;
 use crate::executor::ToolExecutor;
-use crate::ids::ToolCallId;
+use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolOutput;
 use crate::policy::Redactor;
 use crate::registry::RegisteredTool;
@@ -180,7 +180,7 @@ where
         &self,
         run: &RunContext<C>,
         id: ToolCallId,
-        name: String,
+        name: CallName,
         redactor: Option<&Arc<Redactor>>,
     ) -> ToolRuntime<C> {
         let mut runtime = ToolRuntime::new(run.clone(), id, name);

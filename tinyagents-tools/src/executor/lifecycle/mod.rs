@@ -22,7 +22,7 @@ use crate::call::ToolCall;
 use crate::error::{ErrorClass, ToolError};
 use crate::events::{EventKind, ToolEvent};
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
-use crate::ids::ToolCallId;
+use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolResult;
 use crate::policy::Redactor;
 use crate::registry::RegisteredTool;
@@ -39,7 +39,7 @@ struct CallCx<'a, C> {
     /// nothing reads them meanwhile).
     id: ToolCallId,
     /// The called name (masked); a successful result takes it.
-    name: String,
+    name: CallName,
     /// When the call arrived, on the time-stamp counter clock (`quanta`):
     /// the two reads a call makes cost about a third of `std`'s.
     received: quanta::Instant,
@@ -121,7 +121,7 @@ where
         if let Some(redactor) = &redactor
             && let Cow::Owned(masked) = redactor.text(&name)
         {
-            name = masked;
+            name = CallName::from(masked);
         }
         let span = tracing::info_span!(
             "tool.call",
@@ -363,7 +363,8 @@ where
             "{}",
             kind.as_str()
         );
-        let result = ToolResult::from_error(cx.id.clone(), &*cx.name, error, cx.received.elapsed());
+        let result =
+            ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, cx.received.elapsed());
         self.emit(cx, kind, attempt, |event| {
             let error = result.error.as_ref();
             event.error_class = error.map(ToolError::class);
@@ -390,7 +391,7 @@ where
             cx.run.run_id().clone(),
             cx.run.thread_id().clone(),
             cx.id.clone(),
-            &cx.name,
+            cx.name.as_str(),
             attempt,
         );
         event.elapsed = Some(cx.received.elapsed());

@@ -10,7 +10,7 @@ use super::CallCx;
 use crate::error::ToolError;
 use crate::events::EventKind;
 use crate::executor::{ToolExecutor, canonical_hash, content};
-use crate::ids::ToolCallId;
+use crate::ids::{CallName, ToolCallId};
 use crate::output::{ArtifactRef, ContentBlock, ToolOutput, ToolResult};
 use crate::policy::Redactor;
 
@@ -36,7 +36,7 @@ pub(super) struct Answer {
 
 impl Answer {
     /// The result for the call `id` of `name` (as called).
-    pub(super) fn into_result(self, id: ToolCallId, name: String) -> ToolResult {
+    pub(super) fn into_result(self, id: ToolCallId, name: CallName) -> ToolResult {
         ToolResult {
             tool_call_id: id,
             name,
