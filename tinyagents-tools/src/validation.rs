@@ -106,7 +106,7 @@ struct FlatSchema {
 }
 
 /// What one property's schema asks of its value.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Leaf {
     /// Allowed JSON types (bits of [`Kinds`]); all when `type` is absent.
     kinds: u8,
@@ -114,10 +114,30 @@ struct Leaf {
     maximum: Option<i128>,
     exclusive_minimum: Option<i128>,
     exclusive_maximum: Option<i128>,
+    /// The four bounds folded into one inclusive range, for integer values
+    /// (the common case: one comparison each way).
+    integers: (i128, i128),
     min_length: Option<u64>,
     max_length: Option<u64>,
     /// `enum` (or `const`) of strings: the value must be one of them.
     one_of: Option<Box<[Box<str>]>>,
+}
+
+impl Default for Leaf {
+    /// No keyword: any value.
+    fn default() -> Self {
+        Leaf {
+            kinds: Kinds::ALL,
+            minimum: None,
+            maximum: None,
+            exclusive_minimum: None,
+            exclusive_maximum: None,
+            integers: (i128::MIN, i128::MAX),
+            min_length: None,
+            max_length: None,
+            one_of: None,
+        }
+    }
 }
 
 /// Bits of the JSON types a [`Leaf`] allows.
@@ -272,17 +292,11 @@ impl Leaf {
         }
         let schema = match schema {
             Value::Bool(true) => {
-                return Some(Leaf {
-                    kinds: Kinds::ALL,
-                    ..Leaf::default()
-                });
+                return Some(Leaf::default());
             }
             other => other.as_object()?,
         };
-        let mut leaf = Leaf {
-            kinds: Kinds::ALL,
-            ..Leaf::default()
-        };
+        let mut leaf = Leaf::default();
         let mut has_format = false;
         for (keyword, value) in schema {
             match keyword.as_str() {
@@ -325,6 +339,13 @@ impl Leaf {
         if has_format && leaf.kinds & Kinds::STRING != 0 {
             return None;
         }
+        // Bounds are within ±2^64 (`integer_bound`): no overflow at ±1.
+        let low = [leaf.minimum, leaf.exclusive_minimum.map(|b| b + 1)];
+        let high = [leaf.maximum, leaf.exclusive_maximum.map(|b| b - 1)];
+        leaf.integers = (
+            low.into_iter().flatten().max().unwrap_or(i128::MIN),
+            high.into_iter().flatten().min().unwrap_or(i128::MAX),
+        );
         Some(leaf)
     }
 
@@ -352,6 +373,15 @@ impl Leaf {
     }
 
     fn number_in_range(&self, n: &Number) -> bool {
+        let integer = match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Some(i128::from(i)),
+            (None, Some(u)) => Some(i128::from(u)),
+            (None, None) => None,
+        };
+        if let Some(i) = integer {
+            let (low, high) = self.integers;
+            return low <= i && i <= high;
+        }
         let holds =
             |bound: Option<i128>, ok: fn(Ordering) -> bool| bound.is_none_or(|b| ok(compare(n, b)));
         holds(self.minimum, Ordering::is_ge)
