@@ -78,8 +78,10 @@ mod events;
 mod executor;
 mod extensions;
 mod fasthash;
+mod hash;
 mod ids;
 mod inject;
+mod limits;
 mod macro_support;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -88,6 +90,7 @@ mod name_rules;
 mod output;
 pub mod policy;
 pub mod providers;
+mod redact;
 mod registry;
 mod retry;
 mod runtime;
@@ -98,6 +101,7 @@ mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tool;
+mod turn;
 mod validation;
 
 pub use artifacts::{

@@ -145,31 +145,7 @@ where
     }
 }
 
-/// Compiles a schema the way the registry does: JSON Schema 2020-12, formats
-/// checked, no remote references, and fixed-width integer formats bounded to
-/// their Rust range ([`crate::schema::bound_integer_formats`]) so validation
-/// agrees with the deserializer.
-pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
-    compile_bounded(&bounded_schema(schema))
-}
-
-/// `schema` with the ranges of its fixed-width integer formats added.
-pub(crate) fn bounded_schema(schema: &serde_json::Value) -> serde_json::Value {
-    let mut bounded = schema.clone();
-    crate::schema::bound_integer_formats(&mut bounded);
-    bounded
-}
-
-/// Compiles a schema already passed through [`bounded_schema`].
-pub(crate) fn compile_bounded(
-    bounded: &serde_json::Value,
-) -> Result<jsonschema::Validator, String> {
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .build(bounded)
-        .map_err(|e| e.to_string())
-}
+pub use crate::validation::compile_schema;
 
 /// The tools an executor may run, by canonical name and by alias.
 ///

@@ -35,6 +35,32 @@ const ANNOTATIONS: &[&str] = &[
     "$comment",
 ];
 
+/// Compiles a schema the way the registry does: JSON Schema 2020-12, formats
+/// checked, no remote references, and fixed-width integer formats bounded to
+/// their Rust range ([`crate::schema::bound_integer_formats`]) so validation
+/// agrees with the deserializer.
+pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+    compile_bounded(&bounded_schema(schema))
+}
+
+/// `schema` with the ranges of its fixed-width integer formats added.
+pub(crate) fn bounded_schema(schema: &serde_json::Value) -> serde_json::Value {
+    let mut bounded = schema.clone();
+    crate::schema::bound_integer_formats(&mut bounded);
+    bounded
+}
+
+/// Compiles a schema already passed through [`bounded_schema`].
+pub(crate) fn compile_bounded(
+    bounded: &serde_json::Value,
+) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(bounded)
+        .map_err(|e| e.to_string())
+}
+
 /// The input check of one registered tool.
 pub(crate) struct InputValidator {
     full: jsonschema::Validator,
@@ -45,8 +71,8 @@ impl InputValidator {
     /// Compiles `schema` as [`crate::compile_schema`] does, plus its flat
     /// check when the schema has the flat shape.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
-        let bounded = crate::registry::bounded_schema(schema);
-        let full = crate::registry::compile_bounded(&bounded)?;
+        let bounded = bounded_schema(schema);
+        let full = compile_bounded(&bounded)?;
         Ok(InputValidator {
             full,
             flat: FlatSchema::compile(&bounded),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::executor::args::ArgumentLimits;
 use crate::executor::content::ContentLimits;
-use crate::executor::limits::CallLimits;
+use crate::limits::CallLimits;
 use crate::registry::ToolRegistry;
 
 /// How an executor runs calls. Every field has a safe default.

@@ -33,10 +33,7 @@ mod args;
 mod batch;
 mod config;
 mod content;
-mod hash;
 mod lifecycle;
-mod limits;
-mod turn;
 
 use std::fmt;
 use std::sync::Arc;
@@ -50,11 +47,13 @@ use crate::middleware::Middleware;
 use crate::output::ToolResult;
 use crate::registry::ToolRegistry;
 use crate::runtime::RunContext;
+// The lifecycle reaches the call-limit steps through this module.
+use crate::limits;
 
+pub use crate::hash::{canonical_hash, canonical_json, sha256_hex};
+pub use crate::limits::{CallCounter, CallLimits, RunCallCounts};
+pub use crate::turn::Turn;
 pub use config::{ExecutorBuildError, ExecutorConfig};
-pub use hash::{canonical_hash, canonical_json, sha256_hex};
-pub use limits::{CallCounter, CallLimits, RunCallCounts};
-pub use turn::Turn;
 
 /// Runs tool calls from a [`ToolRegistry`] for state `S` and run context `C`.
 ///

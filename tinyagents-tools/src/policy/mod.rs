@@ -22,18 +22,17 @@
 
 mod access;
 mod confirm;
-mod redact;
 mod replay;
 mod selection;
 mod workspace;
 mod workspace_policy;
 
+pub use crate::redact::{MASK, Redactor};
 pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
 pub use confirm::{
     ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver,
     ConfirmationPolicy, approval_fingerprint,
 };
-pub use redact::{MASK, Redactor};
 pub use replay::ReplayCache;
 pub use selection::{ToolSelector, ToolSelectorBuilder};
 pub use workspace::{PathViolation, WORKSPACE_PATH_FORMAT, WorkspacePath, resolve_in_root};

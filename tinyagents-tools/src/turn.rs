@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::executor::limits::CallCounter;
+use crate::limits::CallCounter;
 
 /// One model turn: which tools were advertised to the model, and how many
 /// calls it has made.
