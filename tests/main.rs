@@ -11,6 +11,7 @@ mod executor_refusals;
 mod executor_running;
 mod injection;
 mod mcp_http;
+mod mcp_protocol;
 mod mcp_server;
 mod policies;
 mod policy_confirmation;

@@ -52,7 +52,9 @@
 
 #[cfg(feature = "mcp-http")]
 mod http;
+mod lines;
 mod progress;
+mod screen;
 mod session;
 
 use std::fmt;
@@ -68,7 +70,7 @@ use crate::providers::{ExportError, ExportTarget, export_tool};
 use crate::runtime::RunContext;
 
 #[cfg(feature = "mcp-http")]
-pub use http::McpHttpService;
+pub use http::{LOOPBACK_ORIGINS, McpHttpResponse, McpHttpService};
 use progress::ProgressRelay;
 pub use session::McpSession;
 
@@ -183,11 +185,38 @@ where
     }
 
     /// Serves one session over the process's stdin and stdout (the way MCP
-    /// clients launch local servers). Nothing else may write to stdout.
+    /// clients launch local servers), as [`serve_lines`](Self::serve_lines)
+    /// does. Nothing else may write to stdout.
     pub async fn serve_stdio(
         &self,
     ) -> Result<RunningService<RoleServer, McpSession<S, C>>, ServerInitializeError> {
-        self.serve(rmcp::transport::stdio()).await
+        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
+            .await
+    }
+
+    /// Serves one session over newline-delimited JSON-RPC: messages are read
+    /// from `reader` and answers written to `writer`, one per line (the
+    /// stdio transport, over any byte streams).
+    ///
+    /// Each line is checked before rmcp reads it: a line that is not JSON is
+    /// answered `-32700`; a `tools/call` without a string `name`, or whose
+    /// `arguments` is not an object, `-32602`; a message nested deeper than
+    /// 100 levels outside a call's arguments, or longer than 4 MiB, `-32600`.
+    /// A call's arguments reach the executor as the text the client sent, so
+    /// a repeated key is refused and the nesting and size bounds of
+    /// [`ExecutorConfig`](crate::ExecutorConfig) apply before anything is
+    /// parsed, as for every provider. ([`serve`](Self::serve) hands the
+    /// transport to rmcp as it is, without these checks.)
+    pub async fn serve_lines<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+    ) -> Result<RunningService<RoleServer, McpSession<S, C>>, ServerInitializeError>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        self.serve(lines::spawn(reader, writer)).await
     }
 }
 
