@@ -349,3 +349,45 @@ async fn a_message_nested_too_deep_outside_the_arguments_is_answered_invalid_req
     let answer = wire.answer_to(&json!("deep")).await;
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
 }
+
+#[tokio::test]
+async fn the_python_sdk_default_conversation_over_stdio_gets_complete_results() {
+    // What the official Python SDK (2.3, default mode "auto") sends over
+    // stdio, line for line: a `server/discover` probe, then requests that
+    // each carry the 2026-07-28 context in `_meta`, with no handshake.
+    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"mcp","version":"0.1.0"},"io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let mut wire = Wire::open().await;
+    wire.send_line(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{"_meta":{meta}}}}}"#
+    ))
+    .await;
+    let discovered = wire.answer_to(&json!(1)).await;
+    assert_eq!(
+        discovered["result"]["resultType"], "complete",
+        "{discovered}"
+    );
+    let versions = discovered["result"]["supportedVersions"]
+        .as_array()
+        .unwrap();
+    for version in VERSIONS {
+        assert!(versions.contains(&json!(version)), "{discovered}");
+    }
+    wire.send_line(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"_meta":{meta}}}}}"#
+    ))
+    .await;
+    let listed = wire.answer_to(&json!(2)).await;
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    for (id, arguments, is_error) in [
+        (3, r#"{"a":2,"op":"add","b":3}"#, false),
+        (4, r#"{"a":1,"op":"modulo","b":2}"#, true),
+    ] {
+        wire.send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"calculate","arguments":{arguments},"_meta":{meta}}}}}"#
+        ))
+        .await;
+        let answer = wire.answer_to(&json!(id)).await;
+        assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+        assert_eq!(answer["result"]["isError"], is_error, "{answer}");
+    }
+}
