@@ -16,6 +16,7 @@ mod mcp_server;
 mod policies;
 mod policy_confirmation;
 mod policy_rules;
+mod provider_result_bounds;
 mod providers_cache;
 mod providers_calls;
 mod providers_corpus;

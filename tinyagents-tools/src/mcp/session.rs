@@ -22,7 +22,7 @@ use crate::error::ErrorKind;
 use crate::executor::Turn;
 use crate::ids::ToolCallId;
 use crate::output::ToolResult;
-use crate::providers::mcp::call_tool_result;
+use crate::providers::mcp::call_tool_result_bounded;
 use crate::runtime::RunContext;
 
 /// Numbers sessions, so call ids stay unique across sessions of one process.
@@ -164,10 +164,13 @@ where
         {
             return Err(ErrorData::invalid_params(result.text(), None));
         }
-        let mut answer: CallToolResult = serde_json::from_value(call_tool_result(&result))
-            .map_err(|e| {
-                ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
-            })?;
+        let mut answer: CallToolResult = serde_json::from_value(call_tool_result_bounded(
+            &result,
+            self.shared.max_structured_bytes,
+        ))
+        .map_err(|e| {
+            ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
+        })?;
         // Required from protocol 2026-07-28 on; rmcp removes it for a client
         // that negotiated an older version.
         answer.result_type = Some(ResultType::COMPLETE);
