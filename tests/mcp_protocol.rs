@@ -391,3 +391,25 @@ async fn the_python_sdk_default_conversation_over_stdio_gets_complete_results() 
         assert_eq!(answer["result"]["isError"], is_error, "{answer}");
     }
 }
+
+#[tokio::test]
+async fn a_line_longer_than_4_mib_is_answered_invalid_request_and_the_session_goes_on() {
+    let mut wire = Wire::at("2025-11-25").await;
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"pad":"{}"}}}}}}"#,
+        "x".repeat(5 << 20)
+    );
+    wire.send_line(&huge).await;
+    let answer = wire.next().await;
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    wire.send_line(&call(
+        2,
+        "2025-11-25",
+        "calculate",
+        r#"{"a":1,"op":"add","b":1}"#,
+    ))
+    .await;
+    let answer = wire.answer_to(&json!(2)).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "2.0", "{answer}");
+}
