@@ -48,9 +48,13 @@ pub(crate) struct Wire {
 
 impl Wire {
     pub(crate) async fn open() -> Wire {
+        Wire::serving(server()).await
+    }
+
+    /// A raw session of `server`.
+    pub(crate) async fn serving(server: McpServer) -> Wire {
         let (client, ours) = tokio::io::duplex(1 << 20);
         let (read, write) = tokio::io::split(ours);
-        let server = server();
         tokio::spawn(async move {
             if let Ok(running) = server.serve_lines(read, write).await {
                 let _ = running.waiting().await;
@@ -66,7 +70,12 @@ impl Wire {
     /// Opens a session at `version`: the initialize handshake before
     /// 2026-07-28, nothing from it on (each request carries its context).
     pub(crate) async fn at(version: &str) -> Wire {
-        let mut wire = Wire::open().await;
+        Wire::at_on(version, server()).await
+    }
+
+    /// [`Wire::at`] on `server`.
+    pub(crate) async fn at_on(version: &str, server: McpServer) -> Wire {
+        let mut wire = Wire::serving(server).await;
         if version < "2026-07-28" {
             let answer = wire
                 .request(json!({

@@ -12,6 +12,8 @@ use tinyagents_tools::{
     ToolRegistry, ToolResult, Turn,
 };
 
+use tinyagents_tools::mcp::McpServer;
+
 use crate::mcp_protocol::{EchoSizeTool, Wire};
 
 const MB: usize = 1 << 20;
@@ -159,4 +161,31 @@ async fn the_mcp_server_sends_a_bounded_result_for_a_1_mb_output() {
     assert!(size < limit + 1024, "{size} bytes");
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     assert!(answer["result"].get("structuredContent").is_none());
+}
+
+#[tokio::test]
+async fn the_mcp_server_s_structured_limit_is_its_builders_choice() {
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "echo_size", "arguments": {"bytes": 20_000}}});
+    let mut default = Wire::at("2025-11-25").await;
+    default.send_line(&call.to_string()).await;
+    let answer = default.answer_to(&json!(1)).await;
+    assert!(
+        answer["result"].get("structuredContent").is_none(),
+        "{answer}"
+    );
+
+    let mut registry = ToolRegistry::new();
+    registry.register(EchoSizeTool).unwrap();
+    let raised = McpServer::builder(ToolExecutor::builder(registry, ()))
+        .max_structured_bytes(32 << 10)
+        .build(RunContext::empty)
+        .unwrap();
+    let mut wire = Wire::at_on("2025-11-25", raised).await;
+    wire.send_line(&call.to_string()).await;
+    let answer = wire.answer_to(&json!(1)).await;
+    let text = answer["result"]["structuredContent"]["text"]
+        .as_str()
+        .unwrap();
+    assert_eq!(text.len(), 20_000);
 }
