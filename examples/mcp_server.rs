@@ -11,7 +11,8 @@
 //! ```
 //!
 //! Over HTTP every session gets its own notebook; only loopback `Host`
-//! headers are accepted, and Ctrl-C stops the server.
+//! headers are accepted, a request from a browser page whose `Origin` is not
+//! loopback gets 403, and Ctrl-C stops the server.
 //!
 //! It speaks JSON-RPC on stdin and stdout, so it is meant to be launched by an
 //! MCP client. Point the client at the command; for example, in a client that

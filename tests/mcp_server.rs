@@ -123,7 +123,11 @@ async fn connect(
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let serving = server.clone();
     tokio::spawn(async move {
-        let running = serving.serve(server_io).await.expect("the server starts");
+        let (read, write) = tokio::io::split(server_io);
+        let running = serving
+            .serve_lines(read, write)
+            .await
+            .expect("the server starts");
         let _ = running.waiting().await;
     });
     let (tx, progress) = mpsc::unbounded_channel();

@@ -7,23 +7,224 @@
 //! session (each client that initializes) gets its own [`McpSession`], with
 //! a run made by the server's run function, exactly as over stdio.
 //!
-//! rmcp's defaults hold unless the config says otherwise: only loopback
-//! `Host` headers are accepted (against DNS rebinding), request bodies are
-//! bounded, and cancelling the config's token ends every session.
+//! Defaults, against DNS rebinding and cross-site requests from a browser:
+//! only loopback `Host` headers are accepted (rmcp's default), and a request
+//! carrying an `Origin` header is refused with 403 unless the origin is
+//! loopback (`http` or `https` on `localhost`, `127.0.0.1` or `[::1]`, any
+//! port). To accept other origins, list them in the config's
+//! `allowed_origins` ([`StreamableHttpServerConfig::with_allowed_origins`],
+//! for example `["https://app.example.com:443"]`); the list then replaces
+//! the loopback default. Request bodies are bounded
+//! (`max_request_body_bytes`), and cancelling the config's token ends every
+//! session.
+//!
+//! Each POSTed message is screened as over stdio
+//! ([`McpServer::serve_lines`]): a body that is not JSON is answered 400
+//! with a JSON-RPC `-32700` error, a `tools/call` without a name or with
+//! arguments that are not an object gets `-32602`, and a call's arguments
+//! reach the executor as the text the client sent. `DELETE` of a session
+//! answers 204 No Content.
 
+use std::convert::Infallible;
+use std::fmt::Display;
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
+use super::screen::{Screened, screen};
 use super::{McpServer, McpSession};
 use crate::CancellationToken;
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
-/// rmcp's streamable HTTP service over sessions of an [`McpServer`].
-pub type McpHttpService<S, C> = StreamableHttpService<McpSession<S, C>, LocalSessionManager>;
+/// The origins accepted when the config lists none: loopback, any port.
+pub const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
+type Inner<S, C> = StreamableHttpService<McpSession<S, C>, LocalSessionManager>;
+
+/// An HTTP response as the service gives it.
+pub type McpHttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// The streamable HTTP service over sessions of an [`McpServer`]: rmcp's,
+/// with each message screened first and `DELETE` answered 204 (a tower
+/// `Service` for any `http_body::Body`).
+pub struct McpHttpService<S, C> {
+    inner: Inner<S, C>,
+    max_body: usize,
+}
+
+impl<S, C> Clone for McpHttpService<S, C> {
+    fn clone(&self) -> Self {
+        McpHttpService {
+            inner: self.inner.clone(),
+            max_body: self.max_body,
+        }
+    }
+}
+
+impl<S, C, B> tower_service::Service<Request<B>> for McpHttpService<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Display,
+{
+    type Response = McpHttpResponse;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<McpHttpResponse, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let inner = self.inner.clone();
+        let max_body = self.max_body;
+        Box::pin(async move { Ok(handle(inner, max_body, request).await) })
+    }
+}
+
+async fn handle<S, C, B>(
+    mut inner: Inner<S, C>,
+    max_body: usize,
+    request: Request<B>,
+) -> McpHttpResponse
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Display,
+{
+    let (parts, body) = request.into_parts();
+    let method = parts.method.clone();
+    if method != Method::POST {
+        let empty = Full::new(Bytes::new());
+        let response = call(&mut inner, Request::from_parts(parts, empty)).await;
+        return if method == Method::DELETE && response.status() == StatusCode::ACCEPTED {
+            let mut done = Response::new(Full::new(Bytes::new()).boxed());
+            *done.status_mut() = StatusCode::NO_CONTENT;
+            done
+        } else {
+            response
+        };
+    }
+    let bytes = match collect(body, max_body).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    let json_body = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    if !json_body {
+        // rmcp answers it (415).
+        return call(&mut inner, Request::from_parts(parts, Full::new(bytes))).await;
+    }
+    match screen(&bytes) {
+        Screened::Pass(message) => {
+            let mut parts = parts;
+            parts.headers.remove(http::header::CONTENT_LENGTH);
+            call(
+                &mut inner,
+                Request::from_parts(parts, Full::new(Bytes::from(message))),
+            )
+            .await
+        }
+        Screened::Skip => call(&mut inner, Request::from_parts(parts, Full::new(bytes))).await,
+        Screened::Answer(answer) => {
+            // rmcp first judges the headers (Host, Origin, Accept, session):
+            // a body it cannot read gets its 415 only when they pass.
+            let probe = Full::new(Bytes::from_static(b"{"));
+            let judged = call(&mut inner, Request::from_parts(parts, probe)).await;
+            if judged.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+                return judged;
+            }
+            let mut response = Response::new(Full::new(Bytes::from(answer.to_string())).boxed());
+            *response.status_mut() = StatusCode::BAD_REQUEST;
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+    }
+}
+
+async fn call<S, C>(inner: &mut Inner<S, C>, request: Request<Full<Bytes>>) -> McpHttpResponse
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    use tower_service::Service as _;
+    match inner.call(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// The whole body, at most `max` bytes.
+async fn collect<B>(body: B, max: usize) -> Result<Bytes, McpHttpResponse>
+where
+    B: Body,
+    B::Error: Display,
+{
+    use bytes::Buf;
+    let mut body = std::pin::pin!(body);
+    let mut collected = Vec::new();
+    while let Some(frame) = body.as_mut().frame().await {
+        let frame = frame.map_err(|e| {
+            plain(
+                StatusCode::BAD_REQUEST,
+                format!("failed to read the request body: {e}"),
+            )
+        })?;
+        if let Ok(mut data) = frame.into_data() {
+            if data.remaining() > max.saturating_sub(collected.len()) {
+                return Err(plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("Payload Too Large: request body exceeds {max} bytes"),
+                ));
+            }
+            while data.has_remaining() {
+                let chunk = data.chunk();
+                collected.extend_from_slice(chunk);
+                let used = chunk.len();
+                data.advance(used);
+            }
+        }
+    }
+    Ok(Bytes::from(collected))
+}
+
+fn plain(status: StatusCode, text: String) -> McpHttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = status;
+    response
+}
 
 impl<S, C> McpServer<S, C>
 where
@@ -33,16 +234,26 @@ where
     /// A tower service that speaks MCP streamable HTTP, one [`McpSession`]
     /// per client session. Mount it at a path of your HTTP server (for
     /// example axum's `Router::nest_service("/mcp", service)`).
+    ///
+    /// An empty `config.allowed_origins` accepts only [`LOOPBACK_ORIGINS`];
+    /// a list replaces them.
     pub fn streamable_http_service(
         &self,
-        config: StreamableHttpServerConfig,
+        mut config: StreamableHttpServerConfig,
     ) -> McpHttpService<S, C> {
+        if config.allowed_origins.is_empty() {
+            config = config.with_allowed_origins(LOOPBACK_ORIGINS);
+        }
+        let max_body = config.max_request_body_bytes;
         let server = self.clone();
-        StreamableHttpService::new(
-            move || Ok(server.session()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        )
+        McpHttpService {
+            inner: StreamableHttpService::new(
+                move || Ok(server.session()),
+                Arc::new(LocalSessionManager::default()),
+                config,
+            ),
+            max_body,
+        }
     }
 
     /// Serves MCP streamable HTTP on `listener` (every path answers) until

@@ -11,9 +11,22 @@
 //!   `idempotentHint` and `openWorldHint` annotations from its safety
 //!   metadata), built once when the server is built.
 //! - `tools/call` answers with `content`, `structuredContent` (and a text copy
-//!   of it) and `isError`. A tool failure and bad arguments are results with
-//!   `isError: true` whose text is the repair message; an unknown tool is a
-//!   JSON-RPC error (`-32602`, invalid params).
+//!   of it) and `isError`, and `resultType: "complete"` for a client on
+//!   protocol 2026-07-28 or later (older versions have no such field). A tool
+//!   failure and bad arguments are results with `isError: true` whose text
+//!   is the repair message; an unknown tool is a JSON-RPC error (`-32602`,
+//!   invalid params).
+//! - What a client reads is bounded like the canonical tool message: the
+//!   content is the executor's (at most `max_content_bytes`, or a preview and
+//!   the artifact reference for a stored output), and `structuredContent` is
+//!   sent only when its JSON is at most
+//!   [`McpServerBuilder::max_structured_bytes`] (16 KiB by default).
+//! - `tools/list` gives every tool on one page; a request naming a cursor is
+//!   answered `-32602`.
+//! - [`serve_stdio`](McpServer::serve_stdio) and the HTTP service check each
+//!   message before rmcp reads it (see [`McpServer::serve_lines`]): a
+//!   malformed message always gets a JSON-RPC answer, and a call's arguments
+//!   meet the executor's rules as text (a repeated key is refused).
 //! - `notifications/cancelled` for a running call fires that call's
 //!   cancellation token (and only that call's): the tool sees its token fire,
 //!   the executor records the call as cancelled, and no response is sent, as
@@ -52,7 +65,9 @@
 
 #[cfg(feature = "mcp-http")]
 mod http;
+mod lines;
 mod progress;
+mod screen;
 mod session;
 
 use std::fmt;
@@ -64,11 +79,11 @@ use rmcp::service::{RoleServer, RunningService, ServerInitializeError};
 use rmcp::transport::IntoTransport;
 
 use crate::executor::{ExecutorBuildError, ToolExecutor, ToolExecutorBuilder};
-use crate::providers::{ExportError, ExportTarget, export_tool};
+use crate::providers::{ExportError, ExportTarget, MAX_STRUCTURED_BYTES, export_tool};
 use crate::runtime::RunContext;
 
 #[cfg(feature = "mcp-http")]
-pub use http::McpHttpService;
+pub use http::{LOOPBACK_ORIGINS, McpHttpResponse, McpHttpService};
 use progress::ProgressRelay;
 pub use session::McpSession;
 
@@ -123,6 +138,7 @@ pub(crate) struct Shared<S, C> {
     pub(crate) tools: ListToolsResult,
     pub(crate) info: ServerConfig,
     pub(crate) relay: Arc<ProgressRelay>,
+    pub(crate) max_structured_bytes: usize,
     runs: RunFactory<C>,
 }
 
@@ -142,6 +158,7 @@ where
             executor,
             info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
+            max_structured_bytes: MAX_STRUCTURED_BYTES,
         }
     }
 
@@ -183,11 +200,38 @@ where
     }
 
     /// Serves one session over the process's stdin and stdout (the way MCP
-    /// clients launch local servers). Nothing else may write to stdout.
+    /// clients launch local servers), as [`serve_lines`](Self::serve_lines)
+    /// does. Nothing else may write to stdout.
     pub async fn serve_stdio(
         &self,
     ) -> Result<RunningService<RoleServer, McpSession<S, C>>, ServerInitializeError> {
-        self.serve(rmcp::transport::stdio()).await
+        self.serve_lines(tokio::io::stdin(), tokio::io::stdout())
+            .await
+    }
+
+    /// Serves one session over newline-delimited JSON-RPC: messages are read
+    /// from `reader` and answers written to `writer`, one per line (the
+    /// stdio transport, over any byte streams).
+    ///
+    /// Each line is checked before rmcp reads it: a line that is not JSON is
+    /// answered `-32700`; a `tools/call` without a string `name`, or whose
+    /// `arguments` is not an object, `-32602`; a message nested deeper than
+    /// 100 levels outside a call's arguments, or longer than 4 MiB, `-32600`.
+    /// A call's arguments reach the executor as the text the client sent, so
+    /// a repeated key is refused and the nesting and size bounds of
+    /// [`ExecutorConfig`](crate::ExecutorConfig) apply before anything is
+    /// parsed, as for every provider. ([`serve`](Self::serve) hands the
+    /// transport to rmcp as it is, without these checks.)
+    pub async fn serve_lines<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+    ) -> Result<RunningService<RoleServer, McpSession<S, C>>, ServerInitializeError>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        self.serve(lines::spawn(reader, writer)).await
     }
 }
 
@@ -210,6 +254,7 @@ pub struct McpServerBuilder<S = (), C = ()> {
     executor: ToolExecutorBuilder<S, C>,
     info: Implementation,
     instructions: Option<String>,
+    max_structured_bytes: usize,
 }
 
 impl<S, C> McpServerBuilder<S, C>
@@ -241,6 +286,16 @@ where
         self
     }
 
+    /// The largest structured value, in bytes of compact JSON, sent as a
+    /// result's `structuredContent` (default
+    /// [`MAX_STRUCTURED_BYTES`], 16 KiB). A larger value is left out and the
+    /// client reads the content: the executor's bounded preview and, with
+    /// an artifact store, the artifact reference.
+    pub fn max_structured_bytes(mut self, bytes: usize) -> Self {
+        self.max_structured_bytes = bytes;
+        self
+    }
+
     /// Builds the executor and the tool list. `runs` makes the run of each
     /// session (return clones of one run to share it).
     ///
@@ -262,6 +317,7 @@ where
                 tools: ListToolsResult::with_all_items(tools),
                 info,
                 relay,
+                max_structured_bytes: self.max_structured_bytes,
                 runs: Arc::new(runs),
             }),
         })

@@ -8,20 +8,21 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
-    PaginatedRequestParams, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ListToolsResult,
+    PaginatedRequestParams, ResultType, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
 use super::Shared;
 use super::progress::Route;
+use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY};
 use crate::call::{RawArguments, ToolCall};
 use crate::error::ErrorKind;
 use crate::executor::Turn;
 use crate::ids::ToolCallId;
 use crate::output::ToolResult;
-use crate::providers::mcp::call_tool_result;
+use crate::providers::mcp::call_tool_result_bounded;
 use crate::runtime::RunContext;
 
 /// Numbers sessions, so call ids stay unique across sessions of one process.
@@ -116,9 +117,16 @@ where
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // The whole list is one page, so no cursor names a page of it.
+        if request.is_some_and(|r| r.cursor.is_some()) {
+            return Err(ErrorData::invalid_params(
+                "unknown cursor: `tools/list` gives every tool on one page, without a cursor",
+                None,
+            ));
+        }
         Ok(self.shared.tools.clone())
     }
 
@@ -127,17 +135,23 @@ where
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(refusal) = context.meta.get(REFUSAL_KEY) {
+            return Err(refusal_error(refusal));
+        }
         let id = ToolCallId::new(format!("mcp-{}-{}", self.number, context.id));
-        // MCP makes `arguments` optional: absent reads as `{}`, which the
-        // input schema then judges like any other arguments.
-        let arguments = request
-            .arguments
-            .map_or_else(|| Value::Object(Map::new()), Value::Object);
-        let call = ToolCall::new(
-            id.clone(),
-            request.name.into_owned(),
-            RawArguments::Json(arguments),
-        );
+        // The screened transports pass the arguments as the text the client
+        // sent; others hand them over parsed. MCP makes `arguments` optional:
+        // absent reads as `{}`, which the input schema then judges like any
+        // other arguments.
+        let arguments = match context.meta.get(ARGUMENTS_KEY) {
+            Some(Value::String(text)) => RawArguments::Text(text.clone()),
+            _ => RawArguments::Json(
+                request
+                    .arguments
+                    .map_or_else(|| Value::Object(Map::new()), Value::Object),
+            ),
+        };
+        let call = ToolCall::new(id.clone(), request.name.into_owned(), arguments);
         let route = context
             .meta
             .get_progress_token()
@@ -150,12 +164,33 @@ where
         {
             return Err(ErrorData::invalid_params(result.text(), None));
         }
-        let answer: CallToolResult =
-            serde_json::from_value(call_tool_result(&result)).map_err(|e| {
-                ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
-            })?;
+        let mut answer: CallToolResult = serde_json::from_value(call_tool_result_bounded(
+            &result,
+            self.shared.max_structured_bytes,
+        ))
+        .map_err(|e| {
+            ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
+        })?;
+        // Required from protocol 2026-07-28 on; rmcp removes it for a client
+        // that negotiated an older version.
+        answer.result_type = Some(ResultType::COMPLETE);
         Ok(answer.into())
     }
+}
+
+/// The JSON-RPC error the screen asked for (`{"code", "message"}`).
+fn refusal_error(refusal: &Value) -> ErrorData {
+    let code = refusal
+        .get("code")
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok())
+        .map_or(ErrorCode::INVALID_PARAMS, ErrorCode);
+    let message = refusal
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("invalid params")
+        .to_owned();
+    ErrorData::new(code, message, None)
 }
 
 impl<S, C> fmt::Debug for McpSession<S, C> {

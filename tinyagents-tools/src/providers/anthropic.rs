@@ -12,8 +12,9 @@
 use serde_json::{Value, json};
 
 use super::refs;
+use super::results::{MAX_STRUCTURED_BYTES, result_text};
 use super::transform::{self as t, Cx};
-use super::{AnthropicOptions, CallParseError, Declaration, ExportError, Usage, read, result_text};
+use super::{AnthropicOptions, CallParseError, Declaration, ExportError, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::output::{ContentBlock, ToolResult};
 use crate::schema::walk_schemas_mut;
@@ -149,7 +150,7 @@ pub fn tool_result_block(result: &ToolResult) -> Value {
                 .collect(),
         )
     } else {
-        Value::String(result_text(result))
+        Value::String(result_text(result, MAX_STRUCTURED_BYTES))
     };
     let mut block = json!({
         "type": "tool_result",

@@ -13,10 +13,9 @@
 use serde_json::{Map, Value, json};
 
 use super::refs::{self, InlineMode};
+use super::results::{MAX_STRUCTURED_BYTES, result_text, structured_within};
 use super::transform::{self as t, Cx};
-use super::{
-    CallParseError, Declaration, ExportError, GeminiMode, GeminiOptions, Usage, read, result_text,
-};
+use super::{CallParseError, Declaration, ExportError, GeminiMode, GeminiOptions, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::output::ToolResult;
 use crate::schema::walk_schemas_mut;
@@ -327,13 +326,24 @@ pub fn parse_function_calls(payload: &Value) -> Result<Vec<ToolCall>, CallParseE
 /// The `functionResponse` part answering a call:
 /// `{"functionResponse": {"name", "response": {"output": ..} | {"error": ..}}}`,
 /// with the call's `id` unless it was made up by [`parse_function_calls`].
+///
+/// `output` is the structured value when its JSON is at most
+/// [`MAX_STRUCTURED_BYTES`]; otherwise it is the result's content as text
+/// (the executor's preview and artifact reference for a large output), so
+/// the part stays as bounded as the canonical tool message.
 pub fn function_response_part(result: &ToolResult) -> Value {
+    function_response_part_bounded(result, MAX_STRUCTURED_BYTES)
+}
+
+/// [`function_response_part`] with `max_structured_bytes` in place of
+/// [`MAX_STRUCTURED_BYTES`].
+pub fn function_response_part_bounded(result: &ToolResult, max_structured_bytes: usize) -> Value {
     let response = if result.is_error {
-        json!({"error": result_text(result)})
+        json!({"error": result_text(result, max_structured_bytes)})
     } else {
-        match &result.structured {
+        match structured_within(result, max_structured_bytes) {
             Some(value) => json!({"output": value}),
-            None => json!({"output": result_text(result)}),
+            None => json!({"output": result_text(result, max_structured_bytes)}),
         }
     };
     let mut part = json!({"name": result.name, "response": response});

@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::results::{MAX_STRUCTURED_BYTES, bounded_json, structured_within};
 use super::transform::{self as t, Cx};
 use super::{CallParseError, Declaration, ExportError, Usage, read};
 use crate::call::{RawArguments, ToolCall};
@@ -147,10 +148,29 @@ fn content_block(block: &ContentBlock) -> Value {
 /// read only text, as a text block holding the same JSON (added unless the
 /// content already has it). A structured value that is not an object has no
 /// `structuredContent` (MCP requires an object) and is sent as text.
+///
+/// Both happen only when the value's JSON is at most
+/// [`MAX_STRUCTURED_BYTES`]: a larger value is left out, and the content
+/// (the executor's bounded preview and artifact reference) is all the
+/// client gets, as bounded as the canonical tool message. A tool that
+/// declares an output schema and returns more than that sends no
+/// `structuredContent` (raise the limit with
+/// [`call_tool_result_bounded`], or `McpServerBuilder::max_structured_bytes`).
 pub fn call_tool_result(result: &ToolResult) -> Value {
+    call_tool_result_bounded(result, MAX_STRUCTURED_BYTES)
+}
+
+/// [`call_tool_result`] with `max_structured_bytes` in place of
+/// [`MAX_STRUCTURED_BYTES`].
+pub fn call_tool_result_bounded(result: &ToolResult, max_structured_bytes: usize) -> Value {
     let mut content: Vec<Value> = result.content.iter().map(content_block).collect();
     let mut out = Map::new();
-    if let Some(value) = &result.structured {
+    if content.is_empty() && structured_within(result, max_structured_bytes).is_none() {
+        if let Some(value) = &result.structured {
+            let text = bounded_json(value, max_structured_bytes);
+            content.push(json!({"type": "text", "text": text}));
+        }
+    } else if let Some(value) = structured_within(result, max_structured_bytes) {
         let text = value.to_string();
         let copied = content
             .iter()

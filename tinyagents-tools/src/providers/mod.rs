@@ -29,6 +29,7 @@ pub mod mcp;
 mod names;
 pub mod openai;
 mod refs;
+mod results;
 mod transform;
 
 use std::fmt;
@@ -45,6 +46,7 @@ pub use error::{CallParseError, ExportError, Limit};
 pub use names::{
     NameMapError, ProviderNameError, ToolNameMap, check_provider_name, provider_alias,
 };
+pub use results::MAX_STRUCTURED_BYTES;
 
 /// A provider format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -443,15 +445,4 @@ pub(crate) mod read {
             expected: "an array",
         })
     }
-}
-
-/// The text a text-only provider gets for a result: the content blocks, or
-/// the structured value as JSON when there is no content.
-pub(crate) fn result_text(result: &crate::output::ToolResult) -> String {
-    if result.content.is_empty()
-        && let Some(value) = &result.structured
-    {
-        return value.to_string();
-    }
-    result.text()
 }

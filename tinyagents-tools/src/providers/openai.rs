@@ -11,8 +11,9 @@
 use serde_json::{Value, json};
 
 use super::refs::{self, InlineMode};
+use super::results::{MAX_STRUCTURED_BYTES, result_text};
 use super::transform::{self as t, Cx};
-use super::{CallParseError, Declaration, ExportError, OpenAiOptions, Usage, read, result_text};
+use super::{CallParseError, Declaration, ExportError, OpenAiOptions, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::output::ToolResult;
 use crate::spec::ToolSpec;
@@ -201,7 +202,7 @@ pub fn chat_tool_message(result: &ToolResult) -> Value {
     json!({
         "role": "tool",
         "tool_call_id": result.tool_call_id.as_str(),
-        "content": result_text(result),
+        "content": result_text(result, MAX_STRUCTURED_BYTES),
     })
 }
 
@@ -211,6 +212,6 @@ pub fn responses_function_call_output(result: &ToolResult) -> Value {
     json!({
         "type": "function_call_output",
         "call_id": result.tool_call_id.as_str(),
-        "output": result_text(result),
+        "output": result_text(result, MAX_STRUCTURED_BYTES),
     })
 }

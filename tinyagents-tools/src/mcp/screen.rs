@@ -1,0 +1,434 @@
+//! What the server does with a JSON-RPC message before rmcp reads it.
+//!
+//! rmcp parses a message into typed values: serde_json's value keeps the last
+//! of a repeated key, refuses nesting deeper than 128 levels (and rmcp then
+//! drops the message without an answer), and a `tools/call` whose params do
+//! not fit its type is read as an unknown method. The screen reads the top
+//! of each message itself, without recursion, so that:
+//!
+//! - a message that is not JSON is answered `-32700` (parse error);
+//! - a `tools/call` without a string `name`, or whose `arguments` is not an
+//!   object, is answered `-32602` (invalid params);
+//! - a `tools/call`'s `arguments` reach the executor as the text the client
+//!   sent, so they meet the same rules as arguments from any provider
+//!   (repeated keys refused, size and depth bounded before parsing);
+//! - any other message nested deeper than rmcp can read is answered
+//!   `-32600` (invalid request) with its id.
+
+use serde::de::IgnoredAny;
+use serde_json::{Map, Value, json};
+
+/// The request `_meta` key carrying a `tools/call`'s argument text, as sent,
+/// from the screen to the session.
+pub(crate) const ARGUMENTS_KEY: &str = "dev.tinyagents/arguments";
+/// The request `_meta` key carrying a refusal (`{"code", "message"}`) that
+/// the session answers instead of running the call.
+pub(crate) const REFUSAL_KEY: &str = "dev.tinyagents/refusal";
+
+/// Nesting rmcp (serde_json) reads safely; the argument text is exempt, since
+/// the executor bounds it before parsing.
+const MAX_MESSAGE_DEPTH: usize = 100;
+
+/// What to do with one incoming message.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Screened {
+    /// Blank: nothing to read, nothing to answer.
+    Skip,
+    /// Hand these bytes to rmcp (the message as sent, or rewritten).
+    Pass(Vec<u8>),
+    /// Answer with this JSON-RPC error response; rmcp never sees the message.
+    Answer(Value),
+}
+
+/// Screens one message (a line over stdio, a request body over HTTP).
+pub(crate) fn screen(message: &[u8]) -> Screened {
+    let b = message.trim_ascii();
+    let b = b.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(b);
+    if b.is_empty() {
+        return Screened::Skip;
+    }
+    if b[0] == b'[' {
+        // A batch: rmcp decides (MCP has no batches since 2025-06-18).
+        return pass_if_readable(b, Value::Null);
+    }
+    let Some((members, end)) = members(b, 0) else {
+        return Screened::Answer(parse_error());
+    };
+    if skip_ws(b, end) != b.len() {
+        return Screened::Answer(parse_error());
+    }
+    let get = |key: &str| {
+        members
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, r)| &b[r.clone()])
+    };
+    let id = get("id")
+        .and_then(|raw| serde_json::from_slice::<Value>(raw).ok())
+        .filter(|id| id.is_string() || id.is_number())
+        .unwrap_or(Value::Null);
+    let method = get("method").and_then(|raw| serde_json::from_slice::<String>(raw).ok());
+    if method.as_deref() != Some("tools/call") || id.is_null() {
+        return pass_if_readable(b, id);
+    }
+    match tools_call(b, &members) {
+        Ok(rewritten) => Screened::Pass(rewritten),
+        Err(Problem::Parse) => Screened::Answer(parse_error()),
+        Err(Problem::TooDeep) => Screened::Answer(too_deep(id)),
+        Err(Problem::InvalidParams(why)) => match refused(b, &members, -32602, &why) {
+            Some(rewritten) => Screened::Pass(rewritten),
+            None => Screened::Answer(error(id, -32602, &why)),
+        },
+    }
+}
+
+enum Problem {
+    Parse,
+    TooDeep,
+    InvalidParams(String),
+}
+
+/// Passes a message rmcp can read whole; answers one it cannot.
+fn pass_if_readable(b: &[u8], id: Value) -> Screened {
+    if depth_over(b, MAX_MESSAGE_DEPTH) {
+        return Screened::Answer(too_deep(id));
+    }
+    match serde_json::from_slice::<IgnoredAny>(b) {
+        Ok(_) => Screened::Pass(b.to_vec()),
+        Err(_) => Screened::Answer(parse_error()),
+    }
+}
+
+/// Rewrites a `tools/call`: its `arguments` leave the params and travel as
+/// text under [`ARGUMENTS_KEY`].
+fn tools_call(b: &[u8], top: &[(String, Range)]) -> Result<Vec<u8>, Problem> {
+    let params = top
+        .iter()
+        .find(|(k, _)| k == "params")
+        .map(|(_, r)| r.clone());
+    let invalid = |why: &str| Problem::InvalidParams(why.to_owned());
+    let Some(params) = params.filter(|r| b[r.start] == b'{') else {
+        return Err(invalid(
+            "`tools/call` needs params: an object with the tool's `name`",
+        ));
+    };
+    let (inner, _) = members(b, params.start).ok_or(Problem::Parse)?;
+    let find = |key: &str| {
+        inner
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, r)| &b[r.clone()])
+    };
+    if let Some((key, _)) = repeated(&inner) {
+        return Err(Problem::InvalidParams(format!(
+            "`tools/call` params repeat the key `{key}`"
+        )));
+    }
+    if find("name").is_none_or(|raw| serde_json::from_slice::<String>(raw).is_err()) {
+        return Err(invalid(
+            "`tools/call` params need `name`: the tool's name, as a string",
+        ));
+    }
+    let arguments = match find("arguments") {
+        None | Some(b"null") => None,
+        Some(raw) if raw[0] == b'{' => Some(raw),
+        Some(_) => return Err(invalid("`arguments` must be a JSON object")),
+    };
+    if let Some(raw) = arguments
+        && !depth_over(raw, MAX_MESSAGE_DEPTH)
+        && serde_json::from_slice::<IgnoredAny>(raw).is_err()
+    {
+        return Err(Problem::Parse);
+    }
+    let mut rebuilt = Map::new();
+    for (key, range) in &inner {
+        if key != "arguments" {
+            rebuilt.insert(key.clone(), read(&b[range.clone()])?);
+        }
+    }
+    let meta = meta_of(&mut rebuilt).ok_or_else(|| invalid("`_meta` must be an object"))?;
+    if let Some(raw) = arguments {
+        let text = std::str::from_utf8(raw).map_err(|_| Problem::Parse)?;
+        meta.insert(ARGUMENTS_KEY.into(), Value::String(text.to_owned()));
+    }
+    rebuild(b, top, rebuilt)
+}
+
+/// A `tools/call` made into one the session answers with `code`: rmcp still
+/// checks the session and the request's metadata as for any call. `None`
+/// when the message cannot be rebuilt.
+fn refused(b: &[u8], top: &[(String, Range)], code: i32, why: &str) -> Option<Vec<u8>> {
+    let mut params = Map::new();
+    if let Some((_, range)) = top.iter().find(|(k, _)| k == "params")
+        && b[range.start] == b'{'
+        && let Some((inner, _)) = members(b, range.start)
+        && let Some((_, meta)) = inner.iter().find(|(k, _)| k == "_meta")
+        && let Ok(meta @ Value::Object(_)) = read(&b[meta.clone()])
+    {
+        params.insert("_meta".into(), meta);
+    }
+    params.insert("name".into(), Value::String(String::new()));
+    meta_of(&mut params)?.insert(REFUSAL_KEY.into(), json!({"code": code, "message": why}));
+    rebuild(b, top, params).ok()
+}
+
+/// The `_meta` object of rebuilt params (made when absent), without any
+/// copy of the screen's own keys a client sent.
+fn meta_of(params: &mut Map<String, Value>) -> Option<&mut Map<String, Value>> {
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()?;
+    meta.remove(ARGUMENTS_KEY);
+    meta.remove(REFUSAL_KEY);
+    Some(meta)
+}
+
+/// The message with `params` replaced.
+fn rebuild(
+    b: &[u8],
+    top: &[(String, Range)],
+    params: Map<String, Value>,
+) -> Result<Vec<u8>, Problem> {
+    let mut message = Map::new();
+    for (key, range) in top {
+        if key != "params" {
+            message.insert(key.clone(), read(&b[range.clone()])?);
+        }
+    }
+    message.insert("params".into(), Value::Object(params));
+    serde_json::to_vec(&Value::Object(message)).map_err(|_| Problem::Parse)
+}
+
+/// One member's value, parsed (it is shallow enough for serde_json).
+fn read(raw: &[u8]) -> Result<Value, Problem> {
+    if depth_over(raw, MAX_MESSAGE_DEPTH) {
+        return Err(Problem::TooDeep);
+    }
+    serde_json::from_slice(raw).map_err(|_| Problem::Parse)
+}
+
+fn repeated(members: &[(String, Range)]) -> Option<&(String, Range)> {
+    members
+        .iter()
+        .enumerate()
+        .find(|(i, (k, _))| members[..*i].iter().any(|(other, _)| other == k))
+        .map(|(_, m)| m)
+}
+
+/// The JSON-RPC answer to a message that is not JSON.
+pub(crate) fn parse_error() -> Value {
+    error(
+        Value::Null,
+        -32700,
+        "Parse error: the message is not valid JSON",
+    )
+}
+
+fn too_deep(id: Value) -> Value {
+    error(
+        id,
+        -32600,
+        &format!("Invalid request: the message is nested deeper than {MAX_MESSAGE_DEPTH} levels"),
+    )
+}
+
+/// A JSON-RPC error response.
+pub(crate) fn error(id: Value, code: i32, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+type Range = std::ops::Range<usize>;
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+        i += 1;
+    }
+    i
+}
+
+/// `b[i]` opens a string: the index just past its closing quote.
+fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The index just past the value starting at `b[i]`, found without
+/// recursion (a container is skipped by counting brackets outside strings;
+/// its inside is checked later by whoever parses it).
+fn value_end(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => string_end(b, i),
+        b'{' | b'[' => {
+            let (mut depth, mut j) = (0usize, i);
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = string_end(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            None
+        }
+        _ => {
+            let end = (i..b.len())
+                .find(|&j| matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'))
+                .unwrap_or(b.len());
+            (end > i).then_some(end)
+        }
+    }
+}
+
+/// The members of the object starting at `b[i]` (keys decoded, values as
+/// byte ranges) and the index just past it.
+fn members(b: &[u8], i: usize) -> Option<(Vec<(String, Range)>, usize)> {
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b'}') {
+        return Some((out, j + 1));
+    }
+    loop {
+        if b.get(j) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(b, j)?;
+        let key: String = serde_json::from_slice(&b[j..key_end]).ok()?;
+        j = skip_ws(b, key_end);
+        if b.get(j) != Some(&b':') {
+            return None;
+        }
+        let start = skip_ws(b, j + 1);
+        let end = value_end(b, start)?;
+        out.push((key, start..end));
+        j = skip_ws(b, end);
+        match b.get(j) {
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b'}') => return Some((out, j + 1)),
+            _ => return None,
+        }
+    }
+}
+
+/// True when the text nests arrays and objects deeper than `max`.
+fn depth_over(b: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &c in b {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn passed(message: &str) -> Value {
+        match screen(message.as_bytes()) {
+            Screened::Pass(bytes) => serde_json::from_slice(&bytes).unwrap(),
+            other => panic!("{message}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_call_s_arguments_travel_as_the_text_sent_and_the_rest_is_kept() {
+        let sent = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"k":"}\"]","k":2},"_meta":{"progressToken":3}}}"#;
+        let out = passed(sent);
+        assert_eq!(out["id"], "a");
+        assert_eq!(out["params"]["name"], "t");
+        assert!(out["params"].get("arguments").is_none());
+        assert_eq!(out["params"]["_meta"]["progressToken"], 3);
+        assert_eq!(
+            out["params"]["_meta"][ARGUMENTS_KEY],
+            r#"{"k":"}\"]","k":2}"#
+        );
+    }
+
+    #[test]
+    fn a_client_cannot_send_the_screen_s_own_keys() {
+        let sent = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","_meta":{{"{ARGUMENTS_KEY}":"{{}}","{REFUSAL_KEY}":{{"code":1}}}}}}}}"#
+        );
+        let out = passed(&sent);
+        let meta = out["params"]["_meta"].as_object().unwrap();
+        assert!(meta.is_empty(), "{meta:?}");
+    }
+
+    #[test]
+    fn a_malformed_call_becomes_a_refusal_the_session_answers_with_its_id() {
+        let out =
+            passed(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}"#);
+        assert_eq!(out["id"], 9);
+        assert_eq!(out["params"]["_meta"][REFUSAL_KEY]["code"], -32602);
+        let repeated = passed(
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","name":"u"}}"#,
+        );
+        assert_eq!(repeated["params"]["_meta"][REFUSAL_KEY]["code"], -32602);
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_a_parse_error_and_blank_is_nothing() {
+        for bad in [
+            "x",
+            "{",
+            r#"{"a":1"#,
+            r#"{"a" 1}"#,
+            r#"{"a":1} 2"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":}}}"#,
+        ] {
+            assert_eq!(
+                screen(bad.as_bytes()),
+                Screened::Answer(parse_error()),
+                "{bad}"
+            );
+        }
+        assert_eq!(screen(b"  \r"), Screened::Skip);
+    }
+
+    #[test]
+    fn other_messages_pass_as_sent() {
+        let sent = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        assert_eq!(
+            screen(sent.as_bytes()),
+            Screened::Pass(sent.as_bytes().to_vec())
+        );
+    }
+}
