@@ -491,7 +491,7 @@ impl EventScope {
 
 /// Emits custom events (`tool.custom`) tagged with the call's ids.
 ///
-/// Emitting without subscribers costs nothing; payloads go through the
+/// Emitting when no subscriber accepts `tool.custom` costs nothing; payloads go through the
 /// executor's redaction like every other event field.
 #[derive(Clone, Default)]
 pub struct EventEmitter {
@@ -502,7 +502,7 @@ impl EventEmitter {
     /// Emits an event named `name` with a JSON payload.
     pub fn emit(&self, name: impl Into<String>, data: Value) {
         if let Some(scope) = &self.scope {
-            if !scope.bus.is_active() {
+            if !scope.bus.wants(EventKind::Custom) {
                 return;
             }
             let mut event = scope.event(EventKind::Custom);
@@ -534,7 +534,7 @@ impl StreamWriter {
     /// Reports `progress` out of `total` (when known) with an optional message.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(scope) = &self.scope {
-            if !scope.bus.is_active() {
+            if !scope.bus.wants(EventKind::Progress) {
                 return;
             }
             let mut event = scope.event(EventKind::Progress);
