@@ -198,7 +198,8 @@ pub struct ToolResult {
     /// Time the call spent waiting rather than running: in its batch's
     /// queue for a place among the calls in flight, for a concurrency
     /// permit (`sequential`, a tool's `max_concurrency`) and in `before_tool`
-    /// middleware (an approver deciding). Measured on tokio's clock.
+    /// middleware (an approver deciding). Measured on tokio's clock, so a
+    /// paused test clock (`tokio::time::pause`) shows it.
     pub waited: Duration,
 }
 
