@@ -305,3 +305,24 @@ async fn a_subscriber_receives_only_the_kinds_it_accepts() {
     execute_once(&exec, call("c2", "echo", "{oops")).await;
     assert_eq!(*only.0.lock().unwrap(), [EventKind::Completed]);
 }
+
+#[tokio::test]
+async fn a_queued_subscriber_may_hand_events_to_tokio_tasks() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<EventKind>();
+    let forward = move |event: &ToolEvent| {
+        let (tx, kind) = (tx.clone(), event.kind);
+        tokio::spawn(async move { tx.send(kind).unwrap() });
+    };
+    let exec = executor(vec![Echo::new()])
+        .subscribe(forward)
+        .build()
+        .unwrap();
+    execute_once(&exec, call("c1", "echo", r#"{"text":"x"}"#)).await;
+    let mut kinds = Vec::new();
+    for _ in 0..2 {
+        let next = tokio::time::timeout(STALL, rx.recv()).await;
+        kinds.push(next.expect("the task ran").unwrap());
+    }
+    assert_eq!(kinds, [EventKind::Started, EventKind::Completed]);
+    assert_eq!(exec.events().panics(), 0);
+}

@@ -210,7 +210,10 @@ pub enum Delivery {
     /// flavour (current-thread included) or with none, even when the
     /// subscriber blocks forever. When the queue is full the newest event is
     /// dropped for this subscriber, counted in [`EventBus::dropped`] and
-    /// reported to it by a `tool.events_dropped` event. The default.
+    /// reported to it by a `tool.events_dropped` event. The thread runs
+    /// inside the tokio runtime of the first call that emitted, when there
+    /// was one, so the subscriber may hand events to tasks
+    /// (`tokio::spawn`). The default.
     #[default]
     Queued,
     /// Called in line, on the executor's task, before the step goes on, so
@@ -354,6 +357,7 @@ impl EventBus {
                 Arc::clone(&slot.subscriber),
                 slot.kinds & EventKind::EventsDropped.bit() != 0,
                 Arc::clone(&self.stats),
+                tokio::runtime::Handle::try_current().ok(),
             )
         });
         let sent = queue.as_ref().is_some_and(|queue| queue.push(event));

@@ -3,7 +3,9 @@
 //! The thread is the subscriber's own, not a task of the caller's runtime:
 //! a subscriber that blocks can then hold up only itself, whatever runtime
 //! (or none) the calls run on. The thread ends when the bus is dropped and
-//! the queue is drained; one blocked forever stays blocked, alone.
+//! the queue is drained; one blocked forever stays blocked, alone. It runs
+//! inside the tokio runtime of the call that emitted first, when there was
+//! one, so a subscriber may still hand events to tasks (`tokio::spawn`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,13 +27,14 @@ struct Queued {
 }
 
 impl Queue {
-    /// Starts the thread that feeds `subscriber`; `None` when the system
-    /// refuses a thread. `report_drops` says whether the subscriber accepts
-    /// `tool.events_dropped`.
+    /// Starts the thread that feeds `subscriber`, inside `runtime` when
+    /// given; `None` when the system refuses a thread. `report_drops` says
+    /// whether the subscriber accepts `tool.events_dropped`.
     pub(super) fn start(
         subscriber: Arc<dyn EventSubscriber>,
         report_drops: bool,
         stats: Arc<BusStats>,
+        runtime: Option<tokio::runtime::Handle>,
     ) -> Option<Queue> {
         let (tx, rx) = mpsc::sync_channel(EventBus::QUEUE_CAPACITY);
         let unreported = Arc::new(AtomicU64::new(0));
@@ -44,7 +47,10 @@ impl Queue {
         };
         std::thread::Builder::new()
             .name("tinyagents-events".into())
-            .spawn(move || drain.run())
+            .spawn(move || {
+                let _inside = runtime.as_ref().map(tokio::runtime::Handle::enter);
+                drain.run()
+            })
             .ok()?;
         Some(Queue { tx, unreported })
     }
