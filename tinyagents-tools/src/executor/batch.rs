@@ -9,7 +9,9 @@
 //!
 //! Every call of a batch is received when the batch is: the time a call
 //! waits for its place among the calls in flight is part of its
-//! [`waited`](crate::ToolResult::waited), not of its `elapsed`.
+//! [`waited`](crate::ToolResult::waited), not of its `elapsed` (read only
+//! for the calls beyond the first `max_concurrency`, the ones that can
+//! wait).
 
 use futures_util::StreamExt;
 use tokio::sync::RwLock;
@@ -28,6 +30,14 @@ pub(crate) struct Batch {
     pub(crate) received: quanta::Instant,
     /// The same moment on tokio's clock, which measures waiting.
     pub(crate) since: tokio::time::Instant,
+}
+
+/// One call's place in a batch.
+#[derive(Clone, Copy)]
+pub(crate) struct Place<'b> {
+    pub(crate) batch: &'b Batch,
+    /// False for the first `max_concurrency` calls, which start at once.
+    pub(crate) queued: bool,
 }
 
 pub(crate) async fn execute_batch<S, C>(
@@ -52,11 +62,16 @@ where
         since: tokio::time::Instant::now(),
     };
     let batch = &batch;
+    let bound = executor.config.max_concurrency.get();
     let mut in_flight = futures_util::stream::iter(calls.into_iter().enumerate())
-        .map(
-            |(i, call)| async move { (i, executor.execute_in(run, turn, call, Some(batch)).await) },
-        )
-        .buffer_unordered(executor.config.max_concurrency.get());
+        .map(|(i, call)| async move {
+            let place = Place {
+                batch,
+                queued: i >= bound,
+            };
+            (i, executor.execute_in(run, turn, call, Some(place)).await)
+        })
+        .buffer_unordered(bound);
     while let Some((i, result)) = in_flight.next().await {
         slots[i] = Some(result);
     }

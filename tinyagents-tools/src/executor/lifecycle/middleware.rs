@@ -9,7 +9,10 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use std::task::Poll;
+
 use super::CallCx;
+use super::attempts::first_poll;
 use crate::error::{ErrorKind, ToolError};
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::extensions::Extensions;
@@ -49,9 +52,21 @@ where
                 arguments_changed: false,
                 extensions: &mut extensions,
             };
-            let since = tokio::time::Instant::now();
-            let outcome = mw.before_tool(&mut ctx).await;
-            cx.waited += since.elapsed();
+            // Waiting is the time the hook stays pending after its first
+            // poll (an approver deciding); one that answers at once costs no
+            // clock read.
+            let outcome = {
+                let mut hook = mw.before_tool(&mut ctx);
+                match first_poll(&mut hook, &tracing::Span::none()).await {
+                    Poll::Ready(outcome) => outcome,
+                    Poll::Pending => {
+                        let since = tokio::time::Instant::now();
+                        let outcome = hook.await;
+                        cx.waited += since.elapsed();
+                        outcome
+                    }
+                }
+            };
             let changed = ctx.arguments_changed;
             arguments = ctx.arguments;
             if changed

@@ -22,7 +22,7 @@ use tracing::Instrument;
 use crate::call::ToolCall;
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::events::{EventKind, ToolEvent};
-use crate::executor::batch::Batch;
+use crate::executor::batch::Place;
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolResult;
@@ -105,9 +105,10 @@ where
     S: Send + Sync + 'static,
     C: Send + Sync + 'static,
 {
-    /// Runs one call; `batch`, for a call of a batch, holds the batch's
-    /// exclusion lock for `sequential` tools and when the batch arrived. A
-    /// panic anywhere in the steps still answers the call.
+    /// Runs one call; `batch`, for a call of a batch, is its place there:
+    /// the batch's exclusion lock for `sequential` tools, when the batch
+    /// arrived and whether the call may have waited for its turn. A panic
+    /// anywhere in the steps still answers the call.
     ///
     /// Only what has to wait is `async` here: the checks before the call and
     /// the formatting after it are plain functions, each run under the
@@ -124,13 +125,17 @@ where
             mut name,
             arguments,
         }: ToolCall,
-        batch: Option<&Batch>,
+        batch: Option<Place<'_>>,
     ) -> ToolResult {
         // Large values that are only passed on are never bound to a name
         // that outlives an `await` (the steps' outcomes below are matched as
         // temporaries): a named one keeps its room in the future.
         let (received, waited) = match batch {
-            Some(batch) => (batch.received, batch.since.elapsed()),
+            Some(Place {
+                batch,
+                queued: true,
+            }) => (batch.received, batch.since.elapsed()),
+            Some(Place { batch, .. }) => (batch.received, Duration::ZERO),
             None => (quanta::Instant::now(), Duration::ZERO),
         };
         // Built once per call: it masks the called name here and serves the
@@ -165,10 +170,18 @@ where
         };
         let needs_permits = batch.is_some() || self.tool_permits[registered.index()].is_some();
         let _permits = if needs_permits {
-            let since = tokio::time::Instant::now();
-            let lock = batch.map(|batch| &batch.lock);
-            let permits = guarded(&span, Box::pin(self.permits(run, registered, lock))).await;
-            cx.waited += since.elapsed();
+            // The clock is read only when the permits are not free at once.
+            let lock = batch.map(|place| &place.batch.lock);
+            let mut permits = guarded(&span, Box::pin(self.permits(run, registered, lock)));
+            let permits = match first_poll(&mut permits, &tracing::Span::none()).await {
+                Poll::Ready(permits) => permits,
+                Poll::Pending => {
+                    let since = tokio::time::Instant::now();
+                    let permits = permits.await;
+                    cx.waited += since.elapsed();
+                    permits
+                }
+            };
             match permits {
                 Ok(Some(permits)) => permits,
                 Ok(None) => {
