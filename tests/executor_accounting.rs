@@ -206,3 +206,26 @@ async fn a_call_that_waits_for_nothing_reports_no_wait() {
     let alone = execute_once(&exec, call("e", "echo", r#"{"text":"x"}"#)).await;
     assert_eq!(alone.waited, Duration::ZERO);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_call_cancelled_while_it_waits_for_a_slot_gives_its_limit_back() {
+    let exec = naps(true, 8);
+    let run = RunContext::empty();
+    let canceller = {
+        let run = run.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(NAP / 2).await;
+            run.cancel();
+        })
+    };
+    let calls = (0..3)
+        .map(|i| call(&format!("n{i}"), "nap", "{}"))
+        .collect();
+    let results = exec.execute_batch(&run, &Turn::new(1), calls).await;
+    canceller.await.unwrap();
+    let kinds: Vec<&str> = results.iter().map(kind).collect();
+    assert_eq!(kinds, ["cancelled", "cancelled", "cancelled"]);
+    // The first ran (and was interrupted); the two behind it never did.
+    assert_eq!(run.call_counts().total(), 1);
+    assert_eq!(run.call_counts().of_tool("nap"), 1);
+}
