@@ -290,3 +290,46 @@ async fn a_batch_in_a_run_cancelled_before_it_starts_answers_every_call_cancelle
         assert_eq!(f.stoppers[0].runs.load(Ordering::SeqCst), 0);
     }
 }
+
+#[tokio::test]
+async fn a_tool_that_panics_on_seeing_the_cancellation_stays_panicked() {
+    struct PanicsWhenCancelled(ToolSpec);
+    #[async_trait]
+    impl Tool for PanicsWhenCancelled {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+            rt.run().cancel();
+            rt.cancellation().cancelled().await;
+            panic!("cleanup failed");
+        }
+    }
+    let tool = PanicsWhenCancelled(
+        spec("panics_late", json!({"type": "object", "properties": {}}))
+            .build()
+            .unwrap(),
+    );
+    let exec = executor(vec![Arc::new(tool), Echo::new()]).build().unwrap();
+    let calls = vec![
+        call("p0", "panics_late", "{}"),
+        call("e1", "echo", json!({"text": "x"})),
+    ];
+    let results = tokio::time::timeout(
+        HANG,
+        exec.execute_batch(&RunContext::empty(), &Turn::new(1), calls),
+    )
+    .await
+    .unwrap();
+    let answers: Vec<(&str, ErrorClass)> = results
+        .iter()
+        .map(|r| (kind(r), r.error.as_ref().unwrap().class()))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            ("panicked", ErrorClass::Fatal),
+            ("cancelled", ErrorClass::Fatal)
+        ]
+    );
+}
