@@ -185,7 +185,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         results.len(),
         wall.as_millis()
     );
-    println!("   (a result's time counts from when the batch received the call, waiting included)");
+    println!(
+        "   (a result's time is its own; `waited` is the time it waited for its place in the batch or a concurrency slot)"
+    );
     Ok(())
 }
 
