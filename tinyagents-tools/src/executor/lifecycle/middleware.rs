@@ -6,10 +6,9 @@
 //! the call-limit slots it was admitted with: it never reached its tool.
 
 use std::borrow::Cow;
+use std::task::Poll;
 
 use serde_json::Value;
-
-use std::task::Poll;
 
 use super::CallCx;
 use super::attempts::first_poll;
