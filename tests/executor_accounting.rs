@@ -74,6 +74,23 @@ async fn calls_a_policy_refuses_spend_no_call_limit() {
 }
 
 #[tokio::test]
+async fn calls_outside_the_turns_selection_spend_no_call_limit() {
+    let (email, exec) = limited(CallLimits::none().per_turn(1).per_run(1));
+    let run = RunContext::empty();
+    let turn = Turn::new(1).advertising(["echo"]);
+    for i in 0..3 {
+        let r = exec.execute(&run, &turn, send(&format!("ok-{i}"))).await;
+        assert_eq!(kind(&r), "not_advertised");
+    }
+    let echoed = exec
+        .execute(&run, &turn, call("e", "echo", r#"{"text":"x"}"#))
+        .await;
+    assert_eq!(echoed.text(), "x");
+    assert_eq!(turn.calls(), 1);
+    assert_eq!(email.runs(), 0);
+}
+
+#[tokio::test]
 async fn refusals_in_a_batch_give_their_slots_back() {
     let (email, exec) = limited(CallLimits::none().per_run(2));
     let run = RunContext::empty();
