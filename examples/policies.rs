@@ -157,7 +157,7 @@ fn desk() -> Result<ToolExecutor, Box<dyn std::error::Error>> {
         .middleware(ConfirmationPolicy::new(RefundDesk))
         .subscribe(PrintRefusals)
         .configure(|c| {
-            c.limits = CallLimits::none().per_turn(6);
+            c.limits = CallLimits::none().per_turn(4);
             c.max_concurrency = NonZeroUsize::MIN;
         })
         .build()?)
@@ -180,7 +180,8 @@ fn model_calls() -> Vec<ToolCall> {
         ToolCall::new("r4", "run_shell", json!({"command": "rm -rf /var/orders"})),
         ToolCall::new("r5", "lookup_customer", json!({"email": "ada@example.org"})),
         ToolCall::new("r6", "list_orders", json!({"status": "open"})),
-        // The seventh call of the turn is over the limit of six.
+        // The fifth call of the turn to reach its tool is over the limit of
+        // four: the two refused above spent none of it.
         ToolCall::new("r7", "list_orders", json!({"status": "shipped"})),
     ]
 }

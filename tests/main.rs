@@ -2,8 +2,11 @@
 //! into one test binary.
 
 mod agent_loop;
+mod executor_accounting;
 mod executor_batch;
 mod executor_call_now;
+mod executor_cancellation;
+mod executor_delivery;
 mod executor_events;
 mod executor_middleware;
 mod executor_output;

@@ -18,6 +18,7 @@ fn text_result(id: &str, name: &str, text: &str) -> ToolResult {
         error: None,
         provider_metadata: None,
         elapsed: Duration::ZERO,
+        waited: Duration::ZERO,
     }
 }
 

@@ -7,6 +7,12 @@
 //! every argument check and is admitted; refused calls are not counted.
 //! Admission reserves a slot in all three counters at once and gives every
 //! slot back when one of them is full, so concurrent calls never overshoot.
+//! A call refused after admission but before its tool ran (a `before_tool`
+//! policy denied it, or the run was cancelled while it waited for a permit)
+//! gives its slots back too: only calls that reach their tool, or that a
+//! middleware answers in its place, spend a limit. While a policy decides,
+//! the call holds its slots, so a concurrent call may meanwhile be refused
+//! at the limit.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -201,6 +207,20 @@ impl ToolCounts {
         *n += 1;
         true
     }
+
+    /// Gives back one call of `tool` taken by [`reserve`](Self::reserve).
+    fn release(&self, tool: &str) {
+        if let Some(calls) = self.find(tool) {
+            return calls.release();
+        }
+        let mut more = self.lock();
+        if let Some(calls) = self.find(tool) {
+            return calls.release();
+        }
+        if let Some(n) = more.get_mut(tool) {
+            *n = n.saturating_sub(1);
+        }
+    }
 }
 
 /// Admits one call of `tool` or says which limit is full.
@@ -244,6 +264,14 @@ pub(crate) fn admit(
     Ok(())
 }
 
+/// Gives back the slots [`admit`] took for a call of `tool` that was
+/// refused before its tool ran.
+pub(crate) fn release(turn: &CallCounter, run: &RunCallCounts, tool: &str) {
+    run.per_tool.release(tool);
+    run.total.release();
+    turn.release();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +298,25 @@ mod tests {
         assert_eq!(run.total(), 2 * names.len() as u32);
         assert_eq!(turn.get(), run.total(), "refusals gave their slots back");
         assert_eq!(run.of_tool("never_called"), 0);
+    }
+
+    #[test]
+    fn a_released_call_frees_its_slot_in_every_counter() {
+        let names: Vec<String> = (0..TOOL_SLOTS + 2).map(|i| format!("tool_{i}")).collect();
+        let limits = limits_per_tool(&names, 1).per_run(100).per_turn(100);
+        let (turn, run) = (CallCounter::default(), RunCallCounts::default());
+        for name in &names {
+            admit(&limits, &turn, &run, name).unwrap();
+            assert!(
+                admit(&limits, &turn, &run, name).is_err(),
+                "{name} is at its limit"
+            );
+            release(&turn, &run, name);
+            assert_eq!(run.of_tool(name), 0, "{name}");
+            admit(&limits, &turn, &run, name).unwrap();
+        }
+        assert_eq!(run.total(), names.len() as u32);
+        assert_eq!(turn.get(), names.len() as u32);
     }
 
     #[test]

@@ -191,8 +191,16 @@ pub struct ToolResult {
     /// Provider-specific data to send back with the result (for example a
     /// Gemini thought signature), passed through untouched.
     pub provider_metadata: Option<Value>,
-    /// Wall time from receipt of the call to its answer.
+    /// The call's own time: wall time from receipt of the call to its
+    /// answer, less [`waited`](Self::waited). A slow approver or a full
+    /// batch never shows here.
     pub elapsed: Duration,
+    /// Time the call spent waiting rather than running: in its batch's
+    /// queue for a place among the calls in flight, for a concurrency
+    /// permit (`sequential`, a tool's `max_concurrency`) and in `before_tool`
+    /// middleware (an approver deciding). Measured on tokio's clock, so a
+    /// paused test clock (`tokio::time::pause`) shows it.
+    pub waited: Duration,
 }
 
 impl ToolResult {
@@ -214,6 +222,7 @@ impl ToolResult {
             error: Some(error),
             provider_metadata: None,
             elapsed,
+            waited: Duration::ZERO,
         }
     }
 

@@ -15,20 +15,25 @@
 //! is built fresh for each attempt.
 
 use std::fmt;
-use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::{EventBus, EventKind, Progress, ToolEvent};
+use crate::events::EventBus;
 use crate::executor::RunCallCounts;
 use crate::extensions::Extensions;
 use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
 use crate::policy::Redactor;
 use crate::secret::Secrets;
+
+mod ctx;
+mod emit;
+
+pub use ctx::Ctx;
+use emit::EventScope;
+pub use emit::{EventEmitter, StreamWriter};
 
 struct RunInner<C> {
     run_id: RunId,
@@ -456,141 +461,5 @@ impl<C> fmt::Debug for ToolRuntime<C> {
             .field("tool", &self.tool)
             .field("attempt", &self.attempt)
             .finish_non_exhaustive()
-    }
-}
-
-struct EventScope {
-    bus: Arc<EventBus>,
-    run_id: RunId,
-    thread_id: ThreadId,
-    call_id: ToolCallId,
-    tool: CallName,
-    attempt: u32,
-    redactor: Option<Arc<Redactor>>,
-}
-
-impl EventScope {
-    fn mask(&self, text: String) -> String {
-        match &self.redactor {
-            Some(r) => r.text(&text).into_owned(),
-            None => text,
-        }
-    }
-
-    fn event(&self, kind: EventKind) -> ToolEvent {
-        ToolEvent::new(
-            kind,
-            self.run_id.clone(),
-            self.thread_id.clone(),
-            self.call_id.clone(),
-            self.tool.as_str(),
-            self.attempt,
-        )
-    }
-}
-
-/// Emits custom events (`tool.custom`) tagged with the call's ids.
-///
-/// Emitting without subscribers costs nothing; payloads go through the
-/// executor's redaction like every other event field.
-#[derive(Clone, Default)]
-pub struct EventEmitter {
-    scope: Option<Arc<EventScope>>,
-}
-
-impl EventEmitter {
-    /// Emits an event named `name` with a JSON payload.
-    pub fn emit(&self, name: impl Into<String>, data: Value) {
-        if let Some(scope) = &self.scope {
-            if !scope.bus.is_active() {
-                return;
-            }
-            let mut event = scope.event(EventKind::Custom);
-            let mut data = data;
-            if let Some(r) = &scope.redactor {
-                r.json(&mut data);
-            }
-            event.name = Some(scope.mask(name.into()));
-            event.data = Some(data);
-            scope.bus.emit(event);
-        }
-    }
-}
-
-impl fmt::Debug for EventEmitter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("EventEmitter")
-    }
-}
-
-/// Reports progress (`tool.progress` events; MCP progress notifications when
-/// served over MCP).
-#[derive(Clone, Default)]
-pub struct StreamWriter {
-    scope: Option<Arc<EventScope>>,
-}
-
-impl StreamWriter {
-    /// Reports `progress` out of `total` (when known) with an optional message.
-    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        if let Some(scope) = &self.scope {
-            if !scope.bus.is_active() {
-                return;
-            }
-            let mut event = scope.event(EventKind::Progress);
-            event.progress = Some(Progress {
-                progress,
-                total,
-                message: message.map(|m| scope.mask(m.to_owned())),
-            });
-            scope.bus.emit(event);
-        }
-    }
-
-    /// Reports a message without a number.
-    pub fn write(&self, message: &str) {
-        self.progress(0.0, None, Some(message));
-    }
-}
-
-impl fmt::Debug for StreamWriter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("StreamWriter")
-    }
-}
-
-/// The application's context value, injected by `#[inject] ctx: Ctx<C>`.
-/// Dereferences to `C`.
-pub struct Ctx<C>(RunContext<C>);
-
-impl<C> Ctx<C> {
-    /// The whole run context.
-    pub fn run(&self) -> &RunContext<C> {
-        &self.0
-    }
-}
-
-impl<C> Deref for Ctx<C> {
-    type Target = C;
-    fn deref(&self) -> &C {
-        self.0.context()
-    }
-}
-
-impl<C> Clone for Ctx<C> {
-    fn clone(&self) -> Self {
-        Ctx(self.0.clone())
-    }
-}
-
-impl<C> fmt::Debug for Ctx<C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Ctx").field(&self.0).finish()
-    }
-}
-
-impl<C> From<RunContext<C>> for Ctx<C> {
-    fn from(run: RunContext<C>) -> Self {
-        Ctx(run)
     }
 }

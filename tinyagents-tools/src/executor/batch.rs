@@ -6,6 +6,12 @@
 //! call futures). A `sequential` tool takes the batch's lock exclusively
 //! while every other call holds it shared, so it never overlaps another call
 //! of the batch; the lock is fair, so calls still start in order.
+//!
+//! Every call of a batch is received when the batch is: the time a call
+//! waits for its place among the calls in flight is part of its
+//! [`waited`](crate::ToolResult::waited), not of its `elapsed` (read only
+//! for the calls beyond the first `max_concurrency`, the ones that can
+//! wait).
 
 use futures_util::StreamExt;
 use tokio::sync::RwLock;
@@ -15,6 +21,24 @@ use crate::error::ToolError;
 use crate::executor::{ToolExecutor, Turn};
 use crate::output::ToolResult;
 use crate::runtime::RunContext;
+
+/// What the calls of one batch share.
+pub(crate) struct Batch {
+    /// Held shared by every call, exclusively by a `sequential` one.
+    pub(crate) lock: RwLock<()>,
+    /// When the batch (so each of its calls) was received, on the call clock.
+    pub(crate) received: quanta::Instant,
+    /// The same moment on tokio's clock, which measures waiting.
+    pub(crate) since: tokio::time::Instant,
+}
+
+/// One call's place in a batch.
+#[derive(Clone, Copy)]
+pub(crate) struct Place<'b> {
+    pub(crate) batch: &'b Batch,
+    /// False for the first `max_concurrency` calls, which start at once.
+    pub(crate) queued: bool,
+}
 
 pub(crate) async fn execute_batch<S, C>(
     executor: &ToolExecutor<S, C>,
@@ -32,11 +56,22 @@ where
         .collect();
     let mut slots: Vec<Option<ToolResult>> =
         std::iter::repeat_with(|| None).take(calls.len()).collect();
-    let lock = RwLock::new(());
-    let lock = &lock;
+    let batch = Batch {
+        lock: RwLock::new(()),
+        received: quanta::Instant::now(),
+        since: tokio::time::Instant::now(),
+    };
+    let batch = &batch;
+    let bound = executor.config.max_concurrency.get();
     let mut in_flight = futures_util::stream::iter(calls.into_iter().enumerate())
-        .map(|(i, call)| async move { (i, executor.execute_in(run, turn, call, Some(lock)).await) })
-        .buffer_unordered(executor.config.max_concurrency.get());
+        .map(|(i, call)| async move {
+            let place = Place {
+                batch,
+                queued: i >= bound,
+            };
+            (i, executor.execute_in(run, turn, call, Some(place)).await)
+        })
+        .buffer_unordered(bound);
     while let Some((i, result)) = in_flight.next().await {
         slots[i] = Some(result);
     }

@@ -22,6 +22,23 @@
 //! Every call id gets exactly one [`ToolResult`], whatever happens (a
 //! panicking middleware included).
 //!
+//! # Cancellation
+//! Once the run's token fires, a call without an answer yet is answered
+//! `cancelled` ([`ErrorClass::Fatal`](crate::ErrorClass::Fatal)), whatever
+//! step it was in: waiting for its place in a batch or for a permit, in a
+//! `before_tool` middleware (no attempt starts in a cancelled run), running
+//! (whatever error the tool returns on seeing its token) or between
+//! retries. A call that finished before keeps its result; a panic stays
+//! `panicked`.
+//!
+//! # What a call is charged with
+//! [`CallLimits`] are spent by calls that reach their tool or that a
+//! middleware answers; a call refused by a `before_tool` middleware, or
+//! cancelled while waiting for a permit, gives its slots back.
+//! [`ToolResult::elapsed`] is the call's own time; the time it waited for
+//! its place in a batch, for a permit and in `before_tool` middleware (an
+//! approver) is [`ToolResult::waited`].
+//!
 //! # When repair is not allowed
 //! With [`ExecutorConfig::repair_allowed`] off, every error that would be
 //! [`ErrorClass::Repair`](crate::ErrorClass::Repair) comes back as
@@ -139,7 +156,8 @@ where
     /// Runs a turn's calls with at most [`ExecutorConfig::max_concurrency`]
     /// at once (1 runs them serially) and answers them in call order, one
     /// result per call. A `sequential` tool runs alone: no other call of the
-    /// batch overlaps it.
+    /// batch overlaps it. Every call is received with the batch: the time it
+    /// waits for its place is in its [`ToolResult::waited`].
     pub async fn execute_batch(
         &self,
         run: &RunContext<C>,
@@ -159,8 +177,8 @@ where
         &self.state
     }
 
-    /// The event bus (its counters say how many events were dropped or made a
-    /// subscriber panic).
+    /// The event bus (its counters say how many events were dropped for a
+    /// queued subscriber that fell behind, or made a subscriber panic).
     pub fn events(&self) -> &Arc<EventBus> {
         &self.events
     }

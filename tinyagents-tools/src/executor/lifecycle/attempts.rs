@@ -129,6 +129,11 @@ where
         arguments: Value,
         attempt: u32,
     ) -> Result<ToolOutput, ToolError> {
+        // A middleware may have waited (for an approver) past the run's
+        // cancellation: the tool never starts in a cancelled run.
+        if cx.run.cancellation().is_cancelled() {
+            return Err(ToolError::cancelled());
+        }
         let runtime = self.runtime_for(cx, attempt);
         let arguments = match self.call_now(registered, &runtime, arguments) {
             Ok(outcome) => return outcome,

@@ -1,13 +1,19 @@
 //! Steps 5 to 7 when the executor has middleware: `before_tool` hooks, the
 //! tool, `after_tool` hooks.
+//!
+//! Time in `before_tool` hooks (an approver deciding, a rate limiter) is
+//! the call's waiting time, not its own. A call a hook refuses gives back
+//! the call-limit slots it was admitted with: it never reached its tool.
 
 use std::borrow::Cow;
+use std::task::Poll;
 
 use serde_json::Value;
 
 use super::CallCx;
+use super::attempts::first_poll;
 use crate::error::{ErrorKind, ToolError};
-use crate::executor::{ToolExecutor, Turn, args, canonical_hash};
+use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::extensions::Extensions;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
 use crate::output::{ToolOutput, ToolResult};
@@ -45,7 +51,21 @@ where
                 arguments_changed: false,
                 extensions: &mut extensions,
             };
-            let outcome = mw.before_tool(&mut ctx).await;
+            // Waiting is the time the hook stays pending after its first
+            // poll (an approver deciding); one that answers at once costs no
+            // clock read.
+            let outcome = {
+                let mut hook = mw.before_tool(&mut ctx);
+                match first_poll(&mut hook, &tracing::Span::none()).await {
+                    Poll::Ready(outcome) => outcome,
+                    Poll::Pending => {
+                        let since = tokio::time::Instant::now();
+                        let outcome = hook.await;
+                        cx.waited += since.elapsed();
+                        outcome
+                    }
+                }
+            };
             let changed = ctx.arguments_changed;
             arguments = ctx.arguments;
             if changed
@@ -53,7 +73,7 @@ where
             {
                 args::dispose(arguments);
                 let policy = Cow::Owned(mw.name().to_owned());
-                return Err(Box::new(self.reject(cx, e, Some(policy))));
+                return Err(self.refused(cx, turn, registered, e, policy));
             }
             match outcome {
                 Ok(BeforeOutcome::Continue) => {
@@ -65,7 +85,7 @@ where
                             cx.redactor.as_deref(),
                         ) {
                             let policy = Cow::Owned(mw.name().to_owned());
-                            return Err(Box::new(self.reject(cx, e, Some(policy))));
+                            return Err(self.refused(cx, turn, registered, e, policy));
                         }
                         if self.events.is_active() {
                             cx.args_hash = Some(canonical_hash(&arguments));
@@ -79,14 +99,14 @@ where
                 }
                 Ok(BeforeOutcome::Deny { policy, reason }) => {
                     let e = ToolError::denied(policy.clone(), reason);
-                    return Err(Box::new(self.reject(cx, e, Some(policy))));
+                    return Err(self.refused(cx, turn, registered, e, policy));
                 }
                 Err(e) => {
                     let policy = match e.kind() {
                         ErrorKind::Denied { policy } => policy.clone(),
                         _ => Cow::Owned(mw.name().to_owned()),
                     };
-                    return Err(Box::new(self.reject(cx, e, Some(policy))));
+                    return Err(self.refused(cx, turn, registered, e, policy));
                 }
             }
         }
@@ -116,5 +136,20 @@ where
             mw.after_tool(&mut after).await;
         }
         Ok((after.outcome, attempts))
+    }
+
+    /// A refusal by a `before_tool` hook: the call's limit slots are given
+    /// back, and it is answered.
+    fn refused(
+        &self,
+        cx: &CallCx<'_, C>,
+        turn: &Turn,
+        registered: &RegisteredTool<S, C>,
+        error: ToolError,
+        policy: Cow<'static, str>,
+    ) -> Box<ToolResult> {
+        let name = registered.spec().name.as_str();
+        limits::release(turn.counter(), cx.run.call_counts(), name);
+        Box::new(self.reject(cx, error, Some(policy)))
     }
 }

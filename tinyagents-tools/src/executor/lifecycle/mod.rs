@@ -12,6 +12,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::Poll;
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use serde_json::Value;
@@ -19,8 +20,9 @@ use tokio::sync::{OwnedSemaphorePermit, RwLock, RwLockReadGuard, RwLockWriteGuar
 use tracing::Instrument;
 
 use crate::call::ToolCall;
-use crate::error::{ErrorClass, ToolError};
+use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::events::{EventKind, ToolEvent};
+use crate::executor::batch::Place;
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolResult;
@@ -40,9 +42,13 @@ struct CallCx<'a, C> {
     id: ToolCallId,
     /// The called name (masked); a successful result takes it.
     name: CallName,
-    /// When the call arrived, on the time-stamp counter clock (`quanta`):
-    /// the two reads a call makes cost about a third of `std`'s.
+    /// When the call arrived (with its batch), on the time-stamp counter
+    /// clock (`quanta`): the two reads a call makes cost about a third of
+    /// `std`'s.
     received: quanta::Instant,
+    /// Time spent waiting so far (batch queue, permits, `before_tool`
+    /// middleware), measured on tokio's clock: not the call's own time.
+    waited: Duration,
     args_hash: Option<String>,
     /// Masks secrets and the tool's patterns in what the call shows; `None`
     /// when there is nothing to mask.
@@ -86,13 +92,23 @@ struct Permits<'b> {
     _tool: Option<OwnedSemaphorePermit>,
 }
 
+impl<C> CallCx<'_, C> {
+    /// The call's own time so far: since it was received, less the time it
+    /// waited.
+    fn own_time(&self) -> Duration {
+        self.received.elapsed().saturating_sub(self.waited)
+    }
+}
+
 impl<S, C> ToolExecutor<S, C>
 where
     S: Send + Sync + 'static,
     C: Send + Sync + 'static,
 {
-    /// Runs one call; `batch` is the batch's exclusion lock for `sequential`
-    /// tools. A panic anywhere in the steps still answers the call.
+    /// Runs one call; `batch`, for a call of a batch, is its place there:
+    /// the batch's exclusion lock for `sequential` tools, when the batch
+    /// arrived and whether the call may have waited for its turn. A panic
+    /// anywhere in the steps still answers the call.
     ///
     /// Only what has to wait is `async` here: the checks before the call and
     /// the formatting after it are plain functions, each run under the
@@ -109,12 +125,19 @@ where
             mut name,
             arguments,
         }: ToolCall,
-        batch: Option<&RwLock<()>>,
+        batch: Option<Place<'_>>,
     ) -> ToolResult {
         // Large values that are only passed on are never bound to a name
         // that outlives an `await` (the steps' outcomes below are matched as
         // temporaries): a named one keeps its room in the future.
-        let received = quanta::Instant::now();
+        let (received, waited) = match batch {
+            Some(Place {
+                batch,
+                queued: true,
+            }) => (batch.received, batch.since.elapsed()),
+            Some(Place { batch, .. }) => (batch.received, Duration::ZERO),
+            None => (quanta::Instant::now(), Duration::ZERO),
+        };
         // Built once per call: it masks the called name here and serves the
         // steps until the tool (and its own policy) is known.
         let redactor = redactor_for(None, run);
@@ -134,6 +157,7 @@ where
             id,
             name,
             received,
+            waited,
             args_hash: None,
             redactor,
         };
@@ -146,9 +170,25 @@ where
         };
         let needs_permits = batch.is_some() || self.tool_permits[registered.index()].is_some();
         let _permits = if needs_permits {
-            match guarded(&span, Box::pin(self.permits(run, registered, batch))).await {
+            // The clock is read only when the permits are not free at once.
+            let lock = batch.map(|place| &place.batch.lock);
+            let mut permits = guarded(&span, Box::pin(self.permits(run, registered, lock)));
+            let permits = match first_poll(&mut permits, &tracing::Span::none()).await {
+                Poll::Ready(permits) => permits,
+                Poll::Pending => {
+                    let since = tokio::time::Instant::now();
+                    let permits = permits.await;
+                    cx.waited += since.elapsed();
+                    permits
+                }
+            };
+            match permits {
                 Ok(Some(permits)) => permits,
-                Ok(None) => return self.reject(&cx, ToolError::cancelled(), None),
+                Ok(None) => {
+                    let name = registered.spec().name.as_str();
+                    limits::release(turn.counter(), run.call_counts(), name);
+                    return self.reject(&cx, ToolError::cancelled(), None);
+                }
                 Err(_) => return self.panicked(&cx),
             }
         } else {
@@ -156,7 +196,7 @@ where
         };
 
         // Steps 4 to 7 (a subscriber may panic; with none, nothing to guard).
-        if self.events.is_active()
+        if self.events.wants(EventKind::Started)
             && guard(&span, || self.emit(&cx, EventKind::Started, 1, |_| {})).is_err()
         {
             return self.panicked(&cx);
@@ -345,8 +385,20 @@ where
         error: ToolError,
         attempt: u32,
         kind: EventKind,
-        policy: Option<Cow<'static, str>>,
+        mut policy: Option<Cow<'static, str>>,
     ) -> ToolResult {
+        // Once the run is cancelled, a call still without an answer is
+        // answered `cancelled`, whatever step it was in and whatever the
+        // tool said on seeing its token (a panic stays `panicked`; both are
+        // fatal).
+        let error = if !matches!(error.kind(), ErrorKind::Cancelled | ErrorKind::Panicked)
+            && cx.run.cancellation().is_cancelled()
+        {
+            policy = None;
+            ToolError::cancelled()
+        } else {
+            error
+        };
         let mut error = if !self.config.repair_allowed && error.class() == ErrorClass::Repair {
             error.with_class(ErrorClass::Fatal)
         } else {
@@ -363,8 +415,9 @@ where
             "{}",
             kind.as_str()
         );
-        let result =
-            ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, cx.received.elapsed());
+        let mut result =
+            ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, cx.own_time());
+        result.waited = cx.waited;
         self.emit(cx, kind, attempt, |event| {
             let error = result.error.as_ref();
             event.error_class = error.map(ToolError::class);
@@ -375,7 +428,8 @@ where
         result
     }
 
-    /// Emits an event for the call, built only when someone listens.
+    /// Emits an event for the call, built only when a subscriber accepts
+    /// its kind.
     fn emit(
         &self,
         cx: &CallCx<'_, C>,
@@ -383,7 +437,7 @@ where
         attempt: u32,
         fill: impl FnOnce(&mut ToolEvent),
     ) {
-        if !self.events.is_active() {
+        if !self.events.wants(kind) {
             return;
         }
         let mut event = ToolEvent::new(
@@ -394,7 +448,8 @@ where
             cx.name.as_str(),
             attempt,
         );
-        event.elapsed = Some(cx.received.elapsed());
+        event.elapsed = Some(cx.own_time());
+        event.waited = Some(cx.waited);
         event.args_hash = cx.args_hash.clone();
         fill(&mut event);
         self.events.emit(event);

@@ -32,6 +32,7 @@ pub(super) struct Answer {
     structured: Option<Value>,
     artifacts: Vec<ArtifactRef>,
     elapsed: Duration,
+    waited: Duration,
 }
 
 impl Answer {
@@ -47,6 +48,7 @@ impl Answer {
             error: None,
             provider_metadata: None,
             elapsed: self.elapsed,
+            waited: self.waited,
         }
     }
 }
@@ -126,7 +128,8 @@ where
             content,
             structured: output.structured,
             artifacts,
-            elapsed: cx.received.elapsed(),
+            elapsed: cx.own_time(),
+            waited: cx.waited,
         };
         self.emit(cx, EventKind::Completed, attempt, |event| {
             event.result_hash = Some(content_hash(answer.structured.as_ref(), &answer.content));

@@ -5,12 +5,20 @@
 //! class and *hashes* of the canonical arguments and result, never the values.
 //!
 //! Delivery is built so that observers cannot hurt execution:
-//! - with no subscriber, emitting is a branch on an empty list;
+//! - an event no subscriber [accepts](EventSubscriber::accepts) is never
+//!   built; with no subscriber, emitting is a branch on an empty mask;
 //! - a [`Delivery::Queued`] subscriber (the default) gets its own bounded
-//!   queue and task: a slow one loses events (counted in
-//!   [`EventBus::dropped`]) instead of stalling calls;
-//! - a panic in a subscriber is caught and counted; the subscriber keeps
-//!   receiving later events.
+//!   queue ([`EventBus::QUEUE_CAPACITY`] events) drained by a thread of its
+//!   own, so it works the same on every tokio runtime flavour and with no
+//!   runtime at all, and a subscriber that is slow, blocks forever or panics
+//!   never slows a call. When its queue is full the *newest* event is
+//!   dropped for that subscriber only; drops are counted in
+//!   [`EventBus::dropped`] and reported to the subscriber itself by a
+//!   `tool.events_dropped` event ([`EventKind::EventsDropped`]);
+//! - a panic in a subscriber is caught and counted ([`EventBus::panics`]);
+//!   the subscriber keeps receiving later events.
+
+mod queue;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -21,7 +29,6 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::error::ErrorClass;
 use crate::ids::{RunId, ThreadId, ToolCallId};
@@ -51,9 +58,29 @@ pub enum EventKind {
     /// `tool.custom`: the tool emitted an event of its own.
     #[serde(rename = "tool.custom")]
     Custom,
+    /// `tool.events_dropped`: events were dropped for this subscriber because
+    /// its queue was full; [`ToolEvent::dropped`] says how many. Delivered
+    /// only to the subscriber that lost them, before the next event it
+    /// receives or as soon as its queue runs empty. Its ids are those of a
+    /// neighbouring event of that subscriber; the lost events may belong to
+    /// other calls.
+    #[serde(rename = "tool.events_dropped")]
+    EventsDropped,
 }
 
 impl EventKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [EventKind; 8] = [
+        EventKind::Started,
+        EventKind::Completed,
+        EventKind::Failed,
+        EventKind::Rejected,
+        EventKind::Retrying,
+        EventKind::Progress,
+        EventKind::Custom,
+        EventKind::EventsDropped,
+    ];
+
     /// The event's wire name (`tool.started`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -64,7 +91,13 @@ impl EventKind {
             EventKind::Retrying => "tool.retrying",
             EventKind::Progress => "tool.progress",
             EventKind::Custom => "tool.custom",
+            EventKind::EventsDropped => "tool.events_dropped",
         }
+    }
+
+    /// This kind's bit in a subscriber's interest mask.
+    const fn bit(self) -> u16 {
+        1 << self as u16
     }
 }
 
@@ -103,8 +136,16 @@ pub struct ToolEvent {
     pub attempt: u32,
     /// When the event was made.
     pub timestamp: SystemTime,
-    /// Time since the call was received, for completion events.
+    /// The call's own time so far: since it was received, less
+    /// [`waited`](Self::waited) (the same measure as
+    /// [`ToolResult::elapsed`](crate::ToolResult::elapsed)). Set on the
+    /// executor's lifecycle events.
     pub elapsed: Option<Duration>,
+    /// Time the call spent waiting so far: in its batch's queue, for a
+    /// concurrency permit and in `before_tool` middleware such as an
+    /// approver (as [`ToolResult::waited`](crate::ToolResult::waited)). Set
+    /// on the executor's lifecycle events.
+    pub waited: Option<Duration>,
     /// The error class, for failures and refusals.
     pub error_class: Option<ErrorClass>,
     /// The error kind (`invalid_arguments`, `timeout`, ...).
@@ -123,6 +164,8 @@ pub struct ToolEvent {
     pub name: Option<String>,
     /// A custom event's payload (redacted before delivery).
     pub data: Option<Value>,
+    /// How many events this subscriber lost, for `tool.events_dropped`.
+    pub dropped: Option<u64>,
 }
 
 impl ToolEvent {
@@ -144,6 +187,7 @@ impl ToolEvent {
             attempt,
             timestamp: SystemTime::now(),
             elapsed: None,
+            waited: None,
             error_class: None,
             error_kind: None,
             policy: None,
@@ -153,6 +197,7 @@ impl ToolEvent {
             progress: None,
             name: None,
             data: None,
+            dropped: None,
         }
     }
 }
@@ -160,14 +205,21 @@ impl ToolEvent {
 /// How a subscriber receives events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Delivery {
-    /// Through a bounded queue drained by a task of its own: never slows a
-    /// call; events are dropped (and counted) when the queue is full. The
-    /// default.
+    /// Through a bounded queue ([`EventBus::QUEUE_CAPACITY`] events) drained
+    /// by a thread of its own: never slows a call, on any tokio runtime
+    /// flavour (current-thread included) or with none, even when the
+    /// subscriber blocks forever. When the queue is full the newest event is
+    /// dropped for this subscriber, counted in [`EventBus::dropped`] and
+    /// reported to it by a `tool.events_dropped` event. The thread runs
+    /// inside the tokio runtime of the first call that emitted, when there
+    /// was one, so the subscriber may hand events to tasks
+    /// (`tokio::spawn`). The default.
     #[default]
     Queued,
-    /// Called in line, on the executor's task, before the step goes on. Only
-    /// for subscribers that never block (in-memory recorders, counters); a
-    /// panic is still caught.
+    /// Called in line, on the executor's task, before the step goes on, so
+    /// nothing is ever dropped. Only for subscribers that never block
+    /// (in-memory recorders, counters): an in-line subscriber that blocks
+    /// stalls the call that emits. A panic is still caught.
     Inline,
 }
 
@@ -180,6 +232,15 @@ pub trait EventSubscriber: Send + Sync + 'static {
     fn delivery(&self) -> Delivery {
         Delivery::Queued
     }
+
+    /// Whether this subscriber wants events of `kind` (all kinds by
+    /// default). Asked once per kind when the subscriber is added; an event
+    /// of a kind no subscriber accepts is never built, and a subscriber
+    /// never receives (nor queues) a kind it refused.
+    fn accepts(&self, kind: EventKind) -> bool {
+        let _ = kind;
+        true
+    }
 }
 
 impl<F> EventSubscriber for F
@@ -191,13 +252,14 @@ where
     }
 }
 
-/// The queue length of each queued subscriber.
-pub const QUEUE_CAPACITY: usize = 1024;
-
 struct Slot {
     subscriber: Arc<dyn EventSubscriber>,
     delivery: Delivery,
-    queue: OnceLock<mpsc::Sender<Arc<ToolEvent>>>,
+    /// The kinds it accepts, one bit each.
+    kinds: u16,
+    /// Its queue and thread, started with its first event; `None` when the
+    /// thread could not be started (every event is then counted dropped).
+    queue: OnceLock<Option<queue::Queue>>,
 }
 
 /// The subscribers of an executor, and the counters of what went wrong in
@@ -205,6 +267,8 @@ struct Slot {
 #[derive(Default)]
 pub struct EventBus {
     slots: Vec<Slot>,
+    /// The union of the subscribers' kinds.
+    kinds: u16,
     stats: Arc<BusStats>,
 }
 
@@ -215,6 +279,9 @@ struct BusStats {
 }
 
 impl EventBus {
+    /// How many events each queued subscriber's queue holds.
+    pub const QUEUE_CAPACITY: usize = 1024;
+
     /// A bus with no subscriber.
     pub fn new() -> Self {
         EventBus::default()
@@ -228,20 +295,34 @@ impl EventBus {
     /// Adds a shared subscriber.
     pub fn subscribe_arc(&mut self, subscriber: Arc<dyn EventSubscriber>) {
         let delivery = subscriber.delivery();
+        let kinds = EventKind::ALL
+            .into_iter()
+            .filter(|kind| subscriber.accepts(*kind))
+            .fold(0, |mask, kind| mask | kind.bit());
+        self.kinds |= kinds;
         self.slots.push(Slot {
             subscriber,
             delivery,
+            kinds,
             queue: OnceLock::new(),
         });
     }
 
-    /// True when someone listens.
+    /// True when someone listens to some kind of event.
     #[inline]
     pub fn is_active(&self) -> bool {
-        !self.slots.is_empty()
+        self.kinds != 0
     }
 
-    /// Events dropped because a queued subscriber was behind.
+    /// True when some subscriber accepts events of `kind`: an event nobody
+    /// wants need not be built.
+    #[inline]
+    pub fn wants(&self, kind: EventKind) -> bool {
+        self.kinds & kind.bit() != 0
+    }
+
+    /// Events dropped, over all queued subscribers, because a subscriber's
+    /// queue was full (or its thread could not be started).
     pub fn dropped(&self) -> u64 {
         self.stats.dropped.load(Ordering::Relaxed)
     }
@@ -251,13 +332,18 @@ impl EventBus {
         self.stats.panics.load(Ordering::Relaxed)
     }
 
-    /// Delivers `event` to every subscriber. Never blocks, never panics.
+    /// Delivers `event` to every subscriber that accepts its kind. Never
+    /// blocks on a queued subscriber, never panics.
     pub fn emit(&self, event: ToolEvent) {
-        if self.slots.is_empty() {
+        if !self.wants(event.kind) {
             return;
         }
+        let bit = event.kind.bit();
         let event = Arc::new(event);
         for slot in &self.slots {
+            if slot.kinds & bit == 0 {
+                continue;
+            }
             match slot.delivery {
                 Delivery::Inline => deliver(&*slot.subscriber, &event, &self.stats),
                 Delivery::Queued => self.enqueue(slot, &event),
@@ -266,28 +352,22 @@ impl EventBus {
     }
 
     fn enqueue(&self, slot: &Slot, event: &Arc<ToolEvent>) {
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            // No runtime to drain a queue: deliver in line.
-            deliver(&*slot.subscriber, event, &self.stats);
-            return;
-        };
-        let tx = slot.queue.get_or_init(|| {
-            let (tx, mut rx) = mpsc::channel::<Arc<ToolEvent>>(QUEUE_CAPACITY);
-            let subscriber = Arc::clone(&slot.subscriber);
-            let stats = Arc::clone(&self.stats);
-            handle.spawn(async move {
-                while let Some(event) = rx.recv().await {
-                    deliver(&*subscriber, &event, &stats);
-                }
-            });
-            tx
+        let queue = slot.queue.get_or_init(|| {
+            queue::Queue::start(
+                Arc::clone(&slot.subscriber),
+                slot.kinds & EventKind::EventsDropped.bit() != 0,
+                Arc::clone(&self.stats),
+                tokio::runtime::Handle::try_current().ok(),
+            )
         });
-        if tx.try_send(Arc::clone(event)).is_err() {
+        let sent = queue.as_ref().is_some_and(|queue| queue.push(event));
+        if !sent {
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
 
+/// Hands one event to a subscriber, counting a panic.
 fn deliver(subscriber: &dyn EventSubscriber, event: &ToolEvent, stats: &BusStats) {
     if catch_unwind(AssertUnwindSafe(|| subscriber.on_event(event))).is_err() {
         stats.panics.fetch_add(1, Ordering::Relaxed);
