@@ -106,6 +106,7 @@ fn a_hand_built_result_without_content_is_cut_at_the_structured_limit() {
         error: None,
         provider_metadata: None,
         elapsed: Duration::ZERO,
+        waited: Duration::ZERO,
     };
     for (provider, out) in formatted(&result) {
         let text = out.to_string();
@@ -131,6 +132,7 @@ fn a_small_structured_value_is_still_sent_as_data_and_the_limit_is_adjustable() 
         error: None,
         provider_metadata: None,
         elapsed: Duration::ZERO,
+        waited: Duration::ZERO,
     };
     // 20 KB is over the default 16 KiB: left out.
     assert!(
