@@ -2,6 +2,8 @@
 //! into one test binary.
 
 mod agent_loop;
+mod approvals_scoped;
+mod declared_safety;
 mod executor_batch;
 mod executor_call_now;
 mod executor_events;
@@ -9,6 +11,7 @@ mod executor_middleware;
 mod executor_output;
 mod executor_refusals;
 mod executor_running;
+mod hostile_values;
 mod injection;
 mod mcp_http;
 mod mcp_server;

@@ -193,7 +193,7 @@ pub fn fuzz_provider_calls(data: &[u8]) {
         openai::parse_chat_tool_calls(&payload),
         openai::parse_responses_function_calls(&payload),
         anthropic::parse_tool_uses(&payload),
-        gemini::parse_function_calls(&payload),
+        gemini::parse_function_calls(&payload, 0),
         mcp::parse_call_tool_params("rpc-1", &payload).map(|c| vec![c]),
         mcp::parse_call_tool_request(&payload).map(|c| vec![c]),
     ];

@@ -122,7 +122,8 @@ pub use registry::{RegisteredTool, RegistryError, RegistryVersion, ToolRegistry,
 pub use retry::{Jitter, RetryPolicy};
 pub use runtime::{Ctx, EventEmitter, RunContext, RunContextBuilder, StreamWriter, ToolRuntime};
 pub use safety::{
-    Determinism, Effect, FilesystemAccess, Idempotency, Reach, RedactionPolicy, ToolSafety,
+    Determinism, Effect, FilesystemAccess, Idempotency, Reach, RedactionPolicy, SafetyItem,
+    ToolSafety,
 };
 pub use schema::ToolSchema;
 pub use secret::{Secret, Secrets};

@@ -31,10 +31,10 @@ mod workspace_policy;
 pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
 pub use confirm::{
     ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver,
-    ConfirmationPolicy, approval_fingerprint,
+    ConfirmationPolicy, GrantScope, approval_fingerprint,
 };
 pub use redact::{MASK, Redactor};
-pub use replay::ReplayCache;
+pub use replay::{ReplayCache, ReplayScope};
 pub use selection::{ToolSelector, ToolSelectorBuilder};
 pub use workspace::{PathViolation, WORKSPACE_PATH_FORMAT, WorkspacePath, resolve_in_root};
 pub use workspace_policy::WorkspacePolicy;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{ArgumentProblem, ToolError};
 use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
-use crate::safety::FilesystemAccess;
+use crate::safety::{FilesystemAccess, SafetyItem};
 use crate::schema::escape_pointer;
 
 use super::workspace::{WORKSPACE_PATH_FORMAT, resolve_in_root};
@@ -132,6 +132,10 @@ where
 {
     fn name(&self) -> &str {
         POLICY
+    }
+
+    fn enforces(&self) -> &[SafetyItem] {
+        &[SafetyItem::Workspace]
     }
 
     async fn before_tool(

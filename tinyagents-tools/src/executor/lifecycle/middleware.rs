@@ -44,6 +44,7 @@ where
                 arguments,
                 arguments_changed: false,
                 extensions: &mut extensions,
+                events: &self.events,
             };
             let outcome = mw.before_tool(&mut ctx).await;
             let changed = ctx.arguments_changed;
