@@ -26,6 +26,7 @@ mod providers_golden;
 mod providers_names;
 mod providers_rules;
 mod readme;
+mod redaction_forms;
 mod registry;
 mod reliability_faults;
 mod reliability_forgery;
