@@ -86,6 +86,7 @@ pub mod mcp;
 mod middleware;
 mod name_rules;
 mod output;
+mod panics;
 pub mod policy;
 pub mod providers;
 mod registry;
@@ -118,6 +119,7 @@ pub use middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 pub use output::{
     ArtifactRef, ContentBlock, IntoToolOutput, Json, ToolMessage, ToolOutput, ToolResult,
 };
+pub use panics::PanicMessage;
 pub use registry::{RegisteredTool, RegistryError, RegistryVersion, ToolRegistry, compile_schema};
 pub use retry::{Jitter, RetryPolicy};
 pub use runtime::{Ctx, EventEmitter, RunContext, RunContextBuilder, StreamWriter, ToolRuntime};

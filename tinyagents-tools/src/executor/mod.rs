@@ -290,6 +290,7 @@ where
     pub fn build(mut self) -> Result<ToolExecutor<S, C>, ExecutorBuildError> {
         self.config.check(&self.registry)?;
         self.enforce_declared()?;
+        crate::panics::install();
         // The call clock calibrates itself on first use (under a
         // millisecond); do it here rather than in the first call's figures.
         let _ = quanta::Instant::now();
