@@ -21,6 +21,7 @@
 //! of a turn is a [`Turn`](crate::Turn), made by a [`ToolSelector`].
 
 mod access;
+mod approval;
 mod confirm;
 mod redact;
 mod replay;
@@ -29,10 +30,11 @@ mod workspace;
 mod workspace_policy;
 
 pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
-pub use confirm::{
-    ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver,
-    ConfirmationPolicy, GrantScope, approval_fingerprint,
+pub use approval::{
+    ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver, GrantScope,
+    approval_fingerprint,
 };
+pub use confirm::ConfirmationPolicy;
 pub use redact::{MASK, Redactor};
 pub use replay::{ReplayCache, ReplayScope};
 pub use selection::{ToolSelector, ToolSelectorBuilder};
