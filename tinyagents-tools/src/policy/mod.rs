@@ -16,7 +16,12 @@
 //!
 //! Access, confirmation, workspace and replay policies are
 //! [`Middleware`](crate::Middleware): add them with
-//! `ToolExecutor::builder(..).middleware(..)`. Call limits are executor
+//! `ToolExecutor::builder(..).middleware(..)`. What tools declare is
+//! enforced even without that: the executor adds a [`WorkspacePolicy`] itself
+//! when a registered tool declares `workspace` or filesystem access, and
+//! refuses to build when one needs confirmation and no [`ConfirmationPolicy`]
+//! (or other middleware declaring it) is there, unless the application opts
+//! out with [`unenforced`](crate::ToolExecutorBuilder::unenforced). Call limits are executor
 //! configuration ([`CallLimits`](crate::CallLimits)), and the advertised set
 //! of a turn is a [`Turn`](crate::Turn), made by a [`ToolSelector`].
 
@@ -35,7 +40,7 @@ pub use approval::{
     approval_fingerprint,
 };
 pub use confirm::ConfirmationPolicy;
-pub use redact::{MASK, Redactor};
+pub use redact::{MASK, MIN_EMBEDDED_BASE64, Redactor, secret_forms};
 pub use replay::{ReplayCache, ReplayScope};
 pub use selection::{ToolSelector, ToolSelectorBuilder};
 pub use workspace::{PathViolation, WORKSPACE_PATH_FORMAT, WorkspacePath, resolve_in_root};

@@ -29,6 +29,11 @@ const MAX_REF_DEPTH: usize = 32;
 ///   a symbolic link out, `~`, NUL, backslashes, look-alike characters) is
 ///   refused with a message naming the argument and the rule, before the
 ///   tool runs.
+///
+/// An executor whose registry has such a tool adds this policy itself, in
+/// front of every other middleware, when no middleware enforces
+/// [`SafetyItem::Workspace`] (see
+/// [`ToolExecutorBuilder::build`](crate::ToolExecutorBuilder::build)).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WorkspacePolicy;
 
