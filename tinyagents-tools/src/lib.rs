@@ -95,6 +95,7 @@ mod runtime;
 mod safety;
 pub mod schema;
 mod secret;
+mod secret_forms;
 mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;

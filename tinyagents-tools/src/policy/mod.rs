@@ -34,13 +34,14 @@ mod selection;
 mod workspace;
 mod workspace_policy;
 
+pub use crate::secret_forms::{MIN_EMBEDDED_BASE64, secret_forms};
 pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
 pub use approval::{
     ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver, GrantScope,
     approval_fingerprint,
 };
 pub use confirm::ConfirmationPolicy;
-pub use redact::{MASK, MIN_EMBEDDED_BASE64, Redactor, secret_forms};
+pub use redact::{MASK, Redactor};
 pub use replay::{ReplayCache, ReplayScope};
 pub use selection::{ToolSelector, ToolSelectorBuilder};
 pub use workspace::{PathViolation, WORKSPACE_PATH_FORMAT, WorkspacePath, resolve_in_root};

@@ -148,9 +148,9 @@ where
         let key = ReplayKey::clone(&key);
         if let Ok(output) = ctx.outcome() {
             let mut output = output.clone();
-            let redactor = Redactor::for_policy(
+            let redactor = Redactor::for_policy_forms(
                 &ctx.spec().safety.redaction,
-                ctx.run().secrets().redaction_values(),
+                ctx.run().secrets().redaction_forms(),
             );
             redactor.output(&mut output);
             self.records

@@ -53,14 +53,14 @@ struct CallCx<'a, C> {
 /// The redactor for a tool's policy (or the default policy, before the tool
 /// is known) in `run`; `None` when it would mask nothing.
 fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Option<Arc<Redactor>> {
-    let secrets = run.secrets().redaction_values();
+    let secrets = run.secrets().redaction_forms();
     let masks_secrets = policy.is_none_or(|p| p.secrets) && !secrets.is_empty();
     let has_own = policy.is_some_and(|p| !p.patterns.is_empty() || !p.fields.is_empty());
     if !masks_secrets && !has_own {
         return None;
     }
     let default = RedactionPolicy::default();
-    let redactor = Redactor::for_policy(policy.unwrap_or(&default), secrets);
+    let redactor = Redactor::for_policy_forms(policy.unwrap_or(&default), secrets);
     (!redactor.is_noop()).then(|| Arc::new(redactor))
 }
 
