@@ -238,8 +238,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     print_results(&results);
 
     println!("\n== 5. The same desk in a read-only run");
+    // The refund still needs an approver (the build refuses otherwise), but
+    // read-only mode refuses it first.
     let read_only = ToolExecutor::builder(self::registry()?, ())
         .middleware(AccessPolicy::read_only())
+        .middleware(ConfirmationPolicy::new(RefundDesk))
         .subscribe(PrintRefusals)
         .build()?;
     let everything = Turn::new(1);
@@ -288,6 +291,7 @@ mod tests {
 
         let read_only = ToolExecutor::builder(registry().unwrap(), ())
             .middleware(AccessPolicy::read_only())
+            .middleware(ConfirmationPolicy::new(RefundDesk))
             .build()
             .unwrap();
         let refund = ToolCall::new("o2", "refund_order", json!({"order": "A-17", "amount": 5}));

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tinyagents_tools::ToolExecutor;
+use tinyagents_tools::{SafetyItem, ToolExecutor};
 use tinyagents_tools_examples::agent::{
     Agent, AgentConfig, ApiKey, ClientError, Invocation, StopReason, cli,
 };
@@ -272,6 +272,8 @@ fn agent(server: &FakeOpenAi, max_turns: u32) -> Agent {
     config.max_turns = max_turns;
     config.request_timeout = Duration::from_secs(10);
     let executor = ToolExecutor::builder(quickstart_registry().unwrap(), ())
+        // `write_note` needs confirmation; these turns never advertise it.
+        .unenforced(SafetyItem::Confirmation)
         .build()
         .unwrap();
     Agent::new(config, Arc::new(executor)).unwrap()
@@ -389,6 +391,8 @@ async fn a_refused_connection_is_reported_with_its_cause() {
     let mut config = AgentConfig::new(format!("http://127.0.0.1:{port}/v1"), "m");
     config.request_timeout = Duration::from_secs(10);
     let executor = ToolExecutor::builder(quickstart_registry().unwrap(), ())
+        // `write_note` needs confirmation; these turns never advertise it.
+        .unenforced(SafetyItem::Confirmation)
         .build()
         .unwrap();
     let agent = Agent::new(config, Arc::new(executor)).unwrap();
@@ -414,6 +418,8 @@ async fn strict_requests_declare_strict_tools_and_turn_off_parallel_calls() {
     config.strict = true;
     config.system_prompt = None;
     let executor = ToolExecutor::builder(quickstart_registry().unwrap(), ())
+        // `write_note` needs confirmation; these turns never advertise it.
+        .unenforced(SafetyItem::Confirmation)
         .build()
         .unwrap();
     let agent = Agent::new(config, Arc::new(executor)).unwrap();

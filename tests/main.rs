@@ -3,6 +3,8 @@
 
 mod agent_loop;
 mod executor_accounting;
+mod approvals_scoped;
+mod declared_safety;
 mod executor_batch;
 mod executor_call_now;
 mod executor_cancellation;
@@ -12,6 +14,7 @@ mod executor_middleware;
 mod executor_output;
 mod executor_refusals;
 mod executor_running;
+mod hostile_values;
 mod injection;
 mod mcp_http;
 mod mcp_protocol;
@@ -28,6 +31,7 @@ mod providers_golden;
 mod providers_names;
 mod providers_rules;
 mod readme;
+mod redaction_forms;
 mod registry;
 mod reliability_faults;
 mod reliability_forgery;

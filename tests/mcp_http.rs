@@ -11,7 +11,7 @@ use serde_json::json;
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
 use tinyagents_tools::providers::{ExportTarget, export_declarations};
-use tinyagents_tools::{CancellationToken, ToolExecutor};
+use tinyagents_tools::{CancellationToken, SafetyItem, ToolExecutor};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tokio::sync::mpsc;
 
@@ -42,7 +42,9 @@ async fn serve_with(
     let mut registry = quickstart_registry().unwrap();
     registry.register(CountStepsTool).unwrap();
     let root = workspace.path().to_owned();
-    let server = McpServer::builder(ToolExecutor::builder(registry, ()))
+    // MCP hosts ask their user before a call: confirmation is left to them.
+    let executor = ToolExecutor::builder(registry, ()).unenforced(SafetyItem::Confirmation);
+    let server = McpServer::builder(executor)
         .name("quickstart-http")
         .build(move || quickstart_run(&root, Arc::new(NoteBook::default())))
         .unwrap();

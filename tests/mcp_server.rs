@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{ExportTarget, export_declarations};
-use tinyagents_tools::{CallLimits, EventKind, ToolExecutorBuilder, ToolSafety};
+use tinyagents_tools::{CallLimits, EventKind, SafetyItem, ToolExecutorBuilder, ToolSafety};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tinyagents_tools_tests::{Recorder, Sleeper, spec};
 use tokio::sync::mpsc;
@@ -95,7 +95,13 @@ async fn start_with(configure: impl FnOnce(ToolExecutorBuilder) -> ToolExecutorB
     registry.register(CountStepsTool).unwrap();
     let root = workspace.path().to_owned();
     let book = Arc::clone(&notebook);
-    let executor = configure(ToolExecutor::builder(registry, ()).subscribe_arc(events.clone()));
+    // MCP hosts ask their user before a call; the server leaves confirmation
+    // to them, explicitly.
+    let executor = configure(
+        ToolExecutor::builder(registry, ())
+            .subscribe_arc(events.clone())
+            .unenforced(SafetyItem::Confirmation),
+    );
     let server = McpServer::builder(executor)
         .name("quickstart-test")
         .build(move || quickstart_run(&root, Arc::clone(&book)))

@@ -136,7 +136,11 @@ fn mixed_tools() -> Vec<Arc<Scripted>> {
 async fn read_only_mode_refuses_mutating_tools_and_file_writers_through_the_executor() {
     let tools = mixed_tools();
     let s = setup(tools.clone(), vec![Arc::new(AccessPolicy::read_only())]);
-    let run = RunContext::empty();
+    // A root, so the workspace policy the executor adds lets `save_file`
+    // reach the read-only check.
+    let run = RunContext::builder(())
+        .workspace_root(std::env::temp_dir())
+        .build();
     for name in ["delete_all", "save_file"] {
         let r = run_one(&s, &run, name, json!({"text": "x"})).await;
         assert_refused_by(&s, &r, "read_only_mode");

@@ -53,7 +53,8 @@ async fn an_approved_call_runs_and_the_approver_saw_its_fingerprint() {
     let (a, asked) = approver(ApprovalDecision::Approve);
     let policy = Arc::new(ConfirmationPolicy::new(a));
     let s = setup(vec![tool.clone()], vec![policy.clone()]);
-    let r = run_one(&s, &RunContext::empty(), "send_note", json!({"text": "hi"})).await;
+    let run = RunContext::empty();
+    let r = run_one(&s, &run, "send_note", json!({"text": "hi"})).await;
     assert!(!r.is_error, "{r:?}");
     assert_eq!(tool.runs(), 1);
     let asked = asked.lock().unwrap();
@@ -63,7 +64,10 @@ async fn an_approved_call_runs_and_the_approver_saw_its_fingerprint() {
         asked[0].fingerprint,
         approval_fingerprint("send_note", &json!({"text": "hi"}))
     );
-    let record = policy.record_of(&ToolCallId::from("call-1")).unwrap();
+    let record = policy
+        .record_of(&run.run_id().clone(), 1, &ToolCallId::from("call-1"))
+        .unwrap();
+    assert_eq!(record.scope, GrantScope::Call);
     assert!(record.approved);
 }
 
@@ -122,9 +126,15 @@ async fn an_approval_cannot_be_replayed_for_other_arguments() {
     let tool = confirm_tool();
     let (a, asked) = approver(ApprovalDecision::Approve);
     let policy = Arc::new(ConfirmationPolicy::new(a));
-    policy.pre_approve("call-1", "send_note", &json!({"text": "the approved text"}));
-    let s = setup(vec![tool.clone()], vec![policy.clone()]);
     let run = RunContext::empty();
+    policy.pre_approve(
+        run.run_id(),
+        1,
+        "call-1",
+        "send_note",
+        &json!({"text": "the approved text"}),
+    );
+    let s = setup(vec![tool.clone()], vec![policy.clone()]);
     let r = run_one(&s, &run, "send_note", json!({"text": "something else"})).await;
     assert_refused_by(&s, &r, "confirmation");
     assert!(r.text().contains("different arguments"), "{}", r.text());

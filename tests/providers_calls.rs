@@ -169,7 +169,7 @@ fn anthropic_tool_use_blocks_become_calls_and_results_carry_is_error() {
 }
 
 #[test]
-fn gemini_function_calls_without_ids_get_stable_ids_from_position_and_name() {
+fn gemini_function_calls_without_ids_get_stable_ids_from_turn_position_and_name() {
     let response = json!({
         "candidates": [{
             "content": {"role": "model", "parts": [
@@ -180,24 +180,24 @@ fn gemini_function_calls_without_ids_get_stable_ids_from_position_and_name() {
             "finishReason": "STOP"
         }]
     });
-    let calls = gemini::parse_function_calls(&response).expect("parses");
+    let calls = gemini::parse_function_calls(&response, 3).expect("parses");
     assert_eq!(
         calls,
         [
             ToolCall::new(
-                "gemini-call-0-set_light_values",
+                "gemini-call-3-0-set_light_values",
                 "set_light_values",
                 json!({"brightness": 25, "color_temp": "warm"})
             ),
             ToolCall::new(
-                "gemini-call-1-power_disco_ball",
+                "gemini-call-3-1-power_disco_ball",
                 "power_disco_ball",
                 json!({})
             ),
         ]
     );
     assert_eq!(
-        gemini::parse_function_calls(&response).expect("parses"),
+        gemini::parse_function_calls(&response, 3).expect("parses"),
         calls,
         "ids are stable"
     );
@@ -217,7 +217,7 @@ fn gemini_ids_sent_by_the_provider_are_kept_and_echoed() {
     let content = json!({"role": "model", "parts": [
         {"functionCall": {"id": "fc-7", "name": "get_weather", "args": {"city": "Paris"}}}
     ]});
-    let calls = gemini::parse_function_calls(&content).expect("parses");
+    let calls = gemini::parse_function_calls(&content, 1).expect("parses");
     assert_eq!(calls[0].id.as_str(), "fc-7");
     let failed = gemini::function_response_part(&error_result("fc-7", "get_weather"));
     assert_eq!(failed["functionResponse"]["id"], "fc-7");
@@ -314,7 +314,7 @@ fn no_json_input_makes_a_parser_panic() {
         let _ = openai::parse_chat_tool_calls(&value);
         let _ = openai::parse_responses_function_calls(&value);
         let _ = anthropic::parse_tool_uses(&value);
-        let _ = gemini::parse_function_calls(&value);
+        let _ = gemini::parse_function_calls(&value, 0);
         let _ = mcp::parse_call_tool_request(&value);
         let _ = mcp::parse_call_tool_params("1", &value);
     }

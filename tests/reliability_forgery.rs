@@ -64,6 +64,8 @@ async fn every_forged_hidden_key_is_refused_before_the_body_runs_and_its_value_n
     let recorder = Recorder::new();
     let exec = executor(tools.iter().map(|t| t.clone() as Arc<dyn Tool>).collect())
         .subscribe_arc(recorder.clone())
+        // Forged keys are refused before any approver would be asked.
+        .unenforced(SafetyItem::Confirmation)
         .build()
         .unwrap();
     let cases = [

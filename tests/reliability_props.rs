@@ -185,6 +185,8 @@ fn arbitrary_calls_never_panic_never_run_a_body_on_invalid_arguments_and_answer_
             let recorder = Recorder::new();
             let exec = ToolExecutor::builder(registry.clone(), ())
                 .subscribe_arc(recorder.clone())
+                // The properties are about arguments and ids, not approvals.
+                .unenforced(SafetyItem::Confirmation)
                 .configure(|c| {
                     c.max_concurrency = std::num::NonZeroUsize::new(concurrency).unwrap()
                 })

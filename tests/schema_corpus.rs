@@ -583,11 +583,10 @@ fn generated_tools_register_under_their_names() {
         .register(ShipTool)
         .unwrap()
         .register(SearchTool)
-        .unwrap()
-        .register(DeleteFilesTool)
         .unwrap();
-    assert_eq!(
-        registry.names().collect::<Vec<_>>(),
-        ["ship", "search", "remove_files"]
-    );
+    // `remove_files` declares `workspace` but takes no `WorkspacePath`: there
+    // is nothing to confine, and registration says so.
+    let refused = registry.register(DeleteFilesTool).unwrap_err();
+    assert_eq!(refused.rule(), "workspace_without_path");
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["ship", "search"]);
 }

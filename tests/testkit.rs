@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::{EventRecorder, HarnessError, ToolHarness};
-use tinyagents_tools::{EventKind, InjectError, RegistryError};
+use tinyagents_tools::{EventKind, InjectError, RegistryError, SafetyItem};
 use tinyagents_tools_examples::{
     CalculateTool, DocIndex, NoteBook, ReadFileTool, SearchArgs, SearchDocsTool, WriteNoteTool,
     search_docs,
@@ -62,6 +62,7 @@ async fn a_forged_injected_key_never_reaches_the_store() {
     let notebook = Arc::new(NoteBook::default());
     let harness = ToolHarness::builder(WriteNoteTool)
         .store_arc(notebook.clone())
+        .unenforced(SafetyItem::Confirmation)
         .build()
         .unwrap();
 

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tinyagents_tools::ToolExecutor;
+use tinyagents_tools::{SafetyItem, ToolExecutor};
 
 use super::{Agent, AgentConfig, AgentOutcome, ApiKey, DEFAULT_BASE_URL, StopReason};
 use crate::{NoteBook, quickstart_registry, quickstart_run};
@@ -165,7 +165,14 @@ async fn run(
         .filter(|s| !s.safety.requires_confirmation)
         .map(|s| s.name.to_string())
         .collect();
-    let executor = Arc::new(ToolExecutor::builder(registry, ()).build()?);
+    // Tools that need confirmation are never advertised to the model (and a
+    // call to a tool that was not advertised is refused), so no approver is
+    // needed: say so explicitly.
+    let executor = Arc::new(
+        ToolExecutor::builder(registry, ())
+            .unenforced(SafetyItem::Confirmation)
+            .build()?,
+    );
     if invocation.config.api_key.is_none() {
         writeln!(
             err,

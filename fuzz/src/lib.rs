@@ -129,6 +129,9 @@ fn harness() -> &'static Harness {
         let events = Arc::new(Events::default());
         let executor = ToolExecutor::builder(registry, ())
             .subscribe_arc(events.clone())
+            // The properties are about arguments and answers, not approvals:
+            // `write_note` runs without an approver, by choice.
+            .unenforced(SafetyItem::Confirmation)
             .configure(|c| {
                 c.max_argument_bytes = 64 << 10;
                 c.max_argument_depth = 32;
@@ -193,7 +196,7 @@ pub fn fuzz_provider_calls(data: &[u8]) {
         openai::parse_chat_tool_calls(&payload),
         openai::parse_responses_function_calls(&payload),
         anthropic::parse_tool_uses(&payload),
-        gemini::parse_function_calls(&payload),
+        gemini::parse_function_calls(&payload, 0),
         mcp::parse_call_tool_params("rpc-1", &payload).map(|c| vec![c]),
         mcp::parse_call_tool_request(&payload).map(|c| vec![c]),
     ];

@@ -88,6 +88,7 @@ pub mod mcp;
 mod middleware;
 mod name_rules;
 mod output;
+mod panics;
 pub mod policy;
 pub mod providers;
 mod redact;
@@ -97,6 +98,7 @@ mod runtime;
 mod safety;
 pub mod schema;
 mod secret;
+mod secret_forms;
 mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -122,11 +124,13 @@ pub use middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 pub use output::{
     ArtifactRef, ContentBlock, IntoToolOutput, Json, ToolMessage, ToolOutput, ToolResult,
 };
+pub use panics::PanicMessage;
 pub use registry::{RegisteredTool, RegistryError, RegistryVersion, ToolRegistry, compile_schema};
 pub use retry::{Jitter, RetryPolicy};
 pub use runtime::{Ctx, EventEmitter, RunContext, RunContextBuilder, StreamWriter, ToolRuntime};
 pub use safety::{
-    Determinism, Effect, FilesystemAccess, Idempotency, Reach, RedactionPolicy, ToolSafety,
+    Determinism, Effect, FilesystemAccess, Idempotency, Reach, RedactionPolicy, SafetyItem,
+    ToolSafety,
 };
 pub use schema::ToolSchema;
 pub use secret::{Secret, Secrets};

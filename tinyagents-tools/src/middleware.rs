@@ -27,11 +27,13 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::ToolError;
+use crate::events::{EventBus, EventKind, ToolEvent};
 use crate::executor::Turn;
 use crate::extensions::Extensions;
 use crate::ids::ToolCallId;
 use crate::output::ToolOutput;
 use crate::runtime::RunContext;
+use crate::safety::SafetyItem;
 use crate::spec::ToolSpec;
 
 /// What a `before_tool` decided.
@@ -109,6 +111,7 @@ pub struct BeforeToolCtx<'a, S = (), C = ()> {
     pub(crate) arguments: Value,
     pub(crate) arguments_changed: bool,
     pub(crate) extensions: &'a mut Extensions,
+    pub(crate) events: &'a EventBus,
 }
 
 impl<'a, S, C> BeforeToolCtx<'a, S, C> {
@@ -129,6 +132,26 @@ impl<'a, S, C> BeforeToolCtx<'a, S, C> {
     /// Per-call scratch space shared with the same call's `after_tool`.
     pub fn extensions(&mut self) -> &mut Extensions {
         self.extensions
+    }
+
+    /// Emits a `tool.custom` event named `name` for this call (a policy
+    /// reporting what it decided). `data` must hold no secret: it is
+    /// delivered as given.
+    pub fn emit(&self, name: &str, data: Value) {
+        if !self.events.is_active() {
+            return;
+        }
+        let mut event = ToolEvent::new(
+            EventKind::Custom,
+            self.run.run_id().clone(),
+            self.run.thread_id().clone(),
+            self.call_id.clone(),
+            self.called_name,
+            1,
+        );
+        event.name = Some(name.to_owned());
+        event.data = Some(data);
+        self.events.emit(event);
     }
 }
 
@@ -207,6 +230,15 @@ where
     /// A short stable name, used as the policy name when this middleware
     /// refuses a call with an error.
     fn name(&self) -> &str;
+
+    /// The declared safety items this middleware enforces (none by
+    /// default). [`ToolExecutorBuilder::build`](crate::ToolExecutorBuilder::build)
+    /// reads it to check that every item a registered tool declares has a
+    /// policy; a middleware that takes over an item's enforcement says so
+    /// here.
+    fn enforces(&self) -> &[SafetyItem] {
+        &[]
+    }
 
     /// Runs before the tool, after the executor's own checks.
     async fn before_tool(

@@ -1,11 +1,17 @@
 //! Masking secret values and configured patterns in anything model-facing.
+//!
+//! A secret is masked in the forms it usually leaks in, as
+//! [`secret_forms`] lists them (JSON-escaped, base64, hex; the forms that
+//! are not covered are listed there too).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::output::{ContentBlock, ToolOutput};
 use crate::safety::RedactionPolicy;
+use crate::secret_forms::secret_forms;
 
 /// The text that replaces a masked value.
 pub const MASK: &str = "[redacted]";
@@ -60,14 +66,60 @@ impl Redactor {
     }
 
     /// The redactor for a tool's `policy` in a run whose secret texts are
-    /// `secrets`.
+    /// `secrets`; each secret is masked in every form [`secret_forms`]
+    /// lists.
     pub fn for_policy(policy: &RedactionPolicy, secrets: &[Arc<str>]) -> Self {
-        let secrets: &[Arc<str>] = if policy.secrets { secrets } else { &[] };
-        Redactor::new(
-            secrets.iter().map(|s| &**s),
-            &policy.patterns,
-            &policy.fields,
-        )
+        let forms: Vec<Arc<str>> = secrets
+            .iter()
+            .flat_map(|s| secret_forms(s))
+            .map(Arc::from)
+            .collect();
+        Redactor::for_policy_forms(policy, &forms)
+    }
+
+    /// [`for_policy`](Self::for_policy) for secrets already expanded into
+    /// their forms, as [`Secrets::redaction_forms`](crate::Secrets::redaction_forms)
+    /// keeps them (computed once per run, not once per call).
+    pub fn for_policy_forms(policy: &RedactionPolicy, forms: &[Arc<str>]) -> Self {
+        let forms: &[Arc<str>] = if policy.secrets { forms } else { &[] };
+        Redactor::new(forms.iter().map(|s| &**s), &policy.patterns, &policy.fields)
+    }
+
+    /// Masks every model-facing part of an output: text, JSON blocks, links
+    /// and the structured value.
+    pub fn output(&self, output: &mut ToolOutput) {
+        if self.is_noop() {
+            return;
+        }
+        for block in &mut output.content {
+            match block {
+                ContentBlock::Text { text } => {
+                    if let Cow::Owned(masked) = self.text(text) {
+                        *text = masked;
+                    }
+                }
+                ContentBlock::Json { value } => self.json(value),
+                ContentBlock::ResourceLink {
+                    uri,
+                    name,
+                    description,
+                    ..
+                } => {
+                    for field in [Some(uri), name.as_mut(), description.as_mut()]
+                        .into_iter()
+                        .flatten()
+                    {
+                        if let Cow::Owned(masked) = self.text(field) {
+                            *field = masked;
+                        }
+                    }
+                }
+                ContentBlock::Image { .. } => {}
+            }
+        }
+        if let Some(value) = &mut output.structured {
+            self.json(value);
+        }
     }
 
     /// True when nothing would ever be masked.
@@ -127,6 +179,7 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secret_forms::{STANDARD, URL_SAFE, base64, hex};
     use serde_json::json;
 
     #[test]
@@ -149,5 +202,41 @@ mod tests {
         };
         let r = Redactor::for_policy(&policy, &[Arc::from("s3cret")]);
         assert_eq!(r.text("s3cret corp"), "s3cret [redacted]");
+    }
+
+    #[test]
+    fn every_listed_form_of_a_secret_is_masked() {
+        let secret = "tök\"en\\42-abcdef";
+        let r = Redactor::for_policy(&RedactionPolicy::default(), &[Arc::from(secret)]);
+        let json_text = serde_json::to_string(&json!({"k": secret})).unwrap();
+        let ascii = "t\\u00f6k\\\"en\\\\42-abcdef";
+        let twice = serde_json::to_string(&json_text).unwrap();
+        let basic = base64(format!("user:{secret}").as_bytes(), STANDARD);
+        let forms = Redactor::for_policy_forms(
+            &RedactionPolicy::default(),
+            &secret_forms(secret)
+                .into_iter()
+                .map(Arc::from)
+                .collect::<Vec<_>>(),
+        );
+        for leaked in [
+            json_text.clone(),
+            ascii.to_owned(),
+            ascii.replace("00f6", "00F6"),
+            twice,
+            base64(secret.as_bytes(), STANDARD),
+            base64(secret.as_bytes(), URL_SAFE)
+                .trim_end_matches('=')
+                .to_owned(),
+            basic,
+            hex(secret.as_bytes(), b"0123456789abcdef"),
+            hex(secret.as_bytes(), b"0123456789ABCDEF"),
+        ] {
+            for r in [&r, &forms] {
+                let masked = r.text(&leaked);
+                assert!(masked.contains(MASK), "{leaked} -> {masked}");
+                assert!(!masked.contains("42-abcdef"), "{leaked} -> {masked}");
+            }
+        }
     }
 }

@@ -4,7 +4,9 @@
 //! Registration refuses, with a typed [`RegistryError`]: a duplicate name
 //! (never a silent replace), an input schema whose root is not an object, a
 //! schema that exposes an injected parameter's name, a schema that does not
-//! compile, and aliases that break the provider name rule or collide. Names
+//! compile, a tool that declares `workspace` but takes no workspace path, a
+//! tool that turns secret redaction off without opting in explicitly, and
+//! aliases that break the provider name rule or collide. Names
 //! themselves are checked when the spec is built ([`crate::ToolName`]), so a
 //! registry can never hold one a provider would refuse. Each input schema is
 //! compiled into a validator here, once; iteration follows registration order.
@@ -14,6 +16,7 @@ use std::sync::Arc;
 
 use crate::fasthash::NameMap;
 use crate::ids::NameError;
+use crate::schema::has_workspace_path;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
 use crate::validation::InputValidator;
@@ -62,6 +65,24 @@ pub enum RegistryError {
         /// The compiler's message.
         message: String,
     },
+    /// The tool declares `workspace`, but no argument is a workspace path,
+    /// so there is nothing the workspace policy could confine.
+    #[error(
+        "tool `{tool}` declares `workspace`, but none of its arguments is a `WorkspacePath` (`\"format\": \"workspace-path\"`): type the path arguments as `WorkspacePath`, or drop `workspace`"
+    )]
+    WorkspaceWithoutPath {
+        /// The tool.
+        tool: String,
+    },
+    /// The tool's redaction policy turns secret masking off without the
+    /// tool's explicit opt-in ([`ToolSafety::unredacted_secrets`](crate::ToolSafety::unredacted_secrets)).
+    #[error(
+        "tool `{tool}` turns secret redaction off; a secret in its output would reach the model unmasked. Keep `secrets` on, or opt in explicitly with `ToolSafety::allow_unredacted_secrets(true)`"
+    )]
+    UnredactedSecrets {
+        /// The tool.
+        tool: String,
+    },
     /// An alias names a tool that is not registered.
     #[error("cannot alias `{alias}` to `{tool}`: no such tool")]
     UnknownTool {
@@ -82,6 +103,8 @@ impl RegistryError {
             RegistryError::SchemaExposesInjected { .. } => "schema_exposes_injected",
             RegistryError::InvalidSchema { .. } => "invalid_schema",
             RegistryError::UnknownTool { .. } => "unknown_tool",
+            RegistryError::WorkspaceWithoutPath { .. } => "workspace_without_path",
+            RegistryError::UnredactedSecrets { .. } => "unredacted_secrets",
         }
     }
 }
@@ -243,6 +266,16 @@ where
             return Err(RegistryError::SchemaExposesInjected {
                 tool: name.to_owned(),
                 argument: arg.name.clone(),
+            });
+        }
+        if spec.safety.workspace && !has_workspace_path(spec.input_schema.as_value()) {
+            return Err(RegistryError::WorkspaceWithoutPath {
+                tool: name.to_owned(),
+            });
+        }
+        if !spec.safety.redaction.secrets && !spec.safety.unredacted_secrets {
+            return Err(RegistryError::UnredactedSecrets {
+                tool: name.to_owned(),
             });
         }
         let input = InputValidator::compile(spec.input_schema.as_value()).map_err(|message| {

@@ -89,8 +89,9 @@ pub enum Determinism {
 /// How a tool's model-facing output, error text and events are redacted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RedactionPolicy {
-    /// Mask every registered secret value (on by default; turning it off is
-    /// refused by the redaction middleware unless explicitly allowed).
+    /// Mask every registered secret value (on by default; a tool that turns
+    /// it off is refused at registration unless it also declares
+    /// [`ToolSafety::allow_unredacted_secrets`]).
     pub secrets: bool,
     /// Names of JSON fields whose values are masked wherever they appear in the
     /// tool's structured output (for example `"password"`, `"token"`).
@@ -143,6 +144,11 @@ pub struct ToolSafety {
     pub redaction: RedactionPolicy,
     /// Whether its results may be replayed.
     pub determinism: Determinism,
+    /// The tool's explicit opt-in to a [`RedactionPolicy`] with `secrets`
+    /// off: without it, registration refuses such a policy, so a secret is
+    /// never shown unmasked by accident.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unredacted_secrets: bool,
 }
 
 impl ToolSafety {
@@ -218,8 +224,75 @@ impl ToolSafety {
         self
     }
 
+    /// Opts in to a redaction policy that leaves secrets unmasked (see
+    /// [`ToolSafety::unredacted_secrets`]).
+    pub fn allow_unredacted_secrets(mut self, yes: bool) -> Self {
+        self.unredacted_secrets = yes;
+        self
+    }
+
     /// True when the tool only reads.
     pub fn is_read_only(&self) -> bool {
         self.effect == Effect::ReadOnly
+    }
+}
+
+/// A declared safety item that only a policy can enforce.
+///
+/// [`ToolExecutorBuilder::build`](crate::ToolExecutorBuilder::build) makes
+/// sure each one a registered tool declares is enforced: the executor adds
+/// the policy itself where it needs nothing from the application
+/// (workspace), and refuses to build where it does (confirmation needs an
+/// approver), unless the application opts out with
+/// [`ToolExecutorBuilder::unenforced`](crate::ToolExecutorBuilder::unenforced).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SafetyItem {
+    /// `workspace` or filesystem access: the run must have a workspace
+    /// root and path arguments stay inside it
+    /// ([`WorkspacePolicy`](crate::policy::WorkspacePolicy)).
+    Workspace,
+    /// `requires_confirmation`, `spend` or `shell`: an approver decides
+    /// ([`ConfirmationPolicy`](crate::policy::ConfirmationPolicy)).
+    Confirmation,
+}
+
+impl SafetyItem {
+    /// Every item.
+    pub const ALL: [SafetyItem; 2] = [SafetyItem::Workspace, SafetyItem::Confirmation];
+
+    /// The item's name: `workspace` or `confirmation`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SafetyItem::Workspace => "workspace",
+            SafetyItem::Confirmation => "confirmation",
+        }
+    }
+
+    /// The policy that enforces it.
+    pub fn policy(self) -> &'static str {
+        match self {
+            SafetyItem::Workspace => "WorkspacePolicy",
+            SafetyItem::Confirmation => "ConfirmationPolicy",
+        }
+    }
+
+    /// True when `safety` declares this item.
+    pub fn declared_by(self, safety: &ToolSafety) -> bool {
+        match self {
+            SafetyItem::Workspace => {
+                safety.workspace || safety.filesystem != FilesystemAccess::None
+            }
+            SafetyItem::Confirmation => {
+                safety.requires_confirmation || safety.spend || safety.shell
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for SafetyItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }

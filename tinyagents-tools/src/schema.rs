@@ -163,6 +163,19 @@ pub fn bound_integer_formats(schema: &mut Value) {
     });
 }
 
+/// The `format` that marks a workspace path in an input schema.
+pub const WORKSPACE_PATH_FORMAT: &str = "workspace-path";
+
+/// True when some schema position in `schema` is a workspace path
+/// (`"format": "workspace-path"`).
+pub(crate) fn has_workspace_path(schema: &Value) -> bool {
+    let mut found = false;
+    walk_schemas(schema, &mut |_, obj| {
+        found |= obj.get("format").and_then(Value::as_str) == Some(WORKSPACE_PATH_FORMAT);
+    });
+    found
+}
+
 /// Keywords whose value is one subschema.
 pub(crate) const ONE_SCHEMA: &[&str] = &[
     "additionalProperties",

@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::extensions::Extensions;
+use crate::secret_forms::secret_forms;
 
 /// A secret value of type `T`, injected into tools from the run's
 /// [`Secrets`].
@@ -68,6 +69,8 @@ impl<T> fmt::Debug for Secret<T> {
 pub struct Secrets {
     values: Extensions,
     redact: Vec<Arc<str>>,
+    /// `redact` expanded into every form a secret is masked in.
+    forms: Vec<Arc<str>>,
 }
 
 impl Secrets {
@@ -82,6 +85,8 @@ impl Secrets {
         let text = value.as_ref();
         if !text.is_empty() {
             self.redact.push(Arc::from(text));
+            self.forms
+                .extend(secret_forms(text).into_iter().map(Arc::from));
         }
         self.values.insert(value);
     }
@@ -100,6 +105,13 @@ impl Secrets {
     /// The texts to redact.
     pub fn redaction_values(&self) -> &[Arc<str>] {
         &self.redact
+    }
+
+    /// The texts to redact in every form they are masked in
+    /// ([`secret_forms`](crate::policy::secret_forms)), computed once when
+    /// each secret is added.
+    pub fn redaction_forms(&self) -> &[Arc<str>] {
+        &self.forms
     }
 
     /// The number of secrets.

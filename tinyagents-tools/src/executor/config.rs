@@ -8,6 +8,7 @@ use crate::executor::args::ArgumentLimits;
 use crate::executor::content::ContentLimits;
 use crate::limits::CallLimits;
 use crate::registry::ToolRegistry;
+use crate::safety::SafetyItem;
 
 /// How an executor runs calls. Every field has a safe default.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,4 +109,30 @@ pub enum ExecutorBuildError {
     /// The default timeout is zero.
     #[error("the default timeout must be longer than zero")]
     ZeroTimeout,
+    /// A registered tool declares a safety item that no middleware enforces
+    /// and that the executor cannot enforce alone (add the policy, or opt
+    /// out with [`ToolExecutorBuilder::unenforced`](crate::ToolExecutorBuilder::unenforced)).
+    #[error(
+        "`{tool}` declares {item}, and no middleware enforces it: add {policy}, or opt out explicitly with `unenforced(SafetyItem::{item:?})`"
+    )]
+    MissingPolicy {
+        /// The first tool (in registration order) that declares the item.
+        tool: String,
+        /// The declared item.
+        item: SafetyItem,
+        /// The policy that enforces it.
+        policy: &'static str,
+    },
+}
+
+impl ExecutorBuildError {
+    /// A stable name for the kind of refusal: `unknown_tool_in_limits`,
+    /// `zero_timeout` or `missing_policy`.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            ExecutorBuildError::UnknownToolInLimits { .. } => "unknown_tool_in_limits",
+            ExecutorBuildError::ZeroTimeout => "zero_timeout",
+            ExecutorBuildError::MissingPolicy { .. } => "missing_policy",
+        }
+    }
 }

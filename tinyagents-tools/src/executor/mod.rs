@@ -62,10 +62,12 @@ use crate::call::ToolCall;
 use crate::events::{EventBus, EventSubscriber};
 use crate::middleware::Middleware;
 use crate::output::ToolResult;
+use crate::policy::WorkspacePolicy;
 use crate::registry::ToolRegistry;
 use crate::runtime::RunContext;
 // The lifecycle reaches the call-limit steps through this module.
 use crate::limits;
+use crate::safety::SafetyItem;
 
 pub use crate::hash::{canonical_hash, canonical_json, sha256_hex};
 pub use crate::limits::{CallCounter, CallLimits, RunCallCounts};
@@ -136,6 +138,7 @@ where
             middleware: Vec::new(),
             config: ExecutorConfig::default(),
             artifacts: None,
+            unenforced: Vec::new(),
         }
     }
 
@@ -213,6 +216,7 @@ pub struct ToolExecutorBuilder<S = (), C = ()> {
     middleware: Vec<Arc<dyn Middleware<S, C>>>,
     config: ExecutorConfig,
     artifacts: Option<Arc<dyn ArtifactStore>>,
+    unenforced: Vec<SafetyItem>,
 }
 
 impl<S, C> ToolExecutorBuilder<S, C>
@@ -278,10 +282,32 @@ where
         self
     }
 
+    /// Leaves a declared safety item unenforced: tools that declare it run
+    /// without its policy, and their own code is responsible for it. Without
+    /// this, [`build`](Self::build) makes sure every declared item has a
+    /// policy.
+    pub fn unenforced(mut self, item: SafetyItem) -> Self {
+        if !self.unenforced.contains(&item) {
+            self.unenforced.push(item);
+        }
+        self
+    }
+
     /// Checks the configuration against the registry and builds the
     /// executor.
-    pub fn build(self) -> Result<ToolExecutor<S, C>, ExecutorBuildError> {
+    ///
+    /// Every safety item a registered tool declares is enforced: when a tool
+    /// declares `workspace` or filesystem access and no middleware enforces
+    /// [`SafetyItem::Workspace`], the executor puts a
+    /// [`WorkspacePolicy`] before every other middleware; when a tool needs
+    /// confirmation (`requires_confirmation`, `spend`, `shell`) and no
+    /// middleware enforces [`SafetyItem::Confirmation`], the build is
+    /// refused with [`ExecutorBuildError::MissingPolicy`] naming the tool.
+    /// [`unenforced`](Self::unenforced) turns either off explicitly.
+    pub fn build(mut self) -> Result<ToolExecutor<S, C>, ExecutorBuildError> {
         self.config.check(&self.registry)?;
+        self.enforce_declared()?;
+        crate::panics::install();
         // The call clock calibrates itself on first use (under a
         // millisecond); do it here rather than in the first call's figures.
         let _ = quanta::Instant::now();
@@ -304,6 +330,41 @@ where
             artifacts: self.artifacts,
             tool_permits,
         })
+    }
+}
+
+impl<S, C> ToolExecutorBuilder<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// Adds or demands a policy for every declared safety item.
+    fn enforce_declared(&mut self) -> Result<(), ExecutorBuildError> {
+        for item in SafetyItem::ALL {
+            if self.unenforced.contains(&item)
+                || self.middleware.iter().any(|m| m.enforces().contains(&item))
+            {
+                continue;
+            }
+            let Some(tool) = self
+                .registry
+                .iter()
+                .find(|t| item.declared_by(&t.spec().safety))
+            else {
+                continue;
+            };
+            match item {
+                SafetyItem::Workspace => self.middleware.insert(0, Arc::new(WorkspacePolicy)),
+                _ => {
+                    return Err(ExecutorBuildError::MissingPolicy {
+                        tool: tool.spec().name.as_str().to_owned(),
+                        item,
+                        policy: item.policy(),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -4,9 +4,10 @@
 //! spends money or runs shell commands and the policy does not explicitly
 //! allow that. The [`Approver`] may approve, reject with a reason (the model
 //! sees the reason), or edit the arguments (edited arguments are validated
-//! again by the executor). Every decision is recorded per call id with a
-//! fingerprint of the tool and its arguments, so an approval given for one
-//! set of arguments is never used for another.
+//! again by the executor). Every decision is recorded for one call (run,
+//! turn, call id) with a fingerprint of the tool and its arguments, so an
+//! approval given for one set of arguments, one turn or one run is never
+//! used for another; only an explicit standing grant reaches further.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -15,91 +16,56 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
+use super::approval::{
+    ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver, GrantScope,
+    approval_fingerprint,
+};
 use crate::error::ToolError;
-use crate::executor::canonical_hash;
 use crate::ids::{RunId, ToolCallId};
 use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::safety::SafetyItem;
 use crate::spec::ToolSpec;
 
 /// The policy name in refusals and events.
 const POLICY: &str = "confirmation";
 
-/// Why a call needs approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ApprovalReason {
-    /// The tool declares `requires_confirmation`.
-    RequiresConfirmation,
-    /// The tool spends money, and spending is not allowed without approval.
-    Spend,
-    /// The tool runs shell commands, and that is not allowed without approval.
-    Shell,
+/// Where one call sits: a decision is looked up by these and then checked
+/// against the tool and the argument fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct CallKey {
+    run: RunId,
+    turn: u32,
+    call: ToolCallId,
 }
 
-/// What an approver is asked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ApprovalRequest {
-    /// The run.
-    pub run_id: RunId,
-    /// The call.
-    pub call_id: ToolCallId,
-    /// The tool's canonical name.
-    pub tool: String,
-    /// The validated arguments.
-    pub arguments: Value,
-    /// SHA-256 of the canonical tool name and arguments.
-    pub fingerprint: String,
-    /// Why approval is needed.
-    pub reasons: Vec<ApprovalReason>,
-}
-
-/// An approver's answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ApprovalDecision {
-    /// Run the call as it is.
-    Approve,
-    /// Do not run it; `reason` is shown to the model.
-    Reject {
-        /// Why, for the model.
-        reason: String,
-    },
-    /// Run it with these arguments instead (validated again).
-    Edit {
-        /// The new arguments.
-        arguments: Value,
-    },
-}
-
-/// Decides on calls that need approval: a UI prompt, a rule engine, a queue
-/// a person answers.
-#[async_trait]
-pub trait Approver: Send + Sync + 'static {
-    /// Reviews one call.
-    async fn review(&self, request: &ApprovalRequest) -> ApprovalDecision;
-}
-
-/// A recorded decision.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalRecord {
-    /// The tool.
-    pub tool: String,
-    /// The fingerprint of the arguments the decision holds for (after an
-    /// edit, the edited arguments).
-    pub fingerprint: String,
-    /// True when the call may run.
-    pub approved: bool,
-    /// The rejection reason, when rejected.
-    pub reason: Option<String>,
-    /// When the decision was recorded.
-    pub at: SystemTime,
-}
-
-/// The fingerprint of `tool` called with `arguments`.
-pub fn approval_fingerprint(tool: &str, arguments: &Value) -> String {
-    canonical_hash(&json!({"tool": tool, "arguments": arguments}))
+/// A standing grant made by the application.
+#[derive(Debug, Clone)]
+struct StandingGrant {
+    tool: String,
+    scope: GrantScope,
+    /// `None`: any arguments.
+    fingerprint: Option<String>,
 }
 
 /// Middleware that asks an [`Approver`] before calls that need approval.
+///
+/// A decision holds for exactly one call: the run, the turn (its
+/// [`Turn::index`](crate::Turn::index)), the call id, the tool and the
+/// canonical fingerprint of the arguments. Provider call ids repeat over a
+/// conversation (Gemini sends none, and many clients number calls per
+/// turn), so the same id in another turn or another run is asked again, and
+/// the same call with other arguments is refused. Nothing wider holds unless
+/// the application makes a standing grant
+/// ([`grant_standing`](ConfirmationPolicy::grant_standing)); a call it lets
+/// through emits a `tool.custom` event `approval.standing_grant` whose data
+/// names the grant's scope.
+///
+/// Cancelling the run while the approver is deciding ends the wait at once:
+/// the call is answered `cancelled` and never runs. The approver's answer,
+/// if it comes later, is ignored and logged (a `tracing` warning), and a
+/// call approved after its run was cancelled never runs either.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -120,7 +86,8 @@ pub struct ConfirmationPolicy {
     allow_spend: bool,
     allow_shell: bool,
     timeout: Duration,
-    records: Mutex<HashMap<ToolCallId, ApprovalRecord>>,
+    records: Mutex<HashMap<CallKey, ApprovalRecord>>,
+    standing: Mutex<Vec<StandingGrant>>,
 }
 
 impl ConfirmationPolicy {
@@ -134,6 +101,7 @@ impl ConfirmationPolicy {
             allow_shell: false,
             timeout: Duration::from_secs(300),
             records: Mutex::new(HashMap::new()),
+            standing: Mutex::new(Vec::new()),
         }
     }
 
@@ -173,34 +141,149 @@ impl ConfirmationPolicy {
     }
 
     /// Records an approval given out of band (a person clicked "approve" on
-    /// this call in a UI) for exactly these arguments.
-    pub fn pre_approve(&self, call_id: impl Into<ToolCallId>, tool: &str, arguments: &Value) {
+    /// this call in a UI) for exactly this call: run `run_id`, turn `turn`,
+    /// call `call_id`, tool `tool` and these arguments.
+    pub fn pre_approve(
+        &self,
+        run_id: &RunId,
+        turn: u32,
+        call_id: impl Into<ToolCallId>,
+        tool: &str,
+        arguments: &Value,
+    ) {
         self.record(
-            call_id.into(),
+            CallKey {
+                run: run_id.clone(),
+                turn,
+                call: call_id.into(),
+            },
             ApprovalRecord {
                 tool: tool.to_owned(),
                 fingerprint: approval_fingerprint(tool, arguments),
                 approved: true,
                 reason: None,
+                scope: GrantScope::Call,
                 at: SystemTime::now(),
             },
         );
     }
 
-    /// The recorded decision for a call.
-    pub fn record_of(&self, call_id: &ToolCallId) -> Option<ApprovalRecord> {
+    /// Grants `tool` beyond one call: in one run ([`GrantScope::Run`]) or in
+    /// every run ([`GrantScope::AllRuns`]), for exactly `arguments` when
+    /// given, or for any arguments when `None`. Calls it lets through are not
+    /// shown to the approver and emit `approval.standing_grant` with the
+    /// scope. [`GrantScope::Call`] grants nothing (use
+    /// [`pre_approve`](Self::pre_approve) for one call).
+    pub fn grant_standing(&self, tool: &str, scope: GrantScope, arguments: Option<&Value>) {
+        if scope == GrantScope::Call {
+            return;
+        }
+        self.standing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(StandingGrant {
+                tool: tool.to_owned(),
+                scope,
+                fingerprint: arguments.map(|a| approval_fingerprint(tool, a)),
+            });
+    }
+
+    /// Withdraws every standing grant.
+    pub fn revoke_standing(&self) {
+        self.standing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// The recorded decision for call `call_id` of turn `turn` in run
+    /// `run_id`.
+    pub fn record_of(
+        &self,
+        run_id: &RunId,
+        turn: u32,
+        call_id: &ToolCallId,
+    ) -> Option<ApprovalRecord> {
+        let key = CallKey {
+            run: run_id.clone(),
+            turn,
+            call: call_id.clone(),
+        };
         self.records
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(call_id)
+            .get(&key)
             .cloned()
     }
 
-    fn record(&self, call_id: ToolCallId, record: ApprovalRecord) {
+    fn record(&self, key: CallKey, record: ApprovalRecord) {
         self.records
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(call_id, record);
+            .insert(key, record);
+    }
+
+    /// The scope of a standing grant covering this call, if any.
+    fn standing_scope(&self, run: &RunId, tool: &str, fingerprint: &str) -> Option<GrantScope> {
+        let grants = self.standing.lock().unwrap_or_else(|e| e.into_inner());
+        grants
+            .iter()
+            .find(|g| {
+                g.tool == tool
+                    && g.fingerprint.as_deref().is_none_or(|f| f == fingerprint)
+                    && match &g.scope {
+                        GrantScope::Run(id) => id == run,
+                        GrantScope::AllRuns => true,
+                        GrantScope::Call => false,
+                    }
+            })
+            .map(|g| g.scope.clone())
+    }
+
+    /// Asks the approver, unless the run is cancelled first. On
+    /// cancellation the approver's answer is awaited in the background (up
+    /// to the timeout) only to be logged and ignored.
+    async fn ask(
+        &self,
+        request: ApprovalRequest,
+        cancel: &CancellationToken,
+    ) -> Option<ApprovalDecision> {
+        let approver = Arc::clone(&self.approver);
+        let timeout = self.timeout;
+        let review = async move {
+            let decision = tokio::time::timeout(timeout, approver.review(&request)).await;
+            (request, decision)
+        };
+        let mut review = Box::pin(review);
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {}
+            (_, decision) = &mut review => {
+                return Some(decision.unwrap_or(ApprovalDecision::Reject {
+                    reason: "no approval arrived in time".into(),
+                }));
+            }
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(async move {
+                    let (request, decision) = review.await;
+                    if let Ok(decision) = decision {
+                        tracing::warn!(
+                            run_id = %request.run_id,
+                            call_id = %request.call_id,
+                            tool = %request.tool,
+                            decision = decision.name(),
+                            "an approval decision arrived after its run was cancelled; ignored"
+                        );
+                    }
+                });
+            }
+            Err(_) => tracing::warn!(
+                "a run was cancelled while its approver was deciding; the decision is ignored"
+            ),
+        }
+        None
     }
 }
 
@@ -224,6 +307,10 @@ where
         POLICY
     }
 
+    fn enforces(&self) -> &[SafetyItem] {
+        &[SafetyItem::Confirmation]
+    }
+
     async fn before_tool(
         &self,
         ctx: &mut BeforeToolCtx<'_, S, C>,
@@ -234,8 +321,20 @@ where
         }
         let tool = ctx.spec().name.as_str().to_owned();
         let fingerprint = approval_fingerprint(&tool, ctx.arguments());
-        if let Some(record) = self.record_of(ctx.call_id()) {
-            if record.fingerprint != fingerprint {
+        let run_id = ctx.run().run_id().clone();
+        let key = CallKey {
+            run: run_id.clone(),
+            turn: ctx.turn().index(),
+            call: ctx.call_id().clone(),
+        };
+        let known = self
+            .records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        if let Some(record) = known {
+            if record.tool != tool || record.fingerprint != fingerprint {
                 return Ok(BeforeOutcome::deny(
                     POLICY,
                     "the approval for this call was given for different arguments; it does not cover these",
@@ -247,40 +346,67 @@ where
                 BeforeOutcome::deny(POLICY, rejected_text(record.reason.as_deref()))
             });
         }
+        if let Some(scope) = self.standing_scope(&run_id, &tool, &fingerprint) {
+            ctx.emit(
+                "approval.standing_grant",
+                json!({"scope": scope.as_str(), "tool": tool}),
+            );
+            self.record(
+                key,
+                ApprovalRecord {
+                    tool,
+                    fingerprint,
+                    approved: true,
+                    reason: None,
+                    scope,
+                    at: SystemTime::now(),
+                },
+            );
+            return Ok(BeforeOutcome::Continue);
+        }
         let request = ApprovalRequest {
-            run_id: ctx.run().run_id().clone(),
+            run_id,
+            turn: key.turn,
             call_id: ctx.call_id().clone(),
             tool: tool.clone(),
             arguments: ctx.arguments().clone(),
             fingerprint: fingerprint.clone(),
             reasons,
         };
-        let decision = tokio::time::timeout(self.timeout, self.approver.review(&request))
-            .await
-            .unwrap_or(ApprovalDecision::Reject {
-                reason: "no approval arrived in time".into(),
-            });
-        let call_id = ctx.call_id().clone();
+        let cancel = ctx.run().cancellation().clone();
+        let Some(decision) = self.ask(request, &cancel).await else {
+            return Err(ToolError::cancelled());
+        };
+        if cancel.is_cancelled() {
+            tracing::warn!(
+                call_id = %key.call,
+                tool = %tool,
+                decision = decision.name(),
+                "an approval decision arrived as its run was cancelled; ignored"
+            );
+            return Err(ToolError::cancelled());
+        }
         let record = |fingerprint, approved, reason| ApprovalRecord {
             tool: tool.clone(),
             fingerprint,
             approved,
             reason,
+            scope: GrantScope::Call,
             at: SystemTime::now(),
         };
         match decision {
             ApprovalDecision::Approve => {
-                self.record(call_id, record(fingerprint, true, None));
+                self.record(key, record(fingerprint, true, None));
                 Ok(BeforeOutcome::Continue)
             }
             ApprovalDecision::Reject { reason } => {
                 let text = rejected_text(Some(&reason));
-                self.record(call_id, record(fingerprint, false, Some(reason)));
+                self.record(key, record(fingerprint, false, Some(reason)));
                 Ok(BeforeOutcome::deny(POLICY, text))
             }
             ApprovalDecision::Edit { arguments } => {
                 let edited = approval_fingerprint(&tool, &arguments);
-                self.record(call_id, record(edited, true, None));
+                self.record(key, record(edited, true, None));
                 *ctx.arguments_mut() = arguments;
                 Ok(BeforeOutcome::Continue)
             }

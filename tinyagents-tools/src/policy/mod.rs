@@ -16,11 +16,17 @@
 //!
 //! Access, confirmation, workspace and replay policies are
 //! [`Middleware`](crate::Middleware): add them with
-//! `ToolExecutor::builder(..).middleware(..)`. Call limits are executor
+//! `ToolExecutor::builder(..).middleware(..)`. What tools declare is
+//! enforced even without that: the executor adds a [`WorkspacePolicy`] itself
+//! when a registered tool declares `workspace` or filesystem access, and
+//! refuses to build when one needs confirmation and no [`ConfirmationPolicy`]
+//! (or other middleware declaring it) is there, unless the application opts
+//! out with [`unenforced`](crate::ToolExecutorBuilder::unenforced). Call limits are executor
 //! configuration ([`CallLimits`](crate::CallLimits)), and the advertised set
 //! of a turn is a [`Turn`](crate::Turn), made by a [`ToolSelector`].
 
 mod access;
+mod approval;
 mod confirm;
 mod replay;
 mod selection;
@@ -28,12 +34,14 @@ mod workspace;
 mod workspace_policy;
 
 pub use crate::redact::{MASK, Redactor};
+pub use crate::secret_forms::{MIN_EMBEDDED_BASE64, secret_forms};
 pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
-pub use confirm::{
-    ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver,
-    ConfirmationPolicy, approval_fingerprint,
+pub use approval::{
+    ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver, GrantScope,
+    approval_fingerprint,
 };
-pub use replay::ReplayCache;
+pub use confirm::ConfirmationPolicy;
+pub use replay::{ReplayCache, ReplayScope};
 pub use selection::{ToolSelector, ToolSelectorBuilder};
 pub use workspace::{PathViolation, WORKSPACE_PATH_FORMAT, WorkspacePath, resolve_in_root};
 pub use workspace_policy::WorkspacePolicy;

@@ -4,6 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::ids::RunId;
+use crate::policy::Redactor;
+
 use async_trait::async_trait;
 
 use crate::error::ToolError;
@@ -13,10 +16,29 @@ use crate::output::ToolOutput;
 use crate::safety::Determinism;
 use crate::spec::ToolSpec;
 
-/// The key of a recorded result, kept in the call's scratch space between
-/// `before_tool` and `after_tool`.
-#[derive(Clone)]
-struct ReplayKey(String, String);
+/// The key of a recorded result: the run (`None` for a cache shared by every
+/// run), the tool and the canonical hash of the arguments. Kept in the call's
+/// scratch space between `before_tool` and `after_tool`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ReplayKey {
+    run: Option<RunId>,
+    tool: String,
+    arguments: String,
+}
+
+/// Which calls may share a recorded result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ReplayScope {
+    /// Only calls of the same run (the default): one run's result is never
+    /// served to another.
+    #[default]
+    Run,
+    /// Every run served by the cache (an evaluation replaying a recorded
+    /// session, a cache of pure computations): the application chose to let
+    /// one run's recorded result answer another run's call.
+    AllRuns,
+}
 
 /// Middleware that records the output of deterministic tools and answers a
 /// later call with the same tool and arguments from the record, without
@@ -27,10 +49,18 @@ struct ReplayKey(String, String);
 /// time and randomness are fixed ([`ReplayCache::assume_fixed_inputs`], as
 /// in a test or an evaluation replay); `NonDeterministic` tools (the
 /// default) always run.
+///
+/// A record is keyed by the run, the tool and the canonical arguments, so a
+/// result is replayed only within the run that recorded it, unless the
+/// application widens the scope to every run ([`ReplayScope::AllRuns`]).
+/// What is recorded is the output as the model saw it: masked by the tool's
+/// redaction policy and the recording run's secrets, so a replay never
+/// carries a secret, even to a run that does not know it.
 #[derive(Debug, Default)]
 pub struct ReplayCache {
     fixed_inputs: bool,
-    records: Mutex<HashMap<(String, String), ToolOutput>>,
+    scope: ReplayScope,
+    records: Mutex<HashMap<ReplayKey, ToolOutput>>,
 }
 
 impl ReplayCache {
@@ -43,6 +73,13 @@ impl ReplayCache {
     /// randomness.
     pub fn assume_fixed_inputs(mut self, fixed: bool) -> Self {
         self.fixed_inputs = fixed;
+        self
+    }
+
+    /// Which calls may share a recorded result ([`ReplayScope::Run`] unless
+    /// changed).
+    pub fn scope(mut self, scope: ReplayScope) -> Self {
+        self.scope = scope;
         self
     }
 
@@ -83,10 +120,14 @@ where
         if !self.replays(ctx.spec()) {
             return Ok(BeforeOutcome::Continue);
         }
-        let key = (
-            ctx.spec().name.as_str().to_owned(),
-            canonical_hash(ctx.arguments()),
-        );
+        let key = ReplayKey {
+            run: match self.scope {
+                ReplayScope::Run => Some(ctx.run().run_id().clone()),
+                ReplayScope::AllRuns => None,
+            },
+            tool: ctx.spec().name.as_str().to_owned(),
+            arguments: canonical_hash(ctx.arguments()),
+        };
         let recorded = self
             .records
             .lock()
@@ -96,7 +137,7 @@ where
         if let Some(output) = recorded {
             return Ok(BeforeOutcome::Respond(output));
         }
-        ctx.extensions().insert(ReplayKey(key.0, key.1));
+        ctx.extensions().insert(key);
         Ok(BeforeOutcome::Continue)
     }
 
@@ -104,11 +145,18 @@ where
         let Some(key) = ctx.extensions().get::<ReplayKey>() else {
             return;
         };
+        let key = ReplayKey::clone(&key);
         if let Ok(output) = ctx.outcome() {
+            let mut output = output.clone();
+            let redactor = Redactor::for_policy_forms(
+                &ctx.spec().safety.redaction,
+                ctx.run().secrets().redaction_forms(),
+            );
+            redactor.output(&mut output);
             self.records
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert((key.0.clone(), key.1.clone()), output.clone());
+                .insert(key, output);
         }
     }
 }

@@ -18,8 +18,7 @@ use std::path::{Component, Path, PathBuf};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The `format` that marks a workspace path in an input schema.
-pub const WORKSPACE_PATH_FORMAT: &str = "workspace-path";
+pub use crate::schema::WORKSPACE_PATH_FORMAT;
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

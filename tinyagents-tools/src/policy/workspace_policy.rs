@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{ArgumentProblem, ToolError};
 use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
-use crate::safety::FilesystemAccess;
+use crate::safety::{FilesystemAccess, SafetyItem};
 use crate::schema::escape_pointer;
 
 use super::workspace::{WORKSPACE_PATH_FORMAT, resolve_in_root};
@@ -29,6 +29,11 @@ const MAX_REF_DEPTH: usize = 32;
 ///   a symbolic link out, `~`, NUL, backslashes, look-alike characters) is
 ///   refused with a message naming the argument and the rule, before the
 ///   tool runs.
+///
+/// An executor whose registry has such a tool adds this policy itself, in
+/// front of every other middleware, when no middleware enforces
+/// [`SafetyItem::Workspace`] (see
+/// [`ToolExecutorBuilder::build`](crate::ToolExecutorBuilder::build)).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WorkspacePolicy;
 
@@ -132,6 +137,10 @@ where
 {
     fn name(&self) -> &str {
         POLICY
+    }
+
+    fn enforces(&self) -> &[SafetyItem] {
+        &[SafetyItem::Workspace]
     }
 
     async fn before_tool(

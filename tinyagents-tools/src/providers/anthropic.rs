@@ -122,7 +122,8 @@ pub fn parse_tool_uses(payload: &Value) -> Result<Vec<ToolCall>, CallParseError>
         let id = read::string(obj, "id", &ptr)?;
         let name = read::string(obj, "name", &ptr)?;
         let input = read::field(obj, "input", &ptr)?;
-        calls.push(ToolCall::new(id, name, RawArguments::Json(input.clone())));
+        let input = read::arguments(input, &format!("{ptr}/input"))?;
+        calls.push(ToolCall::new(id, name, RawArguments::Json(input)));
     }
     Ok(calls)
 }

@@ -299,4 +299,15 @@ pub enum CallParseError {
         /// The method found.
         method: String,
     },
+    /// A call's arguments nest deeper than
+    /// [`MAX_CALL_ARGUMENT_DEPTH`](crate::providers::MAX_CALL_ARGUMENT_DEPTH)
+    /// levels; they are refused before anything copies or walks them
+    /// recursively.
+    #[error("`{pointer}` nests deeper than {max} levels")]
+    TooDeep {
+        /// Where the arguments are.
+        pointer: String,
+        /// The limit.
+        max: usize,
+    },
 }

@@ -287,10 +287,16 @@ fn string_enums_only(obj: &mut Map<String, Value>) {
 /// Reads the `functionCall` parts of a reply.
 ///
 /// Takes a `GenerateContentResponse` (first candidate), a `Content` (its
-/// `parts`) or the parts array. A call without an `id` gets a stable one from
-/// its position among the calls and its name: `gemini-call-<index>-<name>`.
-/// Missing `args` (a call without arguments) reads as `{}`.
-pub fn parse_function_calls(payload: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+/// `parts`) or the parts array, and the index of the turn it answers (the
+/// [`Turn::index`](crate::Turn::index) the calls will run in). A call without
+/// an `id` gets one from the turn, its position among the calls and its
+/// name: `gemini-call-<turn>-<index>-<name>`, so ids never repeat across the
+/// turns of a run (and approvals, replays and results keyed by call id never
+/// mix two calls). Missing `args` (a call without arguments) reads as `{}`;
+/// `args` nested deeper than
+/// [`MAX_CALL_ARGUMENT_DEPTH`](crate::providers::MAX_CALL_ARGUMENT_DEPTH) are
+/// refused.
+pub fn parse_function_calls(payload: &Value, turn: u32) -> Result<Vec<ToolCall>, CallParseError> {
     let (parts, ptr) = match payload {
         Value::Object(obj) if obj.contains_key("candidates") => {
             let ptr = "/candidates/0/content/parts";
@@ -315,9 +321,12 @@ pub fn parse_function_calls(payload: &Value) -> Result<Vec<ToolCall>, CallParseE
         let name = read::string(call, "name", &ptr)?;
         let id = match call.get("id") {
             Some(Value::String(id)) => id.clone(),
-            _ => format!("{SYNTHETIC_ID_PREFIX}{}-{name}", calls.len()),
+            _ => format!("{SYNTHETIC_ID_PREFIX}{turn}-{}-{name}", calls.len()),
         };
-        let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
+        let args = match call.get("args") {
+            Some(args) => read::arguments(args, &format!("{ptr}/args"))?,
+            None => json!({}),
+        };
         calls.push(ToolCall::new(id, name, RawArguments::Json(args)));
     }
     Ok(calls)

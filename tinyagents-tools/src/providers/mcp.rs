@@ -70,7 +70,7 @@ pub fn parse_call_tool_params(
     let name = read::string(obj, "name", "")?;
     let arguments = match obj.get("arguments") {
         None | Some(Value::Null) => json!({}),
-        Some(value) => value.clone(),
+        Some(value) => read::arguments(value, "/arguments")?,
     };
     Ok(ToolCall::new(
         request_id,

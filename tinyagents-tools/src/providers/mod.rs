@@ -398,9 +398,37 @@ pub(crate) fn assemble<'a>(
     out
 }
 
+/// The deepest nesting of arrays and objects the call parsers copy out of a
+/// payload as a call's arguments (far above the executor's own default of
+/// 64, which then applies). The check is a loop, not recursion, so a value
+/// built in memory to any depth is refused with
+/// [`CallParseError::TooDeep`] instead of overflowing the stack.
+pub const MAX_CALL_ARGUMENT_DEPTH: usize = 128;
+
 /// Reading helpers shared by the call parsers.
 pub(crate) mod read {
     use super::*;
+
+    /// A copy of a call's arguments at `ptr`, refused without recursion when
+    /// they nest deeper than [`MAX_CALL_ARGUMENT_DEPTH`].
+    pub fn arguments(value: &Value, ptr: &str) -> Result<Value, CallParseError> {
+        let too_deep = || CallParseError::TooDeep {
+            pointer: ptr.to_owned(),
+            max: MAX_CALL_ARGUMENT_DEPTH,
+        };
+        let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
+        while let Some((v, depth)) = stack.pop() {
+            match v {
+                Value::Array(_) | Value::Object(_) if depth > MAX_CALL_ARGUMENT_DEPTH => {
+                    return Err(too_deep());
+                }
+                Value::Array(items) => stack.extend(items.iter().map(|c| (c, depth + 1))),
+                Value::Object(map) => stack.extend(map.values().map(|c| (c, depth + 1))),
+                _ => {}
+            }
+        }
+        Ok(value.clone())
+    }
 
     /// The field `key` of `obj`, or a `Missing` error at `ptr/key`.
     pub fn field<'v>(

@@ -157,20 +157,21 @@ pub fn parse_chat_tool_calls(payload: &Value) -> Result<Vec<ToolCall>, CallParse
             let fptr = format!("{ptr}/function");
             let function = read::object(read::field(obj, "function", &ptr)?, &fptr)?;
             let name = read::string(function, "name", &fptr)?;
-            let arguments = arguments(function.get("arguments"));
+            let arguments = arguments(function.get("arguments"), &fptr)?;
             Ok(ToolCall::new(id, name, arguments))
         })
         .collect()
 }
 
 /// OpenAI arguments: text kept as text, an object (some compatible servers)
-/// kept as JSON, anything missing kept as empty text.
-fn arguments(value: Option<&Value>) -> RawArguments {
-    match value {
+/// kept as JSON (refused when nested too deep), anything missing kept as
+/// empty text.
+fn arguments(value: Option<&Value>, ptr: &str) -> Result<RawArguments, CallParseError> {
+    Ok(match value {
         Some(Value::String(text)) => RawArguments::Text(text.clone()),
         None | Some(Value::Null) => RawArguments::Text(String::new()),
-        Some(other) => RawArguments::Json(other.clone()),
-    }
+        Some(other) => RawArguments::Json(read::arguments(other, &format!("{ptr}/arguments"))?),
+    })
 }
 
 /// Reads the `function_call` items of a Responses reply.
@@ -191,7 +192,11 @@ pub fn parse_responses_function_calls(payload: &Value) -> Result<Vec<ToolCall>, 
         }
         let id = read::string(obj, "call_id", &ptr)?;
         let name = read::string(obj, "name", &ptr)?;
-        calls.push(ToolCall::new(id, name, arguments(obj.get("arguments"))));
+        calls.push(ToolCall::new(
+            id,
+            name,
+            arguments(obj.get("arguments"), &ptr)?,
+        ));
     }
     Ok(calls)
 }

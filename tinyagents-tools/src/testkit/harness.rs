@@ -19,6 +19,7 @@ use crate::middleware::Middleware;
 use crate::output::ToolResult;
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::runtime::{RunContext, RunContextBuilder, ToolRuntime};
+use crate::safety::SafetyItem;
 use crate::secret::Secrets;
 use crate::tool::Tool;
 
@@ -45,6 +46,7 @@ pub struct ToolHarnessBuilder<S = (), C = ()> {
     middleware: Vec<Arc<dyn Middleware<S, C>>>,
     subscribers: Vec<Arc<dyn EventSubscriber>>,
     config: ExecutorConfig,
+    unenforced: Vec<SafetyItem>,
 }
 
 impl<S, C> ToolHarnessBuilder<S, C>
@@ -139,6 +141,14 @@ where
         self
     }
 
+    /// Leaves a declared safety item unenforced, as
+    /// [`ToolExecutorBuilder::unenforced`](crate::ToolExecutorBuilder::unenforced)
+    /// does (to test a tool that needs confirmation without an approver).
+    pub fn unenforced(mut self, item: SafetyItem) -> Self {
+        self.unenforced.push(item);
+        self
+    }
+
     /// Changes the executor's configuration in place.
     pub fn configure(mut self, f: impl FnOnce(&mut ExecutorConfig)) -> Self {
         f(&mut self.config);
@@ -160,6 +170,9 @@ where
         }
         for middleware in self.middleware {
             builder = builder.middleware_arc(middleware);
+        }
+        for item in self.unenforced {
+            builder = builder.unenforced(item);
         }
         Ok(ToolHarness {
             executor: builder.build()?,
@@ -249,6 +262,7 @@ where
             middleware: Vec::new(),
             subscribers: Vec::new(),
             config: ExecutorConfig::default(),
+            unenforced: Vec::new(),
         };
         builder.add(Arc::new(tool));
         builder

@@ -2,6 +2,7 @@
 //! retried), each under its timeout, the run's cancellation and a panic
 //! guard.
 
+use crate::panics;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -35,7 +36,7 @@ pub(super) fn first_poll<'f, F: Future + Unpin>(
 ) -> impl Future<Output = Poll<F::Output>> + 'f {
     std::future::poll_fn(move |task| {
         let _in_span = span.enter();
-        Poll::Ready(Pin::new(&mut *call).poll(task))
+        Poll::Ready(panics::quietly(|| Pin::new(&mut *call).poll(task)))
     })
 }
 
@@ -43,7 +44,7 @@ pub(super) fn first_poll<'f, F: Future + Unpin>(
 pub(super) fn settled(
     result: std::thread::Result<Result<ToolOutput, ToolError>>,
 ) -> Result<ToolOutput, ToolError> {
-    result.unwrap_or_else(|_| Err(ToolError::panicked()))
+    result.unwrap_or_else(|payload| Err(panics::panicked(&*payload)))
 }
 
 impl<S, C> ToolExecutor<S, C>
@@ -160,9 +161,9 @@ where
     ) -> Result<Result<ToolOutput, ToolError>, Value> {
         let tool = registered.tool();
         std::panic::catch_unwind(AssertUnwindSafe(|| {
-            tool.call_now(&self.state, runtime, arguments)
+            panics::quietly(|| tool.call_now(&self.state, runtime, arguments))
         }))
-        .unwrap_or_else(|_| Ok(Err(ToolError::panicked())))
+        .unwrap_or_else(|payload| Ok(Err(panics::panicked(&*payload))))
     }
 
     /// The tool's timeout, or the executor's default.

@@ -50,6 +50,7 @@ where
                 arguments,
                 arguments_changed: false,
                 extensions: &mut extensions,
+                events: &self.events,
             };
             // Waiting is the time the hook stays pending after its first
             // poll (an approver deciding); one that answers at once costs no

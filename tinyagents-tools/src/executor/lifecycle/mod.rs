@@ -26,6 +26,7 @@ use crate::executor::batch::Place;
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolResult;
+use crate::panics::{self, PanicMessage};
 use crate::policy::Redactor;
 use crate::registry::RegisteredTool;
 use crate::runtime::RunContext;
@@ -58,28 +59,29 @@ struct CallCx<'a, C> {
 /// The redactor for a tool's policy (or the default policy, before the tool
 /// is known) in `run`; `None` when it would mask nothing.
 fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Option<Arc<Redactor>> {
-    let secrets = run.secrets().redaction_values();
+    let secrets = run.secrets().redaction_forms();
     let masks_secrets = policy.is_none_or(|p| p.secrets) && !secrets.is_empty();
     let has_own = policy.is_some_and(|p| !p.patterns.is_empty() || !p.fields.is_empty());
     if !masks_secrets && !has_own {
         return None;
     }
     let default = RedactionPolicy::default();
-    let redactor = Redactor::for_policy(policy.unwrap_or(&default), secrets);
+    let redactor = Redactor::for_policy_forms(policy.unwrap_or(&default), secrets);
     (!redactor.is_noop()).then(|| Arc::new(redactor))
 }
 
-/// Runs a step under the call's span; a panic comes back as `Err`.
+/// Runs a step under the call's span; a panic comes back as `Err` (and is
+/// kept out of the process's panic output: [`panics`]).
 fn guard<T>(span: &tracing::Span, step: impl FnOnce() -> T) -> std::thread::Result<T> {
-    std::panic::catch_unwind(AssertUnwindSafe(|| span.in_scope(step)))
+    std::panic::catch_unwind(AssertUnwindSafe(|| span.in_scope(|| panics::quietly(step))))
 }
 
 /// [`guard`] for a step that waits.
-fn guarded<F: Future>(
+fn guarded<F: Future + Unpin>(
     span: &tracing::Span,
     step: F,
 ) -> impl Future<Output = std::thread::Result<F::Output>> {
-    AssertUnwindSafe(step)
+    AssertUnwindSafe(panics::Quiet(step))
         .catch_unwind()
         .instrument(span.clone())
 }
@@ -409,6 +411,17 @@ where
         {
             error.set_message(masked);
         }
+        // A tool's panic message goes to the event, masked, and stays with
+        // the error only masked.
+        let panic = std::error::Error::source(&error)
+            .and_then(|s| s.downcast_ref::<PanicMessage>())
+            .map(|m| match &cx.redactor {
+                Some(redactor) => redactor.text(m.as_str()).into_owned(),
+                None => m.as_str().to_owned(),
+            });
+        if let Some(masked) = &panic {
+            error = error.with_source(PanicMessage(masked.clone()));
+        }
         tracing::debug!(
             error_class = %error.class(),
             error_kind = error.kind().as_str(),
@@ -424,6 +437,9 @@ where
             event.error_kind = error.map(|e| e.kind().as_str());
             event.policy = policy;
             event.result_hash = Some(content_hash(result.structured.as_ref(), &result.content));
+            if let Some(message) = panic {
+                event.data = Some(serde_json::json!({ "panic": message }));
+            }
         });
         result
     }

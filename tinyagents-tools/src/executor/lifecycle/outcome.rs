@@ -1,7 +1,6 @@
 //! Steps 8 to 10: an output becomes the call's result (redacted, bounded,
 //! large outputs stored as artifacts), with its final event.
 
-use std::borrow::Cow;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -12,7 +11,6 @@ use crate::events::EventKind;
 use crate::executor::{ToolExecutor, canonical_hash, content};
 use crate::ids::{CallName, ToolCallId};
 use crate::output::{ArtifactRef, ContentBlock, ToolOutput, ToolResult};
-use crate::policy::Redactor;
 
 /// How [`ToolExecutor::finish`] left a call.
 pub(super) enum Finished {
@@ -72,7 +70,7 @@ where
             Err(e) => return Finished::Failed(self.fail(cx, e, attempt, EventKind::Failed, None)),
         };
         if let Some(redactor) = &cx.redactor {
-            redact_output(redactor, &mut output);
+            redactor.output(&mut output);
         }
         let blocks = std::mem::take(&mut output.content);
         let limits = self.config.content_limits();
@@ -136,40 +134,6 @@ where
             event.artifact_keys = answer.artifacts.iter().map(|a| a.key.clone()).collect();
         });
         answer
-    }
-}
-
-/// Masks every model-facing part of an output: text, JSON blocks, links and
-/// the structured value (which MCP and others show to the model too).
-fn redact_output(redactor: &Redactor, output: &mut ToolOutput) {
-    for block in &mut output.content {
-        match block {
-            ContentBlock::Text { text } => {
-                if let Cow::Owned(masked) = redactor.text(text) {
-                    *text = masked;
-                }
-            }
-            ContentBlock::Json { value } => redactor.json(value),
-            ContentBlock::ResourceLink {
-                uri,
-                name,
-                description,
-                ..
-            } => {
-                for field in [Some(uri), name.as_mut(), description.as_mut()]
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Cow::Owned(masked) = redactor.text(field) {
-                        *field = masked;
-                    }
-                }
-            }
-            ContentBlock::Image { .. } => {}
-        }
-    }
-    if let Some(value) = &mut output.structured {
-        redactor.json(value);
     }
 }
 

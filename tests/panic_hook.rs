@@ -1,0 +1,120 @@
+//! A tool's panic message never reaches the process's panic hook (so never
+//! stderr through the default one): the call gets a `panicked` error and the
+//! message, masked, goes to its `tool.failed` event. A panic outside any call
+//! still reaches the hook that was there before.
+//!
+//! Its own binary: the panic hook is process-wide, and this test sets one.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tinyagents_tools::*;
+use tinyagents_tools_tests::{Recorder, call, kind, spec};
+
+const SECRET: &str = "sk-live-panic-4d5e6f";
+
+static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+struct Key;
+
+impl AsRef<str> for Key {
+    fn as_ref(&self) -> &str {
+        SECRET
+    }
+}
+
+/// Panics with the secret in its message: at once, after a wait, or behind
+/// a middleware.
+struct Crasher(ToolSpec);
+
+#[async_trait]
+impl Tool for Crasher {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
+        if args["wait"] == true {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("crashed holding {SECRET}");
+    }
+}
+
+struct Passes;
+
+#[async_trait]
+impl Middleware for Passes {
+    fn name(&self) -> &str {
+        "passes"
+    }
+}
+
+fn executor(with_middleware: bool) -> (Arc<Recorder>, ToolExecutor) {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(Crasher(
+            spec(
+                "crasher",
+                json!({"type": "object", "properties": {"wait": {"type": "boolean"}}}),
+            )
+            .safety(ToolSafety::pure())
+            .build()
+            .unwrap(),
+        ))
+        .unwrap();
+    let recorder = Recorder::new();
+    let mut builder = ToolExecutor::builder(registry, ()).subscribe_arc(recorder.clone());
+    if with_middleware {
+        builder = builder.middleware(Passes);
+    }
+    (recorder, builder.build().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_panic_message_skips_the_panic_hook_and_reaches_the_events_masked() {
+    std::panic::set_hook(Box::new(|info| {
+        SEEN.lock().unwrap().push(info.to_string());
+    }));
+    let run = RunContext::builder(()).secret(Key).build();
+    for (with_middleware, wait) in [(false, false), (false, true), (true, false), (true, true)] {
+        let (recorder, exec) = executor(with_middleware);
+        let id = format!("c-{with_middleware}-{wait}");
+        let r = exec
+            .execute(
+                &run,
+                &Turn::new(1),
+                call(&id, "crasher", json!({"wait": wait})),
+            )
+            .await;
+        assert_eq!(r.tool_call_id.as_str(), id);
+        assert_eq!(kind(&r), "panicked");
+        assert!(!r.text().contains("crashed"), "the model never sees it");
+        let source = std::error::Error::source(r.error.as_ref().unwrap())
+            .map(ToString::to_string)
+            .unwrap();
+        assert_eq!(source, "crashed holding [redacted]");
+        let failed = recorder
+            .events()
+            .into_iter()
+            .find(|e| e.kind == EventKind::Failed)
+            .expect("a tool.failed event");
+        assert_eq!(
+            failed.data,
+            Some(json!({"panic": "crashed holding [redacted]"})),
+            "{id}"
+        );
+    }
+    assert!(
+        SEEN.lock().unwrap().is_empty(),
+        "the hook saw: {:?}",
+        SEEN.lock().unwrap()
+    );
+
+    // Outside a call, the previous hook still runs.
+    let outside = std::panic::catch_unwind(|| panic!("outside any call"));
+    assert!(outside.is_err());
+    let seen = SEEN.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].contains("outside any call"), "{seen:?}");
+}
