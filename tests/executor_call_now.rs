@@ -282,13 +282,13 @@ fn a_call_that_waits_after_all_fails_with_a_fatal_error_instead_of_hanging() {
         cx.waker().wake_by_ref();
         std::task::Poll::Pending
     });
-    let err = __private::poll_once("sneaky", waits).unwrap_err();
+    let err = tool_macro::poll_once("sneaky", waits).unwrap_err();
     assert_eq!(err.class(), ErrorClass::Fatal);
     assert!(
         err.message().contains("`sneaky` waited"),
         "{}",
         err.message()
     );
-    let ready = __private::poll_once("plain", async { ToolOutput::text("now") });
+    let ready = tool_macro::poll_once("plain", async { ToolOutput::text("now") });
     assert_eq!(ready.unwrap().content, vec![ContentBlock::text("now")]);
 }

@@ -370,7 +370,6 @@ fn a_description_option_wins_over_the_doc_comment() {
     deterministic_given_injected,
     timeout = "2m",
     retry(max_attempts = 3, backoff = "250ms"),
-    sequential,
     max_concurrency = 2,
     tags = ["files", "danger"]
 )]
@@ -405,7 +404,7 @@ fn every_option_maps_onto_the_spec() {
         spec.retry,
         RetryPolicy::attempts(3, Duration::from_millis(250))
     );
-    assert!(spec.concurrency.sequential);
+    assert!(!spec.concurrency.sequential);
     assert_eq!(spec.concurrency.max_concurrency.map(|n| n.get()), Some(2));
     assert_eq!(spec.tags, ["files", "danger"]);
     assert!(!spec.blocking);

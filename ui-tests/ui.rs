@@ -10,3 +10,81 @@ fn ui() {
     t.compile_fail("cases/fail/*.rs");
     t.pass("cases/pass/*.rs");
 }
+
+/// Names only the macro's generated code uses; a message a user reads must
+/// never show them (as whole identifiers: serde's own `__private229` is
+/// serde's, not ours).
+const GENERATED_NAMES: &[&str] = &["__private", "__S", "__C", "__tinyagents_arg0"];
+
+/// True when `name` occurs in `text` as a whole identifier.
+fn shows_identifier(text: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
+#[test]
+fn the_identifier_scan_finds_whole_names_only() {
+    assert!(shows_identifier("the trait `Inject<__S, __C>`", "__S"));
+    assert!(shows_identifier(
+        "tinyagents_tools::__private::input_schema",
+        "__private"
+    ));
+    assert!(!shows_identifier("_serde::__private229::de", "__private"));
+    assert!(!shows_identifier("__Something", "__S"));
+}
+
+#[test]
+fn no_compile_error_shows_the_macros_generated_names() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cases/fail");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "stderr") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for name in GENERATED_NAMES {
+                assert!(
+                    !shows_identifier(&text, name),
+                    "{} shows `{name}`:\n{text}",
+                    path.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 30,
+        "only {checked} .stderr files found in {}",
+        dir.display()
+    );
+}
+
+#[test]
+fn the_readme_table_lists_every_compile_fail_case() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("../README.md")).unwrap();
+    let start = readme
+        .find("## Compile errors you may see")
+        .expect("the README has its compile-error table");
+    let table = &readme[start..];
+    let table = &table[..table[3..].find("\n## ").map_or(table.len(), |i| i + 3)];
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(root.join("cases/fail")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let stem = path.file_stem().unwrap().to_str().unwrap().to_owned();
+            let listed = table.contains(&format!("`{stem}`"))
+                || (stem.starts_with("secret_") && table.contains("`secret_*`"));
+            if !listed {
+                missing.push(stem);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "not in the README's compile-error table: {missing:?}"
+    );
+}

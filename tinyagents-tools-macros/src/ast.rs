@@ -11,12 +11,14 @@ pub struct ToolFn {
     pub item: syn::ItemFn,
     /// Typed parameters in order.
     pub params: Vec<Param>,
-    /// Spans of `self` receivers (refused).
-    pub receivers: Vec<Span>,
+    /// `self` receivers (refused).
+    pub receivers: Vec<syn::Receiver>,
     /// The return type, classified.
     pub output: Output,
-    /// The doc comment's text, when there is one.
-    pub doc: Option<String>,
+    /// The expressions of the fn's `#[doc = ...]` attributes, in order:
+    /// string literals, or macro calls (`concat!`, `include_str!`) that
+    /// rustc evaluates.
+    pub doc: Vec<syn::Expr>,
 }
 
 /// One typed parameter.
@@ -27,6 +29,9 @@ pub struct Param {
     pub ty: Type,
     /// The `#[inject]` attribute, when present.
     pub inject: Option<InjectAttr>,
+    /// The pattern, when it is not a plain identifier (`(a, b)`,
+    /// `Args { query }`).
+    pub destructured: Option<Pat>,
 }
 
 /// An `#[inject]` attribute on a parameter.
@@ -35,34 +40,15 @@ pub struct InjectAttr {
     pub options: Option<Span>,
 }
 
-/// The return type, classified syntactically.
+/// The return type, classified syntactically. Whether it is a success or
+/// a `Result` is decided by the compiler (`ToolReturn`), not by its name.
 pub enum Output {
     /// No return type, or `()`.
     Unit,
-    /// A plain value type.
-    Value(Box<Type>),
-    /// `Result<T, E>`.
-    Result {
-        /// The success type.
-        ok: Box<Type>,
-        /// The error type.
-        err: Box<Type>,
-    },
-    /// A one-argument `Result<T>` alias: its error type cannot be checked.
-    ResultAlias(Span),
+    /// A named type (a value, a `ToolOutput`, or a `Result` under any name).
+    Type(Box<Type>),
     /// `impl Trait` in the return type: the output type cannot be named.
     ImplTrait(Span),
-}
-
-impl Output {
-    /// The success type, when it can be named and is not `()`.
-    pub fn value_type(&self) -> Option<&Type> {
-        match self {
-            Output::Value(ty) => Some(ty),
-            Output::Result { ok, .. } if !is_unit(ok) => Some(ok),
-            _ => None,
-        }
-    }
 }
 
 impl ToolFn {
@@ -72,7 +58,7 @@ impl ToolFn {
         let mut receivers = Vec::new();
         for arg in item.sig.inputs.iter_mut() {
             match arg {
-                FnArg::Receiver(r) => receivers.push(r.span()),
+                FnArg::Receiver(r) => receivers.push(r.clone()),
                 FnArg::Typed(pt) => {
                     let mut inject = None;
                     pt.attrs.retain(|attr| {
@@ -87,16 +73,21 @@ impl ToolFn {
                         inject = Some(InjectAttr { options });
                         false
                     });
+                    let destructured = match &*pt.pat {
+                        Pat::Ident(p) if p.subpat.is_none() => None,
+                        other => Some(other.clone()),
+                    };
                     params.push(Param {
                         name: pat_name(&pt.pat),
                         ty: (*pt.ty).clone(),
                         inject,
+                        destructured,
                     });
                 }
             }
         }
         let output = classify_output(&item.sig.output);
-        let doc = doc_text(&item.attrs);
+        let doc = doc_exprs(&item.attrs);
         ToolFn {
             item,
             params,
@@ -203,82 +194,29 @@ fn classify_output(output: &ReturnType) -> Output {
     if is_unit(ty) {
         return Output::Unit;
     }
-    if let Some(seg) = last_segment(ty)
-        && seg.ident == "Result"
-    {
-        let args = type_args(seg);
-        match args.as_slice() {
-            [ok, err] => {
-                return Output::Result {
-                    ok: Box::new((*ok).clone()),
-                    err: Box::new((*err).clone()),
-                };
-            }
-            [_] => return Output::ResultAlias(seg.ident.span()),
-            _ => {}
-        }
-    }
-    Output::Value(Box::new(ty.clone()))
+    Output::Type(Box::new(ty.clone()))
 }
 
-/// The doc comment as the model should read it: one leading space per line
-/// removed, soft-wrapped lines joined, paragraphs, list items and code blocks
-/// kept.
-fn doc_text(attrs: &[Attribute]) -> Option<String> {
-    let mut lines = Vec::new();
-    for attr in attrs {
-        if !attr.path().is_ident("doc") {
-            continue;
-        }
-        if let syn::Meta::NameValue(nv) = &attr.meta
-            && let syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) = &nv.value
-        {
-            for line in s.value().split('\n') {
-                lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
-            }
-        }
-    }
-    let text = join_doc_lines(&lines);
-    (!text.is_empty()).then_some(text)
+/// The expressions of the `#[doc = ...]` attributes.
+fn doc_exprs(attrs: &[Attribute]) -> Vec<syn::Expr> {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("doc"))
+        .filter_map(|attr| match &attr.meta {
+            syn::Meta::NameValue(nv) => Some(nv.value.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
-fn join_doc_lines(lines: &[String]) -> String {
-    let mut out = String::new();
-    let mut in_code = false;
-    let mut new_paragraph = false;
-    for line in lines {
-        let fence = line.trim_start().starts_with("```");
-        if !in_code && !fence && line.trim().is_empty() {
-            new_paragraph = !out.is_empty();
-            continue;
-        }
-        if out.is_empty() {
-        } else if new_paragraph {
-            out.push_str("\n\n");
-        } else if in_code || fence || is_list_item(line) || line.starts_with("    ") {
-            out.push('\n');
-        } else {
-            out.push(' ');
-            out.push_str(line.trim_start());
-            continue;
-        }
-        out.push_str(line);
-        new_paragraph = false;
-        if fence {
-            in_code = !in_code;
-        }
-    }
-    out.trim_end().to_owned()
-}
-
-fn is_list_item(line: &str) -> bool {
-    let t = line.trim_start();
-    if t.starts_with("- ") || t.starts_with("* ") || t.starts_with("+ ") {
-        return true;
-    }
-    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
-    digits > 0 && t[digits..].starts_with(". ")
+/// True when the doc attributes say something: a non-blank literal, or a
+/// macro call whose text rustc produces.
+pub fn has_doc(doc: &[syn::Expr]) -> bool {
+    doc.iter().any(|expr| match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => !s.value().trim().is_empty(),
+        _ => true,
+    })
 }

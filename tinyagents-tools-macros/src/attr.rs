@@ -2,8 +2,9 @@
 //! did-you-mean suggestion, a repeated option is an error at the repeat).
 
 use darling::FromMeta;
-use darling::util::{Flag, SpannedValue};
-use proc_macro2::TokenStream;
+use darling::util::SpannedValue;
+use proc_macro2::{Span, TokenStream};
+use syn::spanned::Spanned;
 use syn::{LitBool, LitInt, LitStr, Type};
 
 /// Everything `#[tool(...)]` accepts; see the attribute's rustdoc.
@@ -13,36 +14,210 @@ pub struct ToolOptions {
     pub name: Option<LitStr>,
     pub description: Option<LitStr>,
     pub title: Option<LitStr>,
-    pub read_only: Flag,
-    pub mutating: Flag,
-    pub destructive: Flag,
-    pub idempotent: Flag,
-    pub local: Flag,
-    pub networked: Flag,
+    pub read_only: Switch,
+    pub mutating: Switch,
+    pub destructive: Switch,
+    pub idempotent: Switch,
+    pub local: Switch,
+    pub networked: Switch,
     pub filesystem: Option<SpannedValue<Filesystem>>,
-    pub shell: Flag,
-    pub spend: Flag,
-    pub requires_confirmation: Flag,
-    pub workspace: Flag,
+    pub shell: Switch,
+    pub spend: Switch,
+    pub requires_confirmation: Switch,
+    pub workspace: Switch,
     pub redact: Option<RedactOptions>,
-    pub deterministic: Flag,
-    pub deterministic_given_injected: Flag,
-    pub timeout: Option<LitStr>,
+    pub deterministic: Switch,
+    pub deterministic_given_injected: Switch,
+    pub timeout: Option<DurationLit>,
     pub retry: Option<Retry>,
-    pub sequential: Flag,
-    pub max_concurrency: Option<LitInt>,
-    pub tags: Vec<LitStr>,
-    pub blocking: Flag,
+    pub sequential: Switch,
+    pub max_concurrency: Option<Concurrency>,
+    pub tags: Tags,
+    pub blocking: Switch,
     pub state: Option<Type>,
     pub context: Option<Type>,
+    #[darling(rename = "crate")]
+    pub krate: Option<CratePath>,
+}
+
+/// A flag option (`read_only`): a bare word, never `read_only = false`.
+#[derive(Default, Clone, Copy)]
+pub struct Switch(Option<Span>);
+
+impl Switch {
+    pub fn is_present(&self) -> bool {
+        self.0.is_some()
+    }
+
+    pub fn span(&self) -> Span {
+        self.0.unwrap_or_else(Span::call_site)
+    }
+}
+
+impl FromMeta for Switch {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        let name = path_name(item.path());
+        match item {
+            syn::Meta::Path(path) => Ok(Switch(Some(path.span()))),
+            _ => Err(darling::Error::custom(format_args!(
+                "`{name}` is a flag and takes no value: write `{name}` to set it, leave it out otherwise"
+            ))
+            .with_span(item)),
+        }
+    }
+}
+
+fn path_name(path: &syn::Path) -> String {
+    crate::ast::type_string(path)
 }
 
 /// `filesystem = "read" | "write"`.
-#[derive(FromMeta, Clone, Copy, PartialEq, Eq)]
-#[darling(rename_all = "snake_case")]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Filesystem {
     Read,
     Write,
+}
+
+const FILESYSTEM_FORM: &str =
+    "`filesystem` takes its access mode: write `filesystem = \"read\"` or `filesystem = \"write\"`";
+
+impl FromMeta for Filesystem {
+    fn from_word() -> darling::Result<Self> {
+        Err(darling::Error::custom(FILESYSTEM_FORM))
+    }
+
+    fn from_list(_: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
+        Err(darling::Error::custom(FILESYSTEM_FORM))
+    }
+
+    fn from_expr(expr: &syn::Expr) -> darling::Result<Self> {
+        match expr {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => match s.value().as_str() {
+                "read" => Ok(Filesystem::Read),
+                "write" => Ok(Filesystem::Write),
+                _ => Err(darling::Error::custom(format_args!(
+                    "`filesystem` is \"read\" or \"write\", not {:?}",
+                    s.value()
+                ))
+                .with_span(s)),
+            },
+            _ => Err(darling::Error::custom(FILESYSTEM_FORM).with_span(expr)),
+        }
+    }
+}
+
+/// A duration string option (`timeout = "30s"`).
+pub struct DurationLit(pub LitStr);
+
+impl FromMeta for DurationLit {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        const FORM: &str = "`timeout` takes a duration string such as \"30s\" or \"500ms\": write `timeout = \"30s\"`";
+        match item {
+            syn::Meta::NameValue(syn::MetaNameValue {
+                value:
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }),
+                ..
+            }) => Ok(DurationLit(s.clone())),
+            syn::Meta::NameValue(nv) => Err(darling::Error::custom(FORM).with_span(&nv.value)),
+            other => Err(darling::Error::custom(FORM).with_span(other)),
+        }
+    }
+}
+
+/// `max_concurrency = N`, N a whole number of at least 1.
+pub struct Concurrency {
+    pub value: usize,
+    pub span: Span,
+}
+
+impl FromMeta for Concurrency {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        const FORM: &str = "`max_concurrency` takes a whole number of at least 1, such as `max_concurrency = 4` (use `sequential` to keep the tool apart from every other call)";
+        let syn::Meta::NameValue(nv) = item else {
+            return Err(darling::Error::custom(FORM).with_span(item));
+        };
+        match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            }) => match n.base10_parse::<usize>() {
+                Ok(0) => Err(darling::Error::custom(
+                    "`max_concurrency` must be at least 1: use `sequential` to keep the tool apart from every other call",
+                )
+                .with_span(n)),
+                Ok(value) => Ok(Concurrency {
+                    value,
+                    span: n.span(),
+                }),
+                Err(_) => Err(darling::Error::custom(FORM).with_span(n)),
+            },
+            other => Err(darling::Error::custom(FORM).with_span(other)),
+        }
+    }
+}
+
+/// `tags = ["files", "search"]`: string literals only.
+#[derive(Default)]
+pub struct Tags(pub Vec<LitStr>);
+
+impl FromMeta for Tags {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        const FORM: &str =
+            "`tags` takes a list of string literals: write `tags = [\"files\", \"search\"]`";
+        let syn::Meta::NameValue(nv) = item else {
+            return Err(darling::Error::custom(FORM).with_span(item));
+        };
+        let syn::Expr::Array(array) = &nv.value else {
+            return Err(darling::Error::custom(FORM).with_span(&nv.value));
+        };
+        let mut errors = darling::Error::accumulator();
+        let mut tags = Vec::new();
+        for elem in &array.elems {
+            match elem {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => tags.push(s.clone()),
+                other => errors.push(
+                    darling::Error::custom(format_args!(
+                        "tags are string literals: write `\"{}\"`",
+                        crate::ast::type_string(other)
+                    ))
+                    .with_span(other),
+                ),
+            }
+        }
+        errors.finish_with(Tags(tags))
+    }
+}
+
+/// `crate = "path"` or `crate = path`: where the runtime crate is.
+pub struct CratePath(pub syn::Path);
+
+impl FromMeta for CratePath {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        const FORM: &str = "`crate` takes the path the runtime crate is reachable at: write `crate = \"my_crate::tools\"` or `crate = my_crate::tools`";
+        let syn::Meta::NameValue(nv) = item else {
+            return Err(darling::Error::custom(FORM).with_span(item));
+        };
+        match &nv.value {
+            syn::Expr::Path(p) if p.qself.is_none() => Ok(CratePath(p.path.clone())),
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => s
+                .parse::<syn::Path>()
+                .map(CratePath)
+                .map_err(|_| darling::Error::custom(FORM).with_span(s)),
+            other => Err(darling::Error::custom(FORM).with_span(other)),
+        }
+    }
 }
 
 /// `redact(fields = [..], patterns = [..], secrets = false)`.
@@ -54,28 +229,103 @@ pub struct RedactOptions {
     pub secrets: Option<LitBool>,
 }
 
-/// `retry(...)` with the span of the word `retry`.
+/// `retry(max_attempts = N, backoff = "100ms")`, parsed by hand so that
+/// every message names `retry(...)`.
 pub struct Retry {
-    pub span: proc_macro2::Span,
-    pub options: RetryOptions,
+    pub span: Span,
+    pub max_attempts: Option<LitInt>,
+    pub backoff: Option<LitStr>,
 }
+
+const RETRY_FORM: &str =
+    "write `retry(max_attempts = 3)` or `retry(max_attempts = 3, backoff = \"100ms\")`";
 
 impl FromMeta for Retry {
     fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
-        use syn::spanned::Spanned;
-        Ok(Retry {
-            span: item.path().span(),
-            options: RetryOptions::from_meta(item)?,
-        })
+        let span = item.path().span();
+        let syn::Meta::List(list) = item else {
+            return Err(darling::Error::custom(format_args!(
+                "`retry` takes its options in parentheses: {RETRY_FORM}"
+            ))
+            .with_span(item));
+        };
+        let items = darling::ast::NestedMeta::parse_meta_list(list.tokens.clone())?;
+        let mut errors: Vec<darling::Error> = Vec::new();
+        let mut retry = Retry {
+            span,
+            max_attempts: None,
+            backoff: None,
+        };
+        for nested in &items {
+            let darling::ast::NestedMeta::Meta(meta) = nested else {
+                errors.push(
+                    darling::Error::custom(format_args!(
+                        "`retry(...)` takes named options: {RETRY_FORM}"
+                    ))
+                    .with_span(nested),
+                );
+                continue;
+            };
+            let name = path_name(meta.path());
+            let value = match meta {
+                syn::Meta::NameValue(nv) => Some(&nv.value),
+                _ => None,
+            };
+            match name.as_str() {
+                "max_attempts" => match value {
+                    Some(syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(n),
+                        ..
+                    })) if retry.max_attempts.is_none() => retry.max_attempts = Some(n.clone()),
+                    _ if retry.max_attempts.is_some() => errors.push(
+                        darling::Error::custom("`retry(max_attempts)` is given twice: keep one")
+                            .with_span(meta),
+                    ),
+                    _ => errors.push(
+                        darling::Error::custom(
+                            "`retry(max_attempts)` takes a whole number, every attempt counted: write `max_attempts = 3`",
+                        )
+                        .with_span(meta),
+                    ),
+                },
+                "backoff" => match value {
+                    Some(syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    })) if retry.backoff.is_none() => retry.backoff = Some(s.clone()),
+                    _ if retry.backoff.is_some() => errors.push(
+                        darling::Error::custom("`retry(backoff)` is given twice: keep one")
+                            .with_span(meta),
+                    ),
+                    _ => errors.push(
+                        darling::Error::custom(
+                            "`retry(backoff)` takes a duration string such as \"100ms\" or \"1s\": write `backoff = \"100ms\"`",
+                        )
+                        .with_span(meta),
+                    ),
+                },
+                other => errors.push(
+                    darling::Error::custom(format_args!(
+                        "unknown `retry(...)` option `{other}`: the options are `max_attempts` (required) and `backoff`"
+                    ))
+                    .with_span(meta.path()),
+                ),
+            }
+        }
+        if retry.max_attempts.is_none() && errors.is_empty() {
+            errors.push(
+                darling::Error::custom(format_args!(
+                    "`retry(...)` needs `max_attempts`: {RETRY_FORM}"
+                ))
+                .with_span(list),
+            );
+        }
+        if errors.is_empty() {
+            Ok(retry)
+        } else {
+            Err(darling::Error::multiple(errors))
+        }
     }
-}
-
-/// `retry(max_attempts = N, backoff = "100ms")`.
-#[derive(FromMeta)]
-pub struct RetryOptions {
-    pub max_attempts: LitInt,
-    #[darling(default)]
-    pub backoff: Option<LitStr>,
 }
 
 impl ToolOptions {
@@ -86,12 +336,24 @@ impl ToolOptions {
     }
 }
 
-/// darling's messages in this crate's words: what is wrong, what to write.
+/// darling's messages in this crate's words: what is wrong, what to write;
+/// never its location suffix (` at retry`).
 fn reword(error: darling::Error) -> darling::Error {
     let errors: Vec<_> = error
         .into_iter()
         .map(|e| {
-            let text = e.to_string();
+            let span = e.span();
+            let mut text = e.to_string();
+            if let Some(i) = text.rfind(" at ") {
+                let location = &text[i + 4..];
+                if !location.is_empty()
+                    && location
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'/')
+                {
+                    text.truncate(i);
+                }
+            }
             let new = if let Some(rest) = text.strip_prefix("Unknown field: ") {
                 let rest = rest.replacen(". Did you mean", "; did you mean", 1);
                 let rest = rest.replacen(". Available values:", "; the options are:", 1);
@@ -99,9 +361,9 @@ fn reword(error: darling::Error) -> darling::Error {
             } else if let Some(rest) = text.strip_prefix("Duplicate field ") {
                 format!("{rest} is given twice: keep one")
             } else {
-                return e;
+                text
             };
-            darling::Error::from(syn::Error::new(e.span(), new))
+            darling::Error::from(syn::Error::new(span, new))
         })
         .collect();
     darling::Error::multiple(errors)

@@ -8,45 +8,136 @@ use syn::spanned::Spanned;
 
 use crate::ast::{Output, ToolFn, last_segment, type_args, type_string};
 use crate::attr::{Filesystem, ToolOptions};
-use crate::valid::{self, Determinism, Effect, Model};
+use crate::valid::{self, Description, Determinism, Effect, Model};
 
 /// The attribute's entry point.
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item: syn::ItemFn = match syn::parse2(input) {
+    let item: syn::ItemFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(err) => {
-            return syn::Error::new(
+            // Keep the item so that its uses do not add errors of their own.
+            let err = syn::Error::new(
                 err.span(),
                 format_args!("#[tool] goes on an `async fn` ({err})"),
             )
             .to_compile_error();
+            return quote!(#input #err);
         }
     };
     let options = ToolOptions::parse(args);
+    let krate: syn::Path = match &options {
+        Ok(ToolOptions {
+            krate: Some(path), ..
+        }) => path.0.clone(),
+        _ => syn::parse_quote!(::tinyagents_tools),
+    };
     let f = ToolFn::new(item);
     match valid::check(options, &f) {
         Ok(model) => expand(&model),
         Err(err) => {
-            // Keep the fn so that its callers do not add errors of their own.
+            // Keep the fn, and (outside an `impl` block) a tool type with
+            // the same name, so that one mistake is one error: the fn's
+            // callers and the tool's registration add none of their own.
             let item = &f.item;
             let err = err.to_compile_error();
-            quote!(#item #err)
+            let stub = f.receivers.is_empty().then(|| stub(&f, &krate));
+            quote!(#item #stub #err)
         }
     }
 }
 
-/// `search_docs` -> `SearchDocsTool`.
-fn struct_name(fn_name: &str) -> String {
-    let mut out = String::new();
-    for word in fn_name.split('_').filter(|w| !w.is_empty()) {
-        let mut chars = word.chars();
-        if let Some(first) = chars.next() {
-            out.extend(first.to_uppercase());
-            out.push_str(chars.as_str());
+/// The tool type of a fn `#[tool]` refused: it names the same type and
+/// implements `Tool` for every state and context, so its uses compile; the
+/// crate does not (the refusal is a compile error), so its bodies never run.
+fn stub(f: &ToolFn, krate: &syn::Path) -> TokenStream {
+    let vis = &f.item.vis;
+    let fn_ident = &f.item.sig.ident;
+    let tool = format_ident!("{}", struct_name(&f.ident_name()), span = fn_ident.span());
+    let refused = "#[tool] refused this fn at compile time";
+    quote! {
+        #[doc(hidden)]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
+        #vis struct #tool;
+
+        impl #tool {
+            #[doc(hidden)]
+            #vis fn spec() -> &'static #krate::ToolSpec {
+                ::core::unreachable!(#refused)
+            }
+        }
+
+        impl<AnyState, AnyContext> #krate::Tool<AnyState, AnyContext> for #tool
+        where
+            AnyState: ::core::marker::Send + ::core::marker::Sync + 'static,
+            AnyContext: ::core::marker::Send + ::core::marker::Sync + 'static,
+        {
+            fn spec(&self) -> &#krate::ToolSpec {
+                ::core::unreachable!(#refused)
+            }
+
+            fn call<'life0, 'life1, 'life2, 'async_trait>(
+                &'life0 self,
+                _: &'life1 AnyState,
+                _: &'life2 #krate::ToolRuntime<AnyContext>,
+                _: #krate::tool_macro::serde_json::Value,
+            ) -> ::core::pin::Pin<::std::boxed::Box<
+                dyn ::core::future::Future<
+                    Output = ::core::result::Result<#krate::ToolOutput, #krate::ToolError>,
+                > + ::core::marker::Send + 'async_trait,
+            >>
+            where
+                'life0: 'async_trait,
+                'life1: 'async_trait,
+                'life2: 'async_trait,
+                Self: 'async_trait,
+            {
+                ::core::unreachable!(#refused)
+            }
         }
     }
+}
+
+/// `tokens` with every token's span set to `span` (so that rustc reports an
+/// error in them at the user's token the span comes from).
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = proc_macro2::TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
+/// `search_docs` -> `SearchDocsTool`.
+fn struct_name(fn_name: &str) -> String {
+    let mut out = valid::pascal_case(fn_name);
     out.push_str("Tool");
     out
+}
+
+/// `base`, or `base` with `_` appended until no identifier of the fn's
+/// signature has that name (a generic parameter must not shadow a type the
+/// fn uses).
+fn fresh_ident(base: &str, sig: &syn::Signature) -> syn::Ident {
+    fn mentions(tokens: TokenStream, name: &str) -> bool {
+        tokens.into_iter().any(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) => i == name,
+            proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
+            _ => false,
+        })
+    }
+    let mut name = base.to_owned();
+    while mentions(quote!(#sig), &name) {
+        name.push('_');
+    }
+    format_ident!("{}", name)
 }
 
 /// The state and context types, declared or inferred from injected params.
@@ -74,8 +165,9 @@ fn state_and_context(m: &Model<'_>) -> (Option<Type>, Option<Type>) {
 }
 
 fn expand(m: &Model<'_>) -> TokenStream {
-    let krate = quote!(::tinyagents_tools);
-    let p = quote!(::tinyagents_tools::__private);
+    let krate = &m.krate;
+    let krate = quote!(#krate);
+    let p = quote!(#krate::tool_macro);
     let f = m.f;
     let item = &f.item;
     let vis = &item.vis;
@@ -83,21 +175,26 @@ fn expand(m: &Model<'_>) -> TokenStream {
     let tool = format_ident!("{}", struct_name(&f.ident_name()), span = fn_ident.span());
 
     let (state, context) = state_and_context(m);
-    let s_ty = state.clone().map_or_else(|| quote!(__S), |t| quote!(#t));
-    let c_ty = context.clone().map_or_else(|| quote!(__C), |t| quote!(#t));
-    let s_spec = state.map_or_else(|| quote!(()), |t| quote!(#t));
-    let c_spec = context.map_or_else(|| quote!(()), |t| quote!(#t));
+    let any_state = fresh_ident("AnyState", &item.sig);
+    let any_context = fresh_ident("AnyContext", &item.sig);
     let mut generics = Vec::new();
-    if s_ty.to_string() == "__S" {
-        generics.push(quote!(__S: ::core::marker::Send + ::core::marker::Sync + 'static));
+    if state.is_none() {
+        generics.push(quote!(#any_state: ::core::marker::Send + ::core::marker::Sync + 'static));
     }
-    if c_ty.to_string() == "__C" {
-        generics.push(quote!(__C: ::core::marker::Send + ::core::marker::Sync + 'static));
+    if context.is_none() {
+        generics.push(quote!(#any_context: ::core::marker::Send + ::core::marker::Sync + 'static));
     }
+    let s_spec = state.clone().map_or_else(|| quote!(()), |t| quote!(#t));
+    let c_spec = context.clone().map_or_else(|| quote!(()), |t| quote!(#t));
+    let s_ty = state.map_or_else(|| quote!(#any_state), |t| quote!(#t));
+    let c_ty = context.map_or_else(|| quote!(#any_context), |t| quote!(#t));
 
     // The spec.
     let name = &m.name;
-    let description = &m.description;
+    let description = match &m.description {
+        Description::Option(text) => quote!(#text),
+        Description::Doc(parts) => quote!(#p::doc_description(&[#(#parts),*])),
+    };
     let title = m.title.as_ref().map(|t| quote!(.title(#t)));
     let input_schema = match m.argument {
         Some(i) => {
@@ -106,16 +203,20 @@ fn expand(m: &Model<'_>) -> TokenStream {
         }
         None => quote!(#krate::ToolSchema::empty_object()),
     };
-    let output_schema = f.output.value_type().map(|ty| {
-        quote! {{
-            use #p::{HasOutputSchema as _, NoOutputSchema as _};
+    let output_schema = match &f.output {
+        Output::Type(ty) => Some(quote! {{
+            use #p::{
+                NoSuccessSchema as _, NoValueSchema as _, SuccessSchema as _, UnitSchema as _,
+                ValueSchema as _,
+            };
             if let ::core::option::Option::Some(schema) =
-                (&&#p::SchemaProbe::<#ty>::new()).output_schema()
+                (&&&&&#p::ReturnSchemaProbe::<#ty>::new()).output_schema()
             {
                 builder = builder.output_schema(schema);
             }
-        }}
-    });
+        }}),
+        _ => None,
+    };
     let injected = f.params.iter().filter(|p| p.inject.is_some()).map(|param| {
         let ty = &param.ty;
         let pname = &param.name;
@@ -164,26 +265,45 @@ fn expand(m: &Model<'_>) -> TokenStream {
             }
         }
     });
-    let invoke = if m.blocking {
-        quote!(#p::run_blocking(move || #fn_ident(#(#locals),*)).await?)
-    } else {
-        quote!(#fn_ident(#(#locals),*).await)
-    };
     let ret_span = match &item.sig.output {
         syn::ReturnType::Type(_, ty) => ty.span(),
         syn::ReturnType::Default => Span::call_site(),
     };
-    let unwrap_result = match &f.output {
-        Output::Result { err, .. } => {
-            let err_conv = quote_spanned!(err.span()=> #p::into_tool_error(err));
-            quote! {
-                let __value = match __value {
-                    ::core::result::Result::Ok(value) => value,
-                    ::core::result::Result::Err(err) => return ::core::result::Result::Err(#err_conv),
-                };
+    // The error type's span when it is written out (`Result<T, E>`), else
+    // the return type's.
+    let err_span = match &f.output {
+        Output::Type(ty) => last_segment(ty)
+            .map(type_args)
+            .and_then(|args| (args.len() == 2).then(|| args[1].span()))
+            .unwrap_or(ret_span),
+        _ => ret_span,
+    };
+    let invoke = if m.blocking {
+        // Spanned at the return type: a value that cannot leave the blocking
+        // pool is reported there.
+        let run = respan(
+            quote!(#p::run_blocking(move || #fn_ident(#(#locals),*)).await),
+            ret_span,
+        );
+        quote!(#run?)
+    } else {
+        quote!(#fn_ident(#(#locals),*).await)
+    };
+    let err_conv = quote_spanned! {err_span=>
+        (&&&#p::ErrorProbe::of(&err)).error_kind().convert(err)
+    };
+    let unwrap_result = quote! {
+        let __value = match {
+            use #p::{KeepReturn as _, SplitReturn as _};
+            (&&#p::ReturnProbe::of(&__value)).split(__value)
+        } {
+            ::core::result::Result::Ok(value) => value,
+            #[allow(unreachable_patterns)]
+            ::core::result::Result::Err(err) => {
+                use #p::{ViaClassifyError as _, ViaIntoToolError as _, ViaOtherError as _};
+                return ::core::result::Result::Err(#err_conv);
             }
-        }
-        _ => quote!(),
+        };
     };
     let convert = quote_spanned! {ret_span=>
         (&&&#p::OutputProbe::of(&__value)).output_kind().convert(__value)
@@ -254,6 +374,23 @@ fn expand(m: &Model<'_>) -> TokenStream {
         }
     } else {
         let types = call_types(arguments_mut);
+        // The body carries the span of the fn's name, so that a future that
+        // is not `Send` is reported at the user's fn, not at the attribute.
+        let mut call_body = proc_macro2::Group::new(
+            proc_macro2::Delimiter::Brace,
+            quote! {
+                use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                #(#bind)*
+                let __value = #invoke;
+                #unwrap_result
+                #convert
+            },
+        );
+        call_body.set_span(fn_ident.span());
+        let call_sig = respan(
+            quote!(async fn call(&self, #types) -> #result),
+            fn_ident.span(),
+        );
         quote! {
             #[#p::async_trait]
             impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
@@ -261,13 +398,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                     #tool::spec()
                 }
 
-                async fn call(&self, #types) -> #result {
-                    use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
-                    #(#bind)*
-                    let __value = #invoke;
-                    #unwrap_result
-                    #convert
-                }
+                #call_sig #call_body
             }
         }
     };
@@ -309,7 +440,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
 }
 
 fn safety_tokens(m: &Model<'_>) -> TokenStream {
-    let k = quote!(::tinyagents_tools);
+    let k = &m.krate;
     let effect = match m.effect {
         Effect::ReadOnly => quote!(ReadOnly),
         Effect::Mutating => quote!(Mutating),

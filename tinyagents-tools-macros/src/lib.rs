@@ -8,9 +8,7 @@
 mod ast;
 mod attr;
 mod expand;
-#[allow(dead_code)] // shared with the runtime crate, which uses all of it
-#[path = "../../tinyagents-tools/src/name_rules.rs"]
-mod name_rules;
+mod names;
 mod ready;
 mod valid;
 
@@ -40,12 +38,15 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// # Parameters
-/// At most one parameter is model-visible: the argument struct, which must
-/// implement `serde::Deserialize` and `schemars::JsonSchema`; its schema (every
-/// object closed with `additionalProperties: false`) is the tool's input
-/// schema. With no such parameter the tool takes an empty object. Add
+/// At most one parameter is model-visible: the argument struct, taken by
+/// name (`args: SearchArgs`), which must implement `serde::Deserialize` and
+/// `schemars::JsonSchema`; its schema (every object closed with
+/// `additionalProperties: false`) is the tool's input schema. With no such
+/// parameter the tool takes an empty object. Add
 /// `#[serde(deny_unknown_fields)]` to argument structs so that serde refuses
-/// exactly the keys the schema refuses.
+/// exactly the keys the schema refuses. A plain parameter (`text: String`,
+/// a number, a tuple, a `Vec`, an `Option`, a reference, ...) is refused at
+/// compile time: put it in the argument struct.
 ///
 /// Every other parameter carries `#[inject]` (no options) and is built for
 /// each call by `tinyagents_tools::Inject`: `Ctx<C>`, `RunContext<C>`,
@@ -55,10 +56,15 @@ use proc_macro::TokenStream;
 /// never appear in the schema; the spec lists them under `injected`.
 ///
 /// # Return type
-/// `Result<T, E>` with `E: Into<ToolError>`, or a plain `T`. `T` is `()`, a
+/// A plain `T`, or a `Result<T, E>` under any name (`anyhow::Result<T>`,
+/// `std::io::Result<T>`, an alias of your own): the compiler decides through
+/// `tinyagents_tools::ToolReturn`, not the word `Result`. `T` is `()`, a
 /// `ToolOutput` (content blocks and artifacts), or any `serde::Serialize`
 /// value (the structured result; its schema is the output schema when `T`
-/// also implements `JsonSchema`).
+/// also implements `JsonSchema`). `E` is `ToolError`, `String`, any
+/// `std::error::Error + Send + Sync + 'static` (its class chosen by
+/// `tinyagents_tools::ClassifyError`), `Box<dyn Error + Send + Sync>` or
+/// `anyhow::Error`; the model reads its `Display` text only, bounded.
 ///
 /// # State and context types
 /// The tool implements `Tool<S, C>`. `S` is taken from `state = Type`, else
@@ -95,18 +101,27 @@ use proc_macro::TokenStream;
 ///   `true`) masks registered secret values.
 /// - `deterministic` | `deterministic_given_injected`: whether a recorded
 ///   result may be replayed (default: non-deterministic).
-/// - `timeout = "30s"`: the tool's timeout; an integer with unit `ms`, `s`,
-///   `m` or `h`, not zero.
+/// - `timeout = "30s"`: the tool's timeout; a string, an integer with unit
+///   `ms`, `s`, `m` or `h`, not zero.
 /// - `retry(max_attempts = 3, backoff = "100ms")`: attempts in total (at
 ///   least 2) and the first backoff (default `"100ms"`), growing
 ///   exponentially. Requires `idempotent`.
 /// - `sequential`: never overlaps another call of the batch.
 /// - `max_concurrency = 4`: at most this many calls of the tool at once
-///   (at least 1).
+///   (at least 1; not with `sequential`).
 /// - `tags = ["files", "search"]`: groups for per-turn selection.
 /// - `blocking`: the fn is synchronous and runs on tokio's blocking pool
 ///   (required for a sync fn, refused on an async fn).
 /// - `state = Type`, `context = Type`: the `S` and `C` of `Tool<S, C>`.
+/// - `crate = "my_crate::tools"` (or `crate = my_crate::tools`): where the
+///   runtime crate is, for a crate that re-exports it under another path
+///   (default `::tinyagents_tools`).
+///
+/// # Mistakes
+/// Every mistake is a compile error at the token that is wrong, saying what
+/// to write instead; all mistakes of one fn are reported together, and the
+/// fn and its tool type are still emitted so that their uses add no errors
+/// of their own.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::tool(args.into(), input.into()).into()

@@ -5,9 +5,9 @@ use proc_macro2::Span;
 use syn::Type;
 use syn::spanned::Spanned;
 
-use crate::ast::{Output, ToolFn, find_impl_trait, last_segment, type_string};
+use crate::ast::{Output, ToolFn, find_impl_trait, has_doc, last_segment, type_string};
 use crate::attr::{Filesystem, ToolOptions, parse_duration_ms};
-use crate::name_rules::check_tool_name;
+use crate::names::check_tool_name;
 
 /// Types that only ever come from the runtime: without `#[inject]` they are a
 /// mistake, not an argument struct.
@@ -27,6 +27,37 @@ const RUNTIME_TYPES: &[&str] = &[
     "RunId",
     "ToolCallId",
 ];
+
+/// Types that are never an argument struct: a plain parameter of one of
+/// them is a mistake (the model's input is one JSON object).
+const PLAIN_TYPES: &[&str] = &[
+    "String", "str", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
+    "u32", "u64", "u128", "usize", "f32", "f64", "Vec", "VecDeque", "HashSet", "BTreeSet",
+    "HashMap", "BTreeMap", "Option", "Value", "Cow", "PathBuf", "Path",
+];
+
+/// True when `ty` is never an argument struct.
+fn is_plain_type(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(_)
+        | Type::Slice(_)
+        | Type::Array(_)
+        | Type::Tuple(_)
+        | Type::Ptr(_)
+        | Type::FnPtr(_)
+        | Type::Never(_) => true,
+        Type::Group(g) => is_plain_type(&g.elem),
+        Type::Paren(p) => is_plain_type(&p.elem),
+        _ => last_segment(ty)
+            .is_some_and(|seg| PLAIN_TYPES.contains(&seg.ident.to_string().as_str())),
+    }
+}
+
+/// The description: the option's literal, or the doc attributes' expressions.
+pub enum Description {
+    Option(String),
+    Doc(Vec<syn::Expr>),
+}
 
 /// The effect a tool declares.
 #[derive(Clone, Copy)]
@@ -48,7 +79,7 @@ pub enum Determinism {
 pub struct Model<'a> {
     pub f: &'a ToolFn,
     pub name: String,
-    pub description: String,
+    pub description: Description,
     pub title: Option<String>,
     pub effect: Effect,
     pub idempotent: bool,
@@ -73,6 +104,9 @@ pub struct Model<'a> {
     pub context: Option<Type>,
     /// The index of the model-visible parameter.
     pub argument: Option<usize>,
+    /// The path of the runtime crate (`::tinyagents_tools` unless
+    /// `crate = ..`).
+    pub krate: syn::Path,
 }
 
 /// Collects errors; one combined `syn::Error` at the end.
@@ -82,6 +116,11 @@ pub struct Errors(Option<syn::Error>);
 impl Errors {
     pub fn push(&mut self, span: Span, message: impl std::fmt::Display) {
         self.push_error(syn::Error::new(span, message));
+    }
+
+    /// An error over the whole of `tokens` (first to last token).
+    pub fn push_spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
+        self.push_error(syn::Error::new_spanned(tokens, message));
     }
 
     pub fn push_error(&mut self, error: syn::Error) {
@@ -94,6 +133,19 @@ impl Errors {
     pub fn finish(self) -> Result<(), syn::Error> {
         self.0.map_or(Ok(()), Err)
     }
+}
+
+/// `search_docs` -> `SearchDocs`.
+pub fn pascal_case(fn_name: &str) -> String {
+    let mut out = String::new();
+    for word in fn_name.split('_').filter(|w| !w.is_empty()) {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    out
 }
 
 /// Checks the fn and its options; returns the resolved tool or every error.
@@ -130,19 +182,34 @@ fn check_signature(f: &ToolFn, errors: &mut Errors) -> Option<usize> {
     if let Some(v) = &sig.variadic {
         errors.push(v.span(), "a tool fn cannot be variadic");
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.push(
-            sig.generics.span(),
+    if !sig.generics.params.is_empty() {
+        errors.push_spanned(
+            &sig.generics,
             "a tool fn cannot be generic: its schema and injected types must be known; use concrete types (name the state and context with `#[tool(state = .., context = ..)]`)",
         );
     }
-    for span in &f.receivers {
-        errors.push(
-            *span,
-            "#[tool] goes on a free fn, not a method: remove `self` and take what the tool needs as `#[inject]` parameters (`State<T>`, `Store<T>`, `Resource<T>`, ...)",
+    if let Some(where_clause) = &sig.generics.where_clause {
+        errors.push_spanned(
+            where_clause,
+            "a tool fn cannot have a `where` clause: its schema and injected types must be known; remove the `where` clause and use concrete types",
+        );
+    }
+    for receiver in &f.receivers {
+        errors.push_spanned(
+            receiver,
+            "#[tool] goes on a free fn, not a method: move the fn out of the `impl` block, remove `self`, and take what the tool needs as `#[inject]` parameters (`State<T>`, `Store<T>`, `Resource<T>`, ...)",
         );
     }
 
+    // The argument struct, as far as the types tell: the first parameter
+    // that is neither injected, nor a runtime type, nor a plain type.
+    let struct_param = f.params.iter().find(|p| {
+        p.inject.is_none()
+            && find_impl_trait(&p.ty).is_none()
+            && !is_plain_type(&p.ty)
+            && !last_segment(&p.ty)
+                .is_some_and(|seg| RUNTIME_TYPES.contains(&seg.ident.to_string().as_str()))
+    });
     let mut argument: Option<usize> = None;
     for (i, param) in f.params.iter().enumerate() {
         if let Some(span) = find_impl_trait(&param.ty) {
@@ -175,6 +242,39 @@ fn check_signature(f: &ToolFn, errors: &mut Errors) -> Option<usize> {
             );
             continue;
         }
+        if is_plain_type(&param.ty) {
+            let message = match struct_param {
+                Some(args) => format!(
+                    "`{}: {}` is a plain parameter, but a tool's model-visible input is one argument struct: move `{}` into `{}`, or mark it `#[inject]` if it is a runtime value",
+                    param.name,
+                    type_string(&param.ty),
+                    param.name,
+                    type_string(&args.ty),
+                ),
+                None => format!(
+                    "`{}: {}` is a plain parameter, but a tool's model-visible input is one argument struct: put `{}` in a `#[derive(Deserialize, JsonSchema)]` struct (`struct {}Args {{ {}: {} }}`) and take `args: {}Args`, or mark it `#[inject]` if it is a runtime value",
+                    param.name,
+                    type_string(&param.ty),
+                    param.name,
+                    pascal_case(&f.ident_name()),
+                    param.name,
+                    type_string(&param.ty),
+                    pascal_case(&f.ident_name()),
+                ),
+            };
+            errors.push_spanned(&param.ty, message);
+            continue;
+        }
+        if let Some(pat) = &param.destructured {
+            errors.push_spanned(
+                pat,
+                format_args!(
+                    "name the argument struct instead of taking it apart: write `args: {}` and use `args.field` in the body",
+                    type_string(&param.ty),
+                ),
+            );
+            continue;
+        }
         match argument {
             None => argument = Some(i),
             Some(first) => errors.push(
@@ -188,16 +288,11 @@ fn check_signature(f: &ToolFn, errors: &mut Errors) -> Option<usize> {
         }
     }
 
-    match &f.output {
-        Output::ResultAlias(span) => errors.push(
-            *span,
-            "#[tool] needs the error type written out: return `Result<T, E>` with `E: Into<ToolError>` (a one-argument `Result` alias hides it)",
-        ),
-        Output::ImplTrait(span) => errors.push(
+    if let Output::ImplTrait(span) = &f.output {
+        errors.push(
             *span,
             "a tool cannot return `impl Trait`: name the type (a `Serialize` type, `ToolOutput` or `()`, optionally in `Result<_, E>`)",
-        ),
-        _ => {}
+        );
     }
     argument
 }
@@ -256,18 +351,17 @@ fn check_options<'a>(
                     "the description is empty: say what the tool does, the model reads it to decide when to call the tool",
                 );
             }
-            text
+            Description::Option(text)
         }
-        None => match &f.doc {
-            Some(doc) => doc.clone(),
-            None => {
+        None => {
+            if !has_doc(&f.doc) {
                 errors.push(
                     sig.ident.span(),
                     "a tool needs a description, the model reads it to decide when to call the tool: add a doc comment (`/// ...`) to the fn, or `#[tool(description = \"...\")]`",
                 );
-                String::new()
             }
-        },
+            Description::Doc(f.doc.clone())
+        }
     };
 
     // Effect.
@@ -322,7 +416,7 @@ fn check_options<'a>(
     };
 
     // Timeout.
-    let timeout_ms = o.timeout.as_ref().and_then(|lit| {
+    let timeout_ms = o.timeout.as_ref().map(|t| &t.0).and_then(|lit| {
         match parse_duration_ms(&lit.value()) {
             Ok(0) => errors.push(
                 lit.span(),
@@ -337,24 +431,19 @@ fn check_options<'a>(
     // Retry.
     let retry = o.retry.as_ref().and_then(|retry| {
         let span = retry.span;
-        let retry = &retry.options;
         if !o.idempotent.is_present() {
             errors.push(
                 span,
                 "`retry` needs `idempotent`: a retried call repeats its effect; add `idempotent` if repeating a call is safe, or remove `retry`",
             );
         }
-        let attempts = match retry.max_attempts.base10_parse::<u32>() {
+        let attempts = match retry.max_attempts.as_ref()?.base10_parse::<u32>() {
             Ok(n) if n >= 2 => Some(n),
-            Ok(_) => {
+            _ => {
                 errors.push(
-                    retry.max_attempts.span(),
-                    "`max_attempts` counts every attempt, the first included: retrying needs at least 2; remove `retry` for a single attempt",
+                    retry.max_attempts.as_ref()?.span(),
+                    "`retry(max_attempts)` counts every attempt, the first included: retrying needs at least 2; remove `retry` for a single attempt",
                 );
-                None
-            }
-            Err(e) => {
-                errors.push_error(e);
                 None
             }
         };
@@ -371,17 +460,15 @@ fn check_options<'a>(
         Some((attempts?, backoff?))
     });
 
-    let max_concurrency = o.max_concurrency.as_ref().and_then(|lit| {
-        match lit.base10_parse::<usize>() {
-            Ok(0) => errors.push(
-                lit.span(),
-                "`max_concurrency` must be at least 1; use `sequential` to keep the tool apart from every other call",
-            ),
-            Ok(n) => return Some(n),
-            Err(e) => errors.push_error(e),
-        }
-        None
-    });
+    let max_concurrency = o.max_concurrency.as_ref().map(|c| c.value);
+    if let Some(c) = &o.max_concurrency
+        && o.sequential.is_present()
+    {
+        errors.push(
+            c.span,
+            "`sequential` and `max_concurrency` contradict each other: `sequential` already keeps the tool apart from every other call; keep one of them",
+        );
+    }
 
     let redact = o.redact.unwrap_or_default();
     Model {
@@ -405,10 +492,13 @@ fn check_options<'a>(
         retry,
         sequential: o.sequential.is_present(),
         max_concurrency,
-        tags: o.tags.iter().map(|l| l.value()).collect(),
+        tags: o.tags.0.iter().map(|l| l.value()).collect(),
         blocking: o.blocking.is_present(),
         state: o.state,
         context: o.context,
         argument,
+        krate: o
+            .krate
+            .map_or_else(|| syn::parse_quote!(::tinyagents_tools), |k| k.0),
     }
 }

@@ -14,6 +14,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod classify;
+pub use classify::{ClassifyError, MAX_ERROR_TEXT};
+
 /// What the agent loop should do about an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

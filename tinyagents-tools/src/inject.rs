@@ -205,6 +205,11 @@ impl<S, C, T: Send + Sync + 'static> Inject<S, C> for Secret<T> {
 ///
 /// Every `T: Clone` is a part of itself. Implement it to inject a part of a
 /// larger state, as axum's `FromRef` does.
+#[diagnostic::on_unimplemented(
+    message = "this tool takes `State<{Self}>`, but the state is `{S}`",
+    label = "not a part of the state `{S}`",
+    note = "inject `State<{S}>`, or implement `FromState<{S}>` for `{Self}` to take a part of the state; name the executor's state with #[tool(state = ..)]"
+)]
 pub trait FromState<S> {
     /// Takes the part out of the state.
     fn from_state(state: &S) -> Self;
@@ -213,6 +218,36 @@ pub trait FromState<S> {
 impl<T: Clone> FromState<T> for T {
     fn from_state(state: &T) -> Self {
         state.clone()
+    }
+}
+
+/// The application state an executor is built with: the state itself, an
+/// `Arc` of it, or a `Box` of it.
+#[diagnostic::on_unimplemented(
+    message = "this tool needs state of type `{S}`; the executor was built with `{Self}`",
+    label = "the executor's state",
+    note = "build the executor with a `{S}` (or an `Arc<{S}>`), or change the tool's `State<..>` parameter or #[tool(state = ..)] to `{Self}`"
+)]
+pub trait IntoState<S> {
+    /// The state, shared.
+    fn into_state(self) -> Arc<S>;
+}
+
+impl<S> IntoState<S> for S {
+    fn into_state(self) -> Arc<S> {
+        Arc::new(self)
+    }
+}
+
+impl<S> IntoState<S> for Arc<S> {
+    fn into_state(self) -> Arc<S> {
+        self
+    }
+}
+
+impl<S> IntoState<S> for Box<S> {
+    fn into_state(self) -> Arc<S> {
+        Arc::from(self)
     }
 }
 

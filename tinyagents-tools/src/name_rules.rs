@@ -1,8 +1,8 @@
 //! The rule every canonical tool name follows.
 //!
-//! This file has no dependencies so that the macro crate can include it too
-//! (`#[path]`) and refuse a bad name at compile time with the very same rule
-//! the registry applies at run time.
+//! The macro crate has its own copy of this rule (it cannot depend on this
+//! crate) to refuse a bad name at compile time; `tests/name_rules_agree.rs`
+//! checks that both copies agree.
 
 use core::fmt;
 

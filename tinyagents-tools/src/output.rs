@@ -135,7 +135,7 @@ impl ToolOutput {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a tool",
     label = "the tool's return type",
-    note = "return a type that implements `serde::Serialize`, a `ToolOutput`, or `()`, optionally inside `Result<_, E>` with `E: Into<ToolError>`"
+    note = "return a type that implements `serde::Serialize`, a `ToolOutput`, or `()`, optionally inside a `Result<_, E>` (under any name, such as `anyhow::Result<_>`)"
 )]
 pub trait IntoToolOutput {
     /// Converts the value.
@@ -151,6 +151,33 @@ impl IntoToolOutput for ToolOutput {
 impl IntoToolOutput for () {
     fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::empty())
+    }
+}
+
+/// A tool fn's return value that is either a success or a failure.
+///
+/// Implemented for `Result<T, E>` whatever it is called (`anyhow::Result<T>`,
+/// `std::io::Result<T>`, `type Outcome<T> = Result<T, String>`): `#[tool]`
+/// finds it through this trait, not by the word `Result`, so every alias
+/// works. `Ok` is the tool's output; `Err` becomes a classified
+/// [`ToolError`] (see [`ClassifyError`](crate::ClassifyError) for the error
+/// types accepted). A return type that does not implement it is always a
+/// success. Implement it for a result type of your own to return it from a
+/// tool.
+pub trait ToolReturn {
+    /// The success value.
+    type Success;
+    /// The error value.
+    type Failure;
+    /// Splits the value into success or failure.
+    fn into_result(self) -> Result<Self::Success, Self::Failure>;
+}
+
+impl<T, E> ToolReturn for Result<T, E> {
+    type Success = T;
+    type Failure = E;
+    fn into_result(self) -> Result<T, E> {
+        self
     }
 }
 

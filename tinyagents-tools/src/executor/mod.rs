@@ -128,11 +128,11 @@ where
     /// `state` (given by value or as an `Arc`).
     pub fn builder(
         registry: impl Into<Arc<ToolRegistry<S, C>>>,
-        state: impl Into<Arc<S>>,
+        state: impl crate::inject::IntoState<S>,
     ) -> ToolExecutorBuilder<S, C> {
         ToolExecutorBuilder {
             registry: registry.into(),
-            state: state.into(),
+            state: state.into_state(),
             events: EventBus::new(),
             shared_events: None,
             middleware: Vec::new(),

@@ -6,10 +6,15 @@ struct Args {
     query: String,
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct Limits {
+    limit: u32,
+}
+
 /// Search.
 #[tool]
-async fn search(args: Args, limit: u32) -> String {
-    format!("{} {limit}", args.query)
+async fn search(args: Args, limits: Limits) -> String {
+    format!("{} {}", args.query, limits.limit)
 }
 
 fn main() {}

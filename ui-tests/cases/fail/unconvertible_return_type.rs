@@ -1,4 +1,5 @@
-// The return value must become a tool result.
+// The return value must become a tool result: a serializable value, a
+// `ToolOutput` or `()`, possibly inside a `Result`.
 use tinyagents_tools::prelude::*;
 
 struct Report;
@@ -7,20 +8,6 @@ struct Report;
 #[tool]
 async fn report() -> Report {
     Report
-}
-
-struct MyError;
-
-/// Fails with an error that is not a ToolError.
-#[tool]
-async fn failing() -> Result<u32, MyError> {
-    Err(MyError)
-}
-
-/// Hides its error type.
-#[tool]
-async fn aliased() -> std::io::Result<u32> {
-    Ok(1)
 }
 
 /// Returns impl Trait.
