@@ -10,6 +10,7 @@ mod executor_output;
 mod executor_refusals;
 mod executor_running;
 mod injection;
+mod isolated_tools;
 mod mcp_http;
 mod mcp_server;
 mod policies;

@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 
 use crate::error::ErrorClass;
 use crate::ids::{RunId, ThreadId, ToolCallId};
+use crate::spec::ResourceBounds;
 
 /// Which step of a call an event reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -123,6 +124,9 @@ pub struct ToolEvent {
     pub name: Option<String>,
     /// A custom event's payload (redacted before delivery).
     pub data: Option<Value>,
+    /// The tool's resource bounds, on `tool.started` when it declares any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<ResourceBounds>,
 }
 
 impl ToolEvent {
@@ -153,6 +157,7 @@ impl ToolEvent {
             progress: None,
             name: None,
             data: None,
+            bounds: None,
         }
     }
 }

@@ -72,6 +72,7 @@
 #![forbid(unsafe_code)]
 
 mod artifacts;
+pub mod builtins;
 mod call;
 mod error;
 mod events;
@@ -81,6 +82,7 @@ mod fasthash;
 mod hash;
 mod ids;
 mod inject;
+pub mod isolated;
 mod limits;
 mod macro_support;
 #[cfg(feature = "mcp")]
@@ -103,6 +105,8 @@ pub mod testkit;
 mod tool;
 mod turn;
 mod validation;
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 pub use artifacts::{
     ArtifactError, ArtifactStore, FsArtifactStore, InMemoryArtifactStore, artifact_key,
@@ -131,7 +135,8 @@ pub use safety::{
 pub use schema::ToolSchema;
 pub use secret::{Secret, Secrets};
 pub use spec::{
-    ConcurrencyPolicy, InjectedArgSpec, InjectedKind, SpecError, ToolSpec, ToolSpecBuilder,
+    ConcurrencyPolicy, InjectedArgSpec, InjectedKind, ResourceBounds, SpecError, ToolSpec,
+    ToolSpecBuilder,
 };
 pub use tinyagents_tools_macros::tool;
 pub use tokio_util::sync::CancellationToken;
