@@ -10,7 +10,7 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-/// How a worker died, as far as its exit status and last stderr tell.
+/// How a worker died, as far as its exit status and stderr tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Death {
     /// Killed by the CPU time limit (`SIGXCPU`).
@@ -22,7 +22,7 @@ pub(crate) enum Death {
 }
 
 /// Rust's default allocation-error handler prints this before aborting.
-const ALLOCATION_FAILED: &str = "memory allocation of ";
+pub(crate) const ALLOCATION_FAILED: &str = "memory allocation of ";
 
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
 mod imp {
@@ -58,10 +58,12 @@ mod imp {
         setrlimit(Resource::RLIMIT_CPU, soft, hard).map_err(io::Error::from)
     }
 
-    pub(crate) fn death(status: ExitStatus, stderr_tail: &str) -> Death {
+    /// `allocation_failed`: the worker printed Rust's allocation-failure
+    /// message.
+    pub(crate) fn death(status: ExitStatus, allocation_failed: bool) -> Death {
         match status.signal().and_then(|n| Signal::try_from(n).ok()) {
             Some(Signal::SIGXCPU) => Death::Cpu,
-            Some(Signal::SIGABRT) if stderr_tail.contains(ALLOCATION_FAILED) => Death::Memory,
+            Some(Signal::SIGABRT) if allocation_failed => Death::Memory,
             _ => Death::Crash,
         }
     }
@@ -92,8 +94,8 @@ mod imp {
         unsupported()
     }
 
-    pub(crate) fn death(_: ExitStatus, stderr_tail: &str) -> Death {
-        if stderr_tail.contains(ALLOCATION_FAILED) {
+    pub(crate) fn death(_: ExitStatus, allocation_failed: bool) -> Death {
+        if allocation_failed {
             Death::Memory
         } else {
             Death::Crash

@@ -1,7 +1,7 @@
 //! [`WorkerPool`]: worker processes of the application's own binary, reused
 //! across calls, replaced when one dies.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,8 +19,6 @@ use crate::error::ToolError;
 use crate::output::ToolOutput;
 use crate::spec::ResourceBounds;
 
-/// How much of a worker's last stderr output is kept to tell why it died.
-const STDERR_TAIL: usize = 4096;
 /// The longest reply line accepted from a worker.
 const MAX_LINE: usize = 64 << 20;
 
@@ -96,7 +94,7 @@ struct Worker {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
-    stderr: JoinHandle<String>,
+    stderr: JoinHandle<bool>,
 }
 
 impl WorkerPool {
@@ -308,7 +306,7 @@ impl Inner {
             child,
             stdin,
             stdout: BufReader::new(stdout),
-            stderr: tokio::spawn(keep_tail(stderr)),
+            stderr: tokio::spawn(watch_stderr(stderr)),
         };
         match tokio::time::timeout(self.startup, worker.next_frame()).await {
             Ok(Some(Ok(Reply::Ready { .. }))) => Ok(worker),
@@ -326,23 +324,26 @@ fn not_started(error: std::io::Error) -> ToolError {
     ToolError::fatal("the tool's worker process could not be started").with_source(error)
 }
 
-/// Copies a worker's stderr to ours and keeps its last few KiB.
-async fn keep_tail(mut stderr: tokio::process::ChildStderr) -> String {
-    let mut tail = VecDeque::with_capacity(STDERR_TAIL);
+/// Copies a worker's stderr to ours, and tells whether Rust's
+/// allocation-failure message went by (what a worker under a memory limit
+/// prints before it aborts).
+async fn watch_stderr(mut stderr: tokio::process::ChildStderr) -> bool {
+    let marker = os::ALLOCATION_FAILED.as_bytes();
+    let mut seen = false;
+    // The end of the previous read, so a marker split across reads is found.
+    let mut window: Vec<u8> = Vec::with_capacity(1024 + marker.len());
     let mut buf = [0u8; 1024];
     while let Ok(n) = stderr.read(&mut buf).await {
         if n == 0 {
             break;
         }
         let _ = std::io::Write::write_all(&mut std::io::stderr(), &buf[..n]);
-        for &b in &buf[..n] {
-            if tail.len() == STDERR_TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(b);
-        }
+        window.extend_from_slice(&buf[..n]);
+        seen |= window.windows(marker.len()).any(|w| w == marker);
+        let keep = window.len().saturating_sub(marker.len() - 1);
+        window.drain(..keep);
     }
-    String::from_utf8_lossy(&tail.into_iter().collect::<Vec<u8>>()).into_owned()
+    seen
 }
 
 impl Worker {
@@ -390,12 +391,12 @@ impl Worker {
                 None
             }
         };
-        let tail = tokio::time::timeout(Duration::from_secs(1), self.stderr)
+        let allocation_failed = tokio::time::timeout(Duration::from_secs(1), self.stderr)
             .await
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
-        match status.map(|status| os::death(status, &tail)) {
+        match status.map(|status| os::death(status, allocation_failed)) {
             Some(Death::Cpu) => match bounds.max_cpu_ms {
                 Some(ms) => ToolError::resource_exhausted("cpu", format_args!("{ms} ms")),
                 None => ToolError::resource_exhausted("cpu", "of the system"),
