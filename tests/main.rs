@@ -2,6 +2,7 @@
 //! into one test binary.
 
 mod agent_loop;
+mod builtin_tools;
 mod executor_batch;
 mod executor_call_now;
 mod executor_events;
@@ -33,4 +34,5 @@ mod reliability_props;
 mod reliability_secrets;
 mod schema_corpus;
 mod testkit;
+mod wasm_tools;
 mod workspace_paths;
