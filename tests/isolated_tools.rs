@@ -266,6 +266,21 @@ async fn a_program_that_is_not_a_worker_is_refused_with_a_fatal_error() {
 }
 
 #[tokio::test]
+async fn a_tool_the_worker_does_not_know_is_a_fatal_error_and_the_worker_lives_on() {
+    let pool = pool(1);
+    let exec = executor(vec![
+        isolated("isolated_missing", &pool, |b| b),
+        isolated("isolated_echo", &pool, |b| b),
+    ])
+    .build()
+    .unwrap();
+    let missing = run(&exec, "c1", "isolated_missing").await;
+    assert_eq!(missing.error.as_ref().unwrap().class(), ErrorClass::Fatal);
+    assert!(!run(&exec, "c2", "isolated_echo").await.is_error);
+    assert_eq!(pool.stats().spawned, 1);
+}
+
+#[tokio::test]
 async fn the_started_event_shows_the_bounds() {
     let pool = pool(1);
     let (recorder, exec) = recorded(vec![isolated("isolated_echo", &pool, |b| {

@@ -32,6 +32,7 @@ mod reliability_hostile;
 mod reliability_load;
 mod reliability_props;
 mod reliability_secrets;
+mod resource_bounds;
 mod schema_corpus;
 mod testkit;
 mod wasm_tools;

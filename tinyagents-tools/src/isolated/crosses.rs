@@ -16,6 +16,26 @@ use crate::secret::Secret;
 /// things living in the agent process (stores, state, stream writers,
 /// cancellation tokens, the runtime) cannot, and implement nothing here, so
 /// asking for one is a compile error at the parameter.
+///
+/// ```
+/// use tinyagents_tools::isolated::IsolatedTool;
+/// use tinyagents_tools::{Secret, ToolCallId, ToolSpec};
+///
+/// let spec = ToolSpec::builder("lookup", "Look it up.").build().unwrap();
+/// let tool: IsolatedTool = IsolatedTool::new(spec)
+///     .inject::<ToolCallId>("call_id")
+///     .inject::<Secret<String>>("api_key");
+/// ```
+///
+/// A store handle stays in the agent process:
+///
+/// ```compile_fail
+/// use tinyagents_tools::isolated::IsolatedTool;
+/// use tinyagents_tools::{Store, ToolSpec};
+///
+/// let spec = ToolSpec::builder("lookup", "Look it up.").build().unwrap();
+/// let tool: IsolatedTool = IsolatedTool::new(spec).inject::<Store<Vec<u8>>>("db");
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be injected into an isolated tool",
     label = "this value lives in the agent process and cannot cross into the worker",
