@@ -23,6 +23,10 @@
 //! - [`policy`]: safety policies; [`providers`]: provider formats;
 //! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server over
 //!   stdio or any rmcp transport; with `mcp-http`, over streamable HTTP too.
+//! - [`builtins`]: the `echo` and `hash` tools, the smallest complete tools;
+//! - [`isolated`]: tool bodies run in worker processes under OS memory and
+//!   CPU limits; `wasm` (feature `wasm`): WebAssembly tools under fuel and
+//!   memory limits;
 //! - `testkit` (feature `testkit`): a harness that runs a tool with test
 //!   injections through a real executor, and an event recorder.
 //!

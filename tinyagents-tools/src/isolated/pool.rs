@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::Semaphore;
@@ -16,8 +17,9 @@ use tokio::task::JoinHandle;
 use super::os::{self, Death};
 use super::wire::{MAX_CPU_ENV, MAX_MEMORY_ENV, Reply, Request, WORKER_ENV};
 use crate::error::ToolError;
+use crate::ids::ToolCallId;
 use crate::output::ToolOutput;
-use crate::spec::ResourceBounds;
+use crate::spec::{ResourceBounds, ToolSpec};
 
 /// The longest reply line accepted from a worker.
 const MAX_LINE: usize = 64 << 20;
@@ -162,8 +164,27 @@ impl WorkerPool {
         Ok(())
     }
 
-    /// Runs one call in a worker bounded by `bounds`.
-    pub(crate) async fn call(
+    /// Runs one call of the tool `spec` in a worker bounded by its
+    /// [`bounds`](ToolSpec::bounds): what [`IsolatedTool`](super::IsolatedTool)
+    /// does, for code that builds the hidden values itself (`injected`, by
+    /// parameter name, each from [`CrossesProcess::to_wire`](super::CrossesProcess::to_wire)).
+    pub async fn run(
+        &self,
+        spec: &ToolSpec,
+        call_id: &ToolCallId,
+        arguments: Value,
+        injected: Map<String, Value>,
+    ) -> Result<ToolOutput, ToolError> {
+        let request = Request {
+            tool: spec.name.as_str().to_owned(),
+            call_id: call_id.clone(),
+            arguments,
+            injected,
+        };
+        self.call(&spec.bounds, &request).await
+    }
+
+    async fn call(
         &self,
         bounds: &ResourceBounds,
         request: &Request,

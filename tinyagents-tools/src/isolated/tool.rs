@@ -5,7 +5,6 @@ use serde_json::{Map, Value};
 
 use super::crosses::CrossesProcess;
 use super::pool::WorkerPool;
-use super::wire::Request;
 use crate::error::ToolError;
 use crate::inject::Inject;
 use crate::output::ToolOutput;
@@ -107,12 +106,8 @@ where
         for (name, send) in &self.senders {
             injected.insert(name.clone(), send(state, runtime)?);
         }
-        let request = Request {
-            tool: self.spec.name.as_str().to_owned(),
-            call_id: runtime.call_id().clone(),
-            arguments,
-            injected,
-        };
-        self.pool.call(&self.spec.bounds, &request).await
+        self.pool
+            .run(&self.spec, runtime.call_id(), arguments, injected)
+            .await
     }
 }
