@@ -82,9 +82,16 @@ async fn allocating_4_gib_under_a_256_mib_cap_is_resource_exhausted_and_the_next
     assert_eq!(error.class(), ErrorClass::Repair);
     assert!(result.text().contains("256 MiB"), "{}", result.text());
 
+    // The replacement starts in the background, before any call needs it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pool.stats().idle == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(pool.stats().idle, 1);
     let after = pid(&run(&exec, "c2", "isolated_echo").await);
     assert_ne!(before, after, "the dead worker was replaced");
-    assert_eq!(pool.stats().died, 1);
+    let stats = pool.stats();
+    assert_eq!((stats.spawned, stats.died), (2, 1));
 }
 
 #[tokio::test]
