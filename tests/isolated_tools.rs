@@ -204,6 +204,27 @@ async fn a_timeout_kills_the_worker_blocked_in_its_call() {
     assert_ne!(pid(&run(&exec, "c2", "isolated_echo").await), worker);
 }
 
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn an_idle_worker_killed_from_outside_is_not_handed_the_next_call() {
+    let pool = pool(1);
+    let exec = executor(vec![isolated("isolated_echo", &pool, |b| b)])
+        .build()
+        .unwrap();
+    let worker = pid(&run(&exec, "c1", "isolated_echo").await);
+    std::process::Command::new("kill")
+        .args(["-9", &worker.to_string()])
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !is_dead(worker) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let next = run(&exec, "c2", "isolated_echo").await;
+    assert_ne!(pid(&next), worker);
+    assert_eq!(pool.stats().died, 0);
+}
+
 #[tokio::test]
 async fn hidden_ids_and_secrets_cross_into_the_worker() {
     let pool = pool(1);

@@ -224,9 +224,8 @@ impl WorkerPool {
             None => {
                 let worker = lease.worker.take().expect("a leased worker");
                 self.inner.died.fetch_add(1, Ordering::Relaxed);
-                let error = worker.death(bounds).await;
                 self.inner.replace(limits);
-                Err(error)
+                Err(worker.death(bounds).await)
             }
         }
     }
@@ -256,8 +255,17 @@ impl Drop for Lease<'_> {
 }
 
 impl Inner {
+    /// An idle worker with these limits that is still alive (one killed
+    /// from outside while idle is dropped here, not handed a call).
     fn take_idle(&self, limits: Limits) -> Option<Worker> {
-        self.idle.lock().ok()?.get_mut(&limits)?.pop()
+        let mut idle = self.idle.lock().ok()?;
+        let workers = idle.get_mut(&limits)?;
+        while let Some(mut worker) = workers.pop() {
+            if matches!(worker.child.try_wait(), Ok(None)) {
+                return Some(worker);
+            }
+        }
+        None
     }
 
     fn put_back(&self, limits: Limits, worker: Worker) {
