@@ -137,6 +137,15 @@ pub enum ErrorKind {
     /// The tool ran, but its output was too large to return and could not be
     /// stored as an artifact.
     ArtifactFailed,
+    /// The tool ran out of a bounded resource (memory, CPU time, WASM fuel)
+    /// and was stopped by the mechanism enforcing the bound.
+    ResourceExhausted {
+        /// Which resource: `memory`, `cpu` or `fuel`.
+        resource: Cow<'static, str>,
+    },
+    /// The process or engine running the tool died without answering (a
+    /// crash, an abort, a kill from outside).
+    Crashed,
     /// The tool returned an error of its own.
     Tool,
 }
@@ -156,6 +165,8 @@ impl ErrorKind {
             ErrorKind::InjectionFailed { .. } => "injection_failed",
             ErrorKind::Panicked => "panicked",
             ErrorKind::ArtifactFailed => "artifact_failed",
+            ErrorKind::ResourceExhausted { .. } => "resource_exhausted",
+            ErrorKind::Crashed => "crashed",
             ErrorKind::Tool => "tool",
         }
     }
@@ -305,6 +316,31 @@ impl ToolError {
             ErrorClass::Fatal,
             ErrorKind::ArtifactFailed,
             "the tool ran, but its output was too large to return and could not be stored",
+        )
+    }
+
+    /// The tool ran out of `resource` (`memory`, `cpu`, `fuel`) and was
+    /// stopped. Repairable: the same call would run out again, so the model
+    /// is told to ask for less.
+    pub fn resource_exhausted(resource: &'static str, limit: impl fmt::Display) -> Self {
+        ToolError::new(
+            ErrorClass::Repair,
+            ErrorKind::ResourceExhausted {
+                resource: Cow::Borrowed(resource),
+            },
+            format!(
+                "the tool was stopped: it ran out of {resource} (limit {limit}); call it with a smaller request"
+            ),
+        )
+    }
+
+    /// The process or engine running the tool died without answering. Fatal,
+    /// like a panic; nothing about the crash is shown to the model.
+    pub fn crashed() -> Self {
+        ToolError::new(
+            ErrorClass::Fatal,
+            ErrorKind::Crashed,
+            "the tool stopped unexpectedly",
         )
     }
 

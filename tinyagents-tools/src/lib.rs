@@ -23,6 +23,10 @@
 //! - [`policy`]: safety policies; [`providers`]: provider formats;
 //! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server over
 //!   stdio or any rmcp transport; with `mcp-http`, over streamable HTTP too.
+//! - [`builtins`]: the `echo` and `hash` tools, the smallest complete tools;
+//! - [`isolated`]: tool bodies run in worker processes under OS memory and
+//!   CPU limits; `wasm` (feature `wasm`): WebAssembly tools under fuel and
+//!   memory limits;
 //! - `testkit` (feature `testkit`): a harness that runs a tool with test
 //!   injections through a real executor, and an event recorder.
 //!
@@ -72,6 +76,7 @@
 #![forbid(unsafe_code)]
 
 mod artifacts;
+pub mod builtins;
 mod call;
 mod error;
 mod events;
@@ -81,6 +86,7 @@ mod fasthash;
 mod hash;
 mod ids;
 mod inject;
+pub mod isolated;
 mod limits;
 mod macro_support;
 #[cfg(feature = "mcp")]
@@ -105,6 +111,8 @@ pub mod testkit;
 mod tool;
 mod turn;
 mod validation;
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 pub use artifacts::{
     ArtifactError, ArtifactStore, FsArtifactStore, InMemoryArtifactStore, artifact_key,
@@ -138,7 +146,8 @@ pub use safety::{
 pub use schema::ToolSchema;
 pub use secret::{Secret, Secrets};
 pub use spec::{
-    ConcurrencyPolicy, InjectedArgSpec, InjectedKind, SpecError, ToolSpec, ToolSpecBuilder,
+    ConcurrencyPolicy, InjectedArgSpec, InjectedKind, ResourceBounds, SpecError, ToolSpec,
+    ToolSpecBuilder,
 };
 pub use tinyagents_tools_macros::tool;
 pub use tokio_util::sync::CancellationToken;

@@ -69,6 +69,63 @@ pub struct ConcurrencyPolicy {
     pub max_concurrency: Option<NonZeroUsize>,
 }
 
+/// The resource bounds a tool declares beyond its timeout.
+///
+/// Each bound is enforced by the mechanism that runs the tool, never by
+/// accounting in the executor: `max_memory` and `max_cpu` by the operating
+/// system in an isolated worker process (`setrlimit`, see
+/// [`crate::isolated`]), `fuel` by the WASM engine. A tool running in the
+/// agent's own process cannot be bounded this way; its bounds are declared
+/// only (the executor's timeout still applies to every tool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ResourceBounds {
+    /// The largest address space, in bytes, of the worker running the tool.
+    pub max_memory: Option<u64>,
+    /// The CPU time one call may use, in milliseconds (the OS counts whole
+    /// seconds: a limit is rounded up to the next second).
+    pub max_cpu_ms: Option<u64>,
+    /// The WASM fuel one call may burn (about one unit per instruction).
+    pub fuel: Option<u64>,
+}
+
+impl ResourceBounds {
+    /// No bounds.
+    pub const NONE: ResourceBounds = ResourceBounds {
+        max_memory: None,
+        max_cpu_ms: None,
+        fuel: None,
+    };
+
+    /// True when no bound is set.
+    pub fn is_unlimited(&self) -> bool {
+        *self == ResourceBounds::NONE
+    }
+
+    /// Sets the memory bound, in bytes.
+    pub fn with_max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = Some(bytes);
+        self
+    }
+
+    /// Sets the CPU time bound.
+    pub fn with_max_cpu(mut self, cpu: Duration) -> Self {
+        self.max_cpu_ms = Some(u64::try_from(cpu.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// Sets the fuel bound.
+    pub fn with_fuel(mut self, fuel: u64) -> Self {
+        self.fuel = Some(fuel);
+        self
+    }
+
+    /// The CPU time bound as a duration.
+    pub fn max_cpu(&self) -> Option<Duration> {
+        self.max_cpu_ms.map(Duration::from_millis)
+    }
+}
+
 /// Why a spec could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -92,6 +149,14 @@ pub enum SpecError {
     /// A zero timeout.
     #[error("tool `{0}` has a zero timeout")]
     ZeroTimeout(String),
+    /// A resource bound of zero: the tool could never run.
+    #[error("tool `{name}` has a zero `{bound}` bound: it could never run")]
+    ZeroBound {
+        /// The tool's name.
+        name: String,
+        /// Which bound (`max_memory`, `max_cpu`, `fuel`).
+        bound: &'static str,
+    },
 }
 
 /// The description of one tool.
@@ -125,6 +190,10 @@ pub struct ToolSpec {
     pub tags: Vec<String>,
     /// True when the tool fn is synchronous and runs on the blocking pool.
     pub blocking: bool,
+    /// Memory, CPU and fuel bounds (none by default; left out of the
+    /// serialized spec when none is set).
+    #[serde(skip_serializing_if = "ResourceBounds::is_unlimited")]
+    pub bounds: ResourceBounds,
 }
 
 impl ToolSpec {
@@ -143,6 +212,7 @@ impl ToolSpec {
             concurrency: ConcurrencyPolicy::default(),
             tags: Vec::new(),
             blocking: false,
+            bounds: ResourceBounds::NONE,
         }
     }
 
@@ -167,6 +237,7 @@ pub struct ToolSpecBuilder {
     concurrency: ConcurrencyPolicy,
     tags: Vec<String>,
     blocking: bool,
+    bounds: ResourceBounds,
 }
 
 impl ToolSpecBuilder {
@@ -245,6 +316,32 @@ impl ToolSpecBuilder {
         self
     }
 
+    /// Bounds the address space of the worker process that runs the tool,
+    /// in bytes (enforced for isolated tools).
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.bounds.max_memory = Some(bytes);
+        self
+    }
+
+    /// Bounds the CPU time of one call (enforced for isolated tools, in
+    /// whole seconds rounded up).
+    pub fn max_cpu(mut self, cpu: Duration) -> Self {
+        self.bounds = self.bounds.with_max_cpu(cpu);
+        self
+    }
+
+    /// Bounds the fuel of one call (enforced for WASM tools).
+    pub fn fuel(mut self, fuel: u64) -> Self {
+        self.bounds.fuel = Some(fuel);
+        self
+    }
+
+    /// Sets every resource bound at once.
+    pub fn bounds(mut self, bounds: ResourceBounds) -> Self {
+        self.bounds = bounds;
+        self
+    }
+
     /// Checks the rules and builds the spec.
     pub fn build(self) -> Result<ToolSpec, SpecError> {
         let name = ToolName::new(&self.name).map_err(|reason| SpecError::InvalidName {
@@ -260,6 +357,19 @@ impl ToolSpecBuilder {
         if self.timeout == Some(Duration::ZERO) {
             return Err(SpecError::ZeroTimeout(self.name));
         }
+        let zero = [
+            ("max_memory", self.bounds.max_memory),
+            ("max_cpu", self.bounds.max_cpu_ms),
+            ("fuel", self.bounds.fuel),
+        ]
+        .into_iter()
+        .find(|(_, value)| *value == Some(0));
+        if let Some((bound, _)) = zero {
+            return Err(SpecError::ZeroBound {
+                name: self.name,
+                bound,
+            });
+        }
         Ok(ToolSpec {
             name,
             title: self.title,
@@ -273,6 +383,7 @@ impl ToolSpecBuilder {
             concurrency: self.concurrency,
             tags: self.tags,
             blocking: self.blocking,
+            bounds: self.bounds,
         })
     }
 }

@@ -32,6 +32,7 @@ use serde_json::Value;
 
 use crate::error::ErrorClass;
 use crate::ids::{RunId, ThreadId, ToolCallId};
+use crate::spec::ResourceBounds;
 
 /// Which step of a call an event reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -166,6 +167,9 @@ pub struct ToolEvent {
     pub data: Option<Value>,
     /// How many events this subscriber lost, for `tool.events_dropped`.
     pub dropped: Option<u64>,
+    /// The tool's resource bounds, on `tool.started` when it declares any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<ResourceBounds>,
 }
 
 impl ToolEvent {
@@ -198,6 +202,7 @@ impl ToolEvent {
             name: None,
             data: None,
             dropped: None,
+            bounds: None,
         }
     }
 }

@@ -199,7 +199,13 @@ where
 
         // Steps 4 to 7 (a subscriber may panic; with none, nothing to guard).
         if self.events.wants(EventKind::Started)
-            && guard(&span, || self.emit(&cx, EventKind::Started, 1, |_| {})).is_err()
+            && guard(&span, || {
+                let bounds = registered.spec().bounds;
+                self.emit(&cx, EventKind::Started, 1, |e| {
+                    e.bounds = (!bounds.is_unlimited()).then_some(bounds)
+                })
+            })
+            .is_err()
         {
             return self.panicked(&cx);
         }
