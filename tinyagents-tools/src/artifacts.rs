@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
-use crate::executor::sha256_hex;
+use crate::hash::sha256_hex;
 use crate::output::ArtifactRef;
 
 /// Why an artifact could not be stored or read.

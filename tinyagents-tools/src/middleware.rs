@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::events::{EventBus, EventKind, ToolEvent};
-use crate::executor::Turn;
+use crate::turn::Turn;
 use crate::extensions::Extensions;
 use crate::ids::ToolCallId;
 use crate::output::ToolOutput;

@@ -22,10 +22,10 @@ use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventBus;
-use crate::executor::RunCallCounts;
+use crate::limits::RunCallCounts;
 use crate::extensions::Extensions;
 use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
-use crate::policy::Redactor;
+use crate::redact::Redactor;
 use crate::secret::Secrets;
 
 mod ctx;

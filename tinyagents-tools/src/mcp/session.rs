@@ -19,7 +19,7 @@ use super::progress::Route;
 use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY};
 use crate::call::{RawArguments, ToolCall};
 use crate::error::ErrorKind;
-use crate::executor::Turn;
+use crate::turn::Turn;
 use crate::ids::ToolCallId;
 use crate::output::ToolResult;
 use crate::providers::mcp::call_tool_result_bounded;

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use crate::executor::canonical_hash;
+use crate::hash::canonical_hash;
 use crate::ids::{RunId, ToolCallId};
 
 /// Why a call needs approval.

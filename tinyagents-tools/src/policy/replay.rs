@@ -10,7 +10,7 @@ use crate::policy::Redactor;
 use async_trait::async_trait;
 
 use crate::error::ToolError;
-use crate::executor::canonical_hash;
+use crate::hash::canonical_hash;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
 use crate::safety::Determinism;

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::executor::Turn;
+use crate::turn::Turn;
 use crate::registry::ToolRegistry;
 use crate::runtime::RunContext;
 use crate::spec::ToolSpec;

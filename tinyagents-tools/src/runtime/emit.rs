@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::events::{EventBus, EventKind, Progress, ToolEvent};
 use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
-use crate::policy::Redactor;
+use crate::redact::Redactor;
 
 /// What a call's emit handles share: the bus, the call's ids, its redactor.
 pub(super) struct EventScope {
