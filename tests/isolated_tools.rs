@@ -168,6 +168,35 @@ async fn a_panic_in_the_worker_is_a_panicked_error_and_the_worker_lives_on() {
     assert_eq!(pid(&run(&exec, "c2", "isolated_echo").await), before);
 }
 
+#[test]
+fn a_panic_message_in_the_worker_never_reaches_its_stderr() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(WORKER)
+        .env(isolated::WORKER_ENV, "1")
+        .env("RUST_BACKTRACE", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the worker starts");
+    let request = json!({"tool": "isolated_panic", "call_id": "c1", "arguments": {}});
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{request}").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().expect("the worker exits");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("panicked"),
+        "the call is answered: {stdout}"
+    );
+    assert!(
+        !stderr.contains("a bug in the tool") && !stderr.contains("panicked at"),
+        "the panic stays out of stderr: {stderr}"
+    );
+}
+
 /// Whether process `pid` is gone or a zombie (dead, not yet reaped).
 #[cfg(target_os = "linux")]
 fn is_dead(pid: u64) -> bool {

@@ -134,7 +134,10 @@ impl WorkerRegistry {
             arguments: request.arguments,
             injected: request.injected,
         };
-        match AssertUnwindSafe(body(call)).catch_unwind().await {
+        match AssertUnwindSafe(crate::panics::Quiet(body(call)))
+            .catch_unwind()
+            .await
+        {
             Ok(result) => result,
             Err(_) => Err(ToolError::panicked()),
         }
@@ -186,6 +189,9 @@ fn env_number(name: &str) -> std::io::Result<Option<u64>> {
 }
 
 fn serve(registry: WorkerRegistry) -> std::io::Result<()> {
+    // A tool's panic message may hold secrets: it stays out of the worker's
+    // stderr (which the agent copies to its own) as it does in-process.
+    crate::panics::install();
     os::no_core_dumps()?;
     if let Some(bytes) = env_number(MAX_MEMORY_ENV)? {
         os::limit_memory(bytes)?;
