@@ -152,3 +152,36 @@ fn arguments_at_the_depth_bound_are_read_and_one_level_more_is_refused() {
         );
     }
 }
+
+/// The executor itself, handed a `ToolCall` whose arguments were built in
+/// memory 100,000 levels deep (no parser in between), answers with the
+/// classified depth error on an ordinary 2 MiB stack, and frees the value
+/// without overflowing it.
+#[test]
+fn an_executor_call_with_arguments_nested_a_hundred_thousand_deep_in_memory_is_refused() {
+    use tinyagents_tools::builtins::EchoTool;
+    use tinyagents_tools::{RunContext, ToolCall, ToolExecutor, ToolRegistry, Turn};
+    let answer = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let mut registry: ToolRegistry = ToolRegistry::new();
+            registry.register(EchoTool).unwrap();
+            let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+            let run = RunContext::builder(()).build();
+            let call = ToolCall::new("deep-1", "echo", nested(100_000));
+            let result = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(executor.execute(&run, &Turn::new(1), call));
+            (
+                result.is_error,
+                result.tool_call_id.to_string(),
+                result.outcome(),
+                result.text().contains("deeper than"),
+            )
+        })
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    assert_eq!(answer, (true, "deep-1".to_owned(), "limit_exceeded", true));
+}
