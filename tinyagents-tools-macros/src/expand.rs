@@ -240,7 +240,8 @@ fn expand(m: &Model<'_>) -> TokenStream {
         quote!(.max_concurrency(::core::num::NonZeroUsize::new(#n).expect("checked by #[tool]")))
     });
     let tags = &m.tags;
-    let blocking = m.blocking;
+    // An isolated fn runs in its worker, never on this process's blocking pool.
+    let blocking = m.blocking && m.isolated.is_none();
 
     // The call.
     let locals: Vec<_> = (0..f.params.len())
@@ -318,7 +319,21 @@ fn expand(m: &Model<'_>) -> TokenStream {
         }
     };
     let result = quote!(::core::result::Result<#krate::ToolOutput, #krate::ToolError>);
-    let tool_impl = if !m.blocking && crate::ready::never_waits(&item.block) {
+    let bounds = m.isolated.as_ref().map(crate::isolated::spec_bounds);
+    let tool_impl = if m.isolated.is_some() {
+        crate::isolated::tool_impl(
+            m,
+            &crate::isolated::Parts {
+                tool: &tool,
+                generics: &generics,
+                s_ty: &s_ty,
+                c_ty: &c_ty,
+                locals: &locals,
+                unwrap_result: &unwrap_result,
+                convert: &convert,
+            },
+        )
+    } else if !m.blocking && crate::ready::never_waits(&item.block) {
         // A body that never waits: the fn's future is polled once, in place
         // (`call_now`); `call` hands the same plain fn to a ready future.
         // No state machine is generated beyond the fn's own.
@@ -428,6 +443,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                         #sequential
                         #max_concurrency
                         #(.tag(#tags))*
+                        #bounds
                         .blocking(#blocking);
                     #output_schema
                     builder.build().expect("#[tool] checked this spec at compile time")
@@ -469,6 +485,7 @@ fn safety_tokens(m: &Model<'_>) -> TokenStream {
     let (shell, spend, confirm, workspace) =
         (m.shell, m.spend, m.requires_confirmation, m.workspace);
     let secrets = m.redact_secrets;
+    let unredacted = m.unredacted_secrets;
     let fields = &m.redact_fields;
     let patterns = &m.redact_patterns;
     quote! {
@@ -487,5 +504,6 @@ fn safety_tokens(m: &Model<'_>) -> TokenStream {
                 patterns: ::std::vec![#(::std::string::String::from(#patterns)),*],
             })
             .determinism(#k::Determinism::#determinism)
+            .allow_unredacted_secrets(#unredacted)
     }
 }

@@ -8,6 +8,7 @@
 mod ast;
 mod attr;
 mod expand;
+mod isolated;
 mod names;
 mod ready;
 mod valid;
@@ -99,6 +100,9 @@ use proc_macro::TokenStream;
 /// - `redact(fields = ["password"], patterns = ["sk-"], secrets = false)`:
 ///   JSON fields and text patterns to mask in its output; `secrets` (default
 ///   `true`) masks registered secret values.
+/// - `unredacted_secrets`: the explicit opt-in `redact(secrets = false)`
+///   needs (`ToolSafety::allow_unredacted_secrets`); without it,
+///   `secrets = false` is a compile error, and it is one alone.
 /// - `deterministic` | `deterministic_given_injected`: whether a recorded
 ///   result may be replayed (default: non-deterministic).
 /// - `timeout = "30s"`: the tool's timeout; a string, an integer with unit
@@ -112,6 +116,17 @@ use proc_macro::TokenStream;
 /// - `tags = ["files", "search"]`: groups for per-turn selection.
 /// - `blocking`: the fn is synchronous and runs on tokio's blocking pool
 ///   (required for a sync fn, refused on an async fn).
+/// - `isolated`: the fn runs in a worker process of
+///   `tinyagents_tools::isolated` (the application calls `serve_if_worker`
+///   with a `WorkerRegistry` holding `.entry::<CrunchTool>()` first thing in
+///   `main`). `Tool::call` sends each call to `WorkerPool::global()`;
+///   `CrunchTool::in_pool(pool)` uses another pool. Every `#[inject]`
+///   parameter must implement `CrossesProcess` (ids, secrets), else a
+///   compile error at its type. It never implements `call_now`; with
+///   `blocking`, the fn is called as is in its worker.
+/// - `max_memory = "256MiB"` (`KiB`, `MiB`, `GiB`) and `max_cpu = "2s"`
+///   (`ms`, `s`, `m`, `h`): the worker's address-space and per-call CPU
+///   limits, set by the OS. Only with `isolated`; not zero.
 /// - `state = Type`, `context = Type`: the `S` and `C` of `Tool<S, C>`.
 /// - `crate = "my_crate::tools"` (or `crate = my_crate::tools`): where the
 ///   runtime crate is, for a crate that re-exports it under another path

@@ -92,6 +92,8 @@ pub struct Model<'a> {
     pub redact_fields: Vec<String>,
     pub redact_patterns: Vec<String>,
     pub redact_secrets: bool,
+    /// `unredacted_secrets`: the opt-in to `redact(secrets = false)`.
+    pub unredacted_secrets: bool,
     pub determinism: Determinism,
     pub timeout_ms: Option<u64>,
     /// `(max_attempts, backoff_ms)`.
@@ -100,6 +102,8 @@ pub struct Model<'a> {
     pub max_concurrency: Option<usize>,
     pub tags: Vec<String>,
     pub blocking: bool,
+    /// `isolated`, with its bounds.
+    pub isolated: Option<crate::isolated::Isolation>,
     pub state: Option<Type>,
     pub context: Option<Type>,
     /// The index of the model-visible parameter.
@@ -470,7 +474,20 @@ fn check_options<'a>(
         );
     }
 
+    let isolated = crate::isolated::check(&o, errors);
     let redact = o.redact.unwrap_or_default();
+    let secrets_off = redact.secrets.as_ref().filter(|b| !b.value);
+    match (secrets_off, o.unredacted_secrets.is_present()) {
+        (Some(off), false) => errors.push(
+            off.span(),
+            "`secrets = false` lets a secret in the tool's output reach the model unmasked: add `unredacted_secrets` to the #[tool] options to opt in, or remove `secrets = false`",
+        ),
+        (None, true) => errors.push(
+            o.unredacted_secrets.span(),
+            "`unredacted_secrets` opts in to `redact(secrets = false)`, which this tool does not have: add `redact(secrets = false)`, or remove `unredacted_secrets`",
+        ),
+        _ => {}
+    }
     Model {
         f,
         name,
@@ -487,6 +504,7 @@ fn check_options<'a>(
         redact_fields: redact.fields.iter().map(|l| l.value()).collect(),
         redact_patterns: redact.patterns.iter().map(|l| l.value()).collect(),
         redact_secrets: redact.secrets.is_none_or(|b| b.value),
+        unredacted_secrets: o.unredacted_secrets.is_present(),
         determinism,
         timeout_ms,
         retry,
@@ -494,6 +512,7 @@ fn check_options<'a>(
         max_concurrency,
         tags: o.tags.0.iter().map(|l| l.value()).collect(),
         blocking: o.blocking.is_present(),
+        isolated,
         state: o.state,
         context: o.context,
         argument,
