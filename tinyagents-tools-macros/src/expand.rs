@@ -201,8 +201,13 @@ fn expand(m: &Model<'_>) -> TokenStream {
             let ty = &f.params[i].ty;
             quote_spanned!(ty.span()=> #p::input_schema::<#ty>())
         }
+        None if !m.plain.is_empty() => {
+            let ty = crate::plain::args_type(f);
+            quote!(#p::input_schema::<#ty>())
+        }
         None => quote!(#krate::ToolSchema::empty_object()),
     };
+    let args_struct = (!m.plain.is_empty()).then(|| crate::plain::args_struct(m, &m.plain));
     let output_schema = match &f.output {
         Output::Type(ty) => Some(quote! {{
             use #p::{
@@ -247,25 +252,40 @@ fn expand(m: &Model<'_>) -> TokenStream {
     let locals: Vec<_> = (0..f.params.len())
         .map(|i| format_ident!("__tinyagents_arg{}", i))
         .collect();
-    let bind = f.params.iter().zip(&locals).map(|(param, local)| {
-        let ty = &param.ty;
-        if param.inject.is_some() {
-            quote_spanned! {ty.span()=>
-                let #local = <#ty as #krate::Inject<#s_ty, #c_ty>>::inject(__state, __runtime)
-                    .map_err(#krate::InjectError::into_tool_error)?;
-            }
-        } else {
-            let decode = quote_spanned! {ty.span()=>
-                (&&#p::DecodeProbe::<#ty>::new()).decode(::core::mem::take(&mut __arguments))
-            };
-            quote! {
-                let #local = {
-                    use #p::{Decodable as _, Undecodable as _};
-                    #decode?
-                };
-            }
-        }
+    let plain_bind = (!m.plain.is_empty()).then(|| {
+        crate::plain::bind(
+            m,
+            &m.plain,
+            &locals,
+            quote!(::core::mem::take(&mut __arguments)),
+        )
     });
+    let bind = f
+        .params
+        .iter()
+        .enumerate()
+        .zip(&locals)
+        .map(|((i, param), local)| {
+            let ty = &param.ty;
+            if m.plain.contains(&i) {
+                quote!()
+            } else if param.inject.is_some() {
+                quote_spanned! {ty.span()=>
+                    let #local = <#ty as #krate::Inject<#s_ty, #c_ty>>::inject(__state, __runtime)
+                        .map_err(#krate::InjectError::into_tool_error)?;
+                }
+            } else {
+                let decode = quote_spanned! {ty.span()=>
+                    (&&#p::DecodeProbe::<#ty>::new()).decode(::core::mem::take(&mut __arguments))
+                };
+                quote! {
+                    let #local = {
+                        use #p::{Decodable as _, Undecodable as _};
+                        #decode?
+                    };
+                }
+            }
+        });
     let ret_span = match &item.sig.output {
         syn::ReturnType::Type(_, ty) => ty.span(),
         syn::ReturnType::Default => Span::call_site(),
@@ -310,7 +330,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
         (&&&#p::OutputProbe::of(&__value)).output_kind().convert(__value)
     };
 
-    let arguments_mut = m.argument.map(|_| quote!(mut));
+    let arguments_mut = (m.argument.is_some() || !m.plain.is_empty()).then(|| quote!(mut));
     let call_types = |arguments_mut: Option<TokenStream>| {
         quote! {
             __state: &#s_ty,
@@ -344,6 +364,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 #[doc(hidden)]
                 fn __tinyagents_now<#(#generics),*>(#now_types) -> #result {
                     use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                    #plain_bind
                     #(#bind)*
                     let __value = #p::poll_once(#name, #fn_ident(#(#locals),*))?;
                     #unwrap_result
@@ -395,6 +416,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
             proc_macro2::Delimiter::Brace,
             quote! {
                 use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                #plain_bind
                 #(#bind)*
                 let __value = #invoke;
                 #unwrap_result
@@ -423,6 +445,8 @@ fn expand(m: &Model<'_>) -> TokenStream {
     );
     quote! {
         #item
+
+        #args_struct
 
         #[doc = #tool_doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]

@@ -127,28 +127,37 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
             );
         }}
     });
-    let receives = f.params.iter().zip(locals.iter()).map(|(param, local)| {
-        let ty = &param.ty;
-        let pname = &param.name;
-        if param.inject.is_some() {
-            quote! {
-                let #local = {
-                    use #p::{Crosses as _, DoesNotCross as _};
-                    (&&#p::CrossProbe::<#ty>::new()).receive(&mut __call, #pname)?
+    let plain_receive = (!m.plain.is_empty())
+        .then(|| crate::plain::bind(m, &m.plain, locals, quote!(__call.arguments().clone())));
+    let receives = f
+        .params
+        .iter()
+        .enumerate()
+        .zip(locals.iter())
+        .map(|((i, param), local)| {
+            let ty = &param.ty;
+            let pname = &param.name;
+            if m.plain.contains(&i) {
+                quote!()
+            } else if param.inject.is_some() {
+                quote! {
+                    let #local = {
+                        use #p::{Crosses as _, DoesNotCross as _};
+                        (&&#p::CrossProbe::<#ty>::new()).receive(&mut __call, #pname)?
+                    };
+                }
+            } else {
+                let decode = quote_spanned! {ty.span()=>
+                    (&&#p::DecodeProbe::<#ty>::new()).decode(__call.arguments().clone())
                 };
+                quote! {
+                    let #local = {
+                        use #p::{Decodable as _, Undecodable as _};
+                        #decode?
+                    };
+                }
             }
-        } else {
-            let decode = quote_spanned! {ty.span()=>
-                (&&#p::DecodeProbe::<#ty>::new()).decode(__call.arguments().clone())
-            };
-            quote! {
-                let #local = {
-                    use #p::{Decodable as _, Undecodable as _};
-                    #decode?
-                };
-            }
-        }
-    });
+        });
     let invoke = if m.blocking {
         quote!(#fn_ident(#(#locals),*))
     } else {
@@ -194,6 +203,7 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
                     #[allow(unused_mut)]
                     let mut __call = __call;
                     use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                    #plain_receive
                     #(#receives)*
                     let __value = #invoke;
                     #unwrap_result

@@ -10,6 +10,7 @@ mod attr;
 mod expand;
 mod isolated;
 mod names;
+mod plain;
 mod ready;
 mod valid;
 
@@ -39,15 +40,30 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// # Parameters
-/// At most one parameter is model-visible: the argument struct, taken by
-/// name (`args: SearchArgs`), which must implement `serde::Deserialize` and
-/// `schemars::JsonSchema`; its schema (every object closed with
-/// `additionalProperties: false`) is the tool's input schema. With no such
-/// parameter the tool takes an empty object. Add
-/// `#[serde(deny_unknown_fields)]` to argument structs so that serde refuses
-/// exactly the keys the schema refuses. A plain parameter (`text: String`,
-/// a number, a tuple, a `Vec`, an `Option`, a reference, ...) is refused at
-/// compile time: put it in the argument struct.
+/// The model-visible input is either one argument struct or plain
+/// parameters.
+///
+/// The argument struct is taken by name (`args: SearchArgs`) and must
+/// implement `serde::Deserialize` and `schemars::JsonSchema`; its schema
+/// (every object closed with `additionalProperties: false`) is the tool's
+/// input schema. Add `#[serde(deny_unknown_fields)]` to argument structs so
+/// that serde refuses exactly the keys the schema refuses.
+///
+/// Plain parameters (`async fn add(a: i64, b: i64)`) are gathered into a
+/// generated struct named after the fn (`AddArgs`, with the fn's
+/// visibility, `deny_unknown_fields`), whose schema is the input schema.
+/// Each needs a description: a `///` doc comment on the parameter or
+/// `#[arg(description = "...")]`. `Option<T>` parameters are optional;
+/// `#[arg(default)]` and `#[arg(default = "path::to::fn")]` give serde
+/// defaults; every other parameter is required. They own their values
+/// (`String`, not `&str`).
+///
+/// The rule that tells them apart: a parameter without `#[inject]`, without
+/// a description and whose type is not a plain type (a number, `bool`,
+/// `char`, `String`, `Vec`, `Option`, a map or set, `Value`, `PathBuf`, a
+/// tuple, an array, a reference) is the argument struct; every other
+/// parameter without `#[inject]` is a plain parameter. Both at once is a
+/// compile error. With neither, the tool takes an empty object.
 ///
 /// Every other parameter carries `#[inject]` (no options) and is built for
 /// each call by `tinyagents_tools::Inject`: `Ctx<C>`, `RunContext<C>`,
