@@ -223,32 +223,29 @@ pub enum Operation {
     Power,
 }
 
-/// Arguments of [`calculate`].
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CalcArgs {
-    /// The left operand.
-    pub a: f64,
-    /// The operation.
-    pub op: Operation,
-    /// The right operand.
-    pub b: f64,
-}
-
+// Plain parameters: `#[tool]` gathers them into the generated
+// `CalculateArgs` (the input schema), each described by its doc comment.
 /// Compute `a op b` exactly as a calculator would.
 #[tool(read_only, idempotent, local, deterministic)]
-pub async fn calculate(args: CalcArgs) -> Result<f64, ToolError> {
-    let value = match args.op {
-        Operation::Add => args.a + args.b,
-        Operation::Subtract => args.a - args.b,
-        Operation::Multiply => args.a * args.b,
-        Operation::Divide if args.b == 0.0 => {
+pub async fn calculate(
+    /// The left operand.
+    a: f64,
+    /// The operation.
+    op: Operation,
+    /// The right operand.
+    b: f64,
+) -> Result<f64, ToolError> {
+    let value = match op {
+        Operation::Add => a + b,
+        Operation::Subtract => a - b,
+        Operation::Multiply => a * b,
+        Operation::Divide if b == 0.0 => {
             return Err(ToolError::repair(
                 "`b`: division by zero; use a non-zero divisor",
             ));
         }
-        Operation::Divide => args.a / args.b,
-        Operation::Power => args.a.powf(args.b),
+        Operation::Divide => a / b,
+        Operation::Power => a.powf(b),
     };
     if !value.is_finite() {
         return Err(ToolError::repair("the result is not a finite number"));

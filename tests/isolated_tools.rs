@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tinyagents_tools::isolated::{IsolatedTool, WorkerPool};
 use tinyagents_tools::*;
+use tinyagents_tools_tests::isolated_bodies::*;
 use tinyagents_tools_tests::*;
 
 const WORKER: &str = env!("CARGO_BIN_EXE_isolated-worker");
@@ -62,7 +63,7 @@ async fn allocating_4_gib_under_a_256_mib_cap_is_resource_exhausted_and_the_next
 {
     let pool = pool(1);
     let exec = executor(vec![
-        isolated("isolated_alloc", &pool, capped_memory),
+        Arc::new(IsolatedAllocTool::in_pool(pool.clone())),
         isolated("isolated_echo", &pool, capped_memory),
     ])
     .build()
@@ -98,10 +99,7 @@ async fn allocating_4_gib_under_a_256_mib_cap_is_resource_exhausted_and_the_next
 async fn an_endless_loop_under_a_one_second_cpu_cap_is_stopped_by_the_os() {
     let pool = pool(1);
     let exec = executor(vec![
-        isolated("isolated_spin", &pool, |b| {
-            b.max_cpu(Duration::from_secs(1))
-                .timeout(Duration::from_secs(60))
-        }),
+        Arc::new(IsolatedSpinTool::in_pool(pool.clone())),
         isolated("isolated_echo", &pool, |b| {
             b.max_cpu(Duration::from_secs(1))
         }),
@@ -125,7 +123,7 @@ async fn an_endless_loop_under_a_one_second_cpu_cap_is_stopped_by_the_os() {
 async fn an_abort_is_a_crash_and_the_other_calls_of_the_batch_are_answered() {
     let pool = pool(2);
     let exec = executor(vec![
-        isolated("isolated_abort", &pool, |b| b),
+        Arc::new(IsolatedAbortTool::in_pool(pool.clone())),
         isolated("isolated_echo", &pool, |b| b),
     ])
     .build()
@@ -156,7 +154,7 @@ async fn an_abort_is_a_crash_and_the_other_calls_of_the_batch_are_answered() {
 async fn a_panic_in_the_worker_is_a_panicked_error_and_the_worker_lives_on() {
     let pool = pool(1);
     let exec = executor(vec![
-        isolated("isolated_panic", &pool, |b| b),
+        Arc::new(IsolatedPanicTool::in_pool(pool.clone())),
         isolated("isolated_echo", &pool, |b| b),
     ])
     .build()
@@ -214,9 +212,7 @@ fn is_dead(pid: u64) -> bool {
 async fn a_timeout_kills_the_worker_blocked_in_its_call() {
     let pool = pool(1);
     let exec = executor(vec![
-        isolated("isolated_sleep", &pool, |b| {
-            b.timeout(Duration::from_millis(300))
-        }),
+        Arc::new(IsolatedSleepTool::in_pool(pool.clone())),
         isolated("isolated_echo", &pool, |b| b),
     ])
     .build()
@@ -257,16 +253,9 @@ async fn an_idle_worker_killed_from_outside_is_not_handed_the_next_call() {
 #[tokio::test]
 async fn hidden_ids_and_secrets_cross_into_the_worker() {
     let pool = pool(1);
-    let spec = spec("isolated_injected", json!({"type": "object"}))
-        .injected("id", "ToolCallId", InjectedKind::ToolCallId)
-        .injected("key", "Secret<String>", InjectedKind::Secret)
+    let exec = executor(vec![Arc::new(IsolatedInjectedTool::in_pool(pool))])
         .build()
         .unwrap();
-    let tool = IsolatedTool::new(spec)
-        .with_pool(pool)
-        .inject::<ToolCallId>("id")
-        .inject::<Secret<String>>("key");
-    let exec = executor(vec![Arc::new(tool)]).build().unwrap();
     let mut secrets = Secrets::new();
     secrets.insert("hunter22".to_owned());
     let run_cx = RunContext::builder(()).secrets(secrets).build();
@@ -279,14 +268,14 @@ async fn hidden_ids_and_secrets_cross_into_the_worker() {
         .await;
     assert_eq!(
         result.structured,
-        Some(json!({"injected_id": "call-7", "call_id": "call-7", "key_len": 8}))
+        Some(json!({"injected_id": "call-7", "key_len": 8}))
     );
 }
 
 #[tokio::test]
 async fn text_the_tool_prints_to_stdout_does_not_disturb_its_answer() {
     let pool = pool(1);
-    let exec = executor(vec![isolated("isolated_noisy", &pool, |b| b)])
+    let exec = executor(vec![Arc::new(IsolatedNoisyTool::in_pool(pool))])
         .build()
         .unwrap();
     for id in ["c1", "c2"] {
@@ -297,7 +286,7 @@ async fn text_the_tool_prints_to_stdout_does_not_disturb_its_answer() {
 #[tokio::test]
 async fn a_tool_error_crosses_with_its_class_and_message() {
     let pool = pool(1);
-    let exec = executor(vec![isolated("isolated_typed", &pool, |b| b)])
+    let exec = executor(vec![Arc::new(IsolatedTypedTool::in_pool(pool))])
         .build()
         .unwrap();
     let ok = execute_once(&exec, call("c1", "isolated_typed", r#"{"n":21}"#)).await;
@@ -358,5 +347,66 @@ async fn the_started_event_shows_the_bounds() {
     assert_eq!(
         event["bounds"],
         json!({"max_memory": 268435456, "max_cpu_ms": 2000, "fuel": null})
+    );
+}
+
+#[tokio::test]
+async fn a_hand_built_isolated_tool_sends_the_hidden_values_it_names() {
+    let pool = pool(1);
+    let spec = spec("isolated_injected", json!({"type": "object"}))
+        .injected("id", "ToolCallId", InjectedKind::ToolCallId)
+        .injected("key", "Secret<String>", InjectedKind::Secret)
+        .build()
+        .unwrap();
+    let tool = IsolatedTool::new(spec)
+        .with_pool(pool)
+        .inject::<ToolCallId>("id")
+        .inject::<Secret<String>>("key");
+    let exec = executor(vec![Arc::new(tool)]).build().unwrap();
+    let mut secrets = Secrets::new();
+    secrets.insert("hunter2".to_owned());
+    let run_cx = RunContext::builder(()).secrets(secrets).build();
+    let result = exec
+        .execute(
+            &run_cx,
+            &Turn::new(1),
+            call("call-8", "isolated_injected", "{}"),
+        )
+        .await;
+    assert_eq!(
+        result.structured,
+        Some(json!({"injected_id": "call-8", "key_len": 7}))
+    );
+}
+
+#[test]
+fn the_attribute_puts_its_bounds_and_hidden_values_on_the_spec() {
+    let alloc = IsolatedAllocTool::spec();
+    assert_eq!(alloc.bounds.max_memory, Some(256 * MIB));
+    assert_eq!(alloc.bounds.max_cpu_ms, None);
+    let spin = IsolatedSpinTool::spec();
+    assert_eq!(spin.bounds.max_cpu(), Some(Duration::from_secs(1)));
+    assert_eq!(spin.timeout, Some(Duration::from_secs(60)));
+    let injected = IsolatedInjectedTool::spec();
+    let names: Vec<_> = injected.injected.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["id", "key"]);
+    // A synchronous isolated fn runs in its worker, not on the agent's
+    // blocking pool.
+    assert!(!IsolatedSleepTool::spec().blocking);
+}
+
+#[test]
+fn a_macro_isolated_tool_runs_in_the_global_pool_of_the_running_binary() {
+    // The worker program is also the agent here: its global pool starts
+    // workers of itself.
+    let output = std::process::Command::new(WORKER)
+        .arg("agent")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let line: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        line,
+        json!({"id": "global-1", "structured": 42, "error": false})
     );
 }

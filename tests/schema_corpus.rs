@@ -367,6 +367,7 @@ fn a_description_option_wins_over_the_doc_comment() {
     requires_confirmation,
     workspace,
     redact(fields = ["password"], patterns = ["sk-"], secrets = false),
+    unredacted_secrets,
     deterministic_given_injected,
     timeout = "2m",
     retry(max_attempts = 3, backoff = "250ms"),
@@ -397,7 +398,8 @@ fn every_option_maps_onto_the_spec() {
             fields: vec!["password".into()],
             patterns: vec!["sk-".into()],
         })
-        .determinism(Determinism::GivenInjected);
+        .determinism(Determinism::GivenInjected)
+        .allow_unredacted_secrets(true);
     assert_eq!(spec.safety, expected);
     assert_eq!(spec.timeout, Some(Duration::from_secs(120)));
     assert_eq!(
@@ -411,6 +413,20 @@ fn every_option_maps_onto_the_spec() {
     assert_eq!(spec.injected.len(), 1);
     assert_eq!(spec.injected[0].kind, InjectedKind::Workspace);
     assert_eq!(spec.output_schema, None);
+}
+
+/// Show the token, unmasked.
+#[tool(read_only, redact(secrets = false), unredacted_secrets)]
+async fn show_token() -> String {
+    "shown".to_owned()
+}
+
+#[test]
+fn a_tool_that_opts_in_to_unredacted_secrets_registers() {
+    let mut registry: ToolRegistry = ToolRegistry::new();
+    registry.register(ShowTokenTool).unwrap();
+    let safety = &ShowTokenTool::spec().safety;
+    assert!(!safety.redaction.secrets && safety.unredacted_secrets);
 }
 
 #[test]

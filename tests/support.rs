@@ -9,6 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tinyagents_tools::*;
 
+pub mod isolated_bodies;
+
 /// A spec builder with a description and an input schema.
 pub fn spec(name: &str, schema: Value) -> ToolSpecBuilder {
     ToolSpec::builder(name, format!("The `{name}` test tool."))

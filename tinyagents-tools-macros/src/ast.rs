@@ -32,6 +32,12 @@ pub struct Param {
     /// The pattern, when it is not a plain identifier (`(a, b)`,
     /// `Args { query }`).
     pub destructured: Option<Pat>,
+    /// The identifier, when the pattern is one.
+    pub ident: Option<syn::Ident>,
+    /// The parameter's `///` doc comments (removed from the emitted fn).
+    pub doc: Vec<syn::Expr>,
+    /// Its `#[arg(...)]` options (removed from the emitted fn).
+    pub arg: crate::plain::ArgAttr,
 }
 
 /// An `#[inject]` attribute on a parameter.
@@ -61,7 +67,16 @@ impl ToolFn {
                 FnArg::Receiver(r) => receivers.push(r.clone()),
                 FnArg::Typed(pt) => {
                     let mut inject = None;
+                    let doc = doc_exprs(&pt.attrs);
+                    let mut arg = crate::plain::ArgAttr::default();
                     pt.attrs.retain(|attr| {
+                        if attr.path().is_ident("doc") {
+                            return false;
+                        }
+                        if attr.path().is_ident("arg") {
+                            arg.read(attr);
+                            return false;
+                        }
                         if !attr.path().is_ident("inject") {
                             return true;
                         }
@@ -77,11 +92,18 @@ impl ToolFn {
                         Pat::Ident(p) if p.subpat.is_none() => None,
                         other => Some(other.clone()),
                     };
+                    let ident = match &*pt.pat {
+                        Pat::Ident(p) if p.subpat.is_none() => Some(p.ident.clone()),
+                        _ => None,
+                    };
                     params.push(Param {
                         name: pat_name(&pt.pat),
                         ty: (*pt.ty).clone(),
                         inject,
                         destructured,
+                        ident,
+                        doc,
+                        arg,
                     });
                 }
             }

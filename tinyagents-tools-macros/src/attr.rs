@@ -26,6 +26,7 @@ pub struct ToolOptions {
     pub requires_confirmation: Switch,
     pub workspace: Switch,
     pub redact: Option<RedactOptions>,
+    pub unredacted_secrets: Switch,
     pub deterministic: Switch,
     pub deterministic_given_injected: Switch,
     pub timeout: Option<DurationLit>,
@@ -34,6 +35,9 @@ pub struct ToolOptions {
     pub max_concurrency: Option<Concurrency>,
     pub tags: Tags,
     pub blocking: Switch,
+    pub isolated: Switch,
+    pub max_memory: Option<SizeLit>,
+    pub max_cpu: Option<DurationLit>,
     pub state: Option<Type>,
     pub context: Option<Type>,
     #[darling(rename = "crate")]
@@ -109,12 +113,15 @@ impl FromMeta for Filesystem {
     }
 }
 
-/// A duration string option (`timeout = "30s"`).
+/// A duration string option (`timeout = "30s"`, `max_cpu = "2s"`).
 pub struct DurationLit(pub LitStr);
 
 impl FromMeta for DurationLit {
     fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
-        const FORM: &str = "`timeout` takes a duration string such as \"30s\" or \"500ms\": write `timeout = \"30s\"`";
+        let name = path_name(item.path());
+        let form = format!(
+            "`{name}` takes a duration string such as \"30s\" or \"500ms\": write `{name} = \"30s\"`"
+        );
         match item {
             syn::Meta::NameValue(syn::MetaNameValue {
                 value:
@@ -124,10 +131,46 @@ impl FromMeta for DurationLit {
                     }),
                 ..
             }) => Ok(DurationLit(s.clone())),
+            syn::Meta::NameValue(nv) => Err(darling::Error::custom(form).with_span(&nv.value)),
+            other => Err(darling::Error::custom(form).with_span(other)),
+        }
+    }
+}
+
+/// A memory size string option (`max_memory = "256MiB"`).
+pub struct SizeLit(pub LitStr);
+
+impl FromMeta for SizeLit {
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        const FORM: &str = "`max_memory` takes a size string such as \"256MiB\": write `max_memory = \"256MiB\"` (units KiB, MiB, GiB)";
+        match item {
+            syn::Meta::NameValue(syn::MetaNameValue {
+                value:
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }),
+                ..
+            }) => Ok(SizeLit(s.clone())),
             syn::Meta::NameValue(nv) => Err(darling::Error::custom(FORM).with_span(&nv.value)),
             other => Err(darling::Error::custom(FORM).with_span(other)),
         }
     }
+}
+
+/// Parses `"256MiB"`, `"512KiB"`, `"2GiB"` into bytes; `None` when the text
+/// is not a whole number and one of those units, or overflows.
+pub fn parse_size_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let value: u64 = text[..digits].parse().ok()?;
+    let shift = match text[digits..].trim_start() {
+        "KiB" => 10,
+        "MiB" => 20,
+        "GiB" => 30,
+        _ => return None,
+    };
+    value.checked_mul(1u64 << shift)
 }
 
 /// `max_concurrency = N`, N a whole number of at least 1.
@@ -430,5 +473,18 @@ mod tests {
         assert_eq!(parse_duration_ms("1.5s"), Err(DurationError::Fraction));
         assert_eq!(parse_duration_ms("s"), Err(DurationError::NoNumber));
         assert_eq!(parse_duration_ms("3d"), Err(DurationError::UnknownUnit));
+    }
+
+    #[test]
+    fn sizes_take_a_whole_number_and_a_binary_unit() {
+        assert_eq!(parse_size_bytes("256MiB"), Some(268_435_456));
+        assert_eq!(parse_size_bytes("512KiB"), Some(524_288));
+        assert_eq!(parse_size_bytes("2 GiB"), Some(2_147_483_648));
+        assert_eq!(parse_size_bytes("0MiB"), Some(0));
+        assert_eq!(parse_size_bytes("256MB"), None);
+        assert_eq!(parse_size_bytes("256"), None);
+        assert_eq!(parse_size_bytes("MiB"), None);
+        assert_eq!(parse_size_bytes("1.5GiB"), None);
+        assert_eq!(parse_size_bytes("99999999999999GiB"), None);
     }
 }

@@ -201,8 +201,13 @@ fn expand(m: &Model<'_>) -> TokenStream {
             let ty = &f.params[i].ty;
             quote_spanned!(ty.span()=> #p::input_schema::<#ty>())
         }
+        None if !m.plain.is_empty() => {
+            let ty = crate::plain::args_type(f);
+            quote!(#p::input_schema::<#ty>())
+        }
         None => quote!(#krate::ToolSchema::empty_object()),
     };
+    let args_struct = (!m.plain.is_empty()).then(|| crate::plain::args_struct(m, &m.plain));
     let output_schema = match &f.output {
         Output::Type(ty) => Some(quote! {{
             use #p::{
@@ -240,31 +245,47 @@ fn expand(m: &Model<'_>) -> TokenStream {
         quote!(.max_concurrency(::core::num::NonZeroUsize::new(#n).expect("checked by #[tool]")))
     });
     let tags = &m.tags;
-    let blocking = m.blocking;
+    // An isolated fn runs in its worker, never on this process's blocking pool.
+    let blocking = m.blocking && m.isolated.is_none();
 
     // The call.
     let locals: Vec<_> = (0..f.params.len())
         .map(|i| format_ident!("__tinyagents_arg{}", i))
         .collect();
-    let bind = f.params.iter().zip(&locals).map(|(param, local)| {
-        let ty = &param.ty;
-        if param.inject.is_some() {
-            quote_spanned! {ty.span()=>
-                let #local = <#ty as #krate::Inject<#s_ty, #c_ty>>::inject(__state, __runtime)
-                    .map_err(#krate::InjectError::into_tool_error)?;
-            }
-        } else {
-            let decode = quote_spanned! {ty.span()=>
-                (&&#p::DecodeProbe::<#ty>::new()).decode(::core::mem::take(&mut __arguments))
-            };
-            quote! {
-                let #local = {
-                    use #p::{Decodable as _, Undecodable as _};
-                    #decode?
-                };
-            }
-        }
+    let plain_bind = (!m.plain.is_empty()).then(|| {
+        crate::plain::bind(
+            m,
+            &m.plain,
+            &locals,
+            quote!(::core::mem::take(&mut __arguments)),
+        )
     });
+    let bind = f
+        .params
+        .iter()
+        .enumerate()
+        .zip(&locals)
+        .map(|((i, param), local)| {
+            let ty = &param.ty;
+            if m.plain.contains(&i) {
+                quote!()
+            } else if param.inject.is_some() {
+                quote_spanned! {ty.span()=>
+                    let #local = <#ty as #krate::Inject<#s_ty, #c_ty>>::inject(__state, __runtime)
+                        .map_err(#krate::InjectError::into_tool_error)?;
+                }
+            } else {
+                let decode = quote_spanned! {ty.span()=>
+                    (&&#p::DecodeProbe::<#ty>::new()).decode(::core::mem::take(&mut __arguments))
+                };
+                quote! {
+                    let #local = {
+                        use #p::{Decodable as _, Undecodable as _};
+                        #decode?
+                    };
+                }
+            }
+        });
     let ret_span = match &item.sig.output {
         syn::ReturnType::Type(_, ty) => ty.span(),
         syn::ReturnType::Default => Span::call_site(),
@@ -309,7 +330,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
         (&&&#p::OutputProbe::of(&__value)).output_kind().convert(__value)
     };
 
-    let arguments_mut = m.argument.map(|_| quote!(mut));
+    let arguments_mut = (m.argument.is_some() || !m.plain.is_empty()).then(|| quote!(mut));
     let call_types = |arguments_mut: Option<TokenStream>| {
         quote! {
             __state: &#s_ty,
@@ -318,7 +339,21 @@ fn expand(m: &Model<'_>) -> TokenStream {
         }
     };
     let result = quote!(::core::result::Result<#krate::ToolOutput, #krate::ToolError>);
-    let tool_impl = if !m.blocking && crate::ready::never_waits(&item.block) {
+    let bounds = m.isolated.as_ref().map(crate::isolated::spec_bounds);
+    let tool_impl = if m.isolated.is_some() {
+        crate::isolated::tool_impl(
+            m,
+            &crate::isolated::Parts {
+                tool: &tool,
+                generics: &generics,
+                s_ty: &s_ty,
+                c_ty: &c_ty,
+                locals: &locals,
+                unwrap_result: &unwrap_result,
+                convert: &convert,
+            },
+        )
+    } else if !m.blocking && crate::ready::never_waits(&item.block) {
         // A body that never waits: the fn's future is polled once, in place
         // (`call_now`); `call` hands the same plain fn to a ready future.
         // No state machine is generated beyond the fn's own.
@@ -329,6 +364,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 #[doc(hidden)]
                 fn __tinyagents_now<#(#generics),*>(#now_types) -> #result {
                     use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                    #plain_bind
                     #(#bind)*
                     let __value = #p::poll_once(#name, #fn_ident(#(#locals),*))?;
                     #unwrap_result
@@ -380,6 +416,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
             proc_macro2::Delimiter::Brace,
             quote! {
                 use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                #plain_bind
                 #(#bind)*
                 let __value = #invoke;
                 #unwrap_result
@@ -409,6 +446,8 @@ fn expand(m: &Model<'_>) -> TokenStream {
     quote! {
         #item
 
+        #args_struct
+
         #[doc = #tool_doc]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
         #vis struct #tool;
@@ -428,6 +467,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                         #sequential
                         #max_concurrency
                         #(.tag(#tags))*
+                        #bounds
                         .blocking(#blocking);
                     #output_schema
                     builder.build().expect("#[tool] checked this spec at compile time")
@@ -469,6 +509,7 @@ fn safety_tokens(m: &Model<'_>) -> TokenStream {
     let (shell, spend, confirm, workspace) =
         (m.shell, m.spend, m.requires_confirmation, m.workspace);
     let secrets = m.redact_secrets;
+    let unredacted = m.unredacted_secrets;
     let fields = &m.redact_fields;
     let patterns = &m.redact_patterns;
     quote! {
@@ -487,5 +528,6 @@ fn safety_tokens(m: &Model<'_>) -> TokenStream {
                 patterns: ::std::vec![#(::std::string::String::from(#patterns)),*],
             })
             .determinism(#k::Determinism::#determinism)
+            .allow_unredacted_secrets(#unredacted)
     }
 }

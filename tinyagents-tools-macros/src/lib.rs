@@ -8,7 +8,9 @@
 mod ast;
 mod attr;
 mod expand;
+mod isolated;
 mod names;
+mod plain;
 mod ready;
 mod valid;
 
@@ -38,15 +40,30 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// # Parameters
-/// At most one parameter is model-visible: the argument struct, taken by
-/// name (`args: SearchArgs`), which must implement `serde::Deserialize` and
-/// `schemars::JsonSchema`; its schema (every object closed with
-/// `additionalProperties: false`) is the tool's input schema. With no such
-/// parameter the tool takes an empty object. Add
-/// `#[serde(deny_unknown_fields)]` to argument structs so that serde refuses
-/// exactly the keys the schema refuses. A plain parameter (`text: String`,
-/// a number, a tuple, a `Vec`, an `Option`, a reference, ...) is refused at
-/// compile time: put it in the argument struct.
+/// The model-visible input is either one argument struct or plain
+/// parameters.
+///
+/// The argument struct is taken by name (`args: SearchArgs`) and must
+/// implement `serde::Deserialize` and `schemars::JsonSchema`; its schema
+/// (every object closed with `additionalProperties: false`) is the tool's
+/// input schema. Add `#[serde(deny_unknown_fields)]` to argument structs so
+/// that serde refuses exactly the keys the schema refuses.
+///
+/// Plain parameters (`async fn add(a: i64, b: i64)`) are gathered into a
+/// generated struct named after the fn (`AddArgs`, with the fn's
+/// visibility, `deny_unknown_fields`), whose schema is the input schema.
+/// Each needs a description: a `///` doc comment on the parameter or
+/// `#[arg(description = "...")]`. `Option<T>` parameters are optional;
+/// `#[arg(default)]` and `#[arg(default = "path::to::fn")]` give serde
+/// defaults; every other parameter is required. They own their values
+/// (`String`, not `&str`).
+///
+/// The rule that tells them apart: a parameter without `#[inject]`, without
+/// a description and whose type is not a plain type (a number, `bool`,
+/// `char`, `String`, `Vec`, `Option`, a map or set, `Value`, `PathBuf`, a
+/// tuple, an array, a reference) is the argument struct; every other
+/// parameter without `#[inject]` is a plain parameter. Both at once is a
+/// compile error. With neither, the tool takes an empty object.
 ///
 /// Every other parameter carries `#[inject]` (no options) and is built for
 /// each call by `tinyagents_tools::Inject`: `Ctx<C>`, `RunContext<C>`,
@@ -99,6 +116,9 @@ use proc_macro::TokenStream;
 /// - `redact(fields = ["password"], patterns = ["sk-"], secrets = false)`:
 ///   JSON fields and text patterns to mask in its output; `secrets` (default
 ///   `true`) masks registered secret values.
+/// - `unredacted_secrets`: the explicit opt-in `redact(secrets = false)`
+///   needs (`ToolSafety::allow_unredacted_secrets`); without it,
+///   `secrets = false` is a compile error, and it is one alone.
 /// - `deterministic` | `deterministic_given_injected`: whether a recorded
 ///   result may be replayed (default: non-deterministic).
 /// - `timeout = "30s"`: the tool's timeout; a string, an integer with unit
@@ -112,6 +132,17 @@ use proc_macro::TokenStream;
 /// - `tags = ["files", "search"]`: groups for per-turn selection.
 /// - `blocking`: the fn is synchronous and runs on tokio's blocking pool
 ///   (required for a sync fn, refused on an async fn).
+/// - `isolated`: the fn runs in a worker process of
+///   `tinyagents_tools::isolated` (the application calls `serve_if_worker`
+///   with a `WorkerRegistry` holding `.entry::<CrunchTool>()` first thing in
+///   `main`). `Tool::call` sends each call to `WorkerPool::global()`;
+///   `CrunchTool::in_pool(pool)` uses another pool. Every `#[inject]`
+///   parameter must implement `CrossesProcess` (ids, secrets), else a
+///   compile error at its type. It never implements `call_now`; with
+///   `blocking`, the fn is called as is in its worker.
+/// - `max_memory = "256MiB"` (`KiB`, `MiB`, `GiB`) and `max_cpu = "2s"`
+///   (`ms`, `s`, `m`, `h`): the worker's address-space and per-call CPU
+///   limits, set by the OS. Only with `isolated`; not zero.
 /// - `state = Type`, `context = Type`: the `S` and `C` of `Tool<S, C>`.
 /// - `crate = "my_crate::tools"` (or `crate = my_crate::tools`): where the
 ///   runtime crate is, for a crate that re-exports it under another path

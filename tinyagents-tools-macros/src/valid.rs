@@ -5,9 +5,10 @@ use proc_macro2::Span;
 use syn::Type;
 use syn::spanned::Spanned;
 
-use crate::ast::{Output, ToolFn, find_impl_trait, has_doc, last_segment, type_string};
+use crate::ast::{Output, Param, ToolFn, find_impl_trait, has_doc, last_segment, type_string};
 use crate::attr::{Filesystem, ToolOptions, parse_duration_ms};
 use crate::names::check_tool_name;
+use crate::plain;
 
 /// Types that only ever come from the runtime: without `#[inject]` they are a
 /// mistake, not an argument struct.
@@ -92,6 +93,8 @@ pub struct Model<'a> {
     pub redact_fields: Vec<String>,
     pub redact_patterns: Vec<String>,
     pub redact_secrets: bool,
+    /// `unredacted_secrets`: the opt-in to `redact(secrets = false)`.
+    pub unredacted_secrets: bool,
     pub determinism: Determinism,
     pub timeout_ms: Option<u64>,
     /// `(max_attempts, backoff_ms)`.
@@ -100,10 +103,15 @@ pub struct Model<'a> {
     pub max_concurrency: Option<usize>,
     pub tags: Vec<String>,
     pub blocking: bool,
+    /// `isolated`, with its bounds.
+    pub isolated: Option<crate::isolated::Isolation>,
     pub state: Option<Type>,
     pub context: Option<Type>,
-    /// The index of the model-visible parameter.
+    /// The index of the argument struct parameter.
     pub argument: Option<usize>,
+    /// The indexes of the plain parameters (none when there is an argument
+    /// struct).
+    pub plain: Vec<usize>,
     /// The path of the runtime crate (`::tinyagents_tools` unless
     /// `crate = ..`).
     pub krate: syn::Path,
@@ -151,7 +159,7 @@ pub fn pascal_case(fn_name: &str) -> String {
 /// Checks the fn and its options; returns the resolved tool or every error.
 pub fn check(options: darling::Result<ToolOptions>, f: &ToolFn) -> Result<Model<'_>, syn::Error> {
     let mut errors = Errors::default();
-    let argument = check_signature(f, &mut errors);
+    let (argument, plain) = check_signature(f, &mut errors);
     let options = match options {
         Ok(options) => Some(options),
         Err(err) => {
@@ -159,13 +167,14 @@ pub fn check(options: darling::Result<ToolOptions>, f: &ToolFn) -> Result<Model<
             None
         }
     };
-    let model = options.map(|o| check_options(o, f, argument, &mut errors));
+    let model = options.map(|o| check_options(o, f, argument, plain, &mut errors));
     errors.finish()?;
     Ok(model.expect("options parsed when there is no error"))
 }
 
-/// The rules about the fn itself; returns the model-visible parameter.
-fn check_signature(f: &ToolFn, errors: &mut Errors) -> Option<usize> {
+/// The rules about the fn itself; returns the argument struct's index and
+/// the plain parameters' indexes.
+fn check_signature(f: &ToolFn, errors: &mut Errors) -> (Option<usize>, Vec<usize>) {
     let sig = &f.item.sig;
     if let Some(c) = &sig.constness {
         errors.push(c.span(), "a tool fn cannot be `const`: remove `const`");
@@ -201,21 +210,31 @@ fn check_signature(f: &ToolFn, errors: &mut Errors) -> Option<usize> {
         );
     }
 
-    // The argument struct, as far as the types tell: the first parameter
-    // that is neither injected, nor a runtime type, nor a plain type.
-    let struct_param = f.params.iter().find(|p| {
+    // The argument struct: the parameter that is neither injected, nor a
+    // runtime type, nor described, nor of a plain type. Every other
+    // model-visible parameter is a plain parameter.
+    let is_runtime = |ty: &Type| {
+        last_segment(ty).is_some_and(|seg| RUNTIME_TYPES.contains(&seg.ident.to_string().as_str()))
+    };
+    let is_struct = |p: &Param| {
         p.inject.is_none()
             && find_impl_trait(&p.ty).is_none()
             && !is_plain_type(&p.ty)
-            && !last_segment(&p.ty)
-                .is_some_and(|seg| RUNTIME_TYPES.contains(&seg.ident.to_string().as_str()))
-    });
+            && !is_runtime(&p.ty)
+            && !plain::is_described(p)
+            && p.arg.span.is_none()
+    };
+    let struct_param = f.params.iter().find(|p| is_struct(p));
     let mut argument: Option<usize> = None;
+    let mut plain_params = Vec::new();
     for (i, param) in f.params.iter().enumerate() {
+        for error in &param.arg.errors {
+            errors.push_error(error.clone());
+        }
         if let Some(span) = find_impl_trait(&param.ty) {
             errors.push(
                 span,
-                "a tool parameter cannot be `impl Trait`: name a concrete type (the argument struct, or an `#[inject]` type)",
+                "a tool parameter cannot be `impl Trait`: name a concrete type (the argument struct, a plain parameter's type, or an `#[inject]` type)",
             );
             continue;
         }
@@ -226,11 +245,15 @@ fn check_signature(f: &ToolFn, errors: &mut Errors) -> Option<usize> {
                     "#[inject] takes no options: write `#[inject]`; what is injected follows from the parameter's type",
                 );
             }
+            if let Some(span) = param.arg.span {
+                errors.push(
+                    span,
+                    "an `#[inject]` parameter is never seen by the model: remove `#[arg]`",
+                );
+            }
             continue;
         }
-        if let Some(seg) = last_segment(&param.ty)
-            && RUNTIME_TYPES.contains(&seg.ident.to_string().as_str())
-        {
+        if is_runtime(&param.ty) {
             errors.push(
                 param.ty.span(),
                 format_args!(
@@ -242,50 +265,74 @@ fn check_signature(f: &ToolFn, errors: &mut Errors) -> Option<usize> {
             );
             continue;
         }
-        if is_plain_type(&param.ty) {
-            let message = match struct_param {
-                Some(args) => format!(
-                    "`{}: {}` is a plain parameter, but a tool's model-visible input is one argument struct: move `{}` into `{}`, or mark it `#[inject]` if it is a runtime value",
-                    param.name,
-                    type_string(&param.ty),
-                    param.name,
-                    type_string(&args.ty),
+        if is_struct(param) {
+            if let Some(pat) = &param.destructured {
+                errors.push_spanned(
+                    pat,
+                    format_args!(
+                        "name the argument struct instead of taking it apart: write `args: {}` and use `args.field` in the body",
+                        type_string(&param.ty),
+                    ),
+                );
+                continue;
+            }
+            match argument {
+                None => argument = Some(i),
+                Some(first) => errors.push(
+                    param.ty.span(),
+                    format_args!(
+                        "a tool has at most one model-visible parameter, the argument struct (here `{}`); `{}` would be a second one: move it into the argument struct, or mark it `#[inject]` if it is a runtime value",
+                        type_string(&f.params[first].ty),
+                        param.name,
+                    ),
                 ),
-                None => format!(
-                    "`{}: {}` is a plain parameter, but a tool's model-visible input is one argument struct: put `{}` in a `#[derive(Deserialize, JsonSchema)]` struct (`struct {}Args {{ {}: {} }}`) and take `args: {}Args`, or mark it `#[inject]` if it is a runtime value",
-                    param.name,
-                    type_string(&param.ty),
-                    param.name,
-                    pascal_case(&f.ident_name()),
-                    param.name,
-                    type_string(&param.ty),
-                    pascal_case(&f.ident_name()),
-                ),
-            };
-            errors.push_spanned(&param.ty, message);
+            }
             continue;
         }
-        if let Some(pat) = &param.destructured {
+        // A plain parameter.
+        if let Some(args) = struct_param {
             errors.push_spanned(
-                pat,
+                &param.ty,
                 format_args!(
-                    "name the argument struct instead of taking it apart: write `args: {}` and use `args.field` in the body",
+                    "`{}: {}` is a plain parameter, but `{}: {}` is the argument struct: a tool takes one argument struct or plain parameters, not both; move `{}` into `{}`, or describe `{}` (`/// ...`) to make every parameter plain",
+                    param.name,
+                    type_string(&param.ty),
+                    args.name,
+                    type_string(&args.ty),
+                    param.name,
+                    type_string(&args.ty),
+                    args.name,
+                ),
+            );
+            continue;
+        }
+        if param.ident.is_none() {
+            errors.push_spanned(
+                param.destructured.as_ref().map_or(&param.ty, |_| &param.ty),
+                format_args!(
+                    "a plain parameter is a named property of the tool's input: write `name: {}`, not a pattern",
                     type_string(&param.ty),
                 ),
             );
             continue;
         }
-        match argument {
-            None => argument = Some(i),
-            Some(first) => errors.push(
-                param.ty.span(),
+        if let Type::Reference(r) = &param.ty {
+            errors.push_spanned(
+                r,
+                "a plain parameter owns its value, decoded from the model's JSON: write `String` for `&str`, `Vec<T>` for `&[T]`, `T` for `&T`",
+            );
+            continue;
+        }
+        if !plain::is_described(param) {
+            errors.push(
+                plain::span(param),
                 format_args!(
-                    "a tool has at most one model-visible parameter, the argument struct (here `{}`); `{}` would be a second one: move it into the argument struct, or mark it `#[inject]` if it is a runtime value",
-                    type_string(&f.params[first].ty),
+                    "the model reads each parameter's description: add a doc comment (`/// ...`) above `{}`, or `#[arg(description = \"...\")]`",
                     param.name,
                 ),
-            ),
+            );
         }
+        plain_params.push(i);
     }
 
     if let Output::ImplTrait(span) = &f.output {
@@ -294,13 +341,14 @@ fn check_signature(f: &ToolFn, errors: &mut Errors) -> Option<usize> {
             "a tool cannot return `impl Trait`: name the type (a `Serialize` type, `ToolOutput` or `()`, optionally in `Result<_, E>`)",
         );
     }
-    argument
+    (argument, plain_params)
 }
 
 fn check_options<'a>(
     o: ToolOptions,
     f: &'a ToolFn,
     argument: Option<usize>,
+    plain: Vec<usize>,
     errors: &mut Errors,
 ) -> Model<'a> {
     let sig = &f.item.sig;
@@ -470,7 +518,20 @@ fn check_options<'a>(
         );
     }
 
+    let isolated = crate::isolated::check(&o, errors);
     let redact = o.redact.unwrap_or_default();
+    let secrets_off = redact.secrets.as_ref().filter(|b| !b.value);
+    match (secrets_off, o.unredacted_secrets.is_present()) {
+        (Some(off), false) => errors.push(
+            off.span(),
+            "`secrets = false` lets a secret in the tool's output reach the model unmasked: add `unredacted_secrets` to the #[tool] options to opt in, or remove `secrets = false`",
+        ),
+        (None, true) => errors.push(
+            o.unredacted_secrets.span(),
+            "`unredacted_secrets` opts in to `redact(secrets = false)`, which this tool does not have: add `redact(secrets = false)`, or remove `unredacted_secrets`",
+        ),
+        _ => {}
+    }
     Model {
         f,
         name,
@@ -487,6 +548,7 @@ fn check_options<'a>(
         redact_fields: redact.fields.iter().map(|l| l.value()).collect(),
         redact_patterns: redact.patterns.iter().map(|l| l.value()).collect(),
         redact_secrets: redact.secrets.is_none_or(|b| b.value),
+        unredacted_secrets: o.unredacted_secrets.is_present(),
         determinism,
         timeout_ms,
         retry,
@@ -494,9 +556,11 @@ fn check_options<'a>(
         max_concurrency,
         tags: o.tags.0.iter().map(|l| l.value()).collect(),
         blocking: o.blocking.is_present(),
+        isolated,
         state: o.state,
         context: o.context,
         argument,
+        plain,
         krate: o
             .krate
             .map_or_else(|| syn::parse_quote!(::tinyagents_tools), |k| k.0),

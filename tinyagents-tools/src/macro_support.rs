@@ -18,7 +18,9 @@ use crate::runtime::ToolRuntime;
 use crate::schema::ToolSchema;
 use crate::spec::InjectedKind;
 
+mod crossing;
 mod returns;
+pub use crossing::*;
 pub use returns::*;
 
 /// A type a tool's model-visible parameter may have.

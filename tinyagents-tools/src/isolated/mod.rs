@@ -10,7 +10,10 @@
 //! only its own call, with a classified error and the call id kept; the pool
 //! starts another. The executor's timeout kills the worker too.
 //!
-//! Three pieces:
+//! `#[tool(isolated, max_memory = "256MiB", max_cpu = "2s")]` writes the
+//! agent side and the worker body of a tool fn ([`IsolatedFn`],
+//! [`WorkerEntry`]); [`IsolatedTool`] and [`WorkerRegistry::tool`] do the
+//! same by hand. Three pieces:
 //! - in `main`, first thing: [`serve_if_worker`] with a [`WorkerRegistry`] of
 //!   the tool bodies, which turns the process into a worker when it was
 //!   started as one (the pool sets [`WORKER_ENV`]) and returns at once
@@ -31,6 +34,7 @@
 //! than run without its limits.
 
 mod crosses;
+mod in_pool;
 mod os;
 mod pool;
 mod tool;
@@ -38,6 +42,7 @@ mod wire;
 mod worker;
 
 pub use crosses::CrossesProcess;
+pub use in_pool::{InPool, IsolatedFn, run_isolated};
 pub use pool::{PoolStats, WorkerPool};
 pub use tool::IsolatedTool;
 pub use wire::WORKER_ENV;

@@ -1,0 +1,237 @@
+//! `#[tool(isolated, max_memory = "256MiB", max_cpu = "2s")]`: the rules of
+//! the options, and the code that runs the fn in a worker process.
+//!
+//! An isolated tool's type implements `Tool` by sending each call to a
+//! worker of `WorkerPool::global()` (or of the pool given to
+//! `Tool::in_pool`), `WorkerEntry` so that the worker can run the fn, and
+//! `IsolatedFn` for the hidden values that cross. It never implements
+//! `call_now`: the call always leaves the process. A `blocking` fn is
+//! allowed and called directly in the worker, which runs one call at a time.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::attr::{ToolOptions, parse_duration_ms, parse_size_bytes};
+use crate::valid::{Errors, Model};
+
+/// The resolved isolation of a tool.
+pub struct Isolation {
+    pub max_memory: Option<u64>,
+    pub max_cpu_ms: Option<u64>,
+}
+
+/// Checks `isolated`, `max_memory` and `max_cpu`.
+pub fn check(o: &ToolOptions, errors: &mut Errors) -> Option<Isolation> {
+    let isolated = o.isolated.is_present();
+    let max_memory = o.max_memory.as_ref().and_then(|size| {
+        let lit = &size.0;
+        if !isolated {
+            errors.push(
+                lit.span(),
+                "`max_memory` is enforced by the OS in an isolated worker process: add `isolated` (`#[tool(isolated, max_memory = \"256MiB\")]`), or remove `max_memory`",
+            );
+        }
+        match parse_size_bytes(&lit.value()) {
+            Some(0) => errors.push(
+                lit.span(),
+                "a zero `max_memory` would fail every call: give a positive size such as \"256MiB\", or remove `max_memory`",
+            ),
+            Some(bytes) => return Some(bytes),
+            None => errors.push(
+                lit.span(),
+                "this memory size is not a whole number and a unit: write for example \"256MiB\" (units KiB, MiB, GiB)",
+            ),
+        }
+        None
+    });
+    let max_cpu_ms = o.max_cpu.as_ref().and_then(|cpu| {
+        let lit = &cpu.0;
+        if !isolated {
+            errors.push(
+                lit.span(),
+                "`max_cpu` is enforced by the OS in an isolated worker process: add `isolated` (`#[tool(isolated, max_cpu = \"2s\")]`), or remove `max_cpu`",
+            );
+        }
+        match parse_duration_ms(&lit.value()) {
+            Ok(0) => errors.push(
+                lit.span(),
+                "a zero `max_cpu` would fail every call: give a positive duration such as \"2s\", or remove `max_cpu`",
+            ),
+            Ok(ms) => return Some(ms),
+            Err(e) => errors.push(lit.span(), e.message("CPU time")),
+        }
+        None
+    });
+    isolated.then_some(Isolation {
+        max_memory,
+        max_cpu_ms,
+    })
+}
+
+/// The spec builder calls for the bounds.
+pub fn spec_bounds(isolation: &Isolation) -> TokenStream {
+    let memory = isolation.max_memory.map(|n| quote!(.max_memory(#n)));
+    let cpu = isolation
+        .max_cpu_ms
+        .map(|ms| quote!(.max_cpu(::core::time::Duration::from_millis(#ms))));
+    quote!(#memory #cpu)
+}
+
+/// What the tool impl needs from the rest of the expansion.
+pub struct Parts<'a> {
+    pub tool: &'a syn::Ident,
+    pub generics: &'a [TokenStream],
+    pub s_ty: &'a TokenStream,
+    pub c_ty: &'a TokenStream,
+    pub locals: &'a [syn::Ident],
+    pub unwrap_result: &'a TokenStream,
+    pub convert: &'a TokenStream,
+}
+
+/// `Tool`, `IsolatedFn` and `WorkerEntry` for an isolated tool.
+pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
+    let krate = &m.krate;
+    let p = quote!(#krate::tool_macro);
+    let iso = quote!(#krate::isolated);
+    let f = m.f;
+    let vis = &f.item.vis;
+    let fn_ident = &f.item.sig.ident;
+    let name = &m.name;
+    let Parts {
+        tool,
+        generics,
+        s_ty,
+        c_ty,
+        locals,
+        unwrap_result,
+        convert,
+    } = parts;
+    let result = quote!(::core::result::Result<#krate::ToolOutput, #krate::ToolError>);
+
+    // Each hidden value must cross: one error, at its type.
+    let asserts = f.params.iter().filter(|p| p.inject.is_some()).map(|param| {
+        let ty = &param.ty;
+        quote_spanned!(ty.span()=> #p::assert_crosses::<#ty>();)
+    });
+    let sends = f.params.iter().filter(|p| p.inject.is_some()).map(|param| {
+        let ty = &param.ty;
+        let pname = &param.name;
+        quote! {{
+            use #p::{Crosses as _, DoesNotCross as _};
+            let value = <#ty as #krate::Inject<#s_ty, #c_ty>>::inject(__state, __runtime)
+                .map_err(#krate::InjectError::into_tool_error)?;
+            injected.insert(
+                ::std::string::String::from(#pname),
+                (&&#p::CrossProbe::<#ty>::new()).send(&value)?,
+            );
+        }}
+    });
+    let plain_receive = (!m.plain.is_empty())
+        .then(|| crate::plain::bind(m, &m.plain, locals, quote!(__call.arguments().clone())));
+    let receives = f
+        .params
+        .iter()
+        .enumerate()
+        .zip(locals.iter())
+        .map(|((i, param), local)| {
+            let ty = &param.ty;
+            let pname = &param.name;
+            if m.plain.contains(&i) {
+                quote!()
+            } else if param.inject.is_some() {
+                quote! {
+                    let #local = {
+                        use #p::{Crosses as _, DoesNotCross as _};
+                        (&&#p::CrossProbe::<#ty>::new()).receive(&mut __call, #pname)?
+                    };
+                }
+            } else {
+                let decode = quote_spanned! {ty.span()=>
+                    (&&#p::DecodeProbe::<#ty>::new()).decode(__call.arguments().clone())
+                };
+                quote! {
+                    let #local = {
+                        use #p::{Decodable as _, Undecodable as _};
+                        #decode?
+                    };
+                }
+            }
+        });
+    let invoke = if m.blocking {
+        quote!(#fn_ident(#(#locals),*))
+    } else {
+        quote!(#fn_ident(#(#locals),*).await)
+    };
+
+    quote! {
+        impl #tool {
+            /// The tool, its calls run by `pool` instead of the global
+            /// worker pool.
+            #vis fn in_pool(pool: #iso::WorkerPool) -> #iso::InPool<#tool> {
+                #iso::InPool::new(#tool, pool)
+            }
+
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            fn __tinyagents_crossing() {
+                #(#asserts)*
+            }
+        }
+
+        impl<#(#generics),*> #iso::IsolatedFn<#s_ty, #c_ty> for #tool {
+            fn isolated_spec() -> &'static #krate::ToolSpec {
+                #tool::spec()
+            }
+
+            #[allow(unused_variables, unused_mut)]
+            fn injected(
+                __state: &#s_ty,
+                __runtime: &#krate::ToolRuntime<#c_ty>,
+            ) -> ::core::result::Result<#p::serde_json::Map<::std::string::String, #p::serde_json::Value>, #krate::ToolError> {
+                let mut injected = #p::serde_json::Map::new();
+                #(#sends)*
+                ::core::result::Result::Ok(injected)
+            }
+        }
+
+        impl #iso::WorkerEntry for #tool {
+            const NAME: &'static str = #name;
+
+            fn run(__call: #iso::WorkerCall) -> impl ::core::future::Future<Output = #result> + 'static {
+                async move {
+                    #[allow(unused_mut)]
+                    let mut __call = __call;
+                    use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                    #plain_receive
+                    #(#receives)*
+                    let __value = #invoke;
+                    #unwrap_result
+                    #convert
+                }
+            }
+        }
+
+        #[#p::async_trait]
+        impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
+            fn spec(&self) -> &#krate::ToolSpec {
+                #tool::spec()
+            }
+
+            async fn call(
+                &self,
+                __state: &#s_ty,
+                __runtime: &#krate::ToolRuntime<#c_ty>,
+                __arguments: #p::serde_json::Value,
+            ) -> #result {
+                #iso::run_isolated::<#tool, #s_ty, #c_ty>(
+                    #iso::WorkerPool::global(),
+                    __state,
+                    __runtime,
+                    __arguments,
+                )
+                .await
+            }
+        }
+    }
+}
