@@ -18,6 +18,7 @@ mod executor_running;
 mod hostile_values;
 mod injection;
 mod isolated_tools;
+mod mcp_approvals;
 mod mcp_http;
 mod mcp_protocol;
 mod mcp_scale_out;

@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationSchema, InputRequest, InputRequests, InputResponses, ProtocolVersion, ServerRequest,
+    ElicitationSchema, InputRequest, InputRequests, InputResponses, ProtocolVersion,
+    RequestMetaObject, ServerRequest,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 use crate::ids::ToolCallId;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Approver};
@@ -118,7 +119,7 @@ fn question(request: &ApprovalRequest) -> ElicitRequestParams {
         json!({"tool": request.tool, "fingerprint": request.fingerprint}),
     );
     ElicitRequestParams::FormElicitationParams {
-        meta: serde_json::from_value(Value::Object(meta)).ok(),
+        meta: Some(RequestMetaObject::from(meta)),
         message: format!(
             "Approve a call of the tool `{}`? Accept to run it. (arguments fingerprint: {})",
             request.tool, request.fingerprint
