@@ -23,7 +23,7 @@ use crate::mcp_server::{HANG, params, text};
 
 /// What the client answers an elicitation with.
 #[derive(Clone, Copy, PartialEq)]
-enum Answer {
+pub(crate) enum Answer {
     Accept,
     Decline,
     Nothing,
@@ -31,11 +31,11 @@ enum Answer {
 
 /// A client that answers every elicitation the same way and keeps them.
 #[derive(Clone)]
-struct Asked {
-    version: ProtocolVersion,
-    elicits: bool,
-    answer: Answer,
-    seen: Arc<Mutex<Vec<Value>>>,
+pub(crate) struct Asked {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) elicits: bool,
+    pub(crate) answer: Answer,
+    pub(crate) seen: Arc<Mutex<Vec<Value>>>,
 }
 
 impl ClientHandler for Asked {
@@ -115,7 +115,7 @@ async fn session(version: ProtocolVersion, elicits: bool, answer: Answer) -> Ses
     }
 }
 
-fn note() -> Value {
+pub(crate) fn note() -> Value {
     json!({"title": "milk", "body": "remember the milk"})
 }
 

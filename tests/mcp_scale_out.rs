@@ -3,21 +3,24 @@
 //! sessions, a client on an older protocol cannot be spread that way.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ServiceExt};
-use serde_json::json;
+use serde_json::{Value, json};
 use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
-use tinyagents_tools::mcp::{McpServer, stateless_config};
+use tinyagents_tools::mcp::{McpApprover, McpServer, stateless_config};
+use tinyagents_tools::policy::{ConfirmationPolicy, approval_fingerprint};
 use tinyagents_tools::{CancellationToken, SafetyItem, ToolExecutor};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::mcp_approvals::{Answer, Asked, note};
 use crate::mcp_server::{HANG, params, text};
 
 /// One server instance: its address, how many requests it made a run for
@@ -25,22 +28,41 @@ use crate::mcp_server::{HANG, params, text};
 struct Instance {
     addr: SocketAddr,
     runs: Arc<AtomicUsize>,
+    notebook: Arc<NoteBook>,
     shutdown: CancellationToken,
     _workspace: tempfile::TempDir,
 }
 
 async fn instance(config: StreamableHttpServerConfig) -> Instance {
+    instance_with(config, false).await
+}
+
+/// An instance; with `approvals`, `write_note` is put to the client by an
+/// [`McpApprover`].
+async fn instance_with(config: StreamableHttpServerConfig, approvals: bool) -> Instance {
     let workspace = tempfile::tempdir().unwrap();
     let root = workspace.path().to_owned();
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&runs);
-    let executor = ToolExecutor::builder(quickstart_registry().unwrap(), ())
-        .unenforced(SafetyItem::Confirmation);
-    let server = McpServer::builder(executor)
-        .name("scaled-out")
+    let notebook = Arc::new(NoteBook::default());
+    let notes = Arc::clone(&notebook);
+    let executor = ToolExecutor::builder(quickstart_registry().unwrap(), ());
+    let approver = McpApprover::new();
+    let (executor, server) = if approvals {
+        let policy = ConfirmationPolicy::new(approver.clone()).timeout(Duration::from_secs(5));
+        let executor = executor.middleware(policy);
+        (executor, true)
+    } else {
+        (executor.unenforced(SafetyItem::Confirmation), false)
+    };
+    let mut builder = McpServer::builder(executor).name("scaled-out");
+    if server {
+        builder = builder.approver(approver);
+    }
+    let server = builder
         .build(move || {
             counted.fetch_add(1, Ordering::SeqCst);
-            quickstart_run(&root, Arc::new(NoteBook::default()))
+            quickstart_run(&root, Arc::clone(&notes))
         })
         .unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -51,6 +73,7 @@ async fn instance(config: StreamableHttpServerConfig) -> Instance {
     Instance {
         addr,
         runs,
+        notebook,
         shutdown,
         _workspace: workspace,
     }
@@ -101,6 +124,13 @@ async fn connect(
     proxy: SocketAddr,
     version: ProtocolVersion,
 ) -> Result<RunningService<RoleClient, Versioned>, String> {
+    connect_as(proxy, Versioned(version)).await
+}
+
+async fn connect_as<H: ClientHandler>(
+    proxy: SocketAddr,
+    handler: H,
+) -> Result<RunningService<RoleClient, H>, String> {
     crate::mcp_http::install_crypto();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
@@ -108,7 +138,7 @@ async fn connect(
         .unwrap();
     let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{proxy}/mcp"));
     let transport = StreamableHttpClientTransport::with_client(http, config);
-    tokio::time::timeout(HANG, Versioned(version).serve(transport))
+    tokio::time::timeout(HANG, handler.serve(transport))
         .await
         .map_err(|_| "the client did not connect in time".to_owned())?
         .map_err(|e| e.to_string())
@@ -183,4 +213,93 @@ async fn with_sessions_an_older_client_cannot_be_spread_over_two_instances() {
     );
     a.shutdown.cancel();
     b.shutdown.cancel();
+}
+
+/// Posts one 2026-07-28 `tools/call` (per-request `_meta`, no session) to
+/// `addr` and returns the JSON-RPC result.
+async fn post_call(addr: SocketAddr, id: u32, params: Value) -> Value {
+    crate::mcp_http::install_crypto();
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "write_note")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let text = response.text().await.unwrap();
+    let message: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text}"));
+    message["result"].clone()
+}
+
+#[tokio::test]
+async fn stateless_instances_take_a_2026_approval_asked_by_one_and_sent_to_the_other() {
+    let a = instance_with(stateless_config(), true).await;
+    let b = instance_with(stateless_config(), true).await;
+
+    // Instance A asks: the call waits for input, and nothing runs.
+    let asked = post_call(
+        a.addr,
+        1,
+        json!({"name": "write_note", "arguments": note()}),
+    )
+    .await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let fingerprint = approval_fingerprint("write_note", &note());
+    let key = format!("approve-{fingerprint}");
+    let question = &asked["inputRequests"][&key];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`write_note`") && m.contains(&fingerprint)),
+        "{question}"
+    );
+    assert!(a.notebook.notes().is_empty());
+
+    // The retry, with the accept, reaches instance B, which kept nothing.
+    let retry = json!({
+        "name": "write_note",
+        "arguments": note(),
+        "inputResponses": {key: {"action": "accept", "content": {}}},
+    });
+    let done = post_call(b.addr, 2, retry).await;
+    assert_eq!(done["isError"], false, "{done}");
+    assert_eq!(b.notebook.notes().len(), 1);
+    assert!(a.notebook.notes().is_empty());
+    a.shutdown.cancel();
+    b.shutdown.cancel();
+}
+
+#[tokio::test]
+async fn stateless_instances_refuse_an_older_client_s_approval_without_asking() {
+    let a = instance_with(stateless_config(), true).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let client = Asked {
+        version: ProtocolVersion::V_2025_06_18,
+        elicits: true,
+        answer: Answer::Accept,
+        seen: Arc::clone(&seen),
+    };
+    let client = connect_as(a.addr, client).await.unwrap();
+    let answer = tokio::time::timeout(HANG, client.call_tool(params("write_note", note())))
+        .await
+        .unwrap()
+        .unwrap();
+    let answer = serde_json::to_value(answer).unwrap();
+    assert_eq!(answer["isError"], true, "{answer}");
+    assert!(text(&answer).contains("elicitation"), "{}", text(&answer));
+    assert!(seen.lock().unwrap().is_empty());
+    assert!(a.notebook.notes().is_empty());
+    a.shutdown.cancel();
 }
