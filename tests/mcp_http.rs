@@ -58,7 +58,7 @@ async fn serve_with(
 
 /// reqwest (under rmcp's HTTP client too) needs a rustls crypto provider
 /// installed, even for plain `http://`; the workspace uses ring.
-fn install_crypto() {
+pub(crate) fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 

@@ -24,6 +24,22 @@
 //! arguments that are not an object gets `-32602`, and a call's arguments
 //! reach the executor as the text the client sent. `DELETE` of a session
 //! answers 204 No Content.
+//!
+//! # Stateless mode, for more than one machine
+//!
+//! By default a client on a protocol before `2026-07-28` opens a session
+//! (`Mcp-Session-Id`) that lives in the process that answered `initialize`,
+//! so every later request of that client must reach the same process.
+//! [`stateless_config`] turns sessions off: each POSTed request is served on
+//! its own by a fresh [`McpSession`] (with a run made by the server's run
+//! function), and nothing about the client is kept between requests, so any
+//! number of instances behind a round-robin proxy serve one client. Clients
+//! on `2026-07-28` or later are always served this way. What a stateless
+//! request cannot do: the server cannot send the client requests of its own
+//! (elicitation, so approvals over MCP are refused as for a client without
+//! elicitation), there is no standalone `GET` stream for server
+//! notifications, and `DELETE` is not allowed (405); progress of a call still
+//! reaches the client on that call's own response stream.
 
 use std::convert::Infallible;
 use std::fmt::Display;
@@ -224,6 +240,28 @@ fn plain(status: StatusCode, text: String) -> McpHttpResponse {
     let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
     *response.status_mut() = status;
     response
+}
+
+/// A config for stateless serving: no sessions are kept, so several
+/// instances behind any load balancer serve one client (see the module
+/// documentation for what a stateless request cannot do). Simple answers are
+/// sent as `application/json`; an answer preceded by progress notifications
+/// is sent as an event stream.
+///
+/// ```no_run
+/// # async fn serve(server: tinyagents_tools::mcp::McpServer) -> std::io::Result<()> {
+/// use tinyagents_tools::CancellationToken;
+/// use tinyagents_tools::mcp::stateless_config;
+///
+/// let listener = tokio::net::TcpListener::bind("0.0.0.0:8080").await?;
+/// let config = stateless_config().with_allowed_hosts(["mcp.example.com"]);
+/// server.serve_http(listener, config, CancellationToken::new()).await
+/// # }
+/// ```
+pub fn stateless_config() -> StreamableHttpServerConfig {
+    StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
 }
 
 impl<S, C> McpServer<S, C>

@@ -37,6 +37,9 @@
 //!   that does not (a message-only [`write`](crate::StreamWriter::write), for
 //!   example) is sent just above the previous value.
 //!
+//! - A call that needs approval can be put to the client as an elicitation:
+//!   see [`McpApprover`].
+//!
 //! Each connection is an [`McpSession`] with its own [`RunContext`], made by
 //! the function given to [`McpServerBuilder::build`] (return clones of one
 //! run to share it between sessions). Each call runs in a
@@ -63,6 +66,7 @@
 //! an existing HTTP application. Other transports take
 //! [`McpServer::session`], one per connection.
 
+mod approve;
 #[cfg(feature = "mcp-http")]
 mod http;
 mod lines;
@@ -82,8 +86,9 @@ use crate::executor::{ExecutorBuildError, ToolExecutor, ToolExecutorBuilder};
 use crate::providers::{ExportError, ExportTarget, MAX_STRUCTURED_BYTES, export_tool};
 use crate::runtime::RunContext;
 
+pub use approve::{APPROVAL_META_KEY, McpApprover};
 #[cfg(feature = "mcp-http")]
-pub use http::{LOOPBACK_ORIGINS, McpHttpResponse, McpHttpService};
+pub use http::{LOOPBACK_ORIGINS, McpHttpResponse, McpHttpService, stateless_config};
 use progress::ProgressRelay;
 pub use session::McpSession;
 
@@ -139,6 +144,7 @@ pub(crate) struct Shared<S, C> {
     pub(crate) info: ServerConfig,
     pub(crate) relay: Arc<ProgressRelay>,
     pub(crate) max_structured_bytes: usize,
+    pub(crate) approver: Option<McpApprover>,
     runs: RunFactory<C>,
 }
 
@@ -159,6 +165,7 @@ where
             info: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
             max_structured_bytes: MAX_STRUCTURED_BYTES,
+            approver: None,
         }
     }
 
@@ -255,6 +262,7 @@ pub struct McpServerBuilder<S = (), C = ()> {
     info: Implementation,
     instructions: Option<String>,
     max_structured_bytes: usize,
+    approver: Option<McpApprover>,
 }
 
 impl<S, C> McpServerBuilder<S, C>
@@ -296,6 +304,16 @@ where
         self
     }
 
+    /// Lets `approver` ask the client of each call for approval (see
+    /// [`McpApprover`]); give a clone of it to the executor's
+    /// [`ConfirmationPolicy`](crate::policy::ConfirmationPolicy). Without
+    /// it, an `McpApprover` in the policy refuses every call that needs
+    /// approval.
+    pub fn approver(mut self, approver: McpApprover) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
     /// Builds the executor and the tool list. `runs` makes the run of each
     /// session (return clones of one run to share it).
     ///
@@ -318,6 +336,7 @@ where
                 info,
                 relay,
                 max_structured_bytes: self.max_structured_bytes,
+                approver: self.approver,
                 runs: Arc::new(runs),
             }),
         })

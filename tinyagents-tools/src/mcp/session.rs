@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, ListToolsResult,
-    PaginatedRequestParams, ResultType, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, InputRequiredResult,
+    ListToolsResult, PaginatedRequestParams, ResultType, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
@@ -152,11 +152,24 @@ where
             ),
         };
         let call = ToolCall::new(id.clone(), request.name.into_owned(), arguments);
+        if let Some(approver) = &self.shared.approver {
+            approver.start(&id, &context, request.input_responses);
+        }
         let route = context
             .meta
             .get_progress_token()
-            .map(|token| self.shared.relay.route(id, token));
+            .map(|token| self.shared.relay.route(id.clone(), token));
         let result = self.execute(call, &context, route).await;
+        let asked = self
+            .shared
+            .approver
+            .as_ref()
+            .and_then(|approver| approver.finish(&id));
+        if let Some(asked) = asked {
+            // The call did not run: it waits for the client's approval,
+            // which the client sends with its retry.
+            return Ok(InputRequiredResult::from_input_requests(asked).into());
+        }
         if result
             .error
             .as_ref()
