@@ -2,10 +2,10 @@
 //! into one test binary.
 
 mod agent_loop;
-mod executor_accounting;
 mod approvals_scoped;
-mod declared_safety;
 mod builtin_tools;
+mod declared_safety;
+mod executor_accounting;
 mod executor_batch;
 mod executor_call_now;
 mod executor_cancellation;
@@ -18,6 +18,8 @@ mod executor_running;
 mod hostile_values;
 mod injection;
 mod isolated_tools;
+mod mcp_client;
+mod mcp_client_hostile;
 mod mcp_http;
 mod mcp_protocol;
 mod mcp_server;
