@@ -20,6 +20,7 @@ mod injection;
 mod isolated_tools;
 mod mcp_client;
 mod mcp_client_hostile;
+mod mcp_client_python;
 mod mcp_http;
 mod mcp_protocol;
 mod mcp_server;

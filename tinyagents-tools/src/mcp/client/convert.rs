@@ -40,6 +40,66 @@ pub(super) fn safety_from(tool: &rmcp::model::Tool) -> ToolSafety {
         })
 }
 
+/// Whether `schema` already accepts `null`.
+fn accepts_null(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+        _ => ["anyOf", "oneOf"].iter().any(|k| {
+            schema
+                .get(*k)
+                .and_then(Value::as_array)
+                .is_some_and(|alts| alts.iter().any(accepts_null))
+        }),
+    }
+}
+
+/// The local input schema of a remote tool, and the optional top-level
+/// properties that were made nullable.
+///
+/// A provider's strict mode makes every property required and an optional
+/// one nullable, so a model in strict mode sends `null` for an optional
+/// argument it leaves out. Locally such a property also accepts `null`, and
+/// the call leaves it out before sending ([`strip_nulls`]): the server sees
+/// the argument absent, as its schema expects.
+pub(super) fn local_input_schema(remote: &serde_json::Map<String, Value>) -> (Value, Vec<String>) {
+    let mut schema = remote.clone();
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut nullable = Vec::new();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for (name, property) in properties.iter_mut() {
+            if required.contains(name) || !property.is_object() || accepts_null(property) {
+                continue;
+            }
+            let widened = match property.get("type") {
+                Some(Value::String(t)) => {
+                    let mut p = property.clone();
+                    p["type"] = Value::Array(vec![Value::String(t.clone()), "null".into()]);
+                    p
+                }
+                _ => serde_json::json!({"anyOf": [property.clone(), {"type": "null"}]}),
+            };
+            *property = widened;
+            nullable.push(name.clone());
+        }
+    }
+    (Value::Object(schema), nullable)
+}
+
+/// Leaves out the `nullable` arguments whose value is `null`.
+pub(super) fn strip_nulls(arguments: &mut serde_json::Map<String, Value>, nullable: &[String]) {
+    arguments.retain(|k, v| !(v.is_null() && nullable.iter().any(|n| n == k)));
+}
+
 /// The local spec of a remote tool, or why it cannot have one.
 pub(super) fn spec_from(
     tool: &rmcp::model::Tool,
@@ -56,9 +116,9 @@ pub(super) fn spec_from(
     let safety = safety_from(tool);
     let idempotent = safety.idempotency.is_idempotent();
     let mut builder = ToolSpec::builder(local_name, description)
-        .input_schema(ToolSchema::from_value(Value::Object(
-            (*tool.input_schema).clone(),
-        )))
+        .input_schema(ToolSchema::from_value(
+            local_input_schema(&tool.input_schema).0,
+        ))
         .safety(safety)
         .tag("mcp");
     if let Some(title) = &tool.title {
@@ -167,6 +227,35 @@ mod tests {
         assert_eq!(safety.idempotency, Idempotency::Idempotent);
         let mutating = safety_from(&remote(json!({"destructiveHint": false})));
         assert_eq!(mutating.effect, Effect::Mutating);
+    }
+
+    #[test]
+    fn optional_properties_accept_null_locally_and_nulls_are_left_out_when_sent() {
+        let remote = json!({
+            "type": "object",
+            "properties": {
+                "text": {"type": "string"},
+                "times": {"type": "integer", "default": 1},
+                "mode": {"enum": ["a", "b"]},
+                "note": {"type": ["string", "null"]}
+            },
+            "required": ["text"]
+        });
+        let (local, nullable) = local_input_schema(remote.as_object().unwrap());
+        let mut sorted = nullable.clone();
+        sorted.sort();
+        assert_eq!(sorted, ["mode", "times"]);
+        assert_eq!(
+            local["properties"]["times"]["type"],
+            json!(["integer", "null"])
+        );
+        assert_eq!(local["properties"]["text"], json!({"type": "string"}));
+        assert_eq!(local["properties"]["note"], remote["properties"]["note"]);
+        let validator = jsonschema::validator_for(&local).unwrap();
+        let mut args = json!({"text": "hi", "times": null, "mode": null, "note": null});
+        assert!(validator.is_valid(&args));
+        strip_nulls(args.as_object_mut().unwrap(), &nullable);
+        assert_eq!(args, json!({"text": "hi", "note": null}));
     }
 
     #[test]

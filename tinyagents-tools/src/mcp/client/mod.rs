@@ -31,6 +31,12 @@
 //! (`fatal`). A server that closes the connection answers every call
 //! `crashed`; one that never answers meets the timeout.
 //!
+//! An optional top-level argument whose remote schema does not accept `null`
+//! accepts it locally, and a `null` one is left out of the request: a model
+//! in a provider's strict mode (where every argument is required and the
+//! optional ones nullable) sends `null` for an argument it leaves out, and
+//! the server sees it absent.
+//!
 //! Import never fails for one bad tool: a tool with an invalid name or
 //! schema is left out and named, with the reason, in the [`ImportReport`].
 //!
@@ -362,6 +368,7 @@ impl McpClient {
                 spec,
                 remote_name: tool.name.to_string(),
                 output_validator,
+                nullable: convert::local_input_schema(&tool.input_schema).1,
                 peer: self.service.peer().clone(),
                 hooks: Arc::clone(&self.hooks),
                 _client: self.clone(),

@@ -19,7 +19,7 @@ use crate::spec::ToolSpec;
 use crate::tool::Tool;
 
 use super::bounded;
-use super::convert::{output_from, result_text};
+use super::convert::{output_from, result_text, strip_nulls};
 use super::hooks::HookState;
 
 /// A tool of an MCP server, called through the client's connection.
@@ -27,6 +27,8 @@ pub(super) struct RemoteTool {
     pub(super) spec: ToolSpec,
     pub(super) remote_name: String,
     pub(super) output_validator: Option<jsonschema::Validator>,
+    /// Optional arguments made nullable locally; a `null` one is left out.
+    pub(super) nullable: Vec<String>,
     pub(super) peer: Peer<RoleClient>,
     pub(super) hooks: Arc<HookState>,
     /// Keeps the connection (and a spawned server) alive while the tool is.
@@ -137,9 +139,10 @@ where
         runtime: &ToolRuntime<C>,
         arguments: Value,
     ) -> Result<ToolOutput, ToolError> {
-        let Value::Object(arguments) = arguments else {
+        let Value::Object(mut arguments) = arguments else {
             return Err(ToolError::repair("the arguments must be a JSON object"));
         };
+        strip_nulls(&mut arguments, &self.nullable);
         let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let handle = self
