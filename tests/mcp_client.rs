@@ -94,6 +94,11 @@ impl Remote {
             decl(
                 json!({"name": "not_object", "description": "String root.", "inputSchema": {"type": "string"}}),
             ),
+            decl(json!({
+                "name": "bad_output", "description": "Invalid output schema.",
+                "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object", "properties": {"x": {"type": "integer", "minimum": "zero"}}}
+            })),
         ];
         if self.seen.grown.load(Ordering::SeqCst) {
             tools.push(decl(
@@ -244,6 +249,7 @@ async fn import_registers_valid_remote_tools_and_reports_each_refused_one_with_i
             ("bad name!", "invalid_name"),
             ("bad_schema", "invalid_schema"),
             ("not_object", "schema_root_not_object"),
+            ("bad_output", "invalid_output_schema"),
         ]
     );
     assert!(report.refused[1].to_string().contains("bad_schema"));
@@ -280,6 +286,25 @@ async fn a_prefixed_tool_is_called_on_the_server_by_its_own_name() {
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(result.structured, Some(json!({"sum": 42})));
     assert_eq!(result.tool_call_id.as_str(), "c1");
+}
+
+#[tokio::test]
+async fn importing_a_name_already_taken_leaves_the_registered_tool_in_place() {
+    let fx = fixture().await;
+    let (mut registry, first) = imported(&fx.client, &ImportOptions::new()).await;
+    let again = fx
+        .client
+        .import_into(&mut registry, &ImportOptions::new())
+        .await
+        .unwrap();
+    assert!(again.imported.is_empty());
+    let duplicates = again
+        .refused
+        .iter()
+        .filter(|r| r.rule == "duplicate")
+        .count();
+    assert_eq!(duplicates, first.imported.len());
+    assert_eq!(registry.len(), first.imported.len());
 }
 
 #[tokio::test]
@@ -513,4 +538,45 @@ async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
         result.error.as_ref().map(|e| e.class()),
         Some(ErrorClass::Repair)
     );
+}
+
+#[tokio::test]
+async fn tools_of_the_projects_own_server_are_imported_over_streamable_http() {
+    use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
+    let server = McpServer::builder(
+        ToolExecutor::builder(
+            tinyagents_tools_examples::quickstart_registry().unwrap(),
+            (),
+        )
+        .unenforced(SafetyItem::Confirmation),
+    )
+    .build(RunContext::empty)
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let serving = stop.clone();
+    tokio::spawn(async move {
+        server
+            .serve_http(listener, StreamableHttpServerConfig::default(), serving)
+            .await
+    });
+    // The tests' reqwest has no default TLS provider (plain HTTP needs none,
+    // but building a client asks for one).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = McpClient::connect_http(&format!("http://{addr}/mcp"))
+        .await
+        .unwrap();
+    let (registry, report) = imported(&client, &ImportOptions::new()).await;
+    assert_eq!(report.imported.len(), 4);
+    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+    let result = executor
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            call("c1", "calculate", json!({"a": 6, "op": "multiply", "b": 7})),
+        )
+        .await;
+    assert!(result.text().contains("42"), "{}", result.text());
+    stop.cancel();
 }

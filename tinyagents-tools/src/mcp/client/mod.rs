@@ -18,8 +18,7 @@
 //! absent: without `readOnlyHint: true` a tool is mutating (destructive
 //! unless `destructiveHint: false`, as MCP defaults), without
 //! `openWorldHint: false` networked, without `idempotentHint: true` not
-//! idempotent. A read-only policy, for example, refuses every remote tool
-//! that does not say it is read-only.
+//! idempotent.
 //!
 //! While a call runs, `notifications/progress` for it become the call's
 //! `tool.progress` events; when the executor stops waiting (timeout, the
