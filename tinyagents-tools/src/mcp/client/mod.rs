@@ -55,7 +55,7 @@
 //!
 //! let client = McpClient::spawn(tokio::process::Command::new("my-mcp-server")).await?;
 //! let options = ImportOptions::new().prefix("files_");
-//! let mut registry = ToolRegistry::new();
+//! let mut registry: ToolRegistry = ToolRegistry::new();
 //! let report = client.import_into(&mut registry, &options).await?;
 //! for refused in &report.refused {
 //!     eprintln!("left out: {refused}");
@@ -64,7 +64,7 @@
 //! loop {
 //!     // ... run one turn with `executor` ...
 //!     if client.take_tools_changed() {
-//!         let mut registry = ToolRegistry::new();
+//!         let mut registry: ToolRegistry = ToolRegistry::new();
 //!         client.import_into(&mut registry, &options).await?;
 //!         executor = ToolExecutor::builder(registry, ()).build()?;
 //!     }
