@@ -139,11 +139,8 @@ async fn a_line_that_is_not_json_leaves_the_call_to_its_timeout() {
     let started = Instant::now();
     let result = run_op(&fx.executor, "c1").await;
     assert!(result.is_error);
-    assert!(
-        matches!(result.outcome(), "timeout" | "crashed"),
-        "{}",
-        result.outcome()
-    );
+    // rmcp skips the line; the call waits for its answer until the timeout.
+    assert_eq!(result.outcome(), "timeout");
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
