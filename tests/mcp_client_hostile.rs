@@ -176,3 +176,40 @@ async fn a_command_that_exits_at_once_fails_the_connect_with_a_classified_error(
         .unwrap_err();
     assert!(matches!(error, McpClientError::Spawn(_)), "{error}");
 }
+
+#[tokio::test]
+async fn a_child_process_server_is_imported_over_stdio_and_a_killed_one_answers_crashed() {
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-stdio-server"));
+    let client = McpClient::spawn(command)
+        .await
+        .expect("the child server initialized");
+    assert_eq!(client.server_name().as_deref(), Some("stdio-test"));
+    let mut registry = ToolRegistry::new();
+    let report = client
+        .import_into(&mut registry, &ImportOptions::new().timeout(HANG))
+        .await
+        .unwrap();
+    assert_eq!(report.imported.len(), 4);
+    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+    let args = r#"{"a": 6, "op": "multiply", "b": 7}"#;
+    let result = executor
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(1),
+            ToolCall::new("c1", "calculate", args),
+        )
+        .await;
+    assert!(result.text().contains("42"), "{}", result.text());
+    client.clone().close().await;
+    let started = Instant::now();
+    let result = executor
+        .execute(
+            &RunContext::empty(),
+            &Turn::new(2),
+            ToolCall::new("c2", "calculate", args),
+        )
+        .await;
+    assert!(result.is_error);
+    assert_eq!(result.outcome(), "crashed", "{}", result.text());
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
