@@ -74,6 +74,9 @@ mod progress;
 mod screen;
 mod session;
 
+#[cfg(feature = "mcp-client")]
+pub mod client;
+
 use std::fmt;
 use std::sync::Arc;
 

@@ -1,0 +1,16 @@
+//! The quickstart tools served over MCP stdio, as `examples/mcp_server.rs`
+//! serves them: the child process the MCP client tests start.
+
+use tinyagents_tools::mcp::McpServer;
+use tinyagents_tools::{RunContext, SafetyItem, ToolExecutor};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let registry = tinyagents_tools_examples::quickstart_registry()?;
+    let executor = ToolExecutor::builder(registry, ()).unenforced(SafetyItem::Confirmation);
+    let server = McpServer::builder(executor)
+        .name("stdio-test")
+        .build(RunContext::empty)?;
+    server.serve_stdio().await?.waiting().await?;
+    Ok(())
+}
