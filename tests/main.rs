@@ -2,10 +2,10 @@
 //! into one test binary.
 
 mod agent_loop;
-mod executor_accounting;
 mod approvals_scoped;
-mod declared_safety;
 mod builtin_tools;
+mod declared_safety;
+mod executor_accounting;
 mod executor_batch;
 mod executor_call_now;
 mod executor_cancellation;

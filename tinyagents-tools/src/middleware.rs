@@ -28,13 +28,13 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::events::{EventBus, EventKind, ToolEvent};
-use crate::turn::Turn;
 use crate::extensions::Extensions;
 use crate::ids::ToolCallId;
 use crate::output::ToolOutput;
 use crate::runtime::RunContext;
 use crate::safety::SafetyItem;
 use crate::spec::ToolSpec;
+use crate::turn::Turn;
 
 /// What a `before_tool` decided.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,9 +22,9 @@ use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventBus;
-use crate::limits::RunCallCounts;
 use crate::extensions::Extensions;
 use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
+use crate::limits::RunCallCounts;
 use crate::redact::Redactor;
 use crate::secret::Secrets;
 

@@ -19,11 +19,11 @@ use super::progress::Route;
 use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY};
 use crate::call::{RawArguments, ToolCall};
 use crate::error::ErrorKind;
-use crate::turn::Turn;
 use crate::ids::ToolCallId;
 use crate::output::ToolResult;
 use crate::providers::mcp::call_tool_result_bounded;
 use crate::runtime::RunContext;
+use crate::turn::Turn;
 
 /// Numbers sessions, so call ids stay unique across sessions of one process.
 static SESSIONS: AtomicU64 = AtomicU64::new(1);

@@ -10,10 +10,10 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::turn::Turn;
 use crate::registry::ToolRegistry;
 use crate::runtime::RunContext;
 use crate::spec::ToolSpec;
+use crate::turn::Turn;
 
 use super::access::{PolicyError, check_names};
 
