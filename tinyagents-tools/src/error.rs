@@ -230,6 +230,18 @@ impl ToolError {
         )
     }
 
+    /// The tool's output does not match its declared output schema. Fatal,
+    /// like a panic: the tool is at fault, and neither a retry nor the
+    /// model can fix it. The message names no value from the output; the
+    /// mismatches are in the source, for the application.
+    pub fn invalid_output() -> Self {
+        ToolError::new(
+            ErrorClass::Fatal,
+            ErrorKind::InvalidOutput,
+            "the tool failed: its output did not match its declared output schema",
+        )
+    }
+
     /// The process or engine running the tool died without answering. Fatal,
     /// like a panic; nothing about the crash is shown to the model.
     pub fn crashed() -> Self {

@@ -132,7 +132,7 @@ pub use inject::{
 };
 pub use middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 pub use output::{
-    ArtifactRef, ContentBlock, IntoToolOutput, Json, ToolMessage, ToolOutput, ToolResult,
+    ArtifactRef, ContentBlock, IntoToolOutput, Json, Rendered, ToolMessage, ToolOutput, ToolResult,
     ToolReturn,
 };
 pub use panics::PanicMessage;
@@ -156,8 +156,8 @@ pub use tool::Tool;
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Resource, RunContext, RunId,
-        Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
+        CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
+        RunId, Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
         ToolExecutor, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec, Turn,
         WorkspaceRoot, tool,
     };

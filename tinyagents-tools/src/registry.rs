@@ -14,12 +14,14 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::error::ToolError;
 use crate::fasthash::NameMap;
 use crate::ids::NameError;
+use crate::output::ToolOutput;
 use crate::schema::has_workspace_path;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
-use crate::validation::InputValidator;
+use crate::validation::{InputValidator, OutputValidator};
 
 /// Why a tool or alias was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,6 +58,14 @@ pub enum RegistryError {
         tool: String,
         /// The injected parameter.
         argument: String,
+    },
+    /// The output schema could not be compiled into a validator.
+    #[error("tool `{tool}`: the output schema is not valid JSON Schema: {message}")]
+    InvalidOutputSchema {
+        /// The tool.
+        tool: String,
+        /// The compiler's message.
+        message: String,
     },
     /// The input schema could not be compiled into a validator.
     #[error("tool `{tool}`: the input schema is not valid JSON Schema: {message}")]
@@ -102,6 +112,7 @@ impl RegistryError {
             RegistryError::SchemaRootNotObject { .. } => "schema_root_not_object",
             RegistryError::SchemaExposesInjected { .. } => "schema_exposes_injected",
             RegistryError::InvalidSchema { .. } => "invalid_schema",
+            RegistryError::InvalidOutputSchema { .. } => "invalid_output_schema",
             RegistryError::UnknownTool { .. } => "unknown_tool",
             RegistryError::WorkspaceWithoutPath { .. } => "workspace_without_path",
             RegistryError::UnredactedSecrets { .. } => "unredacted_secrets",
@@ -109,10 +120,11 @@ impl RegistryError {
     }
 }
 
-/// A registered tool with its compiled validator.
+/// A registered tool with its compiled validators.
 pub struct RegisteredTool<S = (), C = ()> {
     tool: Arc<dyn Tool<S, C>>,
     input: InputValidator,
+    output: Option<OutputValidator>,
     index: usize,
 }
 
@@ -143,6 +155,19 @@ where
     /// executor runs on every call.
     pub fn accepts(&self, value: &serde_json::Value) -> bool {
         self.input.is_valid(value)
+    }
+
+    /// Checks a successful output against the tool's output schema, when
+    /// it declares one: its structured value (`null` when it has none) must
+    /// match, or the call fails with [`ErrorKind::InvalidOutput`](crate::ErrorKind::InvalidOutput)
+    /// (a fatal tool fault; the mismatches are in the error's source, never
+    /// in its message). The executor runs this on every successful call,
+    /// before redaction and bounding.
+    pub fn check_output(&self, output: &ToolOutput) -> Result<(), ToolError> {
+        match &self.output {
+            Some(validator) => validator.check(output),
+            None => Ok(()),
+        }
     }
 
     /// The input check the executor runs.
@@ -284,11 +309,24 @@ where
                 message,
             }
         })?;
+        let output = match &spec.output_schema {
+            Some(schema) => Some(OutputValidator::compile(schema.as_value()).map_err(
+                |message| RegistryError::InvalidOutputSchema {
+                    tool: name.to_owned(),
+                    message,
+                },
+            )?),
+            None => None,
+        };
         let index = self.tools.len();
         self.version.generation += 1;
         self.by_name.insert(Arc::from(name), index);
-        self.tools
-            .push(Arc::new(RegisteredTool { tool, input, index }));
+        self.tools.push(Arc::new(RegisteredTool {
+            tool,
+            input,
+            output,
+            index,
+        }));
         Ok(self)
     }
 

@@ -90,6 +90,9 @@ pub enum ErrorKind {
     /// The process or engine running the tool died without answering (a
     /// crash, an abort, a kill from outside).
     Crashed,
+    /// The tool returned a value that does not match its declared output
+    /// schema: a fault of the tool, never shown to the model as a success.
+    InvalidOutput,
     /// The tool returned an error of its own.
     Tool,
 }
@@ -111,6 +114,7 @@ impl ErrorKind {
             ErrorKind::ArtifactFailed => "artifact_failed",
             ErrorKind::ResourceExhausted { .. } => "resource_exhausted",
             ErrorKind::Crashed => "crashed",
+            ErrorKind::InvalidOutput => "invalid_output",
             ErrorKind::Tool => "tool",
         }
     }
