@@ -253,7 +253,7 @@ async fn numbers_too_large_for_the_field_are_refused_before_the_tool_decodes_the
         .await;
     assert_eq!(
         ok.text(),
-        "\"18446744073709551615 Some(-9223372036854775808) Some(4294967295)\""
+        "18446744073709551615 Some(-9223372036854775808) Some(4294967295)"
     );
 }
 
