@@ -22,6 +22,7 @@ mod mcp_http;
 mod mcp_protocol;
 mod mcp_server;
 mod name_rules_agree;
+mod newcomer;
 mod output_schemas;
 mod policies;
 mod policy_confirmation;

@@ -71,8 +71,9 @@ impl fmt::Display for ArgumentProblem {
 /// A classified error from a tool call.
 ///
 /// Tool authors build one with [`ToolError::retry`], [`ToolError::repair`] or
-/// [`ToolError::fatal`]; the executor builds the others. The `Display` text is
-/// the model-facing message.
+/// [`ToolError::fatal`]; the executor builds the others.
+/// [`message`](ToolError::message) is the model-facing text; `Display` adds
+/// the source's text, when there is one, for the application's logs.
 ///
 /// ```
 /// use tinyagents_tools::{ToolError, ErrorClass};
@@ -132,12 +133,21 @@ impl ToolError {
 
     /// The called tool does not exist. The message lists no other names.
     pub fn unknown_tool(name: &str) -> Self {
+        ToolError::unknown_tool_suggesting(name, None)
+    }
+
+    /// The called tool does not exist; when `suggestion` is given (a
+    /// registered, advertised name close to `name`), the message asks
+    /// "did you mean `suggestion`?" and names no other tool.
+    pub fn unknown_tool_suggesting(name: &str, suggestion: Option<&str>) -> Self {
         let shown: String = name.chars().take(64).collect();
-        ToolError::new(
-            ErrorClass::Repair,
-            ErrorKind::UnknownTool,
-            format!("there is no tool named `{shown}`; call one of the tools you were given"),
-        )
+        let message = match suggestion {
+            Some(close) => format!("there is no tool named `{shown}`; did you mean `{close}`?"),
+            None => {
+                format!("there is no tool named `{shown}`; call one of the tools you were given")
+            }
+        };
+        ToolError::new(ErrorClass::Repair, ErrorKind::UnknownTool, message)
     }
 
     /// The tool was not offered this turn.
@@ -329,8 +339,20 @@ impl fmt::Debug for ToolError {
 }
 
 impl fmt::Display for ToolError {
+    /// The model-facing message, then, for the application's logs, the
+    /// source's own text when it says more (`the tool could not run: a
+    /// resource it needs is not available (cause: the run has no workspace
+    /// root)`). The executor never sends this text to the model: it sends
+    /// [`message`](ToolError::message).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.message)
+        f.write_str(&self.0.message)?;
+        if let Some(source) = &self.0.source {
+            let cause = source.to_string();
+            if !cause.is_empty() && !self.0.message.contains(cause.as_str()) {
+                write!(f, " (cause: {cause})")?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -253,16 +253,23 @@ impl<S, C> Default for ToolRegistry<S, C> {
     }
 }
 
+impl ToolRegistry {
+    /// An empty registry for tools without application state or run
+    /// context value (`ToolRegistry<(), ()>`), so `ToolRegistry::new()`
+    /// needs no type annotation. For tools with a state or context type,
+    /// start from [`ToolRegistry::default()`] (the types are then inferred
+    /// from the tools or the executor) or name them:
+    /// `ToolRegistry::<AppState, Session>::default()`.
+    pub fn new() -> Self {
+        ToolRegistry::default()
+    }
+}
+
 impl<S, C> ToolRegistry<S, C>
 where
     S: Send + Sync + 'static,
     C: Send + Sync + 'static,
 {
-    /// An empty registry.
-    pub fn new() -> Self {
-        ToolRegistry::default()
-    }
-
     /// Registers a tool.
     pub fn register(&mut self, tool: impl Tool<S, C>) -> Result<&mut Self, RegistryError> {
         self.register_arc(Arc::new(tool))
@@ -364,6 +371,30 @@ where
     pub fn resolve(&self, name: &str) -> Option<&Arc<RegisteredTool<S, C>>> {
         self.get(name)
             .or_else(|| self.aliases.get(name).map(|&i| &self.tools[i]))
+    }
+
+    /// The canonical name closest to `name` among those `offered` accepts,
+    /// when one is close enough to be a likely misspelling (a normalized
+    /// Damerau-Levenshtein similarity of at least 0.7, or the same name in
+    /// another case); `None` otherwise, and for names longer than 128 bytes.
+    pub fn closest_name(&self, name: &str, offered: impl Fn(&str) -> bool) -> Option<&str> {
+        if name.len() > 128 {
+            return None;
+        }
+        let lower = name.to_ascii_lowercase();
+        self.names()
+            .filter(|candidate| offered(candidate))
+            .map(|candidate| {
+                let score = if candidate.eq_ignore_ascii_case(name) {
+                    1.0
+                } else {
+                    strsim::normalized_damerau_levenshtein(&lower, &candidate.to_ascii_lowercase())
+                };
+                (score, candidate)
+            })
+            .filter(|(score, _)| *score >= 0.7)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, candidate)| candidate)
     }
 
     /// The aliases of the tool `name`, sorted.

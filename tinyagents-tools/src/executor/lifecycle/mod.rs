@@ -332,11 +332,9 @@ where
             return Err(Box::new(self.reject(cx, ToolError::cancelled(), None)));
         }
         let Some(registered) = self.registry.resolve(&cx.name) else {
-            return Err(Box::new(self.reject(
-                cx,
-                ToolError::unknown_tool(&cx.name),
-                None,
-            )));
+            let close = self.registry.closest_name(&cx.name, |n| turn.advertises(n));
+            let e = ToolError::unknown_tool_suggesting(&cx.name, close);
+            return Err(Box::new(self.reject(cx, e, None)));
         };
         let spec = registered.spec();
         let policy = &spec.safety.redaction;
