@@ -48,5 +48,6 @@ mod resource_bounds;
 mod schema_corpus;
 mod testkit;
 mod tool_errors;
+mod toolsets;
 mod wasm_tools;
 mod workspace_paths;

@@ -109,6 +109,7 @@ mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tool;
+mod toolset;
 mod turn;
 mod validation;
 #[cfg(feature = "wasm")]
@@ -152,6 +153,7 @@ pub use spec::{
 pub use tinyagents_tools_macros::tool;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
+pub use toolset::Toolset;
 
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {

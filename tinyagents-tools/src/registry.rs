@@ -23,108 +23,15 @@ use crate::spec::ToolSpec;
 use crate::tool::Tool;
 use crate::validation::{InputValidator, OutputValidator};
 
-/// Why a tool or alias was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RegistryError {
-    /// A name or alias breaks the naming rule.
-    #[error("invalid name `{name}`: {reason}")]
-    InvalidName {
-        /// The name given.
-        name: String,
-        /// The rule it breaks.
-        reason: NameError,
-    },
-    /// A tool or alias of that name is already registered.
-    #[error("a tool named `{name}` is already registered; registration never replaces a tool")]
-    Duplicate {
-        /// The name.
-        name: String,
-    },
-    /// The input schema's root is not `"type": "object"`.
-    #[error(
-        "tool `{tool}`: the input schema's root must be `\"type\": \"object\"` (providers take an object of named arguments)"
-    )]
-    SchemaRootNotObject {
-        /// The tool.
-        tool: String,
-    },
-    /// The input schema has a property named like an injected parameter.
-    #[error(
-        "tool `{tool}`: the input schema exposes `{argument}`, which is an injected parameter; hidden values must not be model-visible"
-    )]
-    SchemaExposesInjected {
-        /// The tool.
-        tool: String,
-        /// The injected parameter.
-        argument: String,
-    },
-    /// The output schema could not be compiled into a validator.
-    #[error("tool `{tool}`: the output schema is not valid JSON Schema: {message}")]
-    InvalidOutputSchema {
-        /// The tool.
-        tool: String,
-        /// The compiler's message.
-        message: String,
-    },
-    /// The input schema could not be compiled into a validator.
-    #[error("tool `{tool}`: the input schema is not valid JSON Schema: {message}")]
-    InvalidSchema {
-        /// The tool.
-        tool: String,
-        /// The compiler's message.
-        message: String,
-    },
-    /// The tool declares `workspace`, but no argument is a workspace path,
-    /// so there is nothing the workspace policy could confine.
-    #[error(
-        "tool `{tool}` declares `workspace`, but none of its arguments is a `WorkspacePath` (`\"format\": \"workspace-path\"`): type the path arguments as `WorkspacePath`, or drop `workspace`"
-    )]
-    WorkspaceWithoutPath {
-        /// The tool.
-        tool: String,
-    },
-    /// The tool's redaction policy turns secret masking off without the
-    /// tool's explicit opt-in ([`ToolSafety::unredacted_secrets`](crate::ToolSafety::unredacted_secrets)).
-    #[error(
-        "tool `{tool}` turns secret redaction off; a secret in its output would reach the model unmasked. Keep `secrets` on, or opt in explicitly with `ToolSafety::allow_unredacted_secrets(true)`"
-    )]
-    UnredactedSecrets {
-        /// The tool.
-        tool: String,
-    },
-    /// An alias names a tool that is not registered.
-    #[error("cannot alias `{alias}` to `{tool}`: no such tool")]
-    UnknownTool {
-        /// The alias.
-        alias: String,
-        /// The missing tool.
-        tool: String,
-    },
-}
-
-impl RegistryError {
-    /// A short stable identifier of the rule that was broken.
-    pub fn rule(&self) -> &'static str {
-        match self {
-            RegistryError::InvalidName { reason, .. } => reason.rule(),
-            RegistryError::Duplicate { .. } => "duplicate",
-            RegistryError::SchemaRootNotObject { .. } => "schema_root_not_object",
-            RegistryError::SchemaExposesInjected { .. } => "schema_exposes_injected",
-            RegistryError::InvalidSchema { .. } => "invalid_schema",
-            RegistryError::InvalidOutputSchema { .. } => "invalid_output_schema",
-            RegistryError::UnknownTool { .. } => "unknown_tool",
-            RegistryError::WorkspaceWithoutPath { .. } => "workspace_without_path",
-            RegistryError::UnredactedSecrets { .. } => "unredacted_secrets",
-        }
-    }
-}
+mod error;
+pub use error::RegistryError;
 
 /// A registered tool with its compiled validators.
 pub struct RegisteredTool<S = (), C = ()> {
     tool: Arc<dyn Tool<S, C>>,
     input: InputValidator,
     output: Option<OutputValidator>,
+    origin: Option<Arc<str>>,
     index: usize,
 }
 
@@ -173,6 +80,13 @@ where
     /// The input check the executor runs.
     pub(crate) fn input(&self) -> &InputValidator {
         &self.input
+    }
+
+    /// Where the tool came from when it was registered through a
+    /// [`Toolset`](crate::Toolset) (`toolset \`github\` (tool \`search\`)`);
+    /// `None` for a tool registered directly.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
     }
 
     /// The position in registration order.
@@ -277,11 +191,36 @@ where
 
     /// Registers a shared tool.
     pub fn register_arc(&mut self, tool: Arc<dyn Tool<S, C>>) -> Result<&mut Self, RegistryError> {
+        self.register_from(tool, None)
+    }
+
+    /// Registers `tool`, remembering its `origin` (a toolset's description
+    /// of it); a name already taken is a [`RegistryError::Collision`] naming
+    /// both origins when either has one.
+    pub(crate) fn register_from(
+        &mut self,
+        tool: Arc<dyn Tool<S, C>>,
+        origin: Option<Arc<str>>,
+    ) -> Result<&mut Self, RegistryError> {
         let spec = tool.spec();
         let name = spec.name.as_str();
-        if self.by_name.contains_key(name) || self.aliases.contains_key(name) {
-            return Err(RegistryError::Duplicate {
-                name: name.to_owned(),
+        if let Some(&held) = self.by_name.get(name).or_else(|| self.aliases.get(name)) {
+            let first = self.tools[held].origin.clone();
+            return Err(match (first, &origin) {
+                (None, None) => RegistryError::Duplicate {
+                    name: name.to_owned(),
+                },
+                (first, second) => RegistryError::Collision {
+                    name: name.to_owned(),
+                    first: first.map_or_else(
+                        || "a tool registered directly".to_owned(),
+                        |o| o.to_string(),
+                    ),
+                    second: second
+                        .as_deref()
+                        .unwrap_or("a tool registered directly")
+                        .to_owned(),
+                },
             });
         }
         if !spec.input_schema.is_object_root() {
@@ -332,6 +271,7 @@ where
             tool,
             input,
             output,
+            origin,
             index,
         }));
         Ok(self)
