@@ -184,3 +184,25 @@ fn renaming_a_tool_the_toolset_does_not_hold_is_an_error() {
         "cannot rename `delete_repo` in toolset `github`: no such tool"
     );
 }
+
+/// Counts from the application's state.
+#[tool]
+async fn count(#[inject] start: State<u32>) -> u32 {
+    *start + 1
+}
+
+#[tokio::test]
+async fn a_toolset_of_stateful_tools_composes_and_runs_with_the_executors_state() {
+    let registry = Toolset::<u32>::named("counters")
+        .tool(CountTool)
+        .prefixed("c_")
+        .unwrap()
+        .into_registry()
+        .unwrap();
+    let executor = ToolExecutor::builder(registry, 41u32).build().unwrap();
+    let call = ToolCall::new("c1", "c_count", "{}");
+    let result = executor
+        .execute(&RunContext::empty(), &Turn::new(1), call)
+        .await;
+    assert_eq!(result.text(), "42");
+}

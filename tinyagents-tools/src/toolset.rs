@@ -83,14 +83,25 @@ where
     }
 }
 
+impl Toolset {
+    /// An empty toolset of tools without application state or run context
+    /// value, so `Toolset::new("github")` needs no type annotation; `name`
+    /// says where its tools come from in errors and in
+    /// [`RegisteredTool::origin`](crate::RegisteredTool::origin). For tools
+    /// with a state or context type, use [`Toolset::named`].
+    pub fn new(name: impl Into<String>) -> Self {
+        Toolset::named(name)
+    }
+}
+
 impl<S, C> Toolset<S, C>
 where
     S: Send + Sync + 'static,
     C: Send + Sync + 'static,
 {
-    /// An empty toolset; `name` says where its tools come from in errors
-    /// and in [`RegisteredTool::origin`](crate::RegisteredTool::origin).
-    pub fn new(name: impl Into<String>) -> Self {
+    /// An empty toolset for tools of any state and context types
+    /// (`Toolset::<AppState, Session>::named("github")`, or inferred).
+    pub fn named(name: impl Into<String>) -> Self {
         Toolset {
             name: name.into(),
             members: Vec::new(),
