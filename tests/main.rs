@@ -4,6 +4,7 @@
 mod agent_loop;
 mod approvals_scoped;
 mod builtin_tools;
+mod collect;
 mod declared_safety;
 mod executor_accounting;
 mod executor_batch;

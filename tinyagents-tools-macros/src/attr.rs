@@ -34,6 +34,7 @@ pub struct ToolOptions {
     pub max_concurrency: Option<Concurrency>,
     pub tags: Tags,
     pub blocking: Switch,
+    pub collect: Switch,
     pub state: Option<Type>,
     pub context: Option<Type>,
     #[darling(rename = "crate")]

@@ -113,6 +113,9 @@ use proc_macro::TokenStream;
 /// - `blocking`: the fn is synchronous and runs on tokio's blocking pool
 ///   (required for a sync fn, refused on an async fn).
 /// - `state = Type`, `context = Type`: the `S` and `C` of `Tool<S, C>`.
+/// - `collect`: collect the tool at link time for
+///   `ToolRegistry::from_collected()` (a tool without state or context;
+///   needs the runtime crate's `collect` feature, a compile error otherwise).
 /// - `crate = "my_crate::tools"` (or `crate = my_crate::tools`): where the
 ///   runtime crate is, for a crate that re-exports it under another path
 ///   (default `::tinyagents_tools`).

@@ -100,6 +100,8 @@ pub struct Model<'a> {
     pub max_concurrency: Option<usize>,
     pub tags: Vec<String>,
     pub blocking: bool,
+    /// `collect`: submit the tool for `ToolRegistry::from_collected`.
+    pub collect: bool,
     pub state: Option<Type>,
     pub context: Option<Type>,
     /// The index of the model-visible parameter.
@@ -494,6 +496,7 @@ fn check_options<'a>(
         max_concurrency,
         tags: o.tags.0.iter().map(|l| l.value()).collect(),
         blocking: o.blocking.is_present(),
+        collect: o.collect.is_present(),
         state: o.state,
         context: o.context,
         argument,

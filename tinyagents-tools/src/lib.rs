@@ -78,6 +78,10 @@
 mod artifacts;
 pub mod builtins;
 mod call;
+#[cfg(feature = "collect")]
+mod collect;
+#[cfg(not(feature = "collect"))]
+mod collect_off;
 mod error;
 mod events;
 mod executor;
@@ -154,6 +158,13 @@ pub use tinyagents_tools_macros::tool;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
 pub use toolset::Toolset;
+
+#[cfg(feature = "collect")]
+#[doc(hidden)]
+pub use collect::CollectedTool as __CollectedTool;
+#[cfg(feature = "collect")]
+#[doc(hidden)]
+pub use inventory as __inventory;
 
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {
