@@ -195,7 +195,7 @@ fn model_calls() -> Vec<ToolCall> {
 }
 
 fn registry() -> Result<ToolRegistry<AppState, Session>, tinyagents_tools::RegistryError> {
-    let mut registry = ToolRegistry::<AppState, Session>::new();
+    let mut registry = ToolRegistry::<AppState, Session>::default();
     registry
         .register(SendGreetingTool)?
         .register(MailSettingsTool)?;

@@ -45,3 +45,27 @@ async fn the_readme_tool_registers_and_runs_through_the_executor()
     assert_eq!(direct, 21.0);
     Ok(())
 }
+
+/// The README's first program (`cargo run --example first_tool`), as is.
+mod first_program {
+    include!("../examples/first_tool.rs");
+
+    pub(super) fn run() -> Result<(), Box<dyn std::error::Error>> {
+        main()
+    }
+}
+
+#[test]
+fn the_readmes_first_snippet_is_a_whole_program_that_compiles_and_runs() {
+    let readme = include_str!("../README.md");
+    let section = &readme[readme.find("## Your first tool").expect("the section")..];
+    let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
+    let block = &section[start..];
+    let block = &block[..block.find("```").expect("the block's end")];
+    assert_eq!(
+        block,
+        include_str!("../examples/first_tool.rs"),
+        "the README's first snippet and examples/first_tool.rs differ"
+    );
+    first_program::run().expect("the program runs");
+}

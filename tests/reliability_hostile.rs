@@ -236,7 +236,7 @@ async fn numbers_too_large_for_the_field_are_refused_before_the_tool_decodes_the
         let r = exec
             .execute(&run(), &Turn::new(1), call(id, "count_up", args))
             .await;
-        assert_eq!(r.text(), "\"5 None Some(1000)\"", "{id}");
+        assert_eq!(r.text(), "5 None Some(1000)", "{id}");
     }
     assert_eq!(COUNT_RUNS.load(Ordering::SeqCst), before + 2);
     // The extremes that do fit are accepted.
@@ -253,7 +253,7 @@ async fn numbers_too_large_for_the_field_are_refused_before_the_tool_decodes_the
         .await;
     assert_eq!(
         ok.text(),
-        "\"18446744073709551615 Some(-9223372036854775808) Some(4294967295)\""
+        "18446744073709551615 Some(-9223372036854775808) Some(4294967295)"
     );
 }
 

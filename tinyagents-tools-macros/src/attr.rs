@@ -38,6 +38,7 @@ pub struct ToolOptions {
     pub isolated: Switch,
     pub max_memory: Option<SizeLit>,
     pub max_cpu: Option<DurationLit>,
+    pub collect: Switch,
     pub state: Option<Type>,
     pub context: Option<Type>,
     #[darling(rename = "crate")]

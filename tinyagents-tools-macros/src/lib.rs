@@ -144,6 +144,9 @@ use proc_macro::TokenStream;
 ///   (`ms`, `s`, `m`, `h`): the worker's address-space and per-call CPU
 ///   limits, set by the OS. Only with `isolated`; not zero.
 /// - `state = Type`, `context = Type`: the `S` and `C` of `Tool<S, C>`.
+/// - `collect`: collect the tool at link time for
+///   `ToolRegistry::from_collected()` (a tool without state or context;
+///   needs the runtime crate's `collect` feature, a compile error otherwise).
 /// - `crate = "my_crate::tools"` (or `crate = my_crate::tools`): where the
 ///   runtime crate is, for a crate that re-exports it under another path
 ///   (default `::tinyagents_tools`).

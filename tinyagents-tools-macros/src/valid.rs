@@ -105,6 +105,8 @@ pub struct Model<'a> {
     pub blocking: bool,
     /// `isolated`, with its bounds.
     pub isolated: Option<crate::isolated::Isolation>,
+    /// `collect`: submit the tool for `ToolRegistry::from_collected`.
+    pub collect: bool,
     pub state: Option<Type>,
     pub context: Option<Type>,
     /// The index of the argument struct parameter.
@@ -557,6 +559,7 @@ fn check_options<'a>(
         tags: o.tags.0.iter().map(|l| l.value()).collect(),
         blocking: o.blocking.is_present(),
         isolated,
+        collect: o.collect.is_present(),
         state: o.state,
         context: o.context,
         argument,

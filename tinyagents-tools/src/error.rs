@@ -15,37 +15,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 mod classify;
+mod kind;
 pub use classify::{ClassifyError, MAX_ERROR_TEXT};
-
-/// What the agent loop should do about an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorClass {
-    /// Transient: trying the same call again may succeed (the executor may
-    /// retry idempotent tools).
-    Retry,
-    /// The model can fix it: the message says what to change.
-    Repair,
-    /// The loop must stop: retrying or repairing will not help.
-    Fatal,
-}
-
-impl ErrorClass {
-    /// The class as a short lowercase word (`retry`, `repair`, `fatal`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorClass::Retry => "retry",
-            ErrorClass::Repair => "repair",
-            ErrorClass::Fatal => "fatal",
-        }
-    }
-}
-
-impl fmt::Display for ErrorClass {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use kind::{ErrorClass, ErrorKind};
 
 /// One problem with a call's arguments, located by JSON pointer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,87 +68,12 @@ impl fmt::Display for ArgumentProblem {
     }
 }
 
-/// What went wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// The arguments did not parse or did not match the input schema.
-    InvalidArguments {
-        /// Every problem found, in document order.
-        problems: Vec<ArgumentProblem>,
-    },
-    /// No tool of that name is registered.
-    UnknownTool,
-    /// The tool exists but was not offered to the model this turn.
-    NotAdvertised,
-    /// A policy refused the call.
-    Denied {
-        /// The name of the policy that refused.
-        policy: Cow<'static, str>,
-    },
-    /// A call limit (per turn, run or tool) or a concurrency limit was hit.
-    LimitExceeded {
-        /// Which limit.
-        limit: Cow<'static, str>,
-    },
-    /// The call ran past its timeout.
-    Timeout {
-        /// The timeout that expired.
-        after: Duration,
-    },
-    /// The call, or its run, was cancelled.
-    Cancelled,
-    /// A hidden parameter could not be built (a missing store, secret or
-    /// resource).
-    InjectionFailed {
-        /// The type that could not be injected (for the application only).
-        type_name: &'static str,
-    },
-    /// The tool panicked.
-    Panicked,
-    /// The tool ran, but its output was too large to return and could not be
-    /// stored as an artifact.
-    ArtifactFailed,
-    /// The tool ran out of a bounded resource (memory, CPU time, WASM fuel)
-    /// and was stopped by the mechanism enforcing the bound.
-    ResourceExhausted {
-        /// Which resource: `memory`, `cpu` or `fuel`.
-        resource: Cow<'static, str>,
-    },
-    /// The process or engine running the tool died without answering (a
-    /// crash, an abort, a kill from outside).
-    Crashed,
-    /// The tool returned an error of its own.
-    Tool,
-}
-
-impl ErrorKind {
-    /// A short stable identifier (`invalid_arguments`, `timeout`, ...), as used
-    /// in events.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ErrorKind::InvalidArguments { .. } => "invalid_arguments",
-            ErrorKind::UnknownTool => "unknown_tool",
-            ErrorKind::NotAdvertised => "not_advertised",
-            ErrorKind::Denied { .. } => "denied",
-            ErrorKind::LimitExceeded { .. } => "limit_exceeded",
-            ErrorKind::Timeout { .. } => "timeout",
-            ErrorKind::Cancelled => "cancelled",
-            ErrorKind::InjectionFailed { .. } => "injection_failed",
-            ErrorKind::Panicked => "panicked",
-            ErrorKind::ArtifactFailed => "artifact_failed",
-            ErrorKind::ResourceExhausted { .. } => "resource_exhausted",
-            ErrorKind::Crashed => "crashed",
-            ErrorKind::Tool => "tool",
-        }
-    }
-}
-
 /// A classified error from a tool call.
 ///
 /// Tool authors build one with [`ToolError::retry`], [`ToolError::repair`] or
-/// [`ToolError::fatal`]; the executor builds the others. The `Display` text is
-/// the model-facing message.
+/// [`ToolError::fatal`]; the executor builds the others.
+/// [`message`](ToolError::message) is the model-facing text; `Display` adds
+/// the source's text, when there is one, for the application's logs.
 ///
 /// ```
 /// use tinyagents_tools::{ToolError, ErrorClass};
@@ -236,12 +133,21 @@ impl ToolError {
 
     /// The called tool does not exist. The message lists no other names.
     pub fn unknown_tool(name: &str) -> Self {
+        ToolError::unknown_tool_suggesting(name, None)
+    }
+
+    /// The called tool does not exist; when `suggestion` is given (a
+    /// registered, advertised name close to `name`), the message asks
+    /// "did you mean `suggestion`?" and names no other tool.
+    pub fn unknown_tool_suggesting(name: &str, suggestion: Option<&str>) -> Self {
         let shown: String = name.chars().take(64).collect();
-        ToolError::new(
-            ErrorClass::Repair,
-            ErrorKind::UnknownTool,
-            format!("there is no tool named `{shown}`; call one of the tools you were given"),
-        )
+        let message = match suggestion {
+            Some(close) => format!("there is no tool named `{shown}`; did you mean `{close}`?"),
+            None => {
+                format!("there is no tool named `{shown}`; call one of the tools you were given")
+            }
+        };
+        ToolError::new(ErrorClass::Repair, ErrorKind::UnknownTool, message)
     }
 
     /// The tool was not offered this turn.
@@ -334,6 +240,18 @@ impl ToolError {
         )
     }
 
+    /// The tool's output does not match its declared output schema. Fatal,
+    /// like a panic: the tool is at fault, and neither a retry nor the
+    /// model can fix it. The message names no value from the output; the
+    /// mismatches are in the source, for the application.
+    pub fn invalid_output() -> Self {
+        ToolError::new(
+            ErrorClass::Fatal,
+            ErrorKind::InvalidOutput,
+            "the tool failed: its output did not match its declared output schema",
+        )
+    }
+
     /// The process or engine running the tool died without answering. Fatal,
     /// like a panic; nothing about the crash is shown to the model.
     pub fn crashed() -> Self {
@@ -421,8 +339,20 @@ impl fmt::Debug for ToolError {
 }
 
 impl fmt::Display for ToolError {
+    /// The model-facing message, then, for the application's logs, the
+    /// source's own text when it says more (`the tool could not run: a
+    /// resource it needs is not available (cause: the run has no workspace
+    /// root)`). The executor never sends this text to the model: it sends
+    /// [`message`](ToolError::message).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.message)
+        f.write_str(&self.0.message)?;
+        if let Some(source) = &self.0.source {
+            let cause = source.to_string();
+            if !cause.is_empty() && !self.0.message.contains(cause.as_str()) {
+                write!(f, " (cause: {cause})")?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -78,6 +78,10 @@
 mod artifacts;
 pub mod builtins;
 mod call;
+#[cfg(feature = "collect")]
+mod collect;
+#[cfg(not(feature = "collect"))]
+mod collect_off;
 mod error;
 mod events;
 mod executor;
@@ -109,6 +113,7 @@ mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tool;
+mod toolset;
 mod turn;
 mod validation;
 #[cfg(feature = "wasm")]
@@ -132,7 +137,7 @@ pub use inject::{
 };
 pub use middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 pub use output::{
-    ArtifactRef, ContentBlock, IntoToolOutput, Json, ToolMessage, ToolOutput, ToolResult,
+    ArtifactRef, ContentBlock, IntoToolOutput, Json, Rendered, ToolMessage, ToolOutput, ToolResult,
     ToolReturn,
 };
 pub use panics::PanicMessage;
@@ -152,12 +157,20 @@ pub use spec::{
 pub use tinyagents_tools_macros::tool;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
+pub use toolset::Toolset;
+
+#[cfg(feature = "collect")]
+#[doc(hidden)]
+pub use collect::CollectedTool as __CollectedTool;
+#[cfg(feature = "collect")]
+#[doc(hidden)]
+pub use inventory as __inventory;
 
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Resource, RunContext, RunId,
-        Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
+        CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
+        RunId, Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
         ToolExecutor, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec, Turn,
         WorkspaceRoot, tool,
     };

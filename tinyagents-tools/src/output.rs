@@ -1,8 +1,10 @@
 //! What a tool gives back: [`ToolOutput`] from the tool, [`ToolResult`] from
 //! the executor, and the model-facing [`ToolMessage`].
 
+use std::borrow::Cow;
 use std::time::Duration;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -115,6 +117,18 @@ impl ToolOutput {
         }
     }
 
+    /// A structured output with a separate model-facing view: the model
+    /// reads `view`, while the application ([`ToolResult::structured`]) and
+    /// MCP (`structuredContent`) keep `value`, which is what an output
+    /// schema checks.
+    pub fn rendered(value: Value, view: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ContentBlock::text(view)],
+            structured: Some(value),
+            ..ToolOutput::default()
+        }
+    }
+
     /// Adds a content block.
     pub fn with_block(mut self, block: ContentBlock) -> Self {
         self.content.push(block);
@@ -182,6 +196,11 @@ impl<T, E> ToolReturn for Result<T, E> {
 }
 
 /// Wraps a serializable value as a structured tool output.
+///
+/// A value that serializes to a JSON string (`String`, `&str`, `Cow<str>`)
+/// reaches the model as that plain text, not as JSON-quoted text; the
+/// string stays the structured value. `null` is an empty output. Any
+/// other value is structured, and the model reads its compact JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Json<T>(pub T);
 
@@ -190,8 +209,84 @@ impl<T: Serialize> IntoToolOutput for Json<T> {
         let value = serde_json::to_value(&self.0)?;
         Ok(match value {
             Value::Null => ToolOutput::empty(),
+            Value::String(text) => ToolOutput {
+                content: vec![ContentBlock::text(text.clone())],
+                structured: Some(Value::String(text)),
+                ..ToolOutput::default()
+            },
             value => ToolOutput::structured(value),
         })
+    }
+}
+
+/// A tool's return value with a separate model-facing view.
+///
+/// The model reads `view`; the application ([`ToolResult::structured`])
+/// and MCP (`structuredContent`) keep `value`. The output schema is
+/// `T`'s own, and the executor checks `value` against it.
+///
+/// ```
+/// use tinyagents_tools::prelude::*;
+/// use tinyagents_tools::Rendered;
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct Forecast { city: String, celsius: f64 }
+///
+/// /// Today's forecast for a city.
+/// #[tool]
+/// async fn forecast(args: ForecastArgs) -> Rendered<Forecast> {
+///     let view = format!("{}: {} °C", args.city, 21.5);
+///     Rendered::new(Forecast { city: args.city, celsius: 21.5 }, view)
+/// }
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct ForecastArgs {
+///     /// The city.
+///     city: String,
+/// }
+/// let spec = ForecastTool::spec();
+/// assert_eq!(spec.output_schema.as_ref().unwrap().as_value()["properties"]["celsius"]["type"], "number");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered<T> {
+    /// The structured value, for the application and MCP.
+    pub value: T,
+    /// The text the model reads.
+    pub view: String,
+}
+
+impl<T> Rendered<T> {
+    /// `value` shown to the model as `view`.
+    pub fn new(value: T, view: impl Into<String>) -> Self {
+        Rendered {
+            value,
+            view: view.into(),
+        }
+    }
+}
+
+impl<T: Serialize> IntoToolOutput for Rendered<T> {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        let value = serde_json::to_value(&self.value)?;
+        Ok(ToolOutput::rendered(value, self.view))
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Rendered<T> {
+    fn schema_name() -> Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        T::schema_id()
+    }
+
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        T::json_schema(generator)
     }
 }
 

@@ -14,105 +14,24 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::error::ToolError;
 use crate::fasthash::NameMap;
 use crate::ids::NameError;
+use crate::output::ToolOutput;
 use crate::schema::has_workspace_path;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
-use crate::validation::InputValidator;
+use crate::validation::{InputValidator, OutputValidator};
 
-/// Why a tool or alias was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RegistryError {
-    /// A name or alias breaks the naming rule.
-    #[error("invalid name `{name}`: {reason}")]
-    InvalidName {
-        /// The name given.
-        name: String,
-        /// The rule it breaks.
-        reason: NameError,
-    },
-    /// A tool or alias of that name is already registered.
-    #[error("a tool named `{name}` is already registered; registration never replaces a tool")]
-    Duplicate {
-        /// The name.
-        name: String,
-    },
-    /// The input schema's root is not `"type": "object"`.
-    #[error(
-        "tool `{tool}`: the input schema's root must be `\"type\": \"object\"` (providers take an object of named arguments)"
-    )]
-    SchemaRootNotObject {
-        /// The tool.
-        tool: String,
-    },
-    /// The input schema has a property named like an injected parameter.
-    #[error(
-        "tool `{tool}`: the input schema exposes `{argument}`, which is an injected parameter; hidden values must not be model-visible"
-    )]
-    SchemaExposesInjected {
-        /// The tool.
-        tool: String,
-        /// The injected parameter.
-        argument: String,
-    },
-    /// The input schema could not be compiled into a validator.
-    #[error("tool `{tool}`: the input schema is not valid JSON Schema: {message}")]
-    InvalidSchema {
-        /// The tool.
-        tool: String,
-        /// The compiler's message.
-        message: String,
-    },
-    /// The tool declares `workspace`, but no argument is a workspace path,
-    /// so there is nothing the workspace policy could confine.
-    #[error(
-        "tool `{tool}` declares `workspace`, but none of its arguments is a `WorkspacePath` (`\"format\": \"workspace-path\"`): type the path arguments as `WorkspacePath`, or drop `workspace`"
-    )]
-    WorkspaceWithoutPath {
-        /// The tool.
-        tool: String,
-    },
-    /// The tool's redaction policy turns secret masking off without the
-    /// tool's explicit opt-in ([`ToolSafety::unredacted_secrets`](crate::ToolSafety::unredacted_secrets)).
-    #[error(
-        "tool `{tool}` turns secret redaction off; a secret in its output would reach the model unmasked. Keep `secrets` on, or opt in explicitly with `ToolSafety::allow_unredacted_secrets(true)`"
-    )]
-    UnredactedSecrets {
-        /// The tool.
-        tool: String,
-    },
-    /// An alias names a tool that is not registered.
-    #[error("cannot alias `{alias}` to `{tool}`: no such tool")]
-    UnknownTool {
-        /// The alias.
-        alias: String,
-        /// The missing tool.
-        tool: String,
-    },
-}
+mod error;
+pub use error::RegistryError;
 
-impl RegistryError {
-    /// A short stable identifier of the rule that was broken.
-    pub fn rule(&self) -> &'static str {
-        match self {
-            RegistryError::InvalidName { reason, .. } => reason.rule(),
-            RegistryError::Duplicate { .. } => "duplicate",
-            RegistryError::SchemaRootNotObject { .. } => "schema_root_not_object",
-            RegistryError::SchemaExposesInjected { .. } => "schema_exposes_injected",
-            RegistryError::InvalidSchema { .. } => "invalid_schema",
-            RegistryError::UnknownTool { .. } => "unknown_tool",
-            RegistryError::WorkspaceWithoutPath { .. } => "workspace_without_path",
-            RegistryError::UnredactedSecrets { .. } => "unredacted_secrets",
-        }
-    }
-}
-
-/// A registered tool with its compiled validator.
+/// A registered tool with its compiled validators.
 pub struct RegisteredTool<S = (), C = ()> {
     tool: Arc<dyn Tool<S, C>>,
     input: InputValidator,
+    output: Option<OutputValidator>,
+    origin: Option<Arc<str>>,
     index: usize,
 }
 
@@ -145,9 +64,29 @@ where
         self.input.is_valid(value)
     }
 
+    /// Checks a successful output against the tool's output schema, when
+    /// it declares one: its structured value (`null` when it has none) must
+    /// match, or the call fails with [`ErrorKind::InvalidOutput`](crate::ErrorKind::InvalidOutput)
+    /// (a fatal tool fault; the mismatches are in the error's source, never
+    /// in its message). The executor runs this on every successful call,
+    /// before redaction and bounding.
+    pub fn check_output(&self, output: &ToolOutput) -> Result<(), ToolError> {
+        match &self.output {
+            Some(validator) => validator.check(output),
+            None => Ok(()),
+        }
+    }
+
     /// The input check the executor runs.
     pub(crate) fn input(&self) -> &InputValidator {
         &self.input
+    }
+
+    /// Where the tool came from when it was registered through a
+    /// [`Toolset`](crate::Toolset) (`toolset \`github\` (tool \`search\`)`);
+    /// `None` for a tool registered directly.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
     }
 
     /// The position in registration order.
@@ -228,16 +167,23 @@ impl<S, C> Default for ToolRegistry<S, C> {
     }
 }
 
+impl ToolRegistry {
+    /// An empty registry for tools without application state or run
+    /// context value (`ToolRegistry<(), ()>`), so `ToolRegistry::new()`
+    /// needs no type annotation. For tools with a state or context type,
+    /// start from [`ToolRegistry::default()`] (the types are then inferred
+    /// from the tools or the executor) or name them:
+    /// `ToolRegistry::<AppState, Session>::default()`.
+    pub fn new() -> Self {
+        ToolRegistry::default()
+    }
+}
+
 impl<S, C> ToolRegistry<S, C>
 where
     S: Send + Sync + 'static,
     C: Send + Sync + 'static,
 {
-    /// An empty registry.
-    pub fn new() -> Self {
-        ToolRegistry::default()
-    }
-
     /// Registers a tool.
     pub fn register(&mut self, tool: impl Tool<S, C>) -> Result<&mut Self, RegistryError> {
         self.register_arc(Arc::new(tool))
@@ -245,11 +191,36 @@ where
 
     /// Registers a shared tool.
     pub fn register_arc(&mut self, tool: Arc<dyn Tool<S, C>>) -> Result<&mut Self, RegistryError> {
+        self.register_from(tool, None)
+    }
+
+    /// Registers `tool`, remembering its `origin` (a toolset's description
+    /// of it); a name already taken is a [`RegistryError::Collision`] naming
+    /// both origins when either has one.
+    pub(crate) fn register_from(
+        &mut self,
+        tool: Arc<dyn Tool<S, C>>,
+        origin: Option<Arc<str>>,
+    ) -> Result<&mut Self, RegistryError> {
         let spec = tool.spec();
         let name = spec.name.as_str();
-        if self.by_name.contains_key(name) || self.aliases.contains_key(name) {
-            return Err(RegistryError::Duplicate {
-                name: name.to_owned(),
+        if let Some(&held) = self.by_name.get(name).or_else(|| self.aliases.get(name)) {
+            let first = self.tools[held].origin.clone();
+            return Err(match (first, &origin) {
+                (None, None) => RegistryError::Duplicate {
+                    name: name.to_owned(),
+                },
+                (first, second) => RegistryError::Collision {
+                    name: name.to_owned(),
+                    first: first.map_or_else(
+                        || "a tool registered directly".to_owned(),
+                        |o| o.to_string(),
+                    ),
+                    second: second
+                        .as_deref()
+                        .unwrap_or("a tool registered directly")
+                        .to_owned(),
+                },
             });
         }
         if !spec.input_schema.is_object_root() {
@@ -284,11 +255,25 @@ where
                 message,
             }
         })?;
+        let output = match &spec.output_schema {
+            Some(schema) => Some(OutputValidator::compile(schema.as_value()).map_err(
+                |message| RegistryError::InvalidOutputSchema {
+                    tool: name.to_owned(),
+                    message,
+                },
+            )?),
+            None => None,
+        };
         let index = self.tools.len();
         self.version.generation += 1;
         self.by_name.insert(Arc::from(name), index);
-        self.tools
-            .push(Arc::new(RegisteredTool { tool, input, index }));
+        self.tools.push(Arc::new(RegisteredTool {
+            tool,
+            input,
+            output,
+            origin,
+            index,
+        }));
         Ok(self)
     }
 
@@ -326,6 +311,30 @@ where
     pub fn resolve(&self, name: &str) -> Option<&Arc<RegisteredTool<S, C>>> {
         self.get(name)
             .or_else(|| self.aliases.get(name).map(|&i| &self.tools[i]))
+    }
+
+    /// The canonical name closest to `name` among those `offered` accepts,
+    /// when one is close enough to be a likely misspelling (a normalized
+    /// Damerau-Levenshtein similarity of at least 0.7, or the same name in
+    /// another case); `None` otherwise, and for names longer than 128 bytes.
+    pub fn closest_name(&self, name: &str, offered: impl Fn(&str) -> bool) -> Option<&str> {
+        if name.len() > 128 {
+            return None;
+        }
+        let lower = name.to_ascii_lowercase();
+        self.names()
+            .filter(|candidate| offered(candidate))
+            .map(|candidate| {
+                let score = if candidate.eq_ignore_ascii_case(name) {
+                    1.0
+                } else {
+                    strsim::normalized_damerau_levenshtein(&lower, &candidate.to_ascii_lowercase())
+                };
+                (score, candidate)
+            })
+            .filter(|(score, _)| *score >= 0.7)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, candidate)| candidate)
     }
 
     /// The aliases of the tool `name`, sorted.

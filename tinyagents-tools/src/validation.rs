@@ -467,5 +467,8 @@ fn compare(n: &Number, bound: i128) -> Ordering {
     }
 }
 
+mod output;
+pub(crate) use output::OutputValidator;
+
 #[cfg(test)]
 mod tests;

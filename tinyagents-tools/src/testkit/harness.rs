@@ -254,7 +254,7 @@ where
         context: C,
     ) -> ToolHarnessBuilder<S, C> {
         let mut builder = ToolHarnessBuilder {
-            registry: ToolRegistry::new(),
+            registry: ToolRegistry::default(),
             registry_error: None,
             first_tool: None,
             state: state.into(),

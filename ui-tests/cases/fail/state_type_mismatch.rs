@@ -8,7 +8,7 @@ async fn count(#[inject] state: State<u32>) -> u32 {
 }
 
 fn main() {
-    let mut registry = ToolRegistry::new();
+    let mut registry = ToolRegistry::default();
     registry.register(CountTool).unwrap();
     let _ = ToolExecutor::builder(registry, ());
 }

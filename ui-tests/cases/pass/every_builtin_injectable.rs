@@ -47,7 +47,7 @@ async fn everything(
 }
 
 fn main() {
-    let mut registry: ToolRegistry<AppState, Session> = ToolRegistry::new();
+    let mut registry: ToolRegistry<AppState, Session> = ToolRegistry::default();
     registry.register(EverythingTool).unwrap();
     assert_eq!(EverythingTool::spec().injected.len(), 14);
     let run = RunContext::builder(Session { user: "ann".into() })

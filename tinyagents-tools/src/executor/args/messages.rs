@@ -67,6 +67,28 @@ fn schema_literal(value: &Value) -> String {
     shorten(&value.to_string()).into_owned()
 }
 
+/// The allowed values of a `oneOf`/`anyOf` whose every branch is a single
+/// value (`const`, or an `enum` of values), as a documented Rust enum gives:
+/// each branch's failure names its value. `None` when any branch is a shape.
+fn named_values(context: &[Vec<jsonschema::ValidationError<'static>>]) -> Option<Vec<String>> {
+    let mut list = Vec::new();
+    for branch in context {
+        let values = branch.iter().find_map(|error| match error.kind() {
+            ValidationErrorKind::Constant { expected_value } => {
+                Some(vec![Value::clone(expected_value)])
+            }
+            ValidationErrorKind::Enum { options } => options.as_array().cloned(),
+            _ => None,
+        })?;
+        list.extend(values.iter().map(schema_literal));
+    }
+    if list.is_empty() {
+        return None;
+    }
+    list.truncate(MAX_PROBLEMS);
+    Some(list)
+}
+
 pub(super) fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
     use ValidationErrorKind as K;
     let with_value = |template: &str, limit: &Value| match shown_number(instance) {
@@ -110,9 +132,10 @@ pub(super) fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
         K::MaxProperties { limit } => format!("has more than {limit} properties"),
         K::MinProperties { limit } => format!("has fewer than {limit} properties"),
         K::UniqueItems => "must not contain duplicate items".to_owned(),
-        K::AnyOf { .. } | K::OneOfNotValid { .. } => {
-            "does not match any of the allowed shapes".to_owned()
-        }
+        K::AnyOf { context } | K::OneOfNotValid { context } => match named_values(context) {
+            Some(list) => format!("must be one of: {}", list.join(", ")),
+            None => "does not match any of the allowed shapes".to_owned(),
+        },
         K::OneOfMultipleValid { .. } => "matches more than one of the allowed shapes".to_owned(),
         K::FalseSchema => "is not allowed here".to_owned(),
         K::Not { .. } => "has a shape that is not allowed here".to_owned(),

@@ -34,6 +34,21 @@ use crate::safety::RedactionPolicy;
 use attempts::{first_poll, retries, settled};
 use outcome::{Finished, content_hash};
 
+/// A successful outcome checked against the tool's output schema: a
+/// mismatch becomes the call's failure, never a success.
+fn checked_output<S, C>(
+    registered: &RegisteredTool<S, C>,
+    outcome: Result<crate::output::ToolOutput, ToolError>,
+) -> Result<crate::output::ToolOutput, ToolError>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    let output = outcome?;
+    registered.check_output(&output)?;
+    Ok(output)
+}
+
 /// What one call knows about itself while it goes through the steps.
 struct CallCx<'a, C> {
     run: &'a RunContext<C>,
@@ -264,6 +279,7 @@ where
 
         // Steps 8 to 10.
         let attempts = attempts.max(1);
+        let outcome = checked_output(registered, outcome);
         let storing = match guard(&span, || self.finish(&cx, outcome, attempts)) {
             Ok(Finished::Answered(answer)) => return answer.into_result(cx.id, cx.name),
             Ok(Finished::Failed(result)) => return result,
@@ -316,11 +332,9 @@ where
             return Err(Box::new(self.reject(cx, ToolError::cancelled(), None)));
         }
         let Some(registered) = self.registry.resolve(&cx.name) else {
-            return Err(Box::new(self.reject(
-                cx,
-                ToolError::unknown_tool(&cx.name),
-                None,
-            )));
+            let close = self.registry.closest_name(&cx.name, |n| turn.advertises(n));
+            let e = ToolError::unknown_tool_suggesting(&cx.name, close);
+            return Err(Box::new(self.reject(cx, e, None)));
         };
         let spec = registered.spec();
         let policy = &spec.safety.redaction;

@@ -1,0 +1,61 @@
+//! A registered tool's compiled output check: a successful output's
+//! structured value against the tool's declared output schema.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::{bounded_schema, compile_bounded};
+use crate::error::ToolError;
+use crate::output::ToolOutput;
+
+/// The output check of one registered tool with an output schema.
+pub(crate) struct OutputValidator {
+    full: jsonschema::Validator,
+}
+
+impl OutputValidator {
+    /// Compiles `schema` as [`crate::compile_schema`] does.
+    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        Ok(OutputValidator {
+            full: compile_bounded(&bounded_schema(schema))?,
+        })
+    }
+
+    /// `Ok` when the output's structured value (`null` when it has none)
+    /// matches the schema; otherwise [`ToolError::invalid_output`] with
+    /// the mismatches as its source, for the application only.
+    pub(crate) fn check(&self, output: &ToolOutput) -> Result<(), ToolError> {
+        let value = output.structured.as_ref().unwrap_or(&Value::Null);
+        if self.full.is_valid(value) {
+            return Ok(());
+        }
+        let problems = self
+            .full
+            .iter_errors(value)
+            .map(|e| {
+                let at = e.instance_path().as_str();
+                let at = if at.is_empty() { "/" } else { at };
+                format!("at `{at}`: {e}")
+            })
+            .collect();
+        Err(ToolError::invalid_output().with_source(OutputMismatch { problems }))
+    }
+}
+
+/// Why an output failed its schema: each mismatch located by JSON pointer.
+/// The source of an [`ErrorKind::InvalidOutput`](crate::ErrorKind) error;
+/// it may quote the output, so it is never shown to the model.
+#[derive(Debug)]
+struct OutputMismatch {
+    problems: Vec<String>,
+}
+
+impl fmt::Display for OutputMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the output does not match the output schema: ")?;
+        f.write_str(&self.problems.join("; "))
+    }
+}
+
+impl std::error::Error for OutputMismatch {}
