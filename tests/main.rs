@@ -25,6 +25,7 @@ mod name_rules_agree;
 mod policies;
 mod policy_confirmation;
 mod policy_rules;
+mod provider_features;
 mod provider_result_bounds;
 mod providers_cache;
 mod providers_calls;

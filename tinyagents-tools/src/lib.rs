@@ -109,6 +109,7 @@ mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tool;
+pub mod tool_search;
 mod turn;
 mod validation;
 #[cfg(feature = "wasm")]
