@@ -6,7 +6,15 @@
 //! cargo run --example export_declarations -- anthropic
 //! cargo run --example export_declarations -- gemini
 //! cargo run --example export_declarations -- mcp
+//! cargo run --example export_declarations -- gemini --allow get_weather
+//! cargo run --example export_declarations -- openai-chat --allow get_weather --required
 //! ```
+//!
+//! With `--allow a,b` the output is the request's fields instead: the full,
+//! stable `tools` list and the subset as the provider's tool choice
+//! (`tool_choice` with `allowed_tools` for OpenAI, `toolConfig` with
+//! `allowedFunctionNames` for Gemini; Anthropic and MCP have no such field,
+//! and get none). `--required` makes the model call one of them.
 //!
 //! The tools are the quickstart's four and `plan_trip`, whose arguments use
 //! every shape the exporters handle: nested structs, unit and data enums,
@@ -21,7 +29,9 @@ use std::process::ExitCode;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::providers::{Provider, export_declarations};
+use tinyagents_tools::providers::{
+    AllowedMode, Provider, allowed_tools_choice, export_declarations,
+};
 use tinyagents_tools_examples::quickstart_registry;
 
 /// A place on the itinerary.
@@ -83,7 +93,9 @@ pub async fn plan_trip(args: TripArgs) -> String {
 
 fn main() -> ExitCode {
     let Some(name) = std::env::args().nth(1) else {
-        eprintln!("usage: export_declarations <openai-chat|openai-responses|anthropic|gemini|mcp>");
+        eprintln!(
+            "usage: export_declarations <openai-chat|openai-responses|anthropic|gemini|mcp> [--allow a,b [--required]]"
+        );
         return ExitCode::from(2);
     };
     let provider: Provider = match name.parse() {
@@ -108,7 +120,37 @@ fn main() -> ExitCode {
     for error in &exported.errors {
         eprintln!("left out: {error}");
     }
-    match serde_json::to_string_pretty(&exported.to_json()) {
+    let rest: Vec<String> = std::env::args().skip(2).collect();
+    let allowed = rest
+        .iter()
+        .position(|a| a == "--allow")
+        .and_then(|i| rest.get(i + 1));
+    let mode = if rest.iter().any(|a| a == "--required") {
+        AllowedMode::Required
+    } else {
+        AllowedMode::Auto
+    };
+    let output = match allowed {
+        None => exported.to_json(),
+        Some(names) => {
+            let target = provider.default_target();
+            let choice = allowed_tools_choice(target, names.split(','), mode);
+            let field = match provider {
+                Provider::Gemini => "toolConfig",
+                _ => "tool_choice",
+            };
+            let mut request = serde_json::json!({ "tools": exported.request_tools() });
+            if let Some(choice) = choice {
+                request[field] = choice;
+            } else {
+                eprintln!(
+                    "{provider} has no allowed-tools field: the executor alone enforces the subset"
+                );
+            }
+            request
+        }
+    };
+    match serde_json::to_string_pretty(&output) {
         Ok(text) => println!("{text}"),
         Err(e) => {
             eprintln!("cannot print the declarations: {e}");

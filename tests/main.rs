@@ -34,6 +34,7 @@ mod plain_parameters;
 mod policies;
 mod policy_confirmation;
 mod policy_rules;
+mod provider_features;
 mod provider_result_bounds;
 mod providers_cache;
 mod providers_calls;

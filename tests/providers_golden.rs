@@ -1,6 +1,9 @@
 //! Golden declarations of the corpus for every provider, each checked against
 //! that provider's rules. `UPDATE_GOLDEN=1` rewrites the files; otherwise the
-//! comparison is exact.
+//! comparison is exact, on the document written with every object's keys
+//! sorted: the same text whether serde_json keeps insertion order or not
+//! (`cargo test --workspace` builds with `preserve_order`, which rig-core
+//! turns on; `-p tinyagents-tools-tests` without).
 
 use std::path::PathBuf;
 
@@ -24,12 +27,30 @@ fn export_doc(target: ExportTarget) -> Value {
     json!({"declarations": out.to_json(), "errors": errors})
 }
 
+/// `value` with every object's keys in sorted order (already so when
+/// serde_json's maps are sorted; rebuilt so when they keep insertion order).
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Compares `doc` with the golden file `name` (or rewrites it).
 fn assert_golden(name: &str, doc: &Value) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("golden/providers")
         .join(format!("{name}.json"));
-    let text = serde_json::to_string_pretty(doc).expect("serializable") + "\n";
+    let text = serde_json::to_string_pretty(&sorted(doc)).expect("serializable") + "\n";
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &text).expect("golden file written");
         return;

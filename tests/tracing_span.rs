@@ -1,5 +1,6 @@
 //! (A test binary of its own.)
-//! Each call runs in a `tool.call` tracing span naming the tool and the call.
+//! Each call runs in an `execute_tool` tracing span naming the tool and the
+//! call (OpenTelemetry's GenAI attribute names).
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,7 @@ impl Write for Buffer {
 }
 
 #[tokio::test]
-async fn every_call_gets_a_tool_call_span_with_its_tool_and_id() {
+async fn every_call_gets_an_execute_tool_span_with_its_tool_and_id() {
     let buffer = Buffer::default();
     let writer = buffer.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -54,16 +55,19 @@ async fn every_call_gets_a_tool_call_span_with_its_tool_and_id() {
     let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
     let closes: Vec<&str> = text
         .lines()
-        .filter(|l| l.contains("tool.call") && l.contains("close"))
+        .filter(|l| l.contains("execute_tool{") && l.contains("close"))
         .collect();
     assert_eq!(closes.len(), 2, "{text}");
     assert!(
-        closes[0].contains("tool=echo") && closes[0].contains("call_id=call-77"),
+        closes[0].contains("gen_ai.tool.name=echo")
+            && closes[0].contains("gen_ai.tool.call.id=call-77"),
         "{text}"
     );
     assert!(closes[0].contains("attempt=1"), "{text}");
     assert!(
-        closes[1].contains("tool=nope") && closes[1].contains("call_id=call-78"),
+        closes[1].contains("gen_ai.tool.name=nope")
+            && closes[1].contains("gen_ai.tool.call.id=call-78")
+            && closes[1].contains("error.type=\"unknown_tool\""),
         "{text}"
     );
 }

@@ -62,6 +62,14 @@ pub struct ToolCall {
     pub name: CallName,
     /// The arguments as sent.
     pub arguments: RawArguments,
+    /// Gemini's `thoughtSignature` on the call's `functionCall` part, kept
+    /// as sent so that the call written back into the conversation
+    /// ([`gemini::function_call_part`](crate::providers::gemini::function_call_part))
+    /// carries it again: Gemini refuses a turn whose calls lost theirs.
+    /// `None` for other providers and for calls without one. The executor
+    /// ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<Box<str>>,
 }
 
 impl ToolCall {
@@ -75,6 +83,7 @@ impl ToolCall {
             id: id.into(),
             name: name.into(),
             arguments: arguments.into(),
+            thought_signature: None,
         }
     }
 }

@@ -113,6 +113,7 @@ mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tool;
+pub mod tool_search;
 mod toolset;
 mod turn;
 mod validation;

@@ -40,6 +40,12 @@ pub struct ExecutorConfig {
     pub repair_allowed: bool,
     /// Call limits per turn, per run and per tool (default: none).
     pub limits: CallLimits,
+    /// Whether each call's `execute_tool` span also records the call's
+    /// arguments (`gen_ai.tool.call.arguments`) and its result
+    /// (`gen_ai.tool.call.result`), both redacted as the events and the
+    /// result are (default `false`: a span names the tool and the call,
+    /// never the values).
+    pub trace_content: bool,
 }
 
 impl Default for ExecutorConfig {
@@ -55,6 +61,7 @@ impl Default for ExecutorConfig {
             preview_bytes: 1 << 10,
             repair_allowed: true,
             limits: CallLimits::default(),
+            trace_content: false,
         }
     }
 }

@@ -26,6 +26,8 @@ pub enum Limit {
     OptionalParameters,
     /// Union-typed parameters over the strict tools of one request.
     UnionParameters,
+    /// Characters of a tool's description.
+    DescriptionChars,
 }
 
 impl Limit {
@@ -40,6 +42,7 @@ impl Limit {
             Limit::StrictTools => "strict tools per request",
             Limit::OptionalParameters => "optional parameters of strict tools per request",
             Limit::UnionParameters => "union-typed parameters of strict tools per request",
+            Limit::DescriptionChars => "characters of a tool description",
         }
     }
 }

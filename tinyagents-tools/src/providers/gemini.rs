@@ -295,7 +295,9 @@ fn string_enums_only(obj: &mut Map<String, Value>) {
 /// mix two calls). Missing `args` (a call without arguments) reads as `{}`;
 /// `args` nested deeper than
 /// [`MAX_CALL_ARGUMENT_DEPTH`](crate::providers::MAX_CALL_ARGUMENT_DEPTH) are
-/// refused.
+/// refused. A part's `thoughtSignature` is kept on its call
+/// ([`ToolCall::thought_signature`]) for [`function_call_part`] to write
+/// back.
 pub fn parse_function_calls(payload: &Value, turn: u32) -> Result<Vec<ToolCall>, CallParseError> {
     let (parts, ptr) = match payload {
         Value::Object(obj) if obj.contains_key("candidates") => {
@@ -316,6 +318,17 @@ pub fn parse_function_calls(payload: &Value, turn: u32) -> Result<Vec<ToolCall>,
         let Some(call) = read::object(part, &ptr)?.get("functionCall") else {
             continue;
         };
+        // Gemini signs a part, not the call inside it.
+        let signature = match part.get("thoughtSignature") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(signature)) => Some(Box::<str>::from(signature.as_str())),
+            Some(_) => {
+                return Err(CallParseError::WrongType {
+                    pointer: format!("{ptr}/thoughtSignature"),
+                    expected: "a string",
+                });
+            }
+        };
         let ptr = format!("{ptr}/functionCall");
         let call = read::object(call, &ptr)?;
         let name = read::string(call, "name", &ptr)?;
@@ -327,9 +340,48 @@ pub fn parse_function_calls(payload: &Value, turn: u32) -> Result<Vec<ToolCall>,
             Some(args) => read::arguments(args, &format!("{ptr}/args"))?,
             None => json!({}),
         };
-        calls.push(ToolCall::new(id, name, RawArguments::Json(args)));
+        let mut parsed = ToolCall::new(id, name, RawArguments::Json(args));
+        parsed.thought_signature = signature;
+        calls.push(parsed);
     }
     Ok(calls)
+}
+
+/// The model's `functionCall` part for `call`, as it goes back into the
+/// conversation's history: `{"functionCall": {"name", "args", "id"?},
+/// "thoughtSignature"?}`. The call's `thoughtSignature` is written back
+/// exactly as [`parse_function_calls`] read it (Gemini refuses a turn whose
+/// function calls lost their signatures); an id made up by
+/// [`parse_function_calls`] is left out, as Gemini never sent it. Arguments
+/// still as text are written parsed when they are JSON, as a string
+/// otherwise.
+pub fn function_call_part(call: &ToolCall) -> Value {
+    let args = match &call.arguments {
+        RawArguments::Json(value) => value.clone(),
+        RawArguments::Text(text) => {
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+        }
+    };
+    let mut function_call = json!({"name": call.name.as_str(), "args": args});
+    let id = call.id.as_str();
+    if !id.starts_with(SYNTHETIC_ID_PREFIX) {
+        function_call["id"] = json!(id);
+    }
+    let mut part = json!({ "functionCall": function_call });
+    if let Some(signature) = &call.thought_signature {
+        part["thoughtSignature"] = json!(&**signature);
+    }
+    part
+}
+
+/// The model's `Content` carrying one turn's calls, in order, each with its
+/// own signature ([`function_call_part`]): for parallel calls Gemini signs
+/// the first part only, and the parts go back as they came.
+pub fn function_calls_content(calls: &[ToolCall]) -> Value {
+    json!({
+        "role": "model",
+        "parts": calls.iter().map(function_call_part).collect::<Vec<_>>(),
+    })
 }
 
 /// The `functionResponse` part answering a call:

@@ -1,13 +1,15 @@
-//! Size limits on one schema (OpenAI strict) and the counts per-request
-//! limits need (Anthropic strict).
+//! Size limits on one schema (OpenAI strict), on a tool's description and
+//! on a request's tools, and the counts per-request limits need (Anthropic
+//! strict).
 
 use std::collections::HashSet;
 
 use serde_json::Value;
 
 use super::transform::{Cx, children, is_object_type};
-use super::{ExportError, Limit, Usage};
+use super::{ExportError, Limit, Provider, Usage};
 use crate::schema::walk_schemas;
+use crate::spec::ToolSpec;
 
 /// OpenAI strict: properties in one schema.
 pub(crate) const OPENAI_MAX_PROPERTIES: usize = 5000;
@@ -17,6 +19,44 @@ pub(crate) const OPENAI_MAX_DEPTH: usize = 10;
 pub(crate) const OPENAI_MAX_ENUM_VALUES: usize = 1000;
 /// OpenAI strict: characters of property names and string enum values.
 pub(crate) const OPENAI_MAX_CHARS: usize = 120_000;
+
+/// OpenAI Chat Completions: characters of a function's `description` (the
+/// API answers `string_above_max_length` for `tools[i].function.description`
+/// past 1,024).
+pub(crate) const OPENAI_CHAT_MAX_DESCRIPTION: usize = 1024;
+/// OpenAI Chat Completions: tools in one request.
+pub(crate) const OPENAI_CHAT_MAX_TOOLS: usize = 128;
+/// Gemini: function declarations in one request (the `Tool.functionDeclarations`
+/// reference: "Maximum 128 function declarations can be provided").
+pub(crate) const GEMINI_MAX_TOOLS: usize = 128;
+
+/// The most tools one request of `provider` takes, when it has a limit.
+pub(crate) fn max_tools(provider: Provider) -> Option<usize> {
+    match provider {
+        Provider::OpenAiChat => Some(OPENAI_CHAT_MAX_TOOLS),
+        Provider::Gemini => Some(GEMINI_MAX_TOOLS),
+        _ => None,
+    }
+}
+
+/// Checks the length of a tool's description against the provider's limit.
+pub(crate) fn check_description(spec: &ToolSpec, provider: Provider) -> Result<(), ExportError> {
+    let max = match provider {
+        Provider::OpenAiChat => OPENAI_CHAT_MAX_DESCRIPTION,
+        _ => return Ok(()),
+    };
+    // Counted in characters, as the API counts; bytes bound them first.
+    if spec.description.len() > max && spec.description.chars().count() > max {
+        return Err(ExportError::LimitExceeded {
+            tool: spec.name.to_string(),
+            provider,
+            pointer: "/description".to_owned(),
+            limit: Limit::DescriptionChars,
+            max,
+        });
+    }
+    Ok(())
+}
 
 /// Checks OpenAI's strict-mode size limits.
 pub(crate) fn check_openai(schema: &Value, cx: &Cx) -> Result<(), ExportError> {

@@ -22,6 +22,8 @@
 
 pub mod anthropic;
 mod cache;
+mod choice;
+mod deferred;
 mod error;
 pub mod gemini;
 mod limits;
@@ -42,6 +44,8 @@ use serde_json::{Map, Value, json};
 use crate::spec::ToolSpec;
 
 pub use cache::{CacheStats, ExportCache};
+pub use choice::{AllowedMode, allowed_tools_choice};
+pub use deferred::request_tools_deferred;
 pub use error::{CallParseError, ExportError, Limit};
 pub use names::{
     NameMapError, ProviderNameError, ToolNameMap, check_provider_name, provider_alias,
@@ -250,6 +254,7 @@ pub fn export_tool(spec: &ToolSpec, target: ExportTarget) -> Result<Declaration,
             reason,
         }
     })?;
+    limits::check_description(spec, provider)?;
     let cx = transform::Cx {
         tool: spec.name.as_str(),
         provider,
@@ -321,8 +326,6 @@ pub fn export_declarations<'a>(
     )
 }
 
-/// The most tools OpenAI Chat Completions takes in one request.
-const OPENAI_CHAT_MAX_TOOLS: usize = 128;
 /// Anthropic's per-request limits for strict tools.
 const ANTHROPIC_MAX_STRICT_TOOLS: usize = 20;
 const ANTHROPIC_MAX_OPTIONAL: usize = 24;
@@ -356,12 +359,11 @@ pub(crate) fn assemble<'a>(
             max,
         };
         let n = out.declarations.len() + 1;
+        if let Some(max) = limits::max_tools(provider).filter(|max| n > *max) {
+            out.errors.push(refuse(Limit::ToolsPerRequest, max));
+            continue;
+        }
         match target {
-            ExportTarget::OpenAiChat(_) if n > OPENAI_CHAT_MAX_TOOLS => {
-                out.errors
-                    .push(refuse(Limit::ToolsPerRequest, OPENAI_CHAT_MAX_TOOLS));
-                continue;
-            }
             ExportTarget::Anthropic(o) if o.strict => {
                 let optional = usage.optional_params + decl.usage.optional_params;
                 let union = usage.union_params + decl.usage.union_params;

@@ -255,7 +255,7 @@ pub(crate) fn close_objects_strict(schema: &mut Value, cx: &Cx) -> Result<(), Ex
     })
 }
 
-/// Lists every property in `required`; a property that was optional becomes
+/// Lists every property in `required` (sorted by name); a property that was optional becomes
 /// nullable, so leaving it out is written as `null`.
 pub(crate) fn require_all_properties(schema: &mut Value) {
     walk_schemas_mut(schema, &mut |obj| {
@@ -274,7 +274,14 @@ pub(crate) fn require_all_properties(schema: &mut Value) {
                 make_nullable(prop);
             }
         }
-        let all: Vec<Value> = props.keys().map(|k| Value::String(k.clone())).collect();
+        // Sorted, so the list is the same whatever order the map keeps
+        // (serde_json's `preserve_order`, which rig-core turns on).
+        let mut names: Vec<&String> = props.keys().collect();
+        names.sort();
+        let all: Vec<Value> = names
+            .into_iter()
+            .map(|k| Value::String(k.clone()))
+            .collect();
         obj.insert("required".into(), Value::Array(all));
     });
 }

@@ -52,6 +52,8 @@ where
 /// What one call knows about itself while it goes through the steps.
 struct CallCx<'a, C> {
     run: &'a RunContext<C>,
+    /// The call's `execute_tool` span ([`call_span`]).
+    span: &'a tracing::Span,
     /// The call's id; lent, with `name`, to the runtime of a call's one
     /// in-line attempt (moved out and back: the borrow checker sees that
     /// nothing reads them meanwhile).
@@ -83,6 +85,31 @@ fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Opt
     let default = RedactionPolicy::default();
     let redactor = Redactor::for_policy_forms(policy.unwrap_or(&default), secrets);
     (!redactor.is_noop()).then(|| Arc::new(redactor))
+}
+
+/// The call's span, after the OpenTelemetry GenAI conventions for a tool's
+/// execution: named `execute_tool {tool}` for OpenTelemetry (`otel.name`;
+/// a `tracing` span's own name is static: `execute_tool`), with the
+/// operation, the tool's name and type, the call's id, and room for the
+/// tool's description, the error type and status on failure, and (when the
+/// executor's `trace_content` is on) the arguments and result. With no
+/// subscriber interested, none of it is built.
+fn call_span(name: &CallName, id: &ToolCallId) -> tracing::Span {
+    use tracing::field::Empty;
+    tracing::info_span!(
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {name}"),
+        otel.status_code = Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %name,
+        gen_ai.tool.call.id = %id,
+        gen_ai.tool.type = "function",
+        gen_ai.tool.description = Empty,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
+        error.type = Empty,
+        attempt = 1u32,
+    )
 }
 
 /// Runs a step under the call's span; a panic comes back as `Err` (and is
@@ -141,6 +168,7 @@ where
             id,
             mut name,
             arguments,
+            ..
         }: ToolCall,
         batch: Option<Place<'_>>,
     ) -> ToolResult {
@@ -163,14 +191,10 @@ where
         {
             name = CallName::from(masked);
         }
-        let span = tracing::info_span!(
-            "tool.call",
-            tool = %name,
-            call_id = %id,
-            attempt = 1u32,
-        );
+        let span = call_span(&name, &id);
         let mut cx = CallCx {
             run,
+            span: &span,
             id,
             name,
             received,
@@ -185,6 +209,9 @@ where
             Ok(Err(refused)) => return *refused,
             Err(_) => return self.panicked(&cx),
         };
+        if !span.is_disabled() {
+            self.describe_span(&cx, registered, &arguments);
+        }
         let needs_permits = batch.is_some() || self.tool_permits[registered.index()].is_some();
         let _permits = if needs_permits {
             // The clock is read only when the permits are not free at once.
@@ -293,6 +320,27 @@ where
             Ok(Ok(answer)) => answer.into_result(cx.id, cx.name),
             Ok(Err(result)) => result,
             Err(_) => self.panicked(&cx),
+        }
+    }
+
+    /// Records what is known once the tool is: its description and, when
+    /// the application opted in, the (redacted) arguments.
+    fn describe_span(&self, cx: &CallCx<'_, C>, registered: &RegisteredTool<S, C>, args: &Value) {
+        let span = cx.span;
+        span.record(
+            "gen_ai.tool.description",
+            registered.spec().description.as_str(),
+        );
+        if self.config.trace_content {
+            let text = match &cx.redactor {
+                Some(redactor) => {
+                    let mut masked = args.clone();
+                    redactor.json(&mut masked);
+                    masked.to_string()
+                }
+                None => args.to_string(),
+            };
+            span.record("gen_ai.tool.call.arguments", text.as_str());
         }
     }
 
@@ -442,6 +490,8 @@ where
         if let Some(masked) = &panic {
             error = error.with_source(PanicMessage(masked.clone()));
         }
+        cx.span.record("error.type", error.kind().as_str());
+        cx.span.record("otel.status_code", "error");
         tracing::debug!(
             error_class = %error.class(),
             error_kind = error.kind().as_str(),

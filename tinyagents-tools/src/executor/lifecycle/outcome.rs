@@ -129,6 +129,14 @@ where
             elapsed: cx.own_time(),
             waited: cx.waited,
         };
+        if self.config.trace_content && !cx.span.is_disabled() {
+            // Already redacted and bounded: what the model will see.
+            let text = match &answer.structured {
+                Some(value) => value.to_string(),
+                None => serde_json::to_string(&answer.content).unwrap_or_default(),
+            };
+            cx.span.record("gen_ai.tool.call.result", text.as_str());
+        }
         self.emit(cx, EventKind::Completed, attempt, |event| {
             event.result_hash = Some(content_hash(answer.structured.as_ref(), &answer.content));
             event.artifact_keys = answer.artifacts.iter().map(|a| a.key.clone()).collect();

@@ -1,0 +1,214 @@
+//! tinyagents-tools inside rig: any registered tool, or a whole registry,
+//! handed to rig as rig tools, every call going through a
+//! [`ToolExecutor`] (argument validation, hidden injection, policies and
+//! middleware, limits, timeouts, redaction, events).
+//!
+//! A [`RigTool`] is rig's object-safe tool ([`ErasedTool`]: raw JSON
+//! arguments in, a [`ToolResult`] out) and becomes a [`DynamicTool`] (rig's
+//! runtime-defined tool, which rig's agent runtimes and tool registries
+//! take) with [`RigTool::into_dynamic`]. [`rig_tools`] makes one per
+//! registered tool.
+//!
+//! Each call rig makes is one [`ToolCall`] with an id of its own
+//! (`rig-<tool>-<n>`; rig does not hand the provider's id to a tool) in a
+//! turn of its own, in the run given: per-run limits and the run's secrets,
+//! cancellation and stores apply; per-turn limits count one call. A refused
+//! or failed call comes back to rig as a failed [`ToolResult`] whose error
+//! kind maps the executor's (`invalid_arguments` to rig's `invalid_args`,
+//! `unknown_tool` to `not_found`, `denied` and `not_advertised` to
+//! `permission_denied`, ...) and whose model feedback is the executor's
+//! (redacted) message.
+//!
+//! This crate turns on serde_json's `preserve_order` (rig-core needs it) for
+//! every crate built with it; the tinyagents crates do not depend on map
+//! order.
+#![deny(missing_docs)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rig_core::completion::ToolDefinition;
+use rig_core::message::ToolName;
+use rig_core::tool::{
+    DynamicTool, ErasedTool, ToolContext, ToolErrorKind, ToolExecutionError, ToolOutput, ToolResult,
+};
+use rig_core::wasm_compat::WasmBoxedFuture;
+use serde_json::Value;
+use tinyagents_tools::{RawArguments, RunContext, ToolCall, ToolExecutor, Turn};
+
+/// One registered tool as a rig tool, running through an executor in a run.
+pub struct RigTool<S = (), C = ()> {
+    executor: Arc<ToolExecutor<S, C>>,
+    run: Arc<RunContext<C>>,
+    name: String,
+    description: String,
+    parameters: Value,
+    calls: Arc<AtomicU64>,
+}
+
+impl<S, C> Clone for RigTool<S, C> {
+    fn clone(&self) -> Self {
+        RigTool {
+            executor: Arc::clone(&self.executor),
+            run: Arc::clone(&self.run),
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: self.parameters.clone(),
+            calls: Arc::clone(&self.calls),
+        }
+    }
+}
+
+/// A tool name the executor's registry does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the registry has no tool `{0}`")]
+pub struct UnknownTool(pub String);
+
+impl<S, C> RigTool<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// The registered tool `name` of `executor`'s registry, called in `run`.
+    /// Its rig definition is the tool's name, description and input schema
+    /// (hidden parameters are not in it).
+    pub fn new(
+        executor: Arc<ToolExecutor<S, C>>,
+        run: Arc<RunContext<C>>,
+        name: &str,
+    ) -> Result<Self, UnknownTool> {
+        let spec = executor
+            .registry()
+            .specs()
+            .find(|spec| spec.name.as_str() == name)
+            .ok_or_else(|| UnknownTool(name.to_owned()))?;
+        Ok(RigTool {
+            name: spec.name.to_string(),
+            description: spec.description.clone(),
+            parameters: spec.input_schema.as_value().clone(),
+            executor,
+            run,
+            calls: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs one call with `arguments` (as the model sent them: a JSON value
+    /// or JSON text) through the executor and shapes the answer for rig.
+    pub async fn call(
+        &self,
+        arguments: impl Into<RawArguments>,
+    ) -> Result<ToolOutput, ToolExecutionError> {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let call = ToolCall::new(
+            format!("rig-{}-{n}", self.name),
+            self.name.as_str(),
+            arguments,
+        );
+        let result = self.executor.execute(&self.run, &Turn::new(1), call).await;
+        match &result.error {
+            None => Ok(match result.structured {
+                Some(value) => ToolOutput::json(value),
+                None => ToolOutput::text(result.text()),
+            }),
+            Some(error) => {
+                let kind = match error.kind().as_str() {
+                    "invalid_arguments" => ToolErrorKind::InvalidArgs,
+                    "unknown_tool" => ToolErrorKind::NotFound,
+                    "denied" | "not_advertised" => ToolErrorKind::PermissionDenied,
+                    "timeout" => ToolErrorKind::Timeout,
+                    "cancelled" => ToolErrorKind::Cancelled,
+                    "limit_exceeded" => ToolErrorKind::RateLimited,
+                    _ => ToolErrorKind::Other,
+                };
+                let message = result.text();
+                Err(ToolExecutionError::new(kind, message.clone())
+                    .with_code(error.kind().as_str())
+                    .with_model_feedback(message))
+            }
+        }
+    }
+
+    /// The tool's rig definition (name, description, input schema), as a
+    /// completion request lists it.
+    pub fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: ToolName::new(self.name.clone())
+                .expect("a registered tool's name is never empty"),
+            description: self.description.clone(),
+            parameters: self.parameters.clone(),
+        }
+    }
+
+    /// The tool as rig's runtime-defined tool, for rig's agent runtimes and
+    /// registries.
+    pub fn into_dynamic(self) -> DynamicTool {
+        let name =
+            ToolName::new(self.name.clone()).expect("a registered tool's name is never empty");
+        let description = self.description.clone();
+        let parameters = self.parameters.clone();
+        let tool = Arc::new(self);
+        DynamicTool::new(name, description, parameters, move |arguments| {
+            let tool = Arc::clone(&tool);
+            Box::pin(async move { tool.call(arguments).await })
+        })
+    }
+}
+
+impl<S, C> ErasedTool for RigTool<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn description(&self) -> String {
+        self.description.clone()
+    }
+
+    fn parameters(&self) -> Value {
+        self.parameters.clone()
+    }
+
+    fn execute<'a>(
+        &'a self,
+        args: String,
+        _: &'a mut ToolContext,
+    ) -> WasmBoxedFuture<'a, ToolResult> {
+        Box::pin(async move {
+            // The executor parses the text (and refuses it, classified, when
+            // it is not a JSON object).
+            match self.call(RawArguments::Text(args)).await {
+                Ok(output) => ToolResult::success(output),
+                Err(error) => ToolResult::failed(error),
+            }
+        })
+    }
+}
+
+/// Every tool of `executor`'s registry as a rig tool, in the registry's
+/// order, called in `run`.
+pub fn rig_tools<S, C>(
+    executor: Arc<ToolExecutor<S, C>>,
+    run: Arc<RunContext<C>>,
+) -> Vec<RigTool<S, C>>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    let names: Vec<String> = executor
+        .registry()
+        .specs()
+        .map(|spec| spec.name.to_string())
+        .collect();
+    names
+        .iter()
+        .filter_map(|name| RigTool::new(Arc::clone(&executor), Arc::clone(&run), name).ok())
+        .collect()
+}
