@@ -12,6 +12,8 @@ mod isolated;
 mod names;
 mod plain;
 mod ready;
+mod safety;
+mod signature;
 mod valid;
 
 use proc_macro::TokenStream;

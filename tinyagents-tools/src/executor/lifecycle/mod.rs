@@ -6,6 +6,7 @@
 mod attempts;
 mod middleware;
 mod outcome;
+mod span;
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -33,6 +34,7 @@ use crate::runtime::RunContext;
 use crate::safety::RedactionPolicy;
 use attempts::{first_poll, retries, settled};
 use outcome::{Finished, content_hash};
+use span::call_span;
 
 /// A successful outcome checked against the tool's output schema: a
 /// mismatch becomes the call's failure, never a success.
@@ -85,31 +87,6 @@ fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Opt
     let default = RedactionPolicy::default();
     let redactor = Redactor::for_policy_forms(policy.unwrap_or(&default), secrets);
     (!redactor.is_noop()).then(|| Arc::new(redactor))
-}
-
-/// The call's span, after the OpenTelemetry GenAI conventions for a tool's
-/// execution: named `execute_tool {tool}` for OpenTelemetry (`otel.name`;
-/// a `tracing` span's own name is static: `execute_tool`), with the
-/// operation, the tool's name and type, the call's id, and room for the
-/// tool's description, the error type and status on failure, and (when the
-/// executor's `trace_content` is on) the arguments and result. With no
-/// subscriber interested, none of it is built.
-fn call_span(name: &CallName, id: &ToolCallId) -> tracing::Span {
-    use tracing::field::Empty;
-    tracing::info_span!(
-        "execute_tool",
-        otel.name = %format_args!("execute_tool {name}"),
-        otel.status_code = Empty,
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %name,
-        gen_ai.tool.call.id = %id,
-        gen_ai.tool.type = "function",
-        gen_ai.tool.description = Empty,
-        gen_ai.tool.call.arguments = Empty,
-        gen_ai.tool.call.result = Empty,
-        error.type = Empty,
-        attempt = 1u32,
-    )
 }
 
 /// Runs a step under the call's span; a panic comes back as `Err` (and is
@@ -320,27 +297,6 @@ where
             Ok(Ok(answer)) => answer.into_result(cx.id, cx.name),
             Ok(Err(result)) => result,
             Err(_) => self.panicked(&cx),
-        }
-    }
-
-    /// Records what is known once the tool is: its description and, when
-    /// the application opted in, the (redacted) arguments.
-    fn describe_span(&self, cx: &CallCx<'_, C>, registered: &RegisteredTool<S, C>, args: &Value) {
-        let span = cx.span;
-        span.record(
-            "gen_ai.tool.description",
-            registered.spec().description.as_str(),
-        );
-        if self.config.trace_content {
-            let text = match &cx.redactor {
-                Some(redactor) => {
-                    let mut masked = args.clone();
-                    redactor.json(&mut masked);
-                    masked.to_string()
-                }
-                None => args.to_string(),
-            };
-            span.record("gen_ai.tool.call.arguments", text.as_str());
         }
     }
 
