@@ -7,7 +7,28 @@
 //! arguments in, a [`ToolResult`] out) and becomes a [`DynamicTool`] (rig's
 //! runtime-defined tool, which rig's agent runtimes and tool registries
 //! take) with [`RigTool::into_dynamic`]. [`rig_tools`] makes one per
-//! registered tool.
+//! registered tool, [`rig_dynamic_tools`] the same as [`DynamicTool`]s.
+//!
+//! Agents come from [`rig_agent`] (rig's agent runtime; rig-core itself has
+//! none): [`AgentToolsExt::tinyagents_tools`] adds every tool of a registry
+//! to an [`AgentBuilder`], and the agent's tool calls then run through the
+//! executor:
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use rig_agent::AgentBuilder;
+//! # use rig_core::providers::openai::OpenAIConfig;
+//! # use tinyagents_tools::{RunContext, ToolExecutor, ToolRegistry};
+//! use tinyagents_tools_rig::AgentToolsExt;
+//! # async fn run(executor: Arc<ToolExecutor>) -> Result<(), Box<dyn std::error::Error>> {
+//! let model = OpenAIConfig::new("key").client().chat("gpt-4o-mini");
+//! let agent = AgentBuilder::new(model)
+//!     .tinyagents_tools(executor, Arc::new(RunContext::empty()))
+//!     .build();
+//! let answer = agent.prompt("What is the BLAKE3 digest of `hello`?").max_turns(4).await?;
+//! println!("{}", answer.output());
+//! # Ok(()) }
+//! ```
 //!
 //! Each call rig makes is one [`ToolCall`] with an id of its own
 //! (`rig-<tool>-<n>`; rig does not hand the provider's id to a tool) in a
@@ -27,6 +48,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use rig_agent::agent::{AgentBuilder, NoToolConfig, WithBuilderTools};
 use rig_core::completion::ToolDefinition;
 use rig_core::message::ToolName;
 use rig_core::tool::{
@@ -211,4 +233,64 @@ where
         .iter()
         .filter_map(|name| RigTool::new(Arc::clone(&executor), Arc::clone(&run), name).ok())
         .collect()
+}
+
+/// Every tool of `executor`'s registry as rig's [`DynamicTool`] (what rig's
+/// agent builder and tool servers take), in the registry's order, called in
+/// `run`.
+pub fn rig_dynamic_tools<S, C>(
+    executor: Arc<ToolExecutor<S, C>>,
+    run: Arc<RunContext<C>>,
+) -> Vec<DynamicTool>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    rig_tools(executor, run)
+        .into_iter()
+        .map(RigTool::into_dynamic)
+        .collect()
+}
+
+/// Adds a whole tinyagents registry to a [`rig_agent`] agent builder.
+pub trait AgentToolsExt {
+    /// Adds every tool of `executor`'s registry (as [`rig_dynamic_tools`]
+    /// makes them) to the agent: each call the agent makes runs through
+    /// `executor` in `run`.
+    fn tinyagents_tools<S, C>(
+        self,
+        executor: Arc<ToolExecutor<S, C>>,
+        run: Arc<RunContext<C>>,
+    ) -> AgentBuilder<WithBuilderTools>
+    where
+        S: Send + Sync + 'static,
+        C: Send + Sync + 'static;
+}
+
+impl AgentToolsExt for AgentBuilder<NoToolConfig> {
+    fn tinyagents_tools<S, C>(
+        self,
+        executor: Arc<ToolExecutor<S, C>>,
+        run: Arc<RunContext<C>>,
+    ) -> AgentBuilder<WithBuilderTools>
+    where
+        S: Send + Sync + 'static,
+        C: Send + Sync + 'static,
+    {
+        self.dynamic_tools(rig_dynamic_tools(executor, run))
+    }
+}
+
+impl AgentToolsExt for AgentBuilder<WithBuilderTools> {
+    fn tinyagents_tools<S, C>(
+        self,
+        executor: Arc<ToolExecutor<S, C>>,
+        run: Arc<RunContext<C>>,
+    ) -> AgentBuilder<WithBuilderTools>
+    where
+        S: Send + Sync + 'static,
+        C: Send + Sync + 'static,
+    {
+        self.dynamic_tools(rig_dynamic_tools(executor, run))
+    }
 }
