@@ -8,6 +8,8 @@
 //! cargo run --example export_declarations -- mcp
 //! cargo run --example export_declarations -- gemini --allow get_weather
 //! cargo run --example export_declarations -- openai-chat --allow get_weather --required
+//! cargo run --example export_declarations -- anthropic --defer plan_trip
+//! cargo run --example export_declarations -- gemini --defer plan_trip
 //! ```
 //!
 //! With `--allow a,b` the output is the request's fields instead: the full,
@@ -15,6 +17,12 @@
 //! (`tool_choice` with `allowed_tools` for OpenAI, `toolConfig` with
 //! `allowedFunctionNames` for Gemini; Anthropic and MCP have no such field,
 //! and get none). `--required` makes the model call one of them.
+//!
+//! With `--defer a,b` those tools are deferred: for OpenAI Responses and
+//! Anthropic they carry `defer_loading: true` beside the provider's tool
+//! search tool; for the others they leave the request and the built-in
+//! `search_tools` tool (which finds and enables them for the next turn) is
+//! offered instead.
 //!
 //! The tools are the quickstart's four and `plan_trip`, whose arguments use
 //! every shape the exporters handle: nested structs, unit and data enums,
@@ -30,8 +38,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{
-    AllowedMode, Provider, allowed_tools_choice, export_declarations,
+    AllowedMode, Provider, allowed_tools_choice, export_declarations, request_tools_deferred,
 };
+use tinyagents_tools::tool_search::ToolSearch;
 use tinyagents_tools_examples::quickstart_registry;
 
 /// A place on the itinerary.
@@ -94,7 +103,7 @@ pub async fn plan_trip(args: TripArgs) -> String {
 fn main() -> ExitCode {
     let Some(name) = std::env::args().nth(1) else {
         eprintln!(
-            "usage: export_declarations <openai-chat|openai-responses|anthropic|gemini|mcp> [--allow a,b [--required]]"
+            "usage: export_declarations <openai-chat|openai-responses|anthropic|gemini|mcp> [--allow a,b [--required] | --defer a,b]"
         );
         return ExitCode::from(2);
     };
@@ -130,9 +139,39 @@ fn main() -> ExitCode {
     } else {
         AllowedMode::Auto
     };
-    let output = match allowed {
-        None => exported.to_json(),
-        Some(names) => {
+    let deferred = rest
+        .iter()
+        .position(|a| a == "--defer")
+        .and_then(|i| rest.get(i + 1));
+    let output = match (allowed, deferred) {
+        (None, Some(names)) => {
+            match request_tools_deferred(&exported, names.split(',')) {
+                Some(tools) => serde_json::json!({ "tools": tools }),
+                None => {
+                    // No tool search of the provider's own: the deferred
+                    // tools leave the request, and the built-in
+                    // `search_tools` tool finds them for the next turn.
+                    let deferred: Vec<&str> = names.split(',').collect();
+                    let specs: Vec<_> = registry
+                        .specs()
+                        .filter(|s| deferred.contains(&s.name.as_str()))
+                        .collect();
+                    let search = ToolSearch::new(specs.iter().copied());
+                    let offered = registry
+                        .specs()
+                        .filter(|s| !deferred.contains(&s.name.as_str()))
+                        .chain(std::iter::once(Tool::<(), ()>::spec(&*search)));
+                    eprintln!(
+                        "{provider} has no tool search of its own: deferred tools are found with `search_tools`"
+                    );
+                    serde_json::json!({
+                        "tools": export_declarations(provider.default_target(), offered).request_tools()
+                    })
+                }
+            }
+        }
+        (None, None) => exported.to_json(),
+        (Some(names), _) => {
             let target = provider.default_target();
             let choice = allowed_tools_choice(target, names.split(','), mode);
             let field = match provider {

@@ -34,6 +34,9 @@ pub struct Stub {
 
 /// Starts the stub on a free port, answering with `script` in order.
 pub async fn start(script: Vec<Value>) -> std::io::Result<Stub> {
+    // rig's reqwest client may be built with rustls and no provider when
+    // features are unified across the workspace; plain HTTP still needs one.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let base_url = format!("http://{}/v1", listener.local_addr()?);
     let requests = Arc::new(Mutex::new(Vec::new()));
