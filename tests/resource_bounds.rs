@@ -70,3 +70,21 @@ async fn an_unbounded_tool_starts_without_bounds_in_its_event() {
             .is_none()
     );
 }
+
+#[test]
+fn the_mcp_declaration_carries_declared_bounds_in_its_meta_and_no_meta_without_them() {
+    use tinyagents_tools::providers::{ExportTarget, export_declarations, mcp::BOUNDS_META_KEY};
+    let bounded = spec("bounded", json!({"type": "object"}))
+        .max_memory(256 << 20)
+        .max_cpu(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let plain = spec("plain", json!({"type": "object"})).build().unwrap();
+    let exported = export_declarations(ExportTarget::Mcp, [&bounded, &plain]);
+    let tools = exported.request_tools();
+    assert_eq!(
+        tools[0]["_meta"][BOUNDS_META_KEY],
+        json!({"max_memory": 268_435_456u64, "max_cpu_ms": 2000, "fuel": null})
+    );
+    assert!(tools[1].get("_meta").is_none(), "{}", tools[1]);
+}

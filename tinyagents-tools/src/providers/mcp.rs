@@ -19,6 +19,11 @@ use crate::output::{ContentBlock, ToolResult};
 use crate::safety::{Effect, Reach};
 use crate::spec::ToolSpec;
 
+/// The `_meta` key under which an MCP tool declaration carries the tool's
+/// resource bounds (`max_memory` bytes, `max_cpu_ms`, `fuel`), when it
+/// declares any.
+pub const BOUNDS_META_KEY: &str = "dev.tinyagents/bounds";
+
 /// The MCP `Tool` object.
 pub(crate) fn declaration(spec: &ToolSpec, cx: &Cx) -> Result<Declaration, ExportError> {
     let mut input = spec.input_schema.as_value().clone();
@@ -56,6 +61,11 @@ pub(crate) fn declaration(spec: &ToolSpec, cx: &Cx) -> Result<Declaration, Expor
         tool["outputSchema"] = output;
     }
     tool["annotations"] = annotations;
+    if !spec.bounds.is_unlimited() {
+        // MCP has no field for resource bounds: they travel in `_meta`
+        // under this project's reverse-DNS key, as the spec allows.
+        tool["_meta"] = json!({ BOUNDS_META_KEY: spec.bounds });
+    }
     Ok(Declaration::new(tool, Usage::default()))
 }
 
