@@ -13,6 +13,7 @@ use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RegistryError, WorkspaceRoot, tool};
 
 pub mod agent;
+pub mod services;
 
 /// One document of the built-in set.
 #[derive(Debug, Clone)]

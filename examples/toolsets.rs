@@ -4,50 +4,9 @@
 //!
 //! `cargo run --example toolsets`
 
-use tinyagents_tools::Toolset;
 use tinyagents_tools::prelude::*;
 
-#[derive(Deserialize, JsonSchema)]
-pub struct Query {
-    /// What to find.
-    text: String,
-}
-
-mod github {
-    use super::*;
-
-    /// Searches GitHub issues.
-    #[tool(read_only, tags = ["read"])]
-    pub async fn search(args: Query) -> String {
-        format!("github: 2 issues about {}", args.text)
-    }
-
-    /// Opens a GitHub issue.
-    #[tool(mutating, tags = ["write"])]
-    pub async fn open_issue(args: Query) -> String {
-        format!("github: opened an issue titled {}", args.text)
-    }
-}
-
-mod jira {
-    use super::*;
-
-    /// Searches Jira tickets.
-    #[tool(read_only, tags = ["read"])]
-    pub async fn search(args: Query) -> String {
-        format!("jira: 1 ticket about {}", args.text)
-    }
-}
-
-fn github() -> Toolset {
-    Toolset::new("github")
-        .tool(github::SearchTool)
-        .tool(github::OpenIssueTool)
-}
-
-fn jira() -> Toolset {
-    Toolset::new("jira").tool(jira::SearchTool)
-}
+use tinyagents_tools_examples::services::{github, jira};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

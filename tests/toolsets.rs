@@ -6,47 +6,7 @@ use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::EventRecorder;
 use tinyagents_tools::{EventKind, RegistryError, Toolset};
 
-#[derive(Deserialize, JsonSchema)]
-pub struct Query {
-    /// What to find.
-    text: String,
-}
-
-mod github {
-    use super::*;
-
-    /// Searches GitHub issues.
-    #[tool(read_only, tags = ["read"])]
-    pub async fn search(args: Query) -> String {
-        format!("github issues about {}", args.text)
-    }
-
-    /// Opens a GitHub issue.
-    #[tool(mutating, tags = ["write"])]
-    pub async fn open_issue(args: Query) -> String {
-        format!("opened github issue {}", args.text)
-    }
-}
-
-mod jira {
-    use super::*;
-
-    /// Searches Jira tickets.
-    #[tool(read_only, tags = ["read"])]
-    pub async fn search(args: Query) -> String {
-        format!("jira tickets about {}", args.text)
-    }
-}
-
-fn github() -> Toolset {
-    Toolset::new("github")
-        .tool(github::SearchTool)
-        .tool(github::OpenIssueTool)
-}
-
-fn jira() -> Toolset {
-    Toolset::new("jira").tool(jira::SearchTool)
-}
+use tinyagents_tools_examples::services::{github, jira};
 
 #[tokio::test]
 async fn prefixed_toolsets_with_colliding_names_merge_and_each_call_reaches_its_own_tool() {
