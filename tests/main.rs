@@ -22,6 +22,7 @@ mod isolated_tools;
 mod mcp_approvals;
 mod mcp_client;
 mod mcp_client_hostile;
+mod mcp_client_own_server;
 mod mcp_client_python;
 mod mcp_http;
 mod mcp_protocol;
