@@ -95,77 +95,54 @@ impl HashTool {
     }
 }
 
-#[async_trait]
-impl<S, C> Tool<S, C> for EchoTool
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
-    fn spec(&self) -> &ToolSpec {
-        static SPEC: OnceLock<ToolSpec> = OnceLock::new();
-        SPEC.get_or_init(|| {
-            text_spec(
-                "echo",
-                "Return the given text unchanged.",
-                "The text to return.",
-            )
-        })
-    }
+/// The `Tool` impl of a built-in that answers synchronously from one text
+/// argument: its spec (built once) and `call`/`call_now` through `answer`.
+macro_rules! text_tool {
+    ($tool:ty, $name:literal, $description:literal, $text:literal) => {
+        #[async_trait]
+        impl<S, C> Tool<S, C> for $tool
+        where
+            S: Send + Sync + 'static,
+            C: Send + Sync + 'static,
+        {
+            fn spec(&self) -> &ToolSpec {
+                static SPEC: OnceLock<ToolSpec> = OnceLock::new();
+                SPEC.get_or_init(|| text_spec($name, $description, $text))
+            }
 
-    async fn call(
-        &self,
-        _: &S,
-        _: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
-        EchoTool::answer(&arguments)
-    }
+            async fn call(
+                &self,
+                _: &S,
+                _: &ToolRuntime<C>,
+                arguments: Value,
+            ) -> Result<ToolOutput, ToolError> {
+                <$tool>::answer(&arguments)
+            }
 
-    fn call_now(
-        &self,
-        _: &S,
-        _: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<Result<ToolOutput, ToolError>, Value> {
-        Ok(EchoTool::answer(&arguments))
-    }
+            fn call_now(
+                &self,
+                _: &S,
+                _: &ToolRuntime<C>,
+                arguments: Value,
+            ) -> Result<Result<ToolOutput, ToolError>, Value> {
+                Ok(<$tool>::answer(&arguments))
+            }
+        }
+    };
 }
 
-#[async_trait]
-impl<S, C> Tool<S, C> for HashTool
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
-    fn spec(&self) -> &ToolSpec {
-        static SPEC: OnceLock<ToolSpec> = OnceLock::new();
-        SPEC.get_or_init(|| {
-            text_spec(
-                "hash",
-                "Return the BLAKE3 hash of the given text, as 64 hex digits.",
-                "The text to hash (its UTF-8 bytes).",
-            )
-        })
-    }
-
-    async fn call(
-        &self,
-        _: &S,
-        _: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
-        HashTool::answer(&arguments)
-    }
-
-    fn call_now(
-        &self,
-        _: &S,
-        _: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<Result<ToolOutput, ToolError>, Value> {
-        Ok(HashTool::answer(&arguments))
-    }
-}
+text_tool!(
+    EchoTool,
+    "echo",
+    "Return the given text unchanged.",
+    "The text to return."
+);
+text_tool!(
+    HashTool,
+    "hash",
+    "Return the BLAKE3 hash of the given text, as 64 hex digits.",
+    "The text to hash (its UTF-8 bytes)."
+);
 
 #[cfg(test)]
 mod tests {
