@@ -1,5 +1,5 @@
-//! Steps 5 to 7 when the executor has middleware: `before_tool` hooks, the
-//! tool, `after_tool` hooks.
+//! Steps 5 and 7 of a call: the `before_tool` hooks (policies, approvers,
+//! rewrites) and the `after_tool` hooks, around the tool's attempts.
 //!
 //! Time in `before_tool` hooks (an approver deciding, a rate limiter) is
 //! the call's waiting time, not its own. A call a hook refuses gives back
@@ -11,34 +11,44 @@ use std::task::Poll;
 use serde_json::Value;
 
 use super::CallCx;
-use super::attempts::first_poll;
+use super::answer::Stop;
+use super::attempts::{Ran, first_poll};
 use crate::error::{ErrorKind, ToolError};
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::extensions::Extensions;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
-use crate::output::{ToolOutput, ToolResult};
+use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
+
+/// A call as the `before_tool` hooks let it through.
+pub(super) struct Before {
+    /// The arguments, validated again if a hook changed them.
+    pub(super) arguments: Value,
+    /// The output a hook answered with in place of the tool, if any.
+    pub(super) answered: Option<Box<ToolOutput>>,
+    /// How many hooks ran `before_tool`, so get `after_tool` (a hook that
+    /// answers gets none).
+    pub(super) entered: usize,
+    extensions: Extensions,
+}
 
 impl<S, C> ToolExecutor<S, C>
 where
     S: Send + Sync + 'static,
     C: Send + Sync + 'static,
 {
-    /// Steps 5 to 7 for an executor with middleware: `before_tool` hooks
-    /// (which may change the arguments, answer, or refuse), the tool, and
-    /// `after_tool` hooks. A refusal comes back as `Err`, already answered
-    /// (boxed: refusals are rare, and the `Ok` side stays small to move).
-    pub(super) async fn with_middleware(
+    /// Step 5: each `before_tool` hook in the order added may let the call
+    /// through (with changed arguments, checked again), answer in place of
+    /// the tool, or refuse it.
+    pub(super) async fn before_tool(
         &self,
         cx: &mut CallCx<'_, C>,
         turn: &Turn,
         registered: &RegisteredTool<S, C>,
         mut arguments: Value,
-    ) -> Result<(Result<ToolOutput, ToolError>, u32), Box<ToolResult>> {
+    ) -> Result<Before, Stop> {
         let spec = registered.spec();
         let mut extensions = Extensions::new();
-        let mut answered = None;
-        let mut entered = self.middleware.len();
         for (i, mw) in self.middleware.iter().enumerate() {
             let mut ctx = BeforeToolCtx {
                 spec,
@@ -57,7 +67,7 @@ where
             // clock read.
             let outcome = {
                 let mut hook = mw.before_tool(&mut ctx);
-                match first_poll(&mut hook, &tracing::Span::none()).await {
+                match first_poll(&mut hook).await {
                     Poll::Ready(outcome) => outcome,
                     Poll::Pending => {
                         let since = tokio::time::Instant::now();
@@ -69,88 +79,89 @@ where
             };
             let changed = ctx.arguments_changed;
             arguments = ctx.arguments;
+            let refuse = |e: ToolError, policy: Cow<'static, str>| {
+                let name = spec.name.as_str();
+                limits::release(turn.counter(), cx.run.call_counts(), name);
+                Stop::refused(e, policy)
+            };
             if changed
                 && let Err(e) = args::check_value_bounds(&arguments, self.config.argument_limits())
             {
                 args::dispose(arguments);
-                let policy = Cow::Owned(mw.name().to_owned());
-                return Err(self.refused(cx, turn, registered, e, policy));
+                return Err(refuse(e, Cow::Owned(mw.name().to_owned())));
             }
             match outcome {
-                Ok(BeforeOutcome::Continue) => {
-                    if changed {
-                        if let Err(e) = args::validate(
-                            &arguments,
-                            spec,
-                            registered.input(),
-                            cx.redactor.as_deref(),
-                        ) {
-                            let policy = Cow::Owned(mw.name().to_owned());
-                            return Err(self.refused(cx, turn, registered, e, policy));
-                        }
-                        if self.events.is_active() {
-                            cx.args_hash = Some(canonical_hash(&arguments));
-                        }
+                Ok(BeforeOutcome::Continue) if changed => {
+                    let input = registered.input();
+                    if let Err(e) = args::validate(&arguments, spec, input, cx.redactor.as_deref())
+                    {
+                        return Err(refuse(e, Cow::Owned(mw.name().to_owned())));
+                    }
+                    if self.events.is_active() {
+                        cx.args_hash = Some(canonical_hash(&arguments));
                     }
                 }
+                Ok(BeforeOutcome::Continue) => {}
                 Ok(BeforeOutcome::Respond(output)) => {
-                    answered = Some(output);
-                    entered = i;
-                    break;
+                    return Ok(Before {
+                        arguments,
+                        answered: Some(Box::new(output)),
+                        entered: i,
+                        extensions,
+                    });
                 }
                 Ok(BeforeOutcome::Deny { policy, reason }) => {
                     let e = ToolError::denied(policy.clone(), reason);
-                    return Err(self.refused(cx, turn, registered, e, policy));
+                    return Err(refuse(e, policy));
                 }
                 Err(e) => {
                     let policy = match e.kind() {
                         ErrorKind::Denied { policy } => policy.clone(),
                         _ => Cow::Owned(mw.name().to_owned()),
                     };
-                    return Err(self.refused(cx, turn, registered, e, policy));
+                    return Err(refuse(e, policy));
                 }
             }
         }
+        Ok(Before {
+            arguments,
+            answered: None,
+            entered: self.middleware.len(),
+            extensions,
+        })
+    }
 
-        // Middleware that gets `after_tool` needs the arguments afterwards;
-        // otherwise the last attempt takes them without a copy.
-        let keep = entered > 0;
-        let (outcome, attempts, kept) = match answered {
-            Some(output) => (Ok(output), 0, Some(arguments)),
-            None => self.attempts(cx, registered, arguments, keep).await,
-        };
-        let arguments = kept.unwrap_or(Value::Null);
-
+    /// Step 7: the `after_tool` hooks of the middleware that ran
+    /// `before_tool`, in reverse order; they may change the outcome.
+    pub(super) async fn after_tool(
+        &self,
+        cx: &CallCx<'_, C>,
+        turn: &Turn,
+        registered: &RegisteredTool<S, C>,
+        mut before: Before,
+        ran: Ran,
+    ) -> Ran {
+        if before.entered == 0 {
+            return ran;
+        }
         let mut after = AfterToolCtx {
-            spec,
+            spec: registered.spec(),
             called_name: &cx.name,
             call_id: &cx.id,
             run: cx.run,
             turn,
             state: &*self.state,
-            arguments: &arguments,
-            attempts,
-            outcome,
-            extensions: &mut extensions,
+            arguments: &before.arguments,
+            attempts: ran.attempts,
+            outcome: ran.outcome,
+            extensions: &mut before.extensions,
         };
-        for mw in self.middleware[..entered].iter().rev() {
+        for mw in self.middleware[..before.entered].iter().rev() {
             mw.after_tool(&mut after).await;
         }
-        Ok((after.outcome, attempts))
-    }
-
-    /// A refusal by a `before_tool` hook: the call's limit slots are given
-    /// back, and it is answered.
-    fn refused(
-        &self,
-        cx: &CallCx<'_, C>,
-        turn: &Turn,
-        registered: &RegisteredTool<S, C>,
-        error: ToolError,
-        policy: Cow<'static, str>,
-    ) -> Box<ToolResult> {
-        let name = registered.spec().name.as_str();
-        limits::release(turn.counter(), cx.run.call_counts(), name);
-        Box::new(self.reject(cx, error, Some(policy)))
+        Ran {
+            outcome: after.outcome,
+            attempts: ran.attempts,
+        }
     }
 }
