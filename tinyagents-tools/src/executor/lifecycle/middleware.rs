@@ -16,7 +16,7 @@ use super::attempts::{Ran, first_poll};
 use crate::error::{ErrorKind, ToolError};
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::extensions::Extensions;
-use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
+use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
 
@@ -47,62 +47,16 @@ where
         registered: &RegisteredTool<S, C>,
         mut arguments: Value,
     ) -> Result<Before, Stop> {
-        let spec = registered.spec();
         let mut extensions = Extensions::new();
         for (i, mw) in self.middleware.iter().enumerate() {
-            let mut ctx = BeforeToolCtx {
-                spec,
-                called_name: &cx.name,
-                call_id: &cx.id,
-                run: cx.run,
-                turn,
-                state: &*self.state,
-                arguments,
-                arguments_changed: false,
-                extensions: &mut extensions,
-                events: &self.events,
-            };
-            // Waiting is the time the hook stays pending after its first
-            // poll (an approver deciding); one that answers at once costs no
-            // clock read.
-            let outcome = {
-                let mut hook = mw.before_tool(&mut ctx);
-                match first_poll(&mut hook).await {
-                    Poll::Ready(outcome) => outcome,
-                    Poll::Pending => {
-                        let since = tokio::time::Instant::now();
-                        let outcome = hook.await;
-                        cx.waited += since.elapsed();
-                        outcome
-                    }
-                }
-            };
-            let changed = ctx.arguments_changed;
-            arguments = ctx.arguments;
-            let refuse = |e: ToolError, policy: Cow<'static, str>| {
-                let name = spec.name.as_str();
-                limits::release(turn.counter(), cx.run.call_counts(), name);
-                Stop::refused(e, policy)
-            };
-            if changed
-                && let Err(e) = args::check_value_bounds(&arguments, self.config.argument_limits())
-            {
-                args::dispose(arguments);
-                return Err(refuse(e, Cow::Owned(mw.name().to_owned())));
-            }
-            match outcome {
-                Ok(BeforeOutcome::Continue) if changed => {
-                    let input = registered.input();
-                    if let Err(e) = args::validate(&arguments, spec, input, cx.redactor.as_deref())
-                    {
-                        return Err(refuse(e, Cow::Owned(mw.name().to_owned())));
-                    }
-                    if self.events.is_active() {
-                        cx.args_hash = Some(canonical_hash(&arguments));
-                    }
-                }
-                Ok(BeforeOutcome::Continue) => {}
-                Ok(BeforeOutcome::Respond(output)) => {
+            let hook = self.ask_hook(cx, turn, registered, &**mw, arguments, &mut extensions);
+            let (outcome, changed);
+            (arguments, outcome, changed) = hook.await;
+            let verdict =
+                self.hook_verdict(cx, registered, &**mw, &mut arguments, outcome, changed);
+            match verdict {
+                Ok(None) => {}
+                Ok(Some(output)) => {
                     return Ok(Before {
                         arguments,
                         answered: Some(Box::new(output)),
@@ -110,16 +64,11 @@ where
                         extensions,
                     });
                 }
-                Ok(BeforeOutcome::Deny { policy, reason }) => {
-                    let e = ToolError::denied(policy.clone(), reason);
-                    return Err(refuse(e, policy));
-                }
-                Err(e) => {
-                    let policy = match e.kind() {
-                        ErrorKind::Denied { policy } => policy.clone(),
-                        _ => Cow::Owned(mw.name().to_owned()),
-                    };
-                    return Err(refuse(e, policy));
+                Err(refusal) => {
+                    // The call never reaches its tool: its limit slots go back.
+                    let name = registered.spec().name.as_str();
+                    limits::release(turn.counter(), cx.run.call_counts(), name);
+                    return Err(refusal);
                 }
             }
         }
@@ -129,6 +78,92 @@ where
             entered: self.middleware.len(),
             extensions,
         })
+    }
+
+    /// One hook's `before_tool`: its outcome, the arguments it leaves, and
+    /// whether it changed them. The time it stays pending after its first
+    /// poll (an approver deciding) is the call's waiting time; one that
+    /// answers at once costs no clock read.
+    async fn ask_hook(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        turn: &Turn,
+        registered: &RegisteredTool<S, C>,
+        mw: &dyn Middleware<S, C>,
+        arguments: Value,
+        extensions: &mut Extensions,
+    ) -> (Value, Result<BeforeOutcome, ToolError>, bool) {
+        let mut ctx = BeforeToolCtx {
+            spec: registered.spec(),
+            called_name: &cx.name,
+            call_id: &cx.id,
+            run: cx.run,
+            turn,
+            state: &*self.state,
+            arguments,
+            arguments_changed: false,
+            extensions,
+            events: &self.events,
+        };
+        let outcome = {
+            let mut hook = mw.before_tool(&mut ctx);
+            match first_poll(&mut hook).await {
+                Poll::Ready(outcome) => outcome,
+                Poll::Pending => {
+                    let since = tokio::time::Instant::now();
+                    let outcome = hook.await;
+                    cx.waited += since.elapsed();
+                    outcome
+                }
+            }
+        };
+        (ctx.arguments, outcome, ctx.arguments_changed)
+    }
+
+    /// What a hook's outcome means for the call: go on (`None`; arguments
+    /// it changed are bounded and validated again), the hook's output in
+    /// place of the tool's, or a refusal naming the hook's policy.
+    fn hook_verdict(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        mw: &dyn Middleware<S, C>,
+        arguments: &mut Value,
+        outcome: Result<BeforeOutcome, ToolError>,
+        changed: bool,
+    ) -> Result<Option<ToolOutput>, Stop> {
+        let own_policy = || Cow::Owned(mw.name().to_owned());
+        if changed
+            && let Err(e) = args::check_value_bounds(arguments, self.config.argument_limits())
+        {
+            args::dispose(std::mem::take(arguments));
+            return Err(Stop::refused(e, own_policy()));
+        }
+        match outcome {
+            Ok(BeforeOutcome::Continue) if changed => {
+                let (spec, input) = (registered.spec(), registered.input());
+                if let Err(e) = args::validate(arguments, spec, input, cx.redactor.as_deref()) {
+                    return Err(Stop::refused(e, own_policy()));
+                }
+                if self.events.is_active() {
+                    cx.args_hash = Some(canonical_hash(arguments));
+                }
+                Ok(None)
+            }
+            Ok(BeforeOutcome::Continue) => Ok(None),
+            Ok(BeforeOutcome::Respond(output)) => Ok(Some(output)),
+            Ok(BeforeOutcome::Deny { policy, reason }) => Err(Stop::refused(
+                ToolError::denied(policy.clone(), reason),
+                policy,
+            )),
+            Err(e) => {
+                let policy = match e.kind() {
+                    ErrorKind::Denied { policy } => policy.clone(),
+                    _ => own_policy(),
+                };
+                Err(Stop::refused(e, policy))
+            }
+        }
     }
 
     /// Step 7: the `after_tool` hooks of the middleware that ran
