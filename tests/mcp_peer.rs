@@ -23,6 +23,7 @@ use tinyagents_tools::Turn;
 use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer, stateless_config};
 use tinyagents_tools::prelude::*;
 
+use crate::mcp_protocol::Wire;
 use crate::mcp_server::{HANG, params, text};
 
 const API_KEY: &str = "sk-peer-5e1f0c9d";
@@ -106,6 +107,7 @@ struct Seen {
 #[derive(Clone)]
 struct TestClient {
     answers: Answers,
+    version: ProtocolVersion,
     seen: Arc<Mutex<Seen>>,
 }
 
@@ -128,7 +130,7 @@ impl ClientHandler for TestClient {
             capabilities.elicitation = Some(serde_json::from_value(json!({"form": {}})).unwrap());
         }
         ClientConfig::new(capabilities, Implementation::new("peer-test", "0"))
-            .with_protocol_version(ProtocolVersion::V_2025_06_18)
+            .with_protocol_version(self.version.clone())
     }
 
     async fn create_message(
@@ -188,6 +190,13 @@ fn server() -> McpServer {
 
 /// The server over an in-process pipe, and a client answering `answers`.
 async fn connect(answers: Answers) -> (RunningService<RoleClient, TestClient>, Arc<Mutex<Seen>>) {
+    connect_on(answers, ProtocolVersion::V_2025_06_18).await
+}
+
+async fn connect_on(
+    answers: Answers,
+    version: ProtocolVersion,
+) -> (RunningService<RoleClient, TestClient>, Arc<Mutex<Seen>>) {
     let server = server();
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
@@ -198,6 +207,7 @@ async fn connect(answers: Answers) -> (RunningService<RoleClient, TestClient>, A
     let seen = Arc::new(Mutex::new(Seen::default()));
     let handler = TestClient {
         answers,
+        version,
         seen: Arc::clone(&seen),
     };
     let client = tokio::time::timeout(HANG, handler.serve(client_io))
@@ -336,6 +346,33 @@ async fn when_the_call_times_out_first_the_pending_elicitation_is_cancelled_at_t
 }
 
 #[tokio::test]
+async fn a_client_on_2026_07_28_is_not_sent_requests_during_a_call_and_the_tool_is_told() {
+    let mut wire = Wire::at_on("2026-07-28", server()).await;
+    for (id, ask) in ["log", "sample", "elicit"].into_iter().enumerate() {
+        let answer = wire
+            .request(json!({
+                "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities":
+                            {"sampling": {}, "elicitation": {"form": {}}},
+                        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}
+                    },
+                    "name": "ask",
+                    "arguments": {"ask": ask, "text": "hi"}
+                }
+            }))
+            .await;
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        assert!(
+            text(&answer["result"]).contains("forbids requests from the server during a call"),
+            "{answer}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn outside_mcp_the_handle_reaches_no_client_and_says_so() {
     let mut registry = ToolRegistry::new();
     registry.register(AskTool).unwrap();
@@ -362,6 +399,7 @@ async fn http_client(addr: std::net::SocketAddr) -> RunningService<RoleClient, T
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"));
     let handler = TestClient {
         answers: Answers::Promptly,
+        version: ProtocolVersion::V_2025_06_18,
         seen: Arc::default(),
     };
     tokio::time::timeout(HANG, handler.serve(transport))
