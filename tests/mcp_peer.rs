@@ -373,6 +373,34 @@ async fn a_client_on_2026_07_28_is_not_sent_requests_during_a_call_and_the_tool_
 }
 
 #[tokio::test]
+async fn a_call_the_client_cancels_cancels_its_pending_sampling_request_too() {
+    use rmcp::model::{CallToolRequest, ClientRequest};
+    use rmcp::service::PeerRequestOptions;
+
+    let (client, seen) = connect(Answers::Never).await;
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params(
+        "ask",
+        json!({"ask": "sample", "text": "hello"}),
+    )));
+    let call = client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // The server's sampling request is waiting at the client.
+    eventually(&seen, |s| s.prompts.len() == 1).await;
+    let start = Instant::now();
+    call.cancel(Some("the user gave up".to_owned()))
+        .await
+        .unwrap();
+    // The tool's handle stops waiting and the client is told at once, long
+    // before the tool's 2 s timeout or the handle's 60 s.
+    eventually(&seen, |s| s.abandoned == 1 && s.cancelled.len() == 1).await;
+    // (The executor drops a tool that ignores its token only after a 1 s
+    // grace period.)
+    assert!(start.elapsed() < Duration::from_millis(700));
+}
+
+#[tokio::test]
 async fn outside_mcp_the_handle_reaches_no_client_and_says_so() {
     let mut registry = ToolRegistry::new();
     registry.register(AskTool).unwrap();
