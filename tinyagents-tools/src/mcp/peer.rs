@@ -170,9 +170,7 @@ impl McpPeer {
     }
 
     fn capabilities(&self) -> Option<&ClientCapabilities> {
-        let link = self.link.as_ref()?;
-        link.unreachable().is_none().then_some(())?;
-        link.capabilities.as_ref()
+        self.link().ok()?.capabilities.as_ref()
     }
 
     fn link(&self) -> Result<&Link, McpPeerError> {
