@@ -10,8 +10,9 @@
 //! `.ci/run` runs the suite's tool scenarios these tools answer (see the
 //! README's MCP section for the list, and for the scenarios not served).
 
-use tinyagents_tools::mcp::McpServer;
+use serde_json::json;
 use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
+use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer};
 use tinyagents_tools::prelude::*;
 
 /// A 1x1 red PNG, base64-encoded.
@@ -36,6 +37,168 @@ async fn test_image_content(_args: NoArgs) -> ToolOutput {
         data: RED_PIXEL_PNG.to_owned(),
         mime_type: "image/png".to_owned(),
     })
+}
+
+/// A silent 1 ms mono WAV (8 kHz, 16-bit), base64-encoded.
+const SILENT_WAV: &str =
+    "UklGRjQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YRAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
+/// Returns a short WAV clip.
+#[tool(read_only, idempotent, local)]
+async fn test_audio_content(_args: NoArgs) -> ToolOutput {
+    ToolOutput::empty().with_block(ContentBlock::audio(SILENT_WAV, "audio/wav"))
+}
+
+/// Returns an embedded text resource.
+#[tool(read_only, idempotent, local)]
+async fn test_embedded_resource(_args: NoArgs) -> ToolOutput {
+    ToolOutput::empty().with_block(ContentBlock::resource(
+        "test://embedded-resource",
+        Some("text/plain"),
+        "This is an embedded resource content.",
+    ))
+}
+
+/// Returns text, an image and an embedded resource.
+#[tool(read_only, idempotent, local)]
+async fn test_multiple_content_types(_args: NoArgs) -> ToolOutput {
+    ToolOutput::text("Multiple content types test:")
+        .with_block(ContentBlock::image(RED_PIXEL_PNG, "image/png"))
+        .with_block(ContentBlock::resource(
+            "test://mixed-content-resource",
+            Some("application/json"),
+            json!({"test": "data", "value": 123}).to_string(),
+        ))
+}
+
+/// Sends three info log messages to the client, about 50 ms apart.
+#[tool(read_only, idempotent, local)]
+async fn test_tool_with_logging(
+    _args: NoArgs,
+    #[inject] client: McpPeer,
+) -> Result<String, ToolError> {
+    let messages = [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ];
+    for (i, message) in messages.into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        client.log(LogLevel::Info, message).await?;
+    }
+    Ok("Logging test completed".to_owned())
+}
+
+/// What to ask the client's model.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SamplingArgs {
+    /// The prompt to send to the LLM.
+    prompt: String,
+}
+
+/// Asks the client's model (sampling) and returns its answer.
+#[tool(read_only, local)]
+async fn test_sampling(args: SamplingArgs, #[inject] client: McpPeer) -> Result<String, ToolError> {
+    let answer = client.sample(&args.prompt, 100).await?;
+    Ok(format!("LLM response: {}", answer.text))
+}
+
+/// What to ask the client's user.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ElicitationArgs {
+    /// The message to show the user.
+    message: String,
+}
+
+/// Asks the client's user for a name and an email (elicitation).
+#[tool(read_only, local)]
+async fn test_elicitation(
+    args: ElicitationArgs,
+    #[inject] client: McpPeer,
+) -> Result<String, ToolError> {
+    let form = json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    });
+    let answer = client.elicit(&args.message, form).await?;
+    Ok(format!(
+        "User response: action: {}, content: {}",
+        answer.action.as_str(),
+        answer.content.unwrap_or_default()
+    ))
+}
+
+/// Asks the client's user with a form whose fields have defaults (SEP-1034).
+#[tool(read_only, local)]
+async fn test_elicitation_sep1034_defaults(
+    _args: NoArgs,
+    #[inject] client: McpPeer,
+) -> Result<String, ToolError> {
+    let form = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "default": true},
+        },
+    });
+    elicitation_completed(&client, "Please review the defaults", form).await
+}
+
+/// Asks the client's user with every kind of enum field (SEP-1330).
+#[tool(read_only, local)]
+async fn test_elicitation_sep1330_enums(
+    _args: NoArgs,
+    #[inject] client: McpPeer,
+) -> Result<String, ToolError> {
+    let form = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"},
+            ]},
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {"type": "array", "items": {
+                "type": "string", "enum": ["option1", "option2", "option3"],
+            }},
+            "titledMulti": {"type": "array", "items": {"anyOf": [
+                {"const": "value1", "title": "First Choice"},
+                {"const": "value2", "title": "Second Choice"},
+                {"const": "value3", "title": "Third Choice"},
+            ]}},
+        },
+    });
+    elicitation_completed(&client, "Please choose", form).await
+}
+
+async fn elicitation_completed(
+    client: &McpPeer,
+    message: &str,
+    form: serde_json::Value,
+) -> Result<String, ToolError> {
+    let answer = client.elicit(message, form).await?;
+    Ok(format!(
+        "Elicitation completed: action={}, content={}",
+        answer.action.as_str(),
+        answer.content.unwrap_or_default()
+    ))
 }
 
 /// Always fails, to test error reporting.
@@ -100,6 +263,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry
         .register(TestSimpleTextTool)?
         .register(TestImageContentTool)?
+        .register(TestAudioContentTool)?
+        .register(TestEmbeddedResourceTool)?
+        .register(TestMultipleContentTypesTool)?
+        .register(TestToolWithLoggingTool)?
+        .register(TestSamplingTool)?
+        .register(TestElicitationTool)?
+        .register(TestElicitationSep1034DefaultsTool)?
+        .register(TestElicitationSep1330EnumsTool)?
         .register(TestErrorHandlingTool)?
         .register(TestToolWithProgressTool)?
         .register(JsonSchema202012ToolTool)?;

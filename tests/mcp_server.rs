@@ -223,7 +223,11 @@ async fn tools_list_gives_every_tool_with_its_schemas_and_safety_annotations() {
         search["inputSchema"]["properties"]["query"]["type"],
         "string"
     );
-    assert!(search["inputSchema"].get("$schema").is_none());
+    // MCP keeps the dialect (2020-12 is its default; clients may check it).
+    assert_eq!(
+        search["inputSchema"]["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
 
     let write = &listed[1];
     assert_eq!(

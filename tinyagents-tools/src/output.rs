@@ -32,6 +32,37 @@ pub enum ContentBlock {
         /// The MIME type (`image/png`, ...).
         mime_type: String,
     },
+    /// Audio, base64-encoded. Providers without audio in tool results show
+    /// the model `[audio: <mime type>]` instead.
+    Audio {
+        /// Base64 data.
+        data: String,
+        /// The MIME type (`audio/wav`, ...).
+        mime_type: String,
+    },
+    /// An embedded resource with text contents (MCP's `resource` block).
+    /// Its URI and text are redacted like a text block.
+    Resource {
+        /// The resource URI.
+        uri: String,
+        /// The MIME type, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// The contents.
+        text: String,
+    },
+    /// An embedded resource with binary contents (MCP's `resource` block
+    /// with a `blob`). Providers other than MCP show the model a note
+    /// naming it instead.
+    ResourceBlob {
+        /// The resource URI.
+        uri: String,
+        /// The MIME type, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Base64 data.
+        blob: String,
+    },
     /// A link to a resource the model or the application can fetch.
     ResourceLink {
         /// The resource URI.
@@ -59,12 +90,48 @@ impl ContentBlock {
         ContentBlock::Json { value }
     }
 
+    /// An image block from base64 `data`.
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Image {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An audio block from base64 `data`.
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Audio {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An embedded resource holding `text`.
+    pub fn resource(
+        uri: impl Into<String>,
+        mime_type: Option<&str>,
+        text: impl Into<String>,
+    ) -> Self {
+        ContentBlock::Resource {
+            uri: uri.into(),
+            mime_type: mime_type.map(str::to_owned),
+            text: text.into(),
+        }
+    }
+
     /// The block as text, as a provider that takes only text would see it.
+    /// Media (image, audio, binary resources) becomes a short note naming
+    /// it; an embedded text resource is its URI, then its text.
     pub fn to_text(&self) -> String {
         match self {
             ContentBlock::Text { text } => text.clone(),
             ContentBlock::Json { value } => value.to_string(),
             ContentBlock::Image { mime_type, .. } => format!("[image: {mime_type}]"),
+            ContentBlock::Audio { mime_type, .. } => format!("[audio: {mime_type}]"),
+            ContentBlock::Resource { uri, text, .. } => format!("[resource: {uri}]\n{text}"),
+            ContentBlock::ResourceBlob { uri, .. } => {
+                format!("[resource: {uri}, binary contents not shown]")
+            }
             ContentBlock::ResourceLink { uri, name, .. } => match name {
                 Some(name) => format!("[{name}]({uri})"),
                 None => uri.clone(),

@@ -114,7 +114,19 @@ impl Redactor {
                         }
                     }
                 }
-                ContentBlock::Image { .. } => {}
+                ContentBlock::Resource { uri, text, .. } => {
+                    for field in [uri, text] {
+                        if let Cow::Owned(masked) = self.text(field) {
+                            *field = masked;
+                        }
+                    }
+                }
+                ContentBlock::ResourceBlob { uri, .. } => {
+                    if let Cow::Owned(masked) = self.text(uri) {
+                        *uri = masked;
+                    }
+                }
+                ContentBlock::Image { .. } | ContentBlock::Audio { .. } => {}
             }
         }
         if let Some(value) = &mut output.structured {

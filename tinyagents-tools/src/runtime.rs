@@ -418,6 +418,12 @@ impl<C> ToolRuntime<C> {
         })
     }
 
+    /// The call's redactor, when the executor redacts (for handles that
+    /// send a tool's text out of the process).
+    pub(crate) fn redactor(&self) -> Option<&Arc<Redactor>> {
+        self.redactor.as_ref()
+    }
+
     /// A handle that emits custom events for this call.
     pub fn emitter(&self) -> EventEmitter {
         EventEmitter {

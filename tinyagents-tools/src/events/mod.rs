@@ -274,6 +274,9 @@ pub struct EventBus {
     slots: Vec<Slot>,
     /// The union of the subscribers' kinds.
     kinds: u16,
+    /// The union of the queued subscribers' kinds: an event of any other
+    /// kind is delivered in line only and never shared behind an `Arc`.
+    queued_kinds: u16,
     stats: Arc<BusStats>,
 }
 
@@ -305,6 +308,9 @@ impl EventBus {
             .filter(|kind| subscriber.accepts(*kind))
             .fold(0, |mask, kind| mask | kind.bit());
         self.kinds |= kinds;
+        if delivery == Delivery::Queued {
+            self.queued_kinds |= kinds;
+        }
         self.slots.push(Slot {
             subscriber,
             delivery,
@@ -344,6 +350,16 @@ impl EventBus {
             return;
         }
         let bit = event.kind.bit();
+        if self.queued_kinds & bit == 0 {
+            // In-line subscribers only: they borrow the event, nothing is
+            // allocated to share it.
+            for slot in &self.slots {
+                if slot.kinds & bit != 0 {
+                    deliver(&*slot.subscriber, &event, &self.stats);
+                }
+            }
+            return;
+        }
         let event = Arc::new(event);
         for slot in &self.slots {
             if slot.kinds & bit == 0 {

@@ -102,7 +102,8 @@ fn json_text(value: &Value) -> String {
 fn block_size(block: &ContentBlock) -> usize {
     match block {
         ContentBlock::Text { text } => text.len(),
-        ContentBlock::Image { data, .. } => data.len(),
+        ContentBlock::Image { data, .. } | ContentBlock::Audio { data, .. } => data.len(),
+        ContentBlock::ResourceBlob { blob, .. } => blob.len(),
         other => other.to_text().len(),
     }
 }

@@ -75,16 +75,21 @@ impl McpApprover {
         call: &ToolCallId,
         context: &RequestContext<RoleServer>,
         answers: Option<InputResponses>,
+        stateless: bool,
     ) {
-        // A stateless request on an older protocol carries no capabilities,
-        // so it is never asked (the server could not send it a request).
         let elicits = context
             .client_capabilities()
             .is_some_and(|c| c.elicitation.is_some());
         let rounds = context
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let asker = if !elicits {
+        let asker = if stateless && !rounds {
+            // The server could not send it a request.
+            Asker::Cannot(
+                "the MCP client cannot be sent an elicitation in stateless mode (the request was \
+                 served without a session)",
+            )
+        } else if !elicits {
             Asker::Cannot("the MCP client did not declare elicitation")
         } else if rounds {
             Asker::Rounds {

@@ -284,9 +284,14 @@ where
         }
         let max_body = config.max_request_body_bytes;
         let server = self.clone();
+        // Without legacy sessions every request is served on its own.
+        let stateless = !config.legacy_session_mode;
         McpHttpService {
             inner: StreamableHttpService::new(
-                move || Ok(server.session()),
+                move || match stateless {
+                    true => Ok(server.session().stateless()),
+                    false => Ok(server.session()),
+                },
                 Arc::new(LocalSessionManager::default()),
                 config,
             ),

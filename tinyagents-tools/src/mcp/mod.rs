@@ -39,6 +39,9 @@
 //!
 //! - A call that needs approval can be put to the client as an elicitation:
 //!   see [`McpApprover`].
+//! - A tool can send its client log messages and ask it for sampling or
+//!   elicitation through an injected [`McpPeer`]; `logging/setLevel` sets
+//!   the lowest level sent (the server declares `logging`).
 //!
 //! Each connection is an [`McpSession`] with its own [`RunContext`], made by
 //! the function given to [`McpServerBuilder::build`] (return clones of one
@@ -70,6 +73,7 @@ mod approve;
 #[cfg(feature = "mcp-http")]
 mod http;
 mod lines;
+mod peer;
 mod progress;
 mod screen;
 mod session;
@@ -92,6 +96,9 @@ use crate::runtime::RunContext;
 pub use approve::{APPROVAL_META_KEY, McpApprover};
 #[cfg(feature = "mcp-http")]
 pub use http::{LOOPBACK_ORIGINS, McpHttpResponse, McpHttpService, stateless_config};
+pub use peer::{
+    DEFAULT_PEER_TIMEOUT, ElicitAction, Elicitation, LogLevel, McpPeer, McpPeerError, Sampled,
+};
 use progress::ProgressRelay;
 pub use session::McpSession;
 
@@ -329,8 +336,12 @@ where
         let relay = Arc::new(ProgressRelay::default());
         let executor = self.executor.subscribe_arc(relay.clone()).build()?;
         let tools = list_tools(&executor)?;
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.info);
+        #[allow(deprecated)] // MCP logging, still in 2025-11-25
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        let mut info = ServerConfig::new(capabilities).with_server_info(self.info);
         info.instructions = self.instructions;
         Ok(McpServer {
             shared: Arc::new(Shared {

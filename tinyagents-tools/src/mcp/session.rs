@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 use rmcp::ErrorData;
 use rmcp::ServerHandler;
@@ -15,6 +15,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
 use super::Shared;
+use super::peer::{Link, threshold_of};
 use super::progress::Route;
 use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY};
 use crate::call::{RawArguments, ToolCall};
@@ -38,6 +39,11 @@ pub struct McpSession<S = (), C = ()> {
     run: RunContext<C>,
     number: u64,
     turns: AtomicU32,
+    /// The logging level the client set (see [`Link::threshold`]).
+    threshold: Arc<AtomicU8>,
+    /// Serves one request of a stateless HTTP server: the client cannot be
+    /// sent requests or notifications outside that request's answer.
+    stateless: bool,
 }
 
 impl<S, C> McpSession<S, C>
@@ -51,7 +57,16 @@ where
             run,
             number: SESSIONS.fetch_add(1, Ordering::Relaxed),
             turns: AtomicU32::new(0),
+            threshold: Arc::new(AtomicU8::new(0)),
+            stateless: false,
         }
+    }
+
+    /// The session of one request of a stateless HTTP server.
+    #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+    pub(crate) fn stateless(mut self) -> Self {
+        self.stateless = true;
+        self
     }
 
     /// The session's run: cancelling it cancels every call of the session.
@@ -60,7 +75,8 @@ where
     }
 
     /// Runs one call through the executor, relaying its progress to `route`
-    /// and cancelling it when the request is cancelled.
+    /// and cancelling it when the request is cancelled; its tools' `McpPeer`s
+    /// reach the client of `context`.
     async fn execute(
         &self,
         call: ToolCall,
@@ -69,7 +85,14 @@ where
     ) -> ToolResult {
         let run = self.run.child_scope();
         let turn = Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1);
-        let executing = self.shared.executor.execute(&run, &turn, call);
+        let link = Link {
+            peer: context.peer.clone(),
+            capabilities: context.client_capabilities(),
+            protocol: context.protocol_version(),
+            threshold: Arc::clone(&self.threshold),
+            stateless: self.stateless,
+        };
+        let executing = link.scope(self.shared.executor.execute(&run, &turn, call));
         tokio::pin!(executing);
         let mut cancelled = false;
         let result = loop {
@@ -130,6 +153,17 @@ where
         Ok(self.shared.tools.clone())
     }
 
+    #[allow(deprecated)] // MCP logging, still in 2025-11-25
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.threshold
+            .store(threshold_of(request.level), Ordering::Relaxed);
+        Ok(())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -153,7 +187,7 @@ where
         };
         let call = ToolCall::new(id.clone(), request.name.into_owned(), arguments);
         if let Some(approver) = &self.shared.approver {
-            approver.start(&id, &context, request.input_responses);
+            approver.start(&id, &context, request.input_responses, self.stateless);
         }
         let route = context
             .meta

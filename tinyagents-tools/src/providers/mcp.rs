@@ -1,8 +1,9 @@
 //! MCP (spec 2025-11-25): tool definitions for `tools/list`, `tools/call`
 //! params in, `CallToolResult` out.
 //!
-//! The input schema keeps its JSON Schema 2020-12 form (minus `$schema` and
-//! the root title); a tool without arguments is `{"type": "object",
+//! The input schema keeps its JSON Schema 2020-12 form, `$schema` included
+//! (MCP's default dialect since 2025-11-25, and clients may check it), minus
+//! the root title and `$id`; a tool without arguments is `{"type": "object",
 //! "additionalProperties": false}`. The output schema is sent when its root is
 //! an object, as MCP requires. Annotations come from the tool's safety
 //! metadata and are always stated, since MCP's defaults are the opposite of
@@ -27,7 +28,11 @@ pub const BOUNDS_META_KEY: &str = "dev.tinyagents/bounds";
 /// The MCP `Tool` object.
 pub(crate) fn declaration(spec: &ToolSpec, cx: &Cx) -> Result<Declaration, ExportError> {
     let mut input = spec.input_schema.as_value().clone();
+    let dialect = input.get("$schema").cloned();
     t::strip_root_meta(&mut input);
+    if let (Some(dialect), Value::Object(obj)) = (dialect, &mut input) {
+        obj.insert("$schema".into(), dialect);
+    }
     t::check_root(&input, cx)?;
     if let Value::Object(obj) = &mut input
         && obj
@@ -130,6 +135,19 @@ fn content_block(block: &ContentBlock) -> Value {
         ContentBlock::Image { data, mime_type } => {
             json!({"type": "image", "data": data, "mimeType": mime_type})
         }
+        ContentBlock::Audio { data, mime_type } => {
+            json!({"type": "audio", "data": data, "mimeType": mime_type})
+        }
+        ContentBlock::Resource {
+            uri,
+            mime_type,
+            text,
+        } => embedded(uri, mime_type.as_deref(), "text", text),
+        ContentBlock::ResourceBlob {
+            uri,
+            mime_type,
+            blob,
+        } => embedded(uri, mime_type.as_deref(), "blob", blob),
         ContentBlock::ResourceLink {
             uri,
             name,
@@ -150,6 +168,16 @@ fn content_block(block: &ContentBlock) -> Value {
             link
         }
     }
+}
+
+/// An embedded resource block: `{"type": "resource", "resource": {"uri",
+/// "mimeType"?, key: contents}}`.
+fn embedded(uri: &str, mime_type: Option<&str>, key: &str, contents: &str) -> Value {
+    let mut resource = json!({"uri": uri, key: contents});
+    if let Some(m) = mime_type {
+        resource["mimeType"] = json!(m);
+    }
+    json!({"type": "resource", "resource": resource})
 }
 
 /// The `CallToolResult`: `{"content": [..], "structuredContent"?, "isError"}`.

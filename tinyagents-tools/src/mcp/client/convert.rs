@@ -138,17 +138,27 @@ pub(super) fn spec_from(
     builder.build()
 }
 
-/// A remote content block as a local one. Audio, and a resource with binary
-/// contents, become a short text naming what was left out.
+/// A remote content block as a local one; a block of a type this crate
+/// does not know becomes a short text saying so.
 pub(super) fn content_block(block: &rmcp::model::ContentBlock) -> ContentBlock {
     let value = serde_json::to_value(block).unwrap_or(Value::Null);
     let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let media = |fallback: &str| {
+        (
+            field(&value, "data").unwrap_or_default(),
+            field(&value, "mimeType").unwrap_or_else(|| fallback.to_owned()),
+        )
+    };
     match value.get("type").and_then(Value::as_str) {
         Some("text") => ContentBlock::text(field(&value, "text").unwrap_or_default()),
-        Some("image") => ContentBlock::Image {
-            data: field(&value, "data").unwrap_or_default(),
-            mime_type: field(&value, "mimeType").unwrap_or_else(|| "image/png".to_owned()),
-        },
+        Some("image") => {
+            let (data, mime_type) = media("image/png");
+            ContentBlock::Image { data, mime_type }
+        }
+        Some("audio") => {
+            let (data, mime_type) = media("application/octet-stream");
+            ContentBlock::Audio { data, mime_type }
+        }
         Some("resource_link") => ContentBlock::ResourceLink {
             uri: field(&value, "uri").unwrap_or_default(),
             name: field(&value, "name"),
@@ -157,20 +167,21 @@ pub(super) fn content_block(block: &rmcp::model::ContentBlock) -> ContentBlock {
         },
         Some("resource") => {
             let resource = value.get("resource").cloned().unwrap_or(Value::Null);
-            match field(&resource, "text") {
-                Some(text) => ContentBlock::text(text),
-                None => ContentBlock::ResourceLink {
-                    uri: field(&resource, "uri").unwrap_or_default(),
-                    name: None,
-                    mime_type: field(&resource, "mimeType"),
-                    description: None,
+            let uri = field(&resource, "uri").unwrap_or_default();
+            let mime_type = field(&resource, "mimeType");
+            match (field(&resource, "text"), field(&resource, "blob")) {
+                (Some(text), _) => ContentBlock::Resource {
+                    uri,
+                    mime_type,
+                    text,
+                },
+                (None, blob) => ContentBlock::ResourceBlob {
+                    uri,
+                    mime_type,
+                    blob: blob.unwrap_or_default(),
                 },
             }
         }
-        Some("audio") => ContentBlock::text(format!(
-            "[audio: {}]",
-            field(&value, "mimeType").unwrap_or_else(|| "unknown type".to_owned())
-        )),
         _ => ContentBlock::text("[content of an unknown type]"),
     }
 }
