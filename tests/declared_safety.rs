@@ -9,7 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::policy::*;
+use tinyagents_tools::safety::{FilesystemAccess, RedactionPolicy, SafetyItem};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::{Recorder, call, kind, spec};
 

@@ -7,6 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::executor::CallLimits;
+use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

@@ -9,6 +9,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tinyagents_tools::middleware::AfterToolCtx;
+use tinyagents_tools::retry::Jitter;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 
@@ -57,26 +59,71 @@ impl Tool for Immediate {
         Err(ToolError::fatal("call_now should have answered"))
     }
 
+    fn never_waits(&self) -> bool {
+        true
+    }
+
     fn call_now(
         &self,
         _: &(),
         runtime: &ToolRuntime,
         args: Value,
-    ) -> Result<Result<ToolOutput, ToolError>, Value> {
+    ) -> Result<ToolOutput, ToolError> {
         let seen = self.now_calls.fetch_add(1, Ordering::SeqCst);
         if args["panic"] == json!(true) {
             panic!("the immediate tool panicked");
         }
         if seen < self.fail_first {
-            return Ok(Err(ToolError::retry("not yet")));
+            return Err(ToolError::retry("not yet"));
         }
         let n = args["n"].as_i64().unwrap_or_default();
-        Ok(Ok(ToolOutput::structured(json!({
+        Ok(ToolOutput::structured(json!({
             "double": n * 2,
             "call": runtime.call_id().as_str(),
             "attempt": runtime.attempt(),
-        }))))
+        })))
     }
+}
+
+/// Says it never waits but leaves `call_now` to the default.
+struct ClaimsToNeverWait(ToolSpec);
+
+#[async_trait]
+impl Tool for ClaimsToNeverWait {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("through call"))
+    }
+
+    fn never_waits(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_claims_to_never_wait_without_call_now_fails_its_call_as_fatal() {
+    let spec = spec(
+        "claims",
+        json!({"type": "object", "additionalProperties": false}),
+    )
+    .build()
+    .unwrap();
+    let exec = executor(vec![Arc::new(ClaimsToNeverWait(spec))])
+        .build()
+        .unwrap();
+    let r = execute_once(&exec, call("c1", "claims", json!({}))).await;
+    assert!(r.is_error);
+    let error = r.error.as_ref().expect("an error");
+    assert_eq!(error.class(), ErrorClass::Fatal);
+    assert!(
+        error.message().contains("tool `claims` waits"),
+        "{}",
+        error.message()
+    );
+    assert_eq!(r.tool_call_id.as_str(), "c1");
 }
 
 #[tokio::test]
@@ -216,8 +263,9 @@ fn runtime(id: &str) -> ToolRuntime {
 #[tokio::test]
 async fn tool_implements_call_now_only_for_a_body_that_cannot_wait() {
     let args = json!({"n": 4});
+    assert!(Tool::<(), ()>::never_waits(&DoubleTool));
     let now = Tool::<(), ()>::call_now(&DoubleTool, &(), &runtime("c7"), args.clone());
-    let output = now.expect("answered at once").expect("doubled");
+    let output = now.expect("doubled");
     assert_eq!(
         output.structured,
         Some(json!({"double": 8, "label": "c7:4"}))
@@ -228,21 +276,16 @@ async fn tool_implements_call_now_only_for_a_body_that_cannot_wait() {
         .unwrap();
     assert_eq!(called.structured, output.structured);
     // A decoding failure is the same error either way.
-    let bad = Tool::<(), ()>::call_now(&DoubleTool, &(), &runtime("c7"), json!({"n": "x"}))
-        .expect("answered at once")
-        .unwrap_err();
+    let bad =
+        Tool::<(), ()>::call_now(&DoubleTool, &(), &runtime("c7"), json!({"n": "x"})).unwrap_err();
     assert_eq!(bad.kind().as_str(), "invalid_arguments");
 
-    for handed_back in [
-        Tool::<(), ()>::call_now(&DoubleLaterTool, &(), &runtime("c8"), args.clone()),
-        Tool::<(), ()>::call_now(&DoubleThroughAMacroTool, &(), &runtime("c9"), args.clone()),
-    ] {
-        assert_eq!(
-            handed_back.unwrap_err(),
-            args,
-            "the arguments come back untouched"
-        );
-    }
+    assert!(!Tool::<(), ()>::never_waits(&DoubleLaterTool));
+    assert!(!Tool::<(), ()>::never_waits(&DoubleThroughAMacroTool));
+    // A tool that waits does not run through `call_now`.
+    let refused =
+        Tool::<(), ()>::call_now(&DoubleLaterTool, &(), &runtime("c8"), args.clone()).unwrap_err();
+    assert_eq!(refused.class(), ErrorClass::Fatal);
 }
 
 #[tokio::test]

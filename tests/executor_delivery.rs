@@ -10,6 +10,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tinyagents_tools::events::{Delivery, EventBus, EventKind, EventSubscriber, ToolEvent};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

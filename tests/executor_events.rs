@@ -6,6 +6,8 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use serde_json::json;
+use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
+use tinyagents_tools::hash::canonical_hash;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

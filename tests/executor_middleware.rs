@@ -4,6 +4,9 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
+use tinyagents_tools::error::ErrorKind;
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

@@ -2,6 +2,9 @@
 
 use std::sync::Arc;
 
+use tinyagents_tools::artifacts::{
+    ArtifactError, ArtifactStore, FsArtifactStore, InMemoryArtifactStore, artifact_key,
+};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

@@ -5,6 +5,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::json;
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::retry::Jitter;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

@@ -23,13 +23,13 @@ fn nested(depth: usize) -> Value {
 
 /// Drops a value of any depth without recursion.
 fn dispose(value: Value) {
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Array(items) => stack.extend(items),
-            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
-            _ => {}
-        }
+    let mut pending = vec![value];
+    while let Some(v) = pending.pop() {
+        pending.extend(match v {
+            Value::Array(items) => items,
+            Value::Object(map) => map.into_values().collect(),
+            _ => Vec::new(),
+        });
     }
 }
 
@@ -99,7 +99,7 @@ fn parse(which: &str, payload: &Value) -> Result<usize, CallParseError> {
     };
     let n = calls.len();
     for call in calls {
-        if let tinyagents_tools::RawArguments::Json(v) = call.arguments {
+        if let tinyagents_tools::call::RawArguments::Json(v) = call.arguments {
             dispose(v);
         }
     }

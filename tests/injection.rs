@@ -4,6 +4,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use tinyagents_tools::error::ErrorKind;
+use tinyagents_tools::events::{Delivery, EventBus, EventKind, EventSubscriber, ToolEvent};
+use tinyagents_tools::inject::{FromState, InjectError};
+use tinyagents_tools::spec::InjectedKind;
 use tinyagents_tools::*;
 
 struct DocIndex {

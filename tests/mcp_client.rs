@@ -15,11 +15,12 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
+use tinyagents_tools::events::EventKind;
 use tinyagents_tools::mcp::client::{ImportOptions, ImportReport, McpClient};
+use tinyagents_tools::safety::{Effect, Idempotency, Reach};
 use tinyagents_tools::testkit::EventRecorder;
 use tinyagents_tools::{
-    Effect, ErrorClass, EventKind, Idempotency, Reach, RetryPolicy, RunContext, ToolCall,
-    ToolExecutor, ToolRegistry, Turn,
+    ErrorClass, RetryPolicy, RunContext, ToolCall, ToolExecutor, ToolRegistry, Turn,
 };
 use tokio::sync::mpsc;
 

@@ -4,7 +4,8 @@
 use serde_json::json;
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::mcp::client::{ImportOptions, McpClient};
-use tinyagents_tools::{ErrorClass, RunContext, SafetyItem, ToolExecutor, Turn};
+use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::{ErrorClass, RunContext, ToolExecutor, Turn};
 
 use crate::mcp_client::{HANG, call, imported};
 

@@ -322,7 +322,9 @@ async fn a_repeated_key_in_mcp_arguments_is_refused_as_on_every_other_path() {
             tinyagents_tools::ToolCall::new(
                 "c1",
                 "calculate",
-                tinyagents_tools::RawArguments::Text(r#"{"a":1,"op":"add","b":2,"b":40}"#.into()),
+                tinyagents_tools::call::RawArguments::Text(
+                    r#"{"a":1,"op":"add","b":2,"b":40}"#.into(),
+                ),
             ),
         )
         .await;

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
 use tinyagents_tools::mcp::{McpApprover, McpServer, stateless_config};
 use tinyagents_tools::policy::{ConfirmationPolicy, approval_fingerprint};
-use tinyagents_tools::{CancellationToken, SafetyItem, ToolExecutor};
+use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::{CancellationToken, ToolExecutor};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -12,10 +12,13 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceError, ServiceExt};
 use serde_json::{Value, json};
+use tinyagents_tools::ToolSafety;
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::executor::{CallLimits, ToolExecutorBuilder};
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{ExportTarget, export_declarations};
-use tinyagents_tools::{CallLimits, EventKind, SafetyItem, ToolExecutorBuilder, ToolSafety};
+use tinyagents_tools::safety::SafetyItem;
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tinyagents_tools_tests::{Recorder, Sleeper, spec};
 use tokio::sync::mpsc;

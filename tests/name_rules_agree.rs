@@ -6,7 +6,7 @@
 #[path = "../tinyagents-tools-macros/src/names.rs"]
 mod macro_names;
 
-use tinyagents_tools::{MAX_NAME_LEN, ToolName};
+use tinyagents_tools::ids::{MAX_NAME_LEN, ToolName};
 
 #[test]
 fn the_macro_and_the_registry_judge_every_name_alike() {

@@ -5,10 +5,11 @@
 use std::error::Error as _;
 
 use serde_json::json;
+use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{ExportTarget, export_tool, mcp};
 use tinyagents_tools::testkit::ToolHarness;
-use tinyagents_tools::{ErrorClass, ErrorKind, Rendered, ToolSchema, async_trait};
+use tinyagents_tools::{ErrorClass, Rendered, ToolSchema, async_trait};
 
 /// A temperature reading.
 #[derive(Serialize, JsonSchema)]

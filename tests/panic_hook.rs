@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tinyagents_tools::events::EventKind;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::{Recorder, call, kind, spec};
 

@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::executor::CallLimits;
 use tinyagents_tools::policy::*;
+use tinyagents_tools::safety::{Determinism, Effect, FilesystemAccess, Reach, RedactionPolicy};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::{Recorder, call, execute_once, kind};
 

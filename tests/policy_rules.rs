@@ -1,7 +1,9 @@
 //! Policy rules on their own: access lists, modes and per-turn selection.
 
 use serde_json::Value;
+use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::policy::{AccessPolicy, PolicyError, ToolSelector};
+use tinyagents_tools::safety::{Effect, Reach};
 use tinyagents_tools::*;
 
 struct T(ToolSpec);

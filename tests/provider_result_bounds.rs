@@ -6,10 +6,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tinyagents_tools::artifacts::InMemoryArtifactStore;
+use tinyagents_tools::executor::ExecutorConfig;
 use tinyagents_tools::providers::{MAX_STRUCTURED_BYTES, anthropic, gemini, mcp, openai};
 use tinyagents_tools::{
-    ExecutorConfig, InMemoryArtifactStore, RunContext, ToolCall, ToolCallId, ToolExecutor,
-    ToolRegistry, ToolResult, Turn,
+    RunContext, ToolCall, ToolCallId, ToolExecutor, ToolRegistry, ToolResult, Turn,
 };
 
 use tinyagents_tools::mcp::McpServer;

@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::providers::{CallParseError, anthropic, gemini, mcp, openai};
-use tinyagents_tools::{ContentBlock, RawArguments, ToolCall, ToolCallId, ToolError, ToolResult};
+use tinyagents_tools::{ContentBlock, ToolCall, ToolCallId, ToolError, ToolResult};
 
 fn text_result(id: &str, name: &str, text: &str) -> ToolResult {
     ToolResult {

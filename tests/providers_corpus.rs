@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tinyagents_tools::{Effect, Idempotency, Reach, ToolSafety, ToolSchema, ToolSpec};
+use tinyagents_tools::safety::{Effect, Idempotency, Reach};
+use tinyagents_tools::{ToolSafety, ToolSchema, ToolSpec};
 
 /// A point on Earth.
 #[derive(Deserialize, JsonSchema)]
@@ -151,7 +152,7 @@ pub struct SearchHits {
     pub titles: Vec<String>,
 }
 
-fn spec(builder: tinyagents_tools::ToolSpecBuilder) -> ToolSpec {
+fn spec(builder: tinyagents_tools::spec::ToolSpecBuilder) -> ToolSpec {
     builder.build().expect("corpus specs are valid")
 }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
+use tinyagents_tools::events::EventKind;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::providers::{anthropic, gemini, mcp, openai};
 use tinyagents_tools::*;
@@ -24,27 +25,12 @@ impl AsRef<str> for Key {
     }
 }
 
-fn b64(bytes: &[u8], url: bool) -> String {
-    let alphabet: &[u8] = if url {
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-    } else {
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-    };
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
+/// [`SECRET`] in base64, in URL-safe base64 without padding, and in an HTTP
+/// Basic credential (`admin:` before it), as Python's `base64` module
+/// encodes them.
+const SECRET_BASE64: &str = "cGEic3Ncd8O2cmQtOWY4ZTdkNmM1Yg==";
+const SECRET_BASE64_URL: &str = "cGEic3Ncd8O2cmQtOWY4ZTdkNmM1Yg";
+const BASIC_AUTH: &str = "YWRtaW46cGEic3Ncd8O2cmQtOWY4ZTdkNmM1Yg==";
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -64,17 +50,9 @@ fn leaks() -> Vec<(&'static str, String)> {
             "json_twice",
             serde_json::to_string(&json_escaped).unwrap()[1..].to_owned(),
         ),
-        ("base64", b64(SECRET.as_bytes(), false)),
-        (
-            "base64_url_unpadded",
-            b64(SECRET.as_bytes(), true)
-                .trim_end_matches('=')
-                .to_owned(),
-        ),
-        (
-            "basic_auth",
-            b64(format!("admin:{SECRET}").as_bytes(), false),
-        ),
+        ("base64", SECRET_BASE64.to_owned()),
+        ("base64_url_unpadded", SECRET_BASE64_URL.to_owned()),
+        ("basic_auth", BASIC_AUTH.to_owned()),
         ("hex", hex(SECRET.as_bytes())),
         ("hex_upper", hex(SECRET.as_bytes()).to_uppercase()),
     ]

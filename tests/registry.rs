@@ -3,6 +3,10 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tinyagents_tools::ids::ToolName;
+use tinyagents_tools::registry::{SchemaError, compile_schema};
+use tinyagents_tools::safety::{Determinism, Effect, Idempotency, Reach};
+use tinyagents_tools::spec::{InjectedKind, SpecError};
 use tinyagents_tools::*;
 
 /// A hand-written tool with a configurable spec.
@@ -136,6 +140,45 @@ fn a_schema_that_does_not_compile_is_refused() {
         .register(Fixed(spec_with_schema("t", schema)))
         .unwrap_err();
     assert_eq!(err.rule(), "invalid_schema");
+    let RegistryError::InvalidSchema { tool, problem } = &err else {
+        panic!("not an invalid schema: {err:?}");
+    };
+    assert_eq!(tool, "t");
+    assert!(
+        matches!(problem, SchemaError::Invalid { pointer, .. } if pointer == "/properties/q/type"),
+        "{problem:?}"
+    );
+    let source = std::error::Error::source(&err).expect("the compiler's finding is the source");
+    assert_eq!(source.to_string(), problem.to_string());
+    assert!(
+        err.to_string().starts_with(
+            "tool `t`: the input schema is not valid JSON Schema at `/properties/q/type`"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn compile_schema_names_where_a_schema_breaks_json_schema() {
+    let err = compile_schema(&json!({"type": "object", "required": 7})).unwrap_err();
+    let SchemaError::Invalid { pointer, message } = &err else {
+        panic!("not an invalid schema: {err:?}");
+    };
+    assert_eq!(pointer, "/required");
+    assert!(message.contains('7'), "{message}");
+    assert!(compile_schema(&json!({"type": "object"})).is_ok());
+}
+
+#[test]
+fn compile_schema_refuses_a_reference_it_cannot_resolve_without_fetching_it() {
+    for reference in ["https://example.invalid/remote.json", "#/$defs/missing"] {
+        let err = compile_schema(&json!({"type": "object", "$ref": reference})).unwrap_err();
+        assert!(
+            matches!(err, SchemaError::Reference { .. }),
+            "{reference}: {err:?}"
+        );
+        assert!(err.to_string().contains("unresolvable reference"), "{err}");
+    }
 }
 
 #[test]
@@ -201,8 +244,8 @@ fn iteration_follows_registration_order() {
         registry.names().collect::<Vec<_>>(),
         ["zeta", "alpha", "mid"]
     );
-    let indexes: Vec<usize> = registry.iter().map(|t| t.index()).collect();
-    assert_eq!(indexes, [0, 1, 2]);
+    let specs: Vec<&str> = registry.iter().map(|t| t.spec().name.as_str()).collect();
+    assert_eq!(specs, ["zeta", "alpha", "mid"]);
 }
 
 #[test]
@@ -211,7 +254,8 @@ fn the_compiled_validator_refuses_unknown_keys_and_accepts_good_arguments() {
     registry
         .register(Fixed(spec_with_schema("lookup", object_schema())))
         .unwrap();
-    let validator = registry.get("lookup").unwrap().validator();
+    let schema = &registry.get("lookup").unwrap().spec().input_schema;
+    let validator = compile_schema(schema.as_value()).unwrap();
     assert!(validator.is_valid(&json!({"q": "rust"})));
     assert!(!validator.is_valid(&json!({"q": "rust", "api_key": "forged"})));
     assert!(!validator.is_valid(&json!({"q": 3})));

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
+use tinyagents_tools::spec::ToolSpecBuilder;
 use tinyagents_tools::*;
 use tinyagents_tools_examples::SearchDocsTool;
 use tinyagents_tools_tests::*;

@@ -7,11 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
+use tinyagents_tools::call::RawArguments;
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::executor::ExecutorConfig;
+use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::{
-    BeforeOutcome, BeforeToolCtx, ErrorClass, EventKind, ExecutorConfig, Middleware, RawArguments,
-    ToolExecutor, ToolResult, Turn, tool,
-};
+use tinyagents_tools::{ErrorClass, Middleware, ToolExecutor, ToolResult, Turn, tool};
 use tinyagents_tools_tests::*;
 
 static COUNT_RUNS: AtomicUsize = AtomicUsize::new(0);

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

@@ -14,6 +14,10 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value};
+use tinyagents_tools::call::RawArguments;
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::registry::compile_schema;
+use tinyagents_tools::safety::SafetyItem;
 use tinyagents_tools::*;
 use tinyagents_tools_examples::{
     CalculateTool, DocIndex, NoteBook, ReadFileTool, SearchDocsTool, WriteNoteTool,
@@ -231,10 +235,15 @@ fn arbitrary_calls_never_panic_never_run_a_body_on_invalid_arguments_and_answer_
                 }
             }
             for (tool, before) in tools.iter().zip(seen_before) {
-                let validator = registry.get(tool.spec().name.as_str()).unwrap();
+                let schema = &registry
+                    .get(tool.spec().name.as_str())
+                    .unwrap()
+                    .spec()
+                    .input_schema;
+                let validator = compile_schema(schema.as_value()).unwrap();
                 for args in &tool.seen()[before..] {
                     prop_assert!(
-                        validator.validator().is_valid(args),
+                        validator.is_valid(args),
                         "{} ran with {}",
                         tool.spec().name.as_str(),
                         args

@@ -7,6 +7,9 @@ use std::io;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use tinyagents_tools::artifacts::{ArtifactStore, InMemoryArtifactStore};
+use tinyagents_tools::events::{EventKind, EventSubscriber, ToolEvent};
+use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 use tracing_subscriber::fmt::format::FmtSpan;

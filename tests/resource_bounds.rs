@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tinyagents_tools::*;
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::spec::SpecError;
 use tinyagents_tools_tests::*;
 
 #[test]

@@ -11,12 +11,15 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::schema::walk_schemas;
-use tinyagents_tools::{
-    Determinism, Effect, ErrorClass, ErrorKind, FilesystemAccess, Idempotency, InjectedKind, Reach,
-    RedactionPolicy, RetryPolicy, ToolSafety, ToolSchema, compile_schema,
+use tinyagents_tools::registry::compile_schema;
+use tinyagents_tools::safety::{
+    Determinism, Effect, FilesystemAccess, Idempotency, Reach, RedactionPolicy,
 };
+use tinyagents_tools::schema::walk_schemas;
+use tinyagents_tools::spec::InjectedKind;
+use tinyagents_tools::{ErrorClass, RetryPolicy, ToolSafety, ToolSchema};
 
 // ---- the corpus -------------------------------------------------------------
 

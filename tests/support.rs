@@ -7,6 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tinyagents_tools::artifacts::{ArtifactError, ArtifactStore};
+use tinyagents_tools::call::RawArguments;
+use tinyagents_tools::executor::ToolExecutorBuilder;
+use tinyagents_tools::output::ArtifactRef;
+use tinyagents_tools::retry::Jitter;
+use tinyagents_tools::spec::{InjectedKind, ToolSpecBuilder};
 use tinyagents_tools::*;
 
 pub mod isolated_bodies;

@@ -5,9 +5,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use serde_json::json;
+use tinyagents_tools::RegistryError;
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::inject::InjectError;
 use tinyagents_tools::prelude::*;
+use tinyagents_tools::safety::SafetyItem;
 use tinyagents_tools::testkit::{EventRecorder, HarnessError, ToolHarness};
-use tinyagents_tools::{EventKind, InjectError, RegistryError, SafetyItem};
 use tinyagents_tools_examples::{
     CalculateTool, DocIndex, NoteBook, ReadFileTool, SearchArgs, SearchDocsTool, WriteNoteTool,
     search_docs,

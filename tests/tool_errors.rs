@@ -5,9 +5,10 @@
 use std::fmt;
 
 use serde_json::json;
+use tinyagents_tools::ErrorClass;
+use tinyagents_tools::error::{ClassifyError, MAX_ERROR_TEXT};
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::ToolHarness;
-use tinyagents_tools::{ClassifyError, ErrorClass, MAX_ERROR_TEXT};
 
 type Outcome<T> = Result<T, String>;
 

@@ -2,9 +2,10 @@
 //! collisions named by both origins.
 
 use serde_json::json;
+use tinyagents_tools::events::EventKind;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::EventRecorder;
-use tinyagents_tools::{EventKind, RegistryError, Toolset};
+use tinyagents_tools::{RegistryError, Toolset};
 
 use tinyagents_tools_examples::services::{github, jira};
 

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use tinyagents_tools::error::ErrorKind;
+use tinyagents_tools::spec::ToolSpecBuilder;
 use tinyagents_tools::wasm::{DEFAULT_FUEL, DEFAULT_MAX_MEMORY, WasmError, WasmTool};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;

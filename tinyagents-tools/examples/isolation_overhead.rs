@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tinyagents_tools::builtins::EchoTool;
 use tinyagents_tools::isolated::{IsolatedTool, WorkerPool, WorkerRegistry, serve_if_worker};
+use tinyagents_tools::spec::{ResourceBounds, ToolSpecBuilder};
 use tinyagents_tools::wasm::WasmTool;
 use tinyagents_tools::*;
 

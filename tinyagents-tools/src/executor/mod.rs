@@ -16,7 +16,7 @@
 //!    retried per its [`RetryPolicy`](crate::RetryPolicy) only when it is
 //!    idempotent; a panic becomes a `panicked` error; 7. `after_tool`
 //!    middleware; 8. and 9. the output becomes bounded model-facing content,
-//!    large outputs going to the [`ArtifactStore`](crate::ArtifactStore);
+//!    large outputs going to the artifact store ([`crate::artifacts::ArtifactStore`]);
 //!    10. `tool.completed` or `tool.failed`.
 //!
 //! Every call id gets exactly one [`ToolResult`], whatever happens (a
@@ -69,7 +69,7 @@ use crate::runtime::RunContext;
 use crate::limits;
 use crate::safety::SafetyItem;
 
-pub use crate::hash::{canonical_hash, canonical_json, sha256_hex};
+pub(crate) use crate::hash::canonical_hash;
 pub use crate::limits::{CallCounter, CallLimits, RunCallCounts};
 pub use crate::turn::Turn;
 pub use config::{ExecutorBuildError, ExecutorConfig};

@@ -151,8 +151,8 @@ where
     }
 
     /// The call run at once, when the tool never waits
-    /// ([`Tool::call_now`](crate::Tool::call_now)); otherwise the arguments
-    /// back. A panic in the tool is the call's `panicked` error.
+    /// ([`Tool::never_waits`](crate::Tool::never_waits)); otherwise the
+    /// arguments back. A panic in the tool is the call's `panicked` error.
     pub(super) fn call_now(
         &self,
         registered: &RegisteredTool<S, C>,
@@ -160,10 +160,13 @@ where
         arguments: Value,
     ) -> Result<Result<ToolOutput, ToolError>, Value> {
         let tool = registered.tool();
-        std::panic::catch_unwind(AssertUnwindSafe(|| {
+        if !tool.never_waits() {
+            return Err(arguments);
+        }
+        Ok(std::panic::catch_unwind(AssertUnwindSafe(|| {
             panics::quietly(|| tool.call_now(&self.state, runtime, arguments))
         }))
-        .unwrap_or_else(|payload| Ok(Err(panics::panicked(&*payload))))
+        .unwrap_or_else(|payload| Err(panics::panicked(&*payload))))
     }
 
     /// The tool's timeout, or the executor's default.
