@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Echo, call};
+use tinyagents_tools_tests::{call, echo};
 use tracing_subscriber::fmt::format::FmtSpan;
 
 #[derive(Clone, Default)]
@@ -36,7 +36,7 @@ async fn every_call_gets_an_execute_tool_span_with_its_tool_and_id() {
     let _guard = tracing::subscriber::set_default(subscriber);
 
     let mut registry = ToolRegistry::new();
-    registry.register_arc(Echo::new()).unwrap();
+    registry.register_arc(echo()).unwrap();
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let run = RunContext::empty();
     let ok = executor
