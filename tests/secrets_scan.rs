@@ -101,21 +101,13 @@ impl Tool for Leaky {
 }
 
 /// Denies every call with a reason that quotes the secret.
-struct LeakyPolicy;
-
-#[async_trait]
-impl Middleware for LeakyPolicy {
-    fn name(&self) -> &str {
-        "leaky_policy"
+fn leaky_policy(ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
+    if ctx.arguments()["mode"] == "deny" {
+        let key = ctx.run().secrets().get::<ApiKey>().unwrap();
+        let reason = format!("not with key {}", key.expose().0);
+        return Ok(BeforeOutcome::deny("leaky_policy", reason));
     }
-    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
-        if ctx.arguments()["mode"] == "deny" {
-            let key = ctx.run().secrets().get::<ApiKey>().unwrap();
-            let reason = format!("not with key {}", key.expose().0);
-            return Ok(BeforeOutcome::deny("leaky_policy", reason));
-        }
-        Ok(BeforeOutcome::Continue)
-    }
+    Ok(BeforeOutcome::Continue)
 }
 
 /// A queued subscriber that keeps every event it is handed.
@@ -160,7 +152,7 @@ async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() 
     let queued = Arc::new(QueuedLog::default());
     let store = Arc::new(InMemoryArtifactStore::new());
     let exec = executor(vec![Leaky::new(), echo()])
-        .middleware(LeakyPolicy)
+        .middleware(BeforeTool::new("leaky_policy", leaky_policy))
         .subscribe_arc(recorder.clone())
         .subscribe_arc(queued.clone())
         .artifact_store_arc(store.clone())

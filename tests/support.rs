@@ -17,7 +17,7 @@ use tinyagents_tools::retry::Jitter;
 use tinyagents_tools::spec::{InjectedKind, ToolSpecBuilder};
 use tinyagents_tools::*;
 
-pub use tinyagents_tools::testkit::{EventRecorder as Recorder, FakeTool, Spy};
+pub use tinyagents_tools::testkit::{BeforeTool, EventRecorder as Recorder, FakeTool, Spy};
 
 pub mod isolated_bodies;
 
@@ -329,4 +329,17 @@ impl ArtifactStore for BrokenStore {
     async fn get(&self, _: &str) -> Result<Option<Vec<u8>>, ArtifactError> {
         Ok(None)
     }
+}
+
+/// Runs one call through `exec` in `run`, in turn 1.
+pub async fn execute_in<S, C>(
+    exec: &ToolExecutor<S, C>,
+    run: &RunContext<C>,
+    call: ToolCall,
+) -> ToolResult
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    exec.execute(run, &Turn::new(1), call).await
 }

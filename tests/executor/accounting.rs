@@ -15,31 +15,23 @@ use tinyagents_tools_tests::*;
 
 /// Decides by call id: `deny-*` is denied, `fail-*` gets an error from the
 /// policy, `answer-*` is answered in the tool's place, the rest go on.
-struct Gatekeeper;
-
-#[async_trait]
-impl Middleware for Gatekeeper {
-    fn name(&self) -> &str {
-        "gatekeeper"
-    }
-    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
-        let id = ctx.call_id().as_str();
-        if id.starts_with("deny") {
-            Ok(BeforeOutcome::deny("confirmation", "the user said no"))
-        } else if id.starts_with("fail") {
-            Err(ToolError::repair("the path leaves the workspace"))
-        } else if id.starts_with("answer") {
-            Ok(BeforeOutcome::Respond(ToolOutput::text("from the cache")))
-        } else {
-            Ok(BeforeOutcome::Continue)
-        }
+fn gatekeeper(ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
+    let id = ctx.call_id().as_str();
+    if id.starts_with("deny") {
+        Ok(BeforeOutcome::deny("confirmation", "the user said no"))
+    } else if id.starts_with("fail") {
+        Err(ToolError::repair("the path leaves the workspace"))
+    } else if id.starts_with("answer") {
+        Ok(BeforeOutcome::Respond(ToolOutput::text("from the cache")))
+    } else {
+        Ok(BeforeOutcome::Continue)
     }
 }
 
 fn limited(limits: CallLimits) -> (Arc<FakeTool>, ToolExecutor) {
     let email = send_email();
     let exec = executor(vec![email.clone(), echo()])
-        .middleware(Gatekeeper)
+        .middleware(BeforeTool::new("gatekeeper", gatekeeper))
         .configure(|c| c.limits = limits)
         .build()
         .unwrap();

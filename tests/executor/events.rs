@@ -28,9 +28,7 @@ async fn a_successful_call_emits_started_then_completed_with_hashes_and_ids() {
         .thread_id("thread-1")
         .build();
     let args = json!({"text": "hello", "limit": 3});
-    let r = exec
-        .execute(&run, &Turn::new(1), call("c1", "echo", args.to_string()))
-        .await;
+    let r = execute_in(&exec, &run, call("c1", "echo", args.to_string())).await;
     assert_eq!(
         recorder.steps(),
         [("tool.started", 1), ("tool.completed", 1)]

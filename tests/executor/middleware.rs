@@ -218,17 +218,8 @@ async fn after_tool_may_replace_the_result() {
 
 #[tokio::test]
 async fn a_panicking_middleware_still_answers_the_call() {
-    struct Boom;
-    #[async_trait]
-    impl Middleware for Boom {
-        fn name(&self) -> &str {
-            "boom"
-        }
-        async fn before_tool(&self, _: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
-            panic!("middleware bug");
-        }
-    }
-    let exec = executor(vec![echo()]).middleware(Boom).build().unwrap();
+    let boom = BeforeTool::new("boom", |_| panic!("middleware bug"));
+    let exec = executor(vec![echo()]).middleware(boom).build().unwrap();
     let r = execute_once(&exec, call("c9", "echo", r#"{"text":"x"}"#)).await;
     assert_eq!(r.tool_call_id.as_str(), "c9");
     assert_eq!(kind(&r), "panicked");

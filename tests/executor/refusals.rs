@@ -289,9 +289,7 @@ async fn calls_of_a_cancelled_run_come_back_cancelled_without_running() {
         .unwrap();
     let run = run();
     run.cancel();
-    let r = exec
-        .execute(&run, &Turn::new(1), call("c1", "echo", r#"{"text":"hi"}"#))
-        .await;
+    let r = execute_in(&exec, &run, call("c1", "echo", r#"{"text":"hi"}"#)).await;
     assert_eq!(kind(&r), "cancelled");
     assert_eq!(echo.runs(), 0);
 }

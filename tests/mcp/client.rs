@@ -22,6 +22,7 @@ use tinyagents_tools::testkit::EventRecorder;
 use tinyagents_tools::{
     ErrorClass, RetryPolicy, RunContext, ToolCall, ToolExecutor, ToolRegistry, Turn,
 };
+use tinyagents_tools_tests::execute_in;
 use tokio::sync::mpsc;
 
 /// Generous: only a hang (a broken rule) comes near it.
@@ -350,9 +351,7 @@ async fn an_is_error_result_is_a_repair_error_with_the_remote_text_bounded_and_r
     let (registry, _) = imported(&fx.client, &ImportOptions::new()).await;
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let run = RunContext::builder(()).secret("sk-SECRET-123").build();
-    let result = executor
-        .execute(&run, &Turn::new(1), call("c1", "fail", json!({})))
-        .await;
+    let result = execute_in(&executor, &run, call("c1", "fail", json!({}))).await;
     assert!(result.is_error);
     assert_eq!(result.error.as_ref().unwrap().class(), ErrorClass::Repair);
     let text = result.text();
@@ -406,9 +405,7 @@ async fn a_cancelled_run_sends_notifications_cancelled_to_the_server() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         canceller.cancel();
     });
-    let result = executor
-        .execute(&run, &Turn::new(1), call("c1", "slow", json!({})))
-        .await;
+    let result = execute_in(&executor, &run, call("c1", "slow", json!({}))).await;
     assert_eq!(result.outcome(), "cancelled");
     let seen = tokio::time::timeout(HANG, fx.cancelled.recv()).await;
     assert!(

@@ -13,7 +13,7 @@ use tinyagents_tools::events::EventKind;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::providers::gemini;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Recorder, call, kind};
+use tinyagents_tools_tests::{Recorder, call, execute_in, kind};
 use tokio::sync::{Notify, oneshot};
 
 use crate::policies::{Scripted, tool_spec};
@@ -315,13 +315,12 @@ async fn a_call_approved_after_its_run_was_cancelled_never_runs() {
         .middleware(ConfirmationPolicy::new(Crossing(run.clone())))
         .build()
         .unwrap();
-    let r = exec
-        .execute(
-            &run,
-            &Turn::new(1),
-            call("call-1", "delete_file", json!({"text": "a"})),
-        )
-        .await;
+    let r = execute_in(
+        &exec,
+        &run,
+        call("call-1", "delete_file", json!({"text": "a"})),
+    )
+    .await;
     assert_eq!(r.tool_call_id.as_str(), "call-1");
     assert_eq!(kind(&r), "cancelled");
     assert_eq!(tool.runs(), 0);

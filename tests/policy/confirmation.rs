@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{call, kind};
+use tinyagents_tools_tests::{call, execute_in, kind};
 
 use crate::policies::{Scripted, assert_refused_by, run_one, setup, tool_spec};
 
@@ -161,10 +161,7 @@ async fn spend_and_shell_tools_need_approval_unless_explicitly_allowed() {
     let run = RunContext::empty();
     for name in ["buy_credits", "run_cmd"] {
         // Distinct call ids: a decision is recorded per call id.
-        let r = s
-            .executor
-            .execute(&run, &Turn::new(1), call(name, name, json!({"text": "x"})))
-            .await;
+        let r = execute_in(&s.executor, &run, call(name, name, json!({"text": "x"}))).await;
         assert_refused_by(&s, &r, "confirmation");
     }
     let r = run_one(&s, &run, "plain", json!({"text": "x"})).await;

@@ -14,7 +14,7 @@ use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::policy::*;
 use tinyagents_tools::safety::{FilesystemAccess, RedactionPolicy, SafetyItem};
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Recorder, call, kind, spec};
+use tinyagents_tools_tests::{Recorder, call, execute_in, kind, spec};
 
 /// Reads `path` joined to the run's root without checking it: the tool
 /// trusts the workspace policy it declared, as a tool author would.
@@ -108,13 +108,7 @@ async fn a_workspace_tool_cannot_escape_its_root_even_when_the_executor_was_buil
     ];
     for (i, path) in escapes.iter().enumerate() {
         let id = format!("esc-{i}");
-        let r = exec
-            .execute(
-                &run,
-                &Turn::new(1),
-                call(&id, "read_text", json!({"path": path})),
-            )
-            .await;
+        let r = execute_in(&exec, &run, call(&id, "read_text", json!({"path": path}))).await;
         assert!(r.is_error, "{path}: {r:?}");
         assert_eq!(r.tool_call_id.as_str(), id);
         assert_eq!(kind(&r), "denied", "{path}: {}", r.text());
@@ -126,13 +120,12 @@ async fn a_workspace_tool_cannot_escape_its_root_even_when_the_executor_was_buil
     assert_eq!(tool.runs.load(Ordering::SeqCst), 0);
 
     // A path inside still works, and a run without a root is refused.
-    let ok = exec
-        .execute(
-            &run,
-            &Turn::new(1),
-            call("in", "read_text", json!({"path": "inside.txt"})),
-        )
-        .await;
+    let ok = execute_in(
+        &exec,
+        &run,
+        call("in", "read_text", json!({"path": "inside.txt"})),
+    )
+    .await;
     assert_eq!(ok.text(), "inside");
     let no_root = exec
         .execute(
@@ -154,13 +147,12 @@ async fn leaving_the_workspace_unenforced_is_an_explicit_choice_that_runs_the_to
         .build()
         .unwrap();
     let run = RunContext::builder(()).workspace_root(&l.root).build();
-    let r = exec
-        .execute(
-            &run,
-            &Turn::new(1),
-            call("c", "read_text", json!({"path": "../outside.txt"})),
-        )
-        .await;
+    let r = execute_in(
+        &exec,
+        &run,
+        call("c", "read_text", json!({"path": "../outside.txt"})),
+    )
+    .await;
     assert_eq!(r.text(), "OUTSIDE-TEXT");
     assert_eq!(tool.runs.load(Ordering::SeqCst), 1);
 }
@@ -362,8 +354,6 @@ async fn turning_secret_redaction_off_is_refused_at_registration_unless_the_tool
     let run = RunContext::builder(())
         .secret("sk-live-777".to_owned())
         .build();
-    let r = exec
-        .execute(&run, &Turn::new(1), call("c", "show_token", json!({})))
-        .await;
+    let r = execute_in(&exec, &run, call("c", "show_token", json!({}))).await;
     assert_eq!(r.text(), "token sk-live-777");
 }

@@ -12,7 +12,7 @@ use tinyagents_tools::executor::CallLimits;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::safety::{Determinism, Effect, FilesystemAccess, Reach, RedactionPolicy};
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Recorder, call, execute_once, kind};
+use tinyagents_tools_tests::{Recorder, call, execute_in, execute_once, kind};
 
 type Body = dyn Fn(&Value, &ToolRuntime) -> Result<ToolOutput, ToolError> + Send + Sync;
 
@@ -371,10 +371,7 @@ async fn secrets_and_patterns_are_masked_in_content_errors_and_events() {
     let run = RunContext::builder(()).secret(ApiKey(SECRET)).build();
     let ok = run_one(&s, &run, "leaky", json!({"text": "ok"})).await;
     let failed = run_one(&s, &run, "leaky", json!({"text": "fail"})).await;
-    let named = s
-        .executor
-        .execute(&run, &Turn::new(1), call("c9", SECRET, json!({})))
-        .await;
+    let named = execute_in(&s.executor, &run, call("c9", SECRET, json!({}))).await;
     let masked = run_one(&s, &run, "fields", json!({"text": "x"})).await;
     tokio::task::yield_now().await;
     let mut everything = String::new();

@@ -11,7 +11,7 @@ use tinyagents_tools::events::EventKind;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::providers::{anthropic, gemini, mcp, openai};
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Recorder, call, spec};
+use tinyagents_tools_tests::{Recorder, call, execute_in, spec};
 
 /// A secret with a quote, a backslash and a non-ASCII letter, so its JSON
 /// forms differ from its text.
@@ -106,13 +106,7 @@ async fn a_secret_is_masked_json_escaped_base64_and_hex_in_results_provider_mess
         .build();
     let mut shown = String::new();
     for mode in ["text", "structured", "error"] {
-        let r = exec
-            .execute(
-                &run,
-                &Turn::new(1),
-                call(mode, "encoder", json!({"mode": mode})),
-            )
-            .await;
+        let r = execute_in(&exec, &run, call(mode, "encoder", json!({"mode": mode}))).await;
         assert_eq!(r.is_error, mode == "error");
         assert!(r.text().contains(MASK), "{mode}: {}", r.text());
         for message in [
@@ -187,9 +181,7 @@ async fn a_replayed_result_never_crosses_runs_unless_that_scope_was_chosen() {
     let (tool, exec) = replaying(ReplayScope::Run);
     let a = RunContext::builder(()).run_id("run-a").build();
     let b = RunContext::builder(()).run_id("run-b").build();
-    let first = exec
-        .execute(&a, &Turn::new(1), call("1", "lookup", "{}"))
-        .await;
+    let first = execute_in(&exec, &a, call("1", "lookup", "{}")).await;
     let again = exec
         .execute(&a, &Turn::new(2), call("2", "lookup", "{}"))
         .await;
@@ -197,18 +189,13 @@ async fn a_replayed_result_never_crosses_runs_unless_that_scope_was_chosen() {
         first.structured, again.structured,
         "replayed within the run"
     );
-    let other = exec
-        .execute(&b, &Turn::new(1), call("1", "lookup", "{}"))
-        .await;
+    let other = execute_in(&exec, &b, call("1", "lookup", "{}")).await;
     assert_eq!(other.structured.as_ref().unwrap()["run"], 1, "run-b ran it");
     assert_eq!(tool.runs.load(Ordering::SeqCst), 2);
 
     let (tool, exec) = replaying(ReplayScope::AllRuns);
-    exec.execute(&a, &Turn::new(1), call("1", "lookup", "{}"))
-        .await;
-    let shared = exec
-        .execute(&b, &Turn::new(1), call("1", "lookup", "{}"))
-        .await;
+    execute_in(&exec, &a, call("1", "lookup", "{}")).await;
+    let shared = execute_in(&exec, &b, call("1", "lookup", "{}")).await;
     assert_eq!(shared.structured.as_ref().unwrap()["run"], 0);
     assert_eq!(tool.runs.load(Ordering::SeqCst), 1);
 }
@@ -220,11 +207,8 @@ async fn a_shared_replay_stores_the_redacted_output_so_another_run_never_sees_th
         .secret(Key(SECRET.to_owned()))
         .build();
     let without = RunContext::empty();
-    exec.execute(&with_secret, &Turn::new(1), call("1", "lookup", "{}"))
-        .await;
-    let replayed = exec
-        .execute(&without, &Turn::new(1), call("1", "lookup", "{}"))
-        .await;
+    execute_in(&exec, &with_secret, call("1", "lookup", "{}")).await;
+    let replayed = execute_in(&exec, &without, call("1", "lookup", "{}")).await;
     assert_eq!(replayed.structured.as_ref().unwrap()["key"], MASK);
     assert!(!replayed.text().contains("9f8e7d6c5b"));
 }

@@ -112,9 +112,9 @@ fn the_argument_type_has_a_marked_string_schema() {
 
 #[tokio::test]
 async fn the_read_file_tool_refuses_every_escape_through_the_executor_and_shows_nothing_outside() {
-    use tinyagents_tools::{RunContext, ToolExecutor, Turn};
+    use tinyagents_tools::{RunContext, ToolExecutor};
     use tinyagents_tools_examples::ReadFileTool;
-    use tinyagents_tools_tests::{call, kind};
+    use tinyagents_tools_tests::{call, execute_in, kind};
 
     let ws = workspace();
     let outside = tempfile::tempdir().unwrap();
@@ -140,27 +140,20 @@ async fn the_read_file_tool_refuses_every_escape_through_the_executor_and_shows_
     }
     for (i, path) in escapes.iter().enumerate() {
         let args = serde_json::json!({ "path": path });
-        let r = exec
-            .execute(
-                &run,
-                &Turn::new(1),
-                call(&format!("e{i}"), "read_file", args),
-            )
-            .await;
+        let r = execute_in(&exec, &run, call(&format!("e{i}"), "read_file", args)).await;
         assert_eq!(kind(&r), "denied", "{path:?}: {}", r.text());
         assert!(!r.text().contains("top secret"));
         assert!(!r.text().contains(path.as_str()), "{}", r.text());
     }
-    let ok = exec
-        .execute(
-            &run,
-            &Turn::new(1),
-            call(
-                "inside",
-                "read_file",
-                serde_json::json!({"path": "notes/today.md"}),
-            ),
-        )
-        .await;
+    let ok = execute_in(
+        &exec,
+        &run,
+        call(
+            "inside",
+            "read_file",
+            serde_json::json!({"path": "notes/today.md"}),
+        ),
+    )
+    .await;
     assert!(ok.text().contains("hello"), "{}", ok.text());
 }

@@ -125,9 +125,7 @@ async fn every_forged_hidden_key_is_refused_before_the_body_runs_and_its_value_n
                     RawArguments::Json(Value::Object(args.clone())),
                     RawArguments::Text(Value::Object(args.clone()).to_string()),
                 ] {
-                    let r = exec
-                        .execute(&run, &Turn::new(1), call(&id, case.tool, raw))
-                        .await;
+                    let r = execute_in(&exec, &run, call(&id, case.tool, raw)).await;
                     assert_eq!(r.tool_call_id.as_str(), id);
                     assert_eq!(kind(&r), "invalid_arguments", "{}: {key}", case.tool);
                     assert!(r.text().contains(&format!("`{key}`")), "{}", r.text());
@@ -147,17 +145,14 @@ async fn every_forged_hidden_key_is_refused_before_the_body_runs_and_its_value_n
         assert_eq!(tool.runs(), 0, "{} ran", tool.spec().name.as_str());
     }
     // The same tools, called honestly, run and see the real ids only.
-    let r = exec
-        .execute(&run, &Turn::new(1), call("honest", "open", json!({"x": 1})))
-        .await;
+    let r = execute_in(&exec, &run, call("honest", "open", json!({"x": 1}))).await;
     assert_eq!(r.text(), "honest");
-    let r = exec
-        .execute(
-            &run,
-            &Turn::new(1),
-            call("file", "read_file", json!({"path": "a.txt"})),
-        )
-        .await;
+    let r = execute_in(
+        &exec,
+        &run,
+        call("file", "read_file", json!({"path": "a.txt"})),
+    )
+    .await;
     assert!(r.text().contains("file text"), "{}", r.text());
 }
 
@@ -192,9 +187,7 @@ async fn a_secret_used_as_a_key_is_masked_whole_even_where_keys_are_shortened() 
         .enumerate()
         {
             let id = format!("k{i}{j}");
-            let r = exec
-                .execute(&run, &Turn::new(1), call(&id, "echo", raw))
-                .await;
+            let r = execute_in(&exec, &run, call(&id, "echo", raw)).await;
             assert_eq!(kind(&r), "invalid_arguments");
             let shown = everything_shown(&r, &recorder);
             // Not the secret, and not the 64-character start of it either.

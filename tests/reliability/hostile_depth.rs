@@ -3,11 +3,10 @@
 //! limit before anything recurses once per level, and dropped without
 //! recursion.
 
-use async_trait::async_trait;
 use serde_json::{Map, Value, json};
+use tinyagents_tools::Turn;
 use tinyagents_tools::events::EventKind;
-use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
-use tinyagents_tools::{Middleware, ToolError, Turn};
+use tinyagents_tools::middleware::BeforeOutcome;
 use tinyagents_tools_tests::*;
 
 use crate::hostile::{assert_refused, run};
@@ -113,26 +112,16 @@ async fn parsed_values_nested_far_deeper_than_the_stack_allows_are_refused_and_d
     assert_eq!(echo.runs(), 2);
 }
 
-/// Rewrites the arguments into a value far deeper than the limit.
-struct Deepens;
-
-#[async_trait]
-impl Middleware for Deepens {
-    fn name(&self) -> &str {
-        "deepens"
-    }
-    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
-        ctx.arguments_mut()["n"] = nested(200_000, false);
-        Ok(BeforeOutcome::Continue)
-    }
-}
-
 #[tokio::test]
 async fn a_middleware_that_rewrites_arguments_into_a_hostile_depth_is_refused_in_its_name() {
     let echo = echo();
     let recorder = Recorder::new();
     let exec = executor(vec![echo.clone()])
-        .middleware(Deepens)
+        .middleware(BeforeTool::new("deepens", |ctx| {
+            // Rewrites the arguments into a value far deeper than the limit.
+            ctx.arguments_mut()["n"] = nested(200_000, false);
+            Ok(BeforeOutcome::Continue)
+        }))
         .subscribe_arc(recorder.clone())
         .build()
         .unwrap();

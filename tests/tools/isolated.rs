@@ -263,13 +263,7 @@ async fn hidden_ids_and_secrets_cross_into_the_worker() {
     let mut secrets = Secrets::new();
     secrets.insert("hunter22".to_owned());
     let run_cx = RunContext::builder(()).secrets(secrets).build();
-    let result = exec
-        .execute(
-            &run_cx,
-            &Turn::new(1),
-            call("call-7", "isolated_injected", "{}"),
-        )
-        .await;
+    let result = execute_in(&exec, &run_cx, call("call-7", "isolated_injected", "{}")).await;
     assert_eq!(
         result.structured,
         Some(json!({"injected_id": "call-7", "key_len": 8}))
@@ -370,13 +364,7 @@ async fn a_hand_built_isolated_tool_sends_the_hidden_values_it_names() {
     let mut secrets = Secrets::new();
     secrets.insert("hunter2".to_owned());
     let run_cx = RunContext::builder(()).secrets(secrets).build();
-    let result = exec
-        .execute(
-            &run_cx,
-            &Turn::new(1),
-            call("call-8", "isolated_injected", "{}"),
-        )
-        .await;
+    let result = execute_in(&exec, &run_cx, call("call-8", "isolated_injected", "{}")).await;
     assert_eq!(
         result.structured,
         Some(json!({"injected_id": "call-8", "key_len": 7}))
