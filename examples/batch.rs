@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::{Delivery, EventKind, EventSubscriber, ToolEvent};
 
 /// The ticker to price.
 #[derive(Deserialize, JsonSchema)]

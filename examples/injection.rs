@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::json;
+use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::{Delivery, EventKind, EventSubscriber, ToolEvent};
 
 /// The executor's application state, shared by every run. `State<T>`
 /// hands each call a clone, so what calls share sits behind an `Arc`.

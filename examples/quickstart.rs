@@ -14,15 +14,14 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 use tinyagents_tools::policy::{
     ApprovalDecision, ApprovalRequest, Approver, ConfirmationPolicy, WorkspacePolicy,
 };
 use tinyagents_tools::providers::{
     AnthropicOptions, ExportTarget, OpenAiOptions, export_declarations, openai,
 };
-use tinyagents_tools::{
-    Delivery, EventKind, EventSubscriber, ToolEvent, ToolExecutor, Turn, async_trait,
-};
+use tinyagents_tools::{ToolExecutor, Turn, async_trait};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 
 /// Stands in for a person asked to approve a call: prints the request and

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tinyagents_tools::{SafetyItem, ToolExecutor};
+use tinyagents_tools::ToolExecutor;
+use tinyagents_tools::safety::SafetyItem;
 use tinyagents_tools_examples::agent::{
     Agent, AgentConfig, ApiKey, ClientError, Invocation, StopReason, cli,
 };

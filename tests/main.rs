@@ -1,65 +1,9 @@
-//! Integration tests of tinyagents-tools, one module per concern, compiled
-//! into one test binary.
+//! End-to-end tests: the README's first program, a newcomer's path through
+//! the README, and an agent loop against a scripted model. The other
+//! integration tests are grouped by concept in folders (`executor/`,
+//! `policy/`, `providers/`, `mcp/`, `reliability/`, `schema/`, `tools/`),
+//! one test binary each.
 
 mod agent_loop;
-mod approvals_scoped;
-mod builtin_tools;
-mod collect;
-mod declared_safety;
-mod executor_accounting;
-mod executor_batch;
-mod executor_call_now;
-mod executor_cancellation;
-mod executor_canonical_message;
-mod executor_delivery;
-mod executor_events;
-mod executor_middleware;
-mod executor_output;
-mod executor_refusals;
-mod executor_running;
-mod hostile_values;
-mod injection;
-mod isolated_tools;
-mod mcp_approvals;
-mod mcp_client;
-mod mcp_client_hostile;
-mod mcp_client_own_server;
-mod mcp_client_python;
-mod mcp_content;
-mod mcp_http;
-mod mcp_peer;
-mod mcp_protocol;
-mod mcp_scale_out;
-mod mcp_server;
-mod name_rules_agree;
 mod newcomer;
-mod output_schemas;
-mod plain_parameters;
-mod policies;
-mod policy_confirmation;
-mod policy_rules;
-mod provider_features;
-mod provider_result_bounds;
-mod providers_cache;
-mod providers_calls;
-mod providers_corpus;
-mod providers_errors;
-mod providers_golden;
-mod providers_names;
-mod providers_rules;
 mod readme;
-mod redaction_forms;
-mod registry;
-mod reliability_faults;
-mod reliability_forgery;
-mod reliability_hostile;
-mod reliability_load;
-mod reliability_props;
-mod reliability_secrets;
-mod resource_bounds;
-mod schema_corpus;
-mod testkit;
-mod tool_errors;
-mod toolsets;
-mod wasm_tools;
-mod workspace_paths;

@@ -2,9 +2,10 @@
 //! README alone.
 
 use serde_json::json;
+use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::ToolHarness;
-use tinyagents_tools::{ErrorClass, ErrorKind, WorkspaceRoot};
+use tinyagents_tools::{ErrorClass, WorkspaceRoot};
 
 /// A temperature unit.
 #[derive(Deserialize, JsonSchema)]

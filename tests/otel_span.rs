@@ -9,7 +9,7 @@ use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Echo, call};
+use tinyagents_tools_tests::{FakeTool, call, echo};
 use tracing_subscriber::layer::SubscriberExt;
 
 /// Runs `calls` on an executor over `echo` (configured by `trace_content`)
@@ -24,7 +24,7 @@ async fn exported(trace_content: bool, run: RunContext, calls: Vec<ToolCall>) ->
     let guard = tracing::subscriber::set_default(subscriber);
 
     let mut registry = ToolRegistry::new();
-    registry.register_arc(Echo::new()).unwrap();
+    registry.register_arc(echo()).unwrap();
     let executor = ToolExecutor::builder(registry, ())
         .configure(|c| c.trace_content = trace_content)
         .build()
@@ -66,7 +66,7 @@ async fn a_call_exports_an_execute_tool_span_with_the_gen_ai_attributes() {
     assert_eq!(text(span, "gen_ai.tool.name").as_deref(), Some("echo"));
     assert_eq!(text(span, "gen_ai.tool.call.id").as_deref(), Some("call-7"));
     assert_eq!(text(span, "gen_ai.tool.type").as_deref(), Some("function"));
-    let description = Echo::new().spec().description.clone();
+    let description = FakeTool::spec(&echo()).description.clone();
     assert_eq!(
         text(span, "gen_ai.tool.description").as_deref(),
         Some(description.as_str())

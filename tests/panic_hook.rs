@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tinyagents_tools::events::EventKind;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Recorder, call, kind, spec};
+use tinyagents_tools_tests::{Recorder, call, execute_in, kind, spec};
 
 const SECRET: &str = "sk-live-panic-4d5e6f";
 
@@ -80,13 +81,7 @@ async fn a_tools_panic_message_skips_the_panic_hook_and_reaches_the_events_maske
     for (with_middleware, wait) in [(false, false), (false, true), (true, false), (true, true)] {
         let (recorder, exec) = executor(with_middleware);
         let id = format!("c-{with_middleware}-{wait}");
-        let r = exec
-            .execute(
-                &run,
-                &Turn::new(1),
-                call(&id, "crasher", json!({"wait": wait})),
-            )
-            .await;
+        let r = execute_in(&exec, &run, call(&id, "crasher", json!({"wait": wait}))).await;
         assert_eq!(r.tool_call_id.as_str(), id);
         assert_eq!(kind(&r), "panicked");
         assert!(!r.text().contains("crashed"), "the model never sees it");

@@ -1,13 +1,23 @@
-//! Shared helpers for the integration tests: hand-written tools, a recording
-//! event subscriber and small constructors.
+//! Shared helpers for the integration tests: the fake tools most tests start
+//! from (built on the testkit's `FakeTool`), small constructors, and the few
+//! fakes the testkit has no use for (a concurrency gauge, a tool that cancels
+//! its own run, a broken artifact store).
 
 use std::num::NonZeroUsize;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tinyagents_tools::artifacts::{ArtifactError, ArtifactStore};
+use tinyagents_tools::call::RawArguments;
+use tinyagents_tools::executor::ToolExecutorBuilder;
+use tinyagents_tools::output::ArtifactRef;
+use tinyagents_tools::retry::Jitter;
+use tinyagents_tools::spec::{InjectedKind, ToolSpecBuilder};
 use tinyagents_tools::*;
+
+pub use tinyagents_tools::testkit::{BeforeTool, EventRecorder as Recorder, FakeTool, Spy};
 
 pub mod isolated_bodies;
 
@@ -15,6 +25,14 @@ pub mod isolated_bodies;
 pub fn spec(name: &str, schema: Value) -> ToolSpecBuilder {
     ToolSpec::builder(name, format!("The `{name}` test tool."))
         .input_schema(ToolSchema::from_value(schema))
+}
+
+/// The spec of a read-only tool named `name` that takes no argument.
+fn pure_spec(name: &str) -> ToolSpec {
+    spec(name, json!({"type": "object", "properties": {}}))
+        .safety(ToolSafety::pure())
+        .build()
+        .expect("valid spec")
 }
 
 /// A registry of the given tools.
@@ -43,8 +61,8 @@ pub fn recorded(tools: Vec<Arc<dyn Tool>>) -> (Arc<Recorder>, ToolExecutor) {
 
 /// The `echo` tool alone, an executor over it and a [`Recorder`] of its
 /// events: the setup most refusal tests start from.
-pub fn recorded_echo() -> (Arc<Echo>, Arc<Recorder>, ToolExecutor) {
-    let echo = Echo::new();
+pub fn recorded_echo() -> (Arc<FakeTool>, Arc<Recorder>, ToolExecutor) {
+    let echo = echo();
     let (recorder, exec) = recorded(vec![echo.clone()]);
     (echo, recorder, exec)
 }
@@ -66,277 +84,139 @@ pub fn kind(result: &ToolResult) -> &'static str {
 }
 
 /// `echo`: read-only; repeats `text`; `limit` is bounded 1..=50; it has a
-/// hidden `cancel` parameter. Counts its runs.
-pub struct Echo {
-    spec: ToolSpec,
-    /// How many times the body ran.
-    pub runs: AtomicUsize,
+/// hidden `cancel` parameter.
+pub fn echo() -> Arc<FakeTool> {
+    echo_fake().shared()
 }
 
-impl Echo {
-    /// A new echo tool.
-    pub fn new() -> Arc<Self> {
-        let spec = spec(
-            "echo",
-            json!({
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 50}
-                },
-                "required": ["text"],
-                "additionalProperties": false
-            }),
-        )
+/// The `echo` fake before it is shared, for a test that sets it up further.
+pub fn echo_fake() -> FakeTool {
+    let spec = spec(
+        "echo",
+        json!({
+            "type": "object",
+            "properties": {
+                "text": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50}
+            },
+            "required": ["text"],
+            "additionalProperties": false
+        }),
+    )
+    .injected("cancel", "CancellationToken", InjectedKind::Cancellation)
+    .safety(ToolSafety::pure())
+    .build()
+    .expect("valid spec");
+    FakeTool::new(spec)
+        .answering_with(|_, args| Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default())))
+}
+
+/// `send_email`: mutating, non-idempotent, requires `to`; answers `sent`.
+pub fn send_email() -> Arc<FakeTool> {
+    let spec = spec(
+        "send_email",
+        json!({
+            "type": "object",
+            "properties": {"to": {"type": "string"}},
+            "required": ["to"],
+            "additionalProperties": false
+        }),
+    )
+    .build()
+    .expect("valid spec");
+    FakeTool::new(spec)
+        .answering(ToolOutput::text("sent"))
+        .shared()
+}
+
+/// A tool named `name` with no required argument (an optional `page`),
+/// read-only or mutating as asked; answers `listed`.
+pub fn no_args(name: &str, read_only: bool) -> Arc<FakeTool> {
+    let safety = if read_only {
+        ToolSafety::pure()
+    } else {
+        ToolSafety::default()
+    };
+    let spec = spec(
+        name,
+        json!({
+            "type": "object",
+            "properties": {"page": {"type": "integer"}},
+            "additionalProperties": false
+        }),
+    )
+    .safety(safety)
+    .build()
+    .expect("valid spec");
+    FakeTool::new(spec)
+        .answering(ToolOutput::text("listed"))
+        .shared()
+}
+
+/// A tool built from `spec` that sleeps `duration` and answers `slept`; when
+/// `heeds_cancel`, the call's cancellation ends the sleep with a `cancelled`
+/// error.
+pub fn sleeper(spec: ToolSpec, duration: Duration, heeds_cancel: bool) -> Arc<FakeTool> {
+    let fake = FakeTool::new(spec).answering(ToolOutput::text("slept"));
+    let fake = if heeds_cancel {
+        fake.waiting(duration)
+    } else {
+        fake.waiting_deaf(duration)
+    };
+    fake.shared()
+}
+
+/// `panicker`: always panics.
+pub fn panicker() -> Arc<FakeTool> {
+    FakeTool::new(pure_spec("panicker"))
+        .answering_with(|_, _| panic!("the panicker panicked"))
+        .shared()
+}
+
+/// A tool built from `spec` that fails with `error` for its first
+/// `failures` runs, then answers `finally`.
+pub fn flaky(spec: ToolSpec, failures: u32, error: ToolError) -> Arc<FakeTool> {
+    FakeTool::new(spec)
+        .failing_first(failures, error)
+        .answering(ToolOutput::text("finally"))
+        .shared()
+}
+
+/// An idempotent `flaky` tool with up to `attempts` attempts and a 1 ms
+/// backoff, failing `failures` times with a retry-class error.
+pub fn flaky_idempotent(failures: u32, attempts: u32) -> Arc<FakeTool> {
+    let spec = spec("flaky", json!({"type": "object", "properties": {}}))
+        .safety(ToolSafety::pure())
+        .retry(RetryPolicy::attempts(attempts, Duration::from_millis(1)).with_jitter(Jitter::None))
+        .build()
+        .expect("valid spec");
+    flaky(spec, failures, ToolError::retry("the backend is busy"))
+}
+
+/// `big`: answers `bytes` bytes of text (or a structured value of about that
+/// size when `structured`).
+pub fn big(bytes: usize, structured: bool) -> Arc<FakeTool> {
+    let text = "abcdefghij".repeat(bytes / 10);
+    let output = if structured {
+        ToolOutput::structured(json!({ "data": text }))
+    } else {
+        ToolOutput::text(text)
+    };
+    FakeTool::new(pure_spec("big")).answering(output).shared()
+}
+
+/// `open`: read-only, with an open input schema (`{"type": "object"}`: any
+/// key is accepted) and a hidden `cancel` parameter; answers with the call id
+/// its runtime saw.
+pub fn open() -> Arc<FakeTool> {
+    let spec = spec("open", json!({"type": "object"}))
         .injected("cancel", "CancellationToken", InjectedKind::Cancellation)
         .safety(ToolSafety::pure())
         .build()
         .expect("valid spec");
-        Arc::new(Echo {
-            spec,
-            runs: AtomicUsize::new(0),
-        })
-    }
-
-    /// Runs so far.
-    pub fn runs(&self) -> usize {
-        self.runs.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait]
-impl Tool for Echo {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
-        self.runs.fetch_add(1, Ordering::SeqCst);
-        Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
-    }
-}
-
-/// `send_email`: mutating, non-idempotent, requires `to`. Counts its runs.
-pub struct SendEmail {
-    spec: ToolSpec,
-    /// How many times the body ran.
-    pub runs: AtomicUsize,
-}
-
-impl SendEmail {
-    /// A new tool.
-    pub fn new() -> Arc<Self> {
-        let spec = spec(
-            "send_email",
-            json!({
-                "type": "object",
-                "properties": {"to": {"type": "string"}},
-                "required": ["to"],
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .expect("valid spec");
-        Arc::new(SendEmail {
-            spec,
-            runs: AtomicUsize::new(0),
-        })
-    }
-
-    /// Runs so far.
-    pub fn runs(&self) -> usize {
-        self.runs.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait]
-impl Tool for SendEmail {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        self.runs.fetch_add(1, Ordering::SeqCst);
-        Ok(ToolOutput::text("sent"))
-    }
-}
-
-/// A tool with no required argument; read-only or mutating as asked.
-pub struct NoArgs {
-    spec: ToolSpec,
-    /// How many times the body ran.
-    pub runs: AtomicUsize,
-}
-
-impl NoArgs {
-    /// A tool named `name`, read-only when `read_only`.
-    pub fn new(name: &str, read_only: bool) -> Arc<Self> {
-        let safety = if read_only {
-            ToolSafety::pure()
-        } else {
-            ToolSafety::default()
-        };
-        let spec = spec(
-            name,
-            json!({
-                "type": "object",
-                "properties": {"page": {"type": "integer"}},
-                "additionalProperties": false
-            }),
-        )
-        .safety(safety)
-        .build()
-        .expect("valid spec");
-        Arc::new(NoArgs {
-            spec,
-            runs: AtomicUsize::new(0),
-        })
-    }
-
-    /// Runs so far.
-    pub fn runs(&self) -> usize {
-        self.runs.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait]
-impl Tool for NoArgs {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        self.runs.fetch_add(1, Ordering::SeqCst);
-        Ok(ToolOutput::text("listed"))
-    }
-}
-
-/// `sleeper`: sleeps `duration`; when `honours_cancel`, stops as soon as its
-/// cancellation token fires (and records that it saw it).
-pub struct Sleeper {
-    spec: ToolSpec,
-    duration: Duration,
-    honours_cancel: bool,
-    /// True once the call's token fired while it slept.
-    pub saw_cancel: AtomicBool,
-    /// How many times the body ran.
-    pub runs: AtomicUsize,
-}
-
-impl Sleeper {
-    /// A sleeper built from `spec`.
-    pub fn new(spec: ToolSpec, duration: Duration, honours_cancel: bool) -> Arc<Self> {
-        Arc::new(Sleeper {
-            spec,
-            duration,
-            honours_cancel,
-            saw_cancel: AtomicBool::new(false),
-            runs: AtomicUsize::new(0),
-        })
-    }
-
-    /// Runs so far.
-    pub fn runs(&self) -> usize {
-        self.runs.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait]
-impl Tool for Sleeper {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        self.runs.fetch_add(1, Ordering::SeqCst);
-        if !self.honours_cancel {
-            tokio::time::sleep(self.duration).await;
-            return Ok(ToolOutput::text("slept"));
-        }
-        tokio::select! {
-            _ = rt.cancellation().cancelled() => {
-                self.saw_cancel.store(true, Ordering::SeqCst);
-                Err(ToolError::cancelled())
-            }
-            _ = tokio::time::sleep(self.duration) => Ok(ToolOutput::text("slept")),
-        }
-    }
-}
-
-/// `panicker`: always panics.
-pub struct Panicker(ToolSpec);
-
-impl Panicker {
-    /// A new panicking tool.
-    pub fn new() -> Arc<Self> {
-        Arc::new(Panicker(
-            spec("panicker", json!({"type": "object", "properties": {}}))
-                .safety(ToolSafety::pure())
-                .build()
-                .expect("valid spec"),
-        ))
-    }
-}
-
-#[async_trait]
-impl Tool for Panicker {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        panic!("the panicker panicked");
-    }
-}
-
-/// `flaky`: fails with `error` for its first `failures` runs, then succeeds.
-pub struct Flaky {
-    spec: ToolSpec,
-    error: ToolError,
-    failures: AtomicU32,
-    /// How many times the body ran.
-    pub runs: AtomicUsize,
-}
-
-impl Flaky {
-    /// A flaky tool built from `spec`.
-    pub fn new(spec: ToolSpec, failures: u32, error: ToolError) -> Arc<Self> {
-        Arc::new(Flaky {
-            spec,
-            error,
-            failures: AtomicU32::new(failures),
-            runs: AtomicUsize::new(0),
-        })
-    }
-
-    /// An idempotent `flaky` tool with up to `attempts` attempts and a 1 ms
-    /// backoff, failing `failures` times with a retry-class error.
-    pub fn idempotent(failures: u32, attempts: u32) -> Arc<Self> {
-        let spec = spec("flaky", json!({"type": "object", "properties": {}}))
-            .safety(ToolSafety::pure())
-            .retry(
-                RetryPolicy::attempts(attempts, Duration::from_millis(1)).with_jitter(Jitter::None),
-            )
-            .build()
-            .expect("valid spec");
-        Flaky::new(spec, failures, ToolError::retry("the backend is busy"))
-    }
-
-    /// Runs so far.
-    pub fn runs(&self) -> usize {
-        self.runs.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait]
-impl Tool for Flaky {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        self.runs.fetch_add(1, Ordering::SeqCst);
-        let left = self.failures.load(Ordering::SeqCst);
-        if left > 0 {
-            self.failures.store(left - 1, Ordering::SeqCst);
-            return Err(self.error.clone());
-        }
-        Ok(ToolOutput::text("finally"))
-    }
+    FakeTool::new(spec)
+        .answering_with(|id, _| Ok(ToolOutput::text(id.as_str())))
+        .shared()
 }
 
 /// Counts calls running at once, with a high-water mark.
@@ -406,43 +286,6 @@ impl Tool for Gauge {
     }
 }
 
-/// `big`: returns `bytes` bytes of text (or a structured value of about that
-/// size when `structured`).
-pub struct Big {
-    spec: ToolSpec,
-    bytes: usize,
-    structured: bool,
-}
-
-impl Big {
-    /// A new tool.
-    pub fn new(bytes: usize, structured: bool) -> Arc<Self> {
-        Arc::new(Big {
-            spec: spec("big", json!({"type": "object", "properties": {}}))
-                .safety(ToolSafety::pure())
-                .build()
-                .expect("valid spec"),
-            bytes,
-            structured,
-        })
-    }
-}
-
-#[async_trait]
-impl Tool for Big {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        let text = "abcdefghij".repeat(self.bytes / 10);
-        Ok(if self.structured {
-            ToolOutput::structured(json!({ "data": text }))
-        } else {
-            ToolOutput::text(text)
-        })
-    }
-}
-
 /// `cancel_run`: cancels its own run, then waits for its token.
 pub struct CancelsRun {
     spec: ToolSpec,
@@ -475,80 +318,6 @@ impl Tool for CancelsRun {
     }
 }
 
-/// The testkit's in-line recorder of every event.
-pub use tinyagents_tools::testkit::EventRecorder as Recorder;
-
-/// Wraps a tool: records every argument value its body receives, then runs
-/// the wrapped tool. The spec is the wrapped tool's.
-pub struct Recording {
-    inner: Arc<dyn Tool>,
-    seen: Mutex<Vec<Value>>,
-}
-
-impl Recording {
-    /// Records the calls of `inner`.
-    pub fn new(inner: Arc<dyn Tool>) -> Arc<Self> {
-        Arc::new(Recording {
-            inner,
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    /// Every argument value the body received, in order.
-    pub fn seen(&self) -> Vec<Value> {
-        self.seen.lock().expect("not poisoned").clone()
-    }
-
-    /// Runs so far.
-    pub fn runs(&self) -> usize {
-        self.seen.lock().expect("not poisoned").len()
-    }
-}
-
-#[async_trait]
-impl Tool for Recording {
-    fn spec(&self) -> &ToolSpec {
-        self.inner.spec()
-    }
-    async fn call(
-        &self,
-        state: &(),
-        rt: &ToolRuntime,
-        args: Value,
-    ) -> Result<ToolOutput, ToolError> {
-        self.seen.lock().expect("not poisoned").push(args.clone());
-        self.inner.call(state, rt, args).await
-    }
-}
-
-/// `open`: read-only, with an open input schema (`{"type": "object"}`: any
-/// key is accepted) and a hidden `cancel` parameter; answers with the call id
-/// its runtime saw.
-pub struct Open(ToolSpec);
-
-impl Open {
-    /// A new tool.
-    pub fn new() -> Arc<Self> {
-        Arc::new(Open(
-            spec("open", json!({"type": "object"}))
-                .injected("cancel", "CancellationToken", InjectedKind::Cancellation)
-                .safety(ToolSafety::pure())
-                .build()
-                .expect("valid spec"),
-        ))
-    }
-}
-
-#[async_trait]
-impl Tool for Open {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text(rt.call_id().as_str()))
-    }
-}
-
 /// An artifact store whose every write fails ("disk full").
 pub struct BrokenStore;
 
@@ -560,4 +329,17 @@ impl ArtifactStore for BrokenStore {
     async fn get(&self, _: &str) -> Result<Option<Vec<u8>>, ArtifactError> {
         Ok(None)
     }
+}
+
+/// Runs one call through `exec` in `run`, in turn 1.
+pub async fn execute_in<S, C>(
+    exec: &ToolExecutor<S, C>,
+    run: &RunContext<C>,
+    call: ToolCall,
+) -> ToolResult
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    exec.execute(run, &Turn::new(1), call).await
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Echo, call};
+use tinyagents_tools_tests::{call, echo, execute_in};
 use tracing_subscriber::fmt::format::FmtSpan;
 
 #[derive(Clone, Default)]
@@ -36,20 +36,17 @@ async fn every_call_gets_an_execute_tool_span_with_its_tool_and_id() {
     let _guard = tracing::subscriber::set_default(subscriber);
 
     let mut registry = ToolRegistry::new();
-    registry.register_arc(Echo::new()).unwrap();
+    registry.register_arc(echo()).unwrap();
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let run = RunContext::empty();
-    let ok = executor
-        .execute(
-            &run,
-            &Turn::new(1),
-            call("call-77", "echo", json!({"text": "hi"})),
-        )
-        .await;
+    let ok = execute_in(
+        &executor,
+        &run,
+        call("call-77", "echo", json!({"text": "hi"})),
+    )
+    .await;
     assert!(!ok.is_error);
-    let refused = executor
-        .execute(&run, &Turn::new(1), call("call-78", "nope", json!({})))
-        .await;
+    let refused = execute_in(&executor, &run, call("call-78", "nope", json!({}))).await;
     assert!(refused.is_error);
 
     let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();

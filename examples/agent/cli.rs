@@ -5,7 +5,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tinyagents_tools::{SafetyItem, ToolExecutor};
+use tinyagents_tools::ToolExecutor;
+use tinyagents_tools::safety::SafetyItem;
 
 use super::{Agent, AgentConfig, AgentOutcome, ApiKey, DEFAULT_BASE_URL, StopReason};
 use crate::{NoteBook, quickstart_registry, quickstart_run};

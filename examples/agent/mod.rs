@@ -17,11 +17,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::providers::openai::{chat_tool_message, parse_chat_tool_calls};
 use tinyagents_tools::providers::{
     CallParseError, ExportCache, ExportError, ExportTarget, OpenAiOptions,
 };
-use tinyagents_tools::{ErrorClass, RawArguments, RunContext, Secret, ToolExecutor, Turn};
+use tinyagents_tools::{ErrorClass, RunContext, Secret, ToolExecutor, Turn};
 
 pub use cli::{CliError, Invocation, cli, write_report};
 pub use client::{ApiKey, ChatClient, ClientError, MAX_ERROR_BODY};

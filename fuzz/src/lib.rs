@@ -17,6 +17,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Value, json};
 use tinyagents_tools::providers::{anthropic, gemini, mcp, openai};
 use tinyagents_tools::*;
+use tinyagents_tools::call::{RawArguments};
+use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
+use tinyagents_tools::registry::{RegisteredTool};
+use tinyagents_tools::safety::{SafetyItem};
+use tinyagents_tools::spec::{InjectedKind};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 
 /// A tool whose body records the arguments it was given.
@@ -228,7 +233,7 @@ fn check_batch(calls: Vec<ToolCall>) {
     }
     for seen in h.recording.seen.lock().unwrap().iter() {
         assert!(
-            h.recorded_tool.validator().is_valid(seen),
+            tinyagents_tools::__bench::validator(&h.recorded_tool).is_valid(seen),
             "the body ran with invalid arguments: {seen}"
         );
     }

@@ -2,7 +2,8 @@
 //! serves them: the child process the MCP client tests start.
 
 use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::{RunContext, SafetyItem, ToolExecutor};
+use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::{RunContext, ToolExecutor};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

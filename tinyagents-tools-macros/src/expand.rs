@@ -273,7 +273,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
             } else if param.inject.is_some() {
                 quote_spanned! {ty.span()=>
                     let #local = <#ty as #krate::Inject<#s_ty, #c_ty>>::inject(__state, __runtime)
-                        .map_err(#krate::InjectError::into_tool_error)?;
+                        .map_err(#krate::inject::InjectError::into_tool_error)?;
                 }
             } else {
                 let decode = quote_spanned! {ty.span()=>
@@ -404,8 +404,12 @@ fn expand(m: &Model<'_>) -> TokenStream {
                     ))
                 }
 
-                fn call_now(&self, #plain_types) -> ::core::result::Result<#result, #p::serde_json::Value> {
-                    ::core::result::Result::Ok(#tool::__tinyagents_now(__state, __runtime, __arguments))
+                fn never_waits(&self) -> bool {
+                    true
+                }
+
+                fn call_now(&self, #plain_types) -> #result {
+                    #tool::__tinyagents_now(__state, __runtime, __arguments)
                 }
             }
         }

@@ -120,7 +120,7 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
         quote! {{
             use #p::{Crosses as _, DoesNotCross as _};
             let value = <#ty as #krate::Inject<#s_ty, #c_ty>>::inject(__state, __runtime)
-                .map_err(#krate::InjectError::into_tool_error)?;
+                .map_err(#krate::inject::InjectError::into_tool_error)?;
             injected.insert(
                 ::std::string::String::from(#pname),
                 (&&#p::CrossProbe::<#ty>::new()).send(&value)?,

@@ -2,7 +2,7 @@
 //!
 //! The runtime crate applies the same rule when a tool registers
 //! (`ToolName::new`); the two are written apart on purpose (this crate
-//! cannot depend on the runtime), and `tests/name_rules_agree.rs` checks
+//! cannot depend on the runtime), and `tests/schema/name_rules_agree.rs` checks
 //! that both give the same verdict and the same message on a list of names.
 //! This file depends on nothing but `core` so that test can include it.
 

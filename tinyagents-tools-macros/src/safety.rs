@@ -43,20 +43,20 @@ pub fn safety_tokens(m: &Model<'_>) -> TokenStream {
     let patterns = &m.redact_patterns;
     quote! {
         #k::ToolSafety::default()
-            .effect(#k::Effect::#effect)
-            .idempotency(#k::Idempotency::#idempotency)
-            .reach(#k::Reach::#reach)
-            .filesystem(#k::FilesystemAccess::#filesystem)
+            .effect(#k::safety::Effect::#effect)
+            .idempotency(#k::safety::Idempotency::#idempotency)
+            .reach(#k::safety::Reach::#reach)
+            .filesystem(#k::safety::FilesystemAccess::#filesystem)
             .shell(#shell)
             .spend(#spend)
             .requires_confirmation(#confirm)
             .workspace(#workspace)
-            .redaction(#k::RedactionPolicy {
+            .redaction(#k::safety::RedactionPolicy {
                 secrets: #secrets,
                 fields: ::std::vec![#(::std::string::String::from(#fields)),*],
                 patterns: ::std::vec![#(::std::string::String::from(#patterns)),*],
             })
-            .determinism(#k::Determinism::#determinism)
+            .determinism(#k::safety::Determinism::#determinism)
             .allow_unredacted_secrets(#unredacted)
     }
 }

@@ -16,9 +16,8 @@ use std::sync::Arc;
 use rig_agent::AgentBuilder;
 use rig_core::providers::openai::OpenAIConfig;
 use tinyagents_tools::builtins::{EchoTool, HashTool};
-use tinyagents_tools::{
-    Delivery, EventSubscriber, RunContext, ToolEvent, ToolExecutor, ToolRegistry,
-};
+use tinyagents_tools::events::{Delivery, EventSubscriber, ToolEvent};
+use tinyagents_tools::{RunContext, ToolExecutor, ToolRegistry};
 use tinyagents_tools_rig::AgentToolsExt;
 
 /// Prints every event as it happens.

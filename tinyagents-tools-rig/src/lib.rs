@@ -56,7 +56,8 @@ use rig_core::tool::{
 };
 use rig_core::wasm_compat::WasmBoxedFuture;
 use serde_json::Value;
-use tinyagents_tools::{RawArguments, RunContext, ToolCall, ToolExecutor, Turn};
+use tinyagents_tools::call::RawArguments;
+use tinyagents_tools::{RunContext, ToolCall, ToolExecutor, Turn};
 
 /// One registered tool as a rig tool, running through an executor in a run.
 pub struct RigTool<S = (), C = ()> {

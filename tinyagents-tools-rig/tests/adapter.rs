@@ -6,8 +6,9 @@ use std::sync::Arc;
 use rig_core::tool::{ErasedTool, ToolContext, ToolErrorKind};
 use serde_json::json;
 use tinyagents_tools::builtins::{EchoTool, HashTool};
+use tinyagents_tools::events::EventKind;
 use tinyagents_tools::testkit::EventRecorder;
-use tinyagents_tools::{EventKind, RunContext, ToolExecutor, ToolRegistry};
+use tinyagents_tools::{RunContext, ToolExecutor, ToolRegistry};
 use tinyagents_tools_rig::{RigTool, UnknownTool, rig_tools};
 
 fn executor() -> (Arc<ToolExecutor>, Arc<EventRecorder>) {

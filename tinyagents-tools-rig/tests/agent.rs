@@ -12,8 +12,9 @@ use rig_core::providers::openai::OpenAIConfig;
 use serde_json::Value;
 use support::stub;
 use tinyagents_tools::builtins::{EchoTool, HashTool};
+use tinyagents_tools::events::EventKind;
 use tinyagents_tools::testkit::EventRecorder;
-use tinyagents_tools::{EventKind, RunContext, ToolExecutor, ToolRegistry};
+use tinyagents_tools::{RunContext, ToolExecutor, ToolRegistry};
 use tinyagents_tools_rig::AgentToolsExt;
 
 fn agent(base_url: &str) -> (Agent, Arc<EventRecorder>) {

@@ -119,13 +119,17 @@ macro_rules! text_tool {
                 <$tool>::answer(&arguments)
             }
 
+            fn never_waits(&self) -> bool {
+                true
+            }
+
             fn call_now(
                 &self,
                 _: &S,
                 _: &ToolRuntime<C>,
                 arguments: Value,
-            ) -> Result<Result<ToolOutput, ToolError>, Value> {
-                Ok(<$tool>::answer(&arguments))
+            ) -> Result<ToolOutput, ToolError> {
+                <$tool>::answer(&arguments)
             }
         }
     };

@@ -16,8 +16,10 @@ use serde::{Deserialize, Serialize};
 
 mod classify;
 mod kind;
+mod panic;
 pub use classify::{ClassifyError, MAX_ERROR_TEXT};
 pub use kind::{ErrorClass, ErrorKind};
+pub use panic::PanicMessage;
 
 /// One problem with a call's arguments, located by JSON pointer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

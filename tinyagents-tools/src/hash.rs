@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 ///
 /// ```
 /// use serde_json::json;
-/// use tinyagents_tools::canonical_json;
+/// use tinyagents_tools::hash::canonical_json;
 /// assert_eq!(canonical_json(&json!({"b": 1, "a": [true, null]})), r#"{"a":[true,null],"b":1}"#);
 /// ```
 pub fn canonical_json(value: &Value) -> String {
@@ -30,7 +30,7 @@ pub fn canonical_json(value: &Value) -> String {
 ///
 /// ```
 /// use serde_json::json;
-/// use tinyagents_tools::canonical_hash;
+/// use tinyagents_tools::hash::canonical_hash;
 /// assert_eq!(canonical_hash(&json!({"a": 1, "b": 2})), canonical_hash(&json!({"b": 2, "a": 1})));
 /// ```
 pub fn canonical_hash(value: &Value) -> String {
@@ -40,7 +40,7 @@ pub fn canonical_hash(value: &Value) -> String {
 }
 
 /// The SHA-256 of `bytes`, as 64 lowercase hex digits.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 

@@ -18,7 +18,7 @@ pub use crate::name_rules::{MAX_NAME_LEN, NameError};
 /// `ToolName` in hand is always one every provider accepts as is.
 ///
 /// ```
-/// use tinyagents_tools::ToolName;
+/// use tinyagents_tools::ids::ToolName;
 /// assert!(ToolName::new("search_docs").is_ok());
 /// assert!(ToolName::new("Search Docs").is_err());
 /// ```
@@ -165,7 +165,7 @@ opaque_id! {
 /// strings.
 ///
 /// ```
-/// use tinyagents_tools::CallName;
+/// use tinyagents_tools::ids::CallName;
 /// let name = CallName::from("search_docs");
 /// assert_eq!(name, "search_docs");
 /// assert!(name.starts_with("search"));

@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::ids::{RunId, ThreadId, ToolCallId};
 use crate::runtime::{Ctx, EventEmitter, RunContext, StreamWriter, ToolRuntime};
-use crate::secret::Secret;
+pub use crate::secret::{Secret, Secrets};
 use crate::spec::InjectedKind;
 
 /// Why a hidden parameter could not be built.
@@ -100,7 +100,8 @@ impl From<InjectError> for ToolError {
 /// it for your own types to inject them:
 ///
 /// ```
-/// use tinyagents_tools::{Inject, InjectError, ToolRuntime};
+/// use tinyagents_tools::inject::InjectError;
+/// use tinyagents_tools::{Inject, ToolRuntime};
 ///
 /// /// The user the run acts for.
 /// struct CurrentUser(String);

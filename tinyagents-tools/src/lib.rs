@@ -6,20 +6,24 @@
 //! A [`ToolRegistry`] checks and holds tools; an executor runs
 //! provider-supplied [`ToolCall`]s through a fail-closed lifecycle.
 //!
-//! The pieces, in the order data flows:
-//! - [`ToolSpec`], [`ToolSchema`], [`ToolSafety`], [`RetryPolicy`]: what a tool
-//!   is and declares;
+//! The pieces, in the order data flows (the names used most are also at the
+//! crate root and in [`prelude`]):
+//! - [`spec`], [`schema`], [`safety`], [`retry`]: what a tool is and
+//!   declares ([`ToolSpec`], [`ToolSchema`], [`ToolSafety`], [`RetryPolicy`]);
 //! - [`Tool`]: the trait every tool implements (by hand or via `#[tool]`);
-//! - [`Inject`] and the built-in injectables ([`Store`], [`Secret`],
-//!   [`State`], ...): hidden parameters;
-//! - [`RunContext`] and [`ToolRuntime`]: the run and the per-call handle;
-//! - [`ToolRegistry`]: registration rules and compiled validators;
-//! - [`ToolCall`], [`ToolResult`], [`ToolMessage`], [`ToolError`]: what goes in
-//!   and comes out;
-//! - [`ToolExecutor`], [`Turn`] and [`Middleware`]: the fail-closed
-//!   lifecycle every call goes through;
-//! - [`ArtifactStore`]: where large outputs go;
-//! - [`EventBus`] and [`ToolEvent`]: lifecycle events;
+//! - [`inject`]: hidden parameters ([`Inject`] and the built-in injectables
+//!   [`Store`], [`Secret`], [`State`], ...);
+//! - [`runtime`]: the run ([`RunContext`]) and the per-call handle
+//!   ([`ToolRuntime`]);
+//! - [`registry`]: registration rules and compiled validators
+//!   ([`ToolRegistry`]);
+//! - [`call`], [`output`], [`error`], [`ids`]: what goes in and comes out
+//!   ([`ToolCall`], [`ToolResult`], [`ToolMessage`], [`ToolError`]);
+//! - [`executor`] and [`middleware`]: the fail-closed lifecycle every call
+//!   goes through ([`ToolExecutor`], [`Turn`], [`Middleware`]);
+//! - [`artifacts`]: where large outputs go;
+//! - [`events`] and [`hash`]: lifecycle events and the canonical hashes they
+//!   carry;
 //! - [`policy`]: safety policies; [`providers`]: provider formats;
 //! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server over
 //!   stdio or any rmcp transport; with `mcp-http`, over streamable HTTP too.
@@ -75,41 +79,41 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod artifacts;
+pub mod artifacts;
 pub mod builtins;
-mod call;
+pub mod call;
 #[cfg(feature = "collect")]
 mod collect;
 #[cfg(not(feature = "collect"))]
 mod collect_off;
-mod error;
-mod events;
-mod executor;
+pub mod error;
+pub mod events;
+pub mod executor;
 mod extensions;
 mod fasthash;
-mod hash;
-mod ids;
-mod inject;
+pub mod hash;
+pub mod ids;
+pub mod inject;
 pub mod isolated;
 mod limits;
 mod macro_support;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-mod middleware;
+pub mod middleware;
 mod name_rules;
-mod output;
+pub mod output;
 mod panics;
 pub mod policy;
 pub mod providers;
 mod redact;
-mod registry;
-mod retry;
-mod runtime;
-mod safety;
+pub mod registry;
+pub mod retry;
+pub mod runtime;
+pub mod safety;
 pub mod schema;
 mod secret;
 mod secret_forms;
-mod spec;
+pub mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tool;
@@ -120,45 +124,26 @@ mod validation;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
-pub use artifacts::{
-    ArtifactError, ArtifactStore, FsArtifactStore, InMemoryArtifactStore, artifact_key,
-};
 pub use async_trait::async_trait;
-pub use call::{RawArguments, ToolCall};
-pub use error::{ArgumentProblem, ClassifyError, ErrorClass, ErrorKind, MAX_ERROR_TEXT, ToolError};
-pub use events::{Delivery, EventBus, EventKind, EventSubscriber, Progress, ToolEvent};
-pub use executor::{
-    CallCounter, CallLimits, ExecutorBuildError, ExecutorConfig, RunCallCounts, ToolExecutor,
-    ToolExecutorBuilder, Turn, canonical_hash, canonical_json, sha256_hex,
-};
-pub use extensions::Extensions;
-pub use ids::{CallName, MAX_NAME_LEN, NameError, RunId, ThreadId, ToolCallId, ToolName};
-pub use inject::{
-    FromState, Inject, InjectError, IntoState, Resource, State, Store, WorkspaceRoot,
-};
-pub use middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
-pub use output::{
-    ArtifactRef, ContentBlock, IntoToolOutput, Json, Rendered, ToolMessage, ToolOutput, ToolResult,
-    ToolReturn,
-};
-pub use panics::PanicMessage;
-pub use registry::{RegisteredTool, RegistryError, RegistryVersion, ToolRegistry, compile_schema};
-pub use retry::{Jitter, RetryPolicy};
-pub use runtime::{Ctx, EventEmitter, RunContext, RunContextBuilder, StreamWriter, ToolRuntime};
-pub use safety::{
-    Determinism, Effect, FilesystemAccess, Idempotency, Reach, RedactionPolicy, SafetyItem,
-    ToolSafety,
-};
+pub use call::ToolCall;
+pub use error::{ErrorClass, ToolError};
+pub use executor::{ExecutorBuildError, ToolExecutor};
+pub use ids::{RunId, ThreadId, ToolCallId};
+pub use inject::{Inject, Resource, State, Store, WorkspaceRoot};
+pub use middleware::Middleware;
+pub use output::{ContentBlock, Json, Rendered, ToolMessage, ToolOutput, ToolResult};
+pub use registry::{RegistryError, ToolRegistry};
+pub use retry::RetryPolicy;
+pub use runtime::{Ctx, EventEmitter, RunContext, StreamWriter, ToolRuntime};
+pub use safety::ToolSafety;
 pub use schema::ToolSchema;
-pub use secret::{Secret, Secrets};
-pub use spec::{
-    ConcurrencyPolicy, InjectedArgSpec, InjectedKind, ResourceBounds, SpecError, ToolSpec,
-    ToolSpecBuilder,
-};
+pub use secret::Secret;
+pub use spec::ToolSpec;
 pub use tinyagents_tools_macros::tool;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
 pub use toolset::Toolset;
+pub use turn::Turn;
 
 #[cfg(feature = "collect")]
 #[doc(hidden)]
@@ -190,4 +175,29 @@ pub mod tool_macro {
     pub use std::sync::OnceLock;
 
     pub use crate::macro_support::*;
+}
+
+/// Hooks for the benchmarks, which time the registry's argument check on its
+/// own. Not public API: its items may change in any release.
+#[doc(hidden)]
+pub mod __bench {
+    use crate::registry::RegisteredTool;
+
+    /// The registered tool's compiled input validator.
+    pub fn validator<S, C>(tool: &RegisteredTool<S, C>) -> &jsonschema::Validator
+    where
+        S: Send + Sync + 'static,
+        C: Send + Sync + 'static,
+    {
+        tool.input().full()
+    }
+
+    /// Whether `value` passes the input check the executor runs on every call.
+    pub fn accepts<S, C>(tool: &RegisteredTool<S, C>, value: &serde_json::Value) -> bool
+    where
+        S: Send + Sync + 'static,
+        C: Send + Sync + 'static,
+    {
+        tool.input().is_valid(value)
+    }
 }

@@ -204,7 +204,8 @@ impl<'a, S, C> AfterToolCtx<'a, S, C> {
 /// it needs.
 ///
 /// ```
-/// use tinyagents_tools::{async_trait, BeforeOutcome, BeforeToolCtx, Middleware, ToolError};
+/// use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
+/// use tinyagents_tools::{Middleware, ToolError, async_trait};
 ///
 /// /// Refuses every tool that changes something.
 /// struct ReadOnlyMode;
@@ -232,7 +233,7 @@ where
     fn name(&self) -> &str;
 
     /// The declared safety items this middleware enforces (none by
-    /// default). [`ToolExecutorBuilder::build`](crate::ToolExecutorBuilder::build)
+    /// default). [`ToolExecutorBuilder::build`](crate::executor::ToolExecutorBuilder::build)
     /// reads it to check that every item a registered tool declares has a
     /// policy; a middleware that takes over an item's enforcement says so
     /// here.

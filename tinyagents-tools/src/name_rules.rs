@@ -1,7 +1,7 @@
 //! The rule every canonical tool name follows.
 //!
 //! The macro crate has its own copy of this rule (it cannot depend on this
-//! crate) to refuse a bad name at compile time; `tests/name_rules_agree.rs`
+//! crate) to refuse a bad name at compile time; `tests/schema/name_rules_agree.rs`
 //! checks that both copies agree.
 
 use core::fmt;

@@ -241,7 +241,7 @@ impl IntoToolOutput for () {
 /// `std::io::Result<T>`, `type Outcome<T> = Result<T, String>`): `#[tool]`
 /// finds it through this trait, not by the word `Result`, so every alias
 /// works. `Ok` is the tool's output; `Err` becomes a classified
-/// [`ToolError`] (see [`ClassifyError`](crate::ClassifyError) for the error
+/// [`ToolError`] (see [`ClassifyError`](crate::error::ClassifyError) for the error
 /// types accepted). A return type that does not implement it is always a
 /// success. Implement it for a result type of your own to return it from a
 /// tool.

@@ -16,7 +16,6 @@
 
 use std::any::Any;
 use std::cell::Cell;
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Once;
@@ -78,25 +77,7 @@ impl<F: Future + Unpin> Future for Quiet<F> {
     }
 }
 
-/// The message of a tool's panic, kept as the source of its `panicked`
-/// error (never shown to the model; masked before it reaches an event).
-#[derive(Debug, Clone)]
-pub struct PanicMessage(pub(crate) String);
-
-impl PanicMessage {
-    /// The message.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for PanicMessage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for PanicMessage {}
+pub(crate) use crate::error::PanicMessage;
 
 /// The `panicked` error for a caught panic, its message as the source.
 pub(crate) fn panicked(payload: &(dyn Any + Send)) -> ToolError {

@@ -18,7 +18,7 @@ pub const MASK: &str = "[redacted]";
 
 /// Masks secret values, literal patterns and named JSON fields.
 ///
-/// Build one per run and tool from the run's [`crate::Secrets`] and the tool's
+/// Build one per run and tool from the run's [`crate::inject::Secrets`] and the tool's
 /// [`RedactionPolicy`]; it is cheap when there is nothing to mask.
 ///
 /// ```
@@ -78,7 +78,7 @@ impl Redactor {
     }
 
     /// [`for_policy`](Self::for_policy) for secrets already expanded into
-    /// their forms, as [`Secrets::redaction_forms`](crate::Secrets::redaction_forms)
+    /// their forms, as [`Secrets::redaction_forms`](crate::inject::Secrets::redaction_forms)
     /// keeps them (computed once per run, not once per call).
     pub fn for_policy_forms(policy: &RedactionPolicy, forms: &[Arc<str>]) -> Self {
         let forms: &[Arc<str>] = if policy.secrets { forms } else { &[] };

@@ -7,7 +7,7 @@
 //! compile, a tool that declares `workspace` but takes no workspace path, a
 //! tool that turns secret redaction off without opting in explicitly, and
 //! aliases that break the provider name rule or collide. Names
-//! themselves are checked when the spec is built ([`crate::ToolName`]), so a
+//! themselves are checked when the spec is built ([`crate::ids::ToolName`]), so a
 //! registry can never hold one a provider would refuse. Each input schema is
 //! compiled into a validator here, once; iteration follows registration order.
 
@@ -50,23 +50,9 @@ where
         self.tool.spec()
     }
 
-    /// The compiled input validator.
-    pub fn validator(&self) -> &jsonschema::Validator {
-        self.input.full()
-    }
-
-    /// Whether `value` satisfies the tool's input schema: always the same
-    /// answer as `validator().is_valid(value)`, and for a flat object schema
-    /// (scalar properties, `required`, `additionalProperties`) a direct
-    /// check that skips the general validator. This is the check the
-    /// executor runs on every call.
-    pub fn accepts(&self, value: &serde_json::Value) -> bool {
-        self.input.is_valid(value)
-    }
-
     /// Checks a successful output against the tool's output schema, when
     /// it declares one: its structured value (`null` when it has none) must
-    /// match, or the call fails with [`ErrorKind::InvalidOutput`](crate::ErrorKind::InvalidOutput)
+    /// match, or the call fails with [`ErrorKind::InvalidOutput`](crate::error::ErrorKind::InvalidOutput)
     /// (a fatal tool fault; the mismatches are in the error's source, never
     /// in its message). The executor runs this on every successful call,
     /// before redaction and bounding.
@@ -90,7 +76,7 @@ where
     }
 
     /// The position in registration order.
-    pub fn index(&self) -> usize {
+    pub(crate) fn index(&self) -> usize {
         self.index
     }
 }
@@ -107,7 +93,7 @@ where
     }
 }
 
-pub use crate::validation::compile_schema;
+pub use crate::validation::{SchemaError, compile_schema};
 
 /// The tools an executor may run, by canonical name and by alias.
 ///
@@ -249,17 +235,17 @@ where
                 tool: name.to_owned(),
             });
         }
-        let input = InputValidator::compile(spec.input_schema.as_value()).map_err(|message| {
+        let input = InputValidator::compile(spec.input_schema.as_value()).map_err(|problem| {
             RegistryError::InvalidSchema {
                 tool: name.to_owned(),
-                message,
+                problem,
             }
         })?;
         let output = match &spec.output_schema {
             Some(schema) => Some(OutputValidator::compile(schema.as_value()).map_err(
-                |message| RegistryError::InvalidOutputSchema {
+                |problem| RegistryError::InvalidOutputSchema {
                     tool: name.to_owned(),
-                    message,
+                    problem,
                 },
             )?),
             None => None,

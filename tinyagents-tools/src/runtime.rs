@@ -22,7 +22,6 @@ use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventBus;
-use crate::extensions::Extensions;
 use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
 use crate::limits::RunCallCounts;
 use crate::redact::Redactor;
@@ -31,6 +30,7 @@ use crate::secret::Secrets;
 mod ctx;
 mod emit;
 
+pub use crate::extensions::Extensions;
 pub use ctx::Ctx;
 use emit::EventScope;
 pub use emit::{EventEmitter, StreamWriter};

@@ -239,12 +239,12 @@ impl ToolSafety {
 
 /// A declared safety item that only a policy can enforce.
 ///
-/// [`ToolExecutorBuilder::build`](crate::ToolExecutorBuilder::build) makes
+/// [`ToolExecutorBuilder::build`](crate::executor::ToolExecutorBuilder::build) makes
 /// sure each one a registered tool declares is enforced: the executor adds
 /// the policy itself where it needs nothing from the application
 /// (workspace), and refuses to build where it does (confirmation needs an
 /// approver), unless the application opts out with
-/// [`ToolExecutorBuilder::unenforced`](crate::ToolExecutorBuilder::unenforced).
+/// [`ToolExecutorBuilder::unenforced`](crate::executor::ToolExecutorBuilder::unenforced).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]

@@ -17,7 +17,8 @@ use crate::secret_forms::secret_forms;
 /// [`Secrets`].
 ///
 /// ```
-/// use tinyagents_tools::{Secret, Secrets};
+/// use tinyagents_tools::Secret;
+/// use tinyagents_tools::inject::Secrets;
 ///
 /// struct GithubToken(String);
 /// impl AsRef<str> for GithubToken {

@@ -64,23 +64,33 @@ where
         arguments: Value,
     ) -> Result<ToolOutput, ToolError>;
 
-    /// Runs one call at once, without a future, when this tool never waits;
-    /// otherwise hands the arguments back (`Err`) and the executor runs
-    /// [`call`](Tool::call).
+    /// Whether this tool never waits: then the executor runs every attempt
+    /// through [`call_now`](Tool::call_now), without a future, instead of
+    /// [`call`](Tool::call). `#[tool]` says `true` for an `async fn` whose
+    /// body has no `.await` (and no macro that might hide one); the default
+    /// is `false`.
+    fn never_waits(&self) -> bool {
+        false
+    }
+
+    /// Runs one call at once, without a future. The executor calls it only
+    /// when [`never_waits`](Tool::never_waits) is `true`, for every attempt,
+    /// under the same panic guard, span and events as `call`; it must answer
+    /// exactly as `call` would.
     ///
-    /// An optimization only: when it answers, it must answer exactly as
-    /// `call` would. The executor tries it first for every attempt, under the
-    /// same panic guard, span and events. `#[tool]` implements it for an
-    /// `async fn` whose body has no `.await` (and no macro that might hide
-    /// one); the default hands every call to `call`.
+    /// The default, for a tool that waits, runs nothing and answers with a
+    /// fatal error that says so.
     fn call_now(
         &self,
         state: &S,
         runtime: &ToolRuntime<C>,
         arguments: Value,
-    ) -> Result<Result<ToolOutput, ToolError>, Value> {
-        let _ = (state, runtime);
-        Err(arguments)
+    ) -> Result<ToolOutput, ToolError> {
+        let _ = (state, runtime, arguments);
+        Err(ToolError::fatal(format!(
+            "tool `{}` waits: it answers through `call`, not `call_now`",
+            self.spec().name
+        )))
     }
 }
 
@@ -104,12 +114,16 @@ where
         (**self).call(state, runtime, arguments).await
     }
 
+    fn never_waits(&self) -> bool {
+        (**self).never_waits()
+    }
+
     fn call_now(
         &self,
         state: &S,
         runtime: &ToolRuntime<C>,
         arguments: Value,
-    ) -> Result<Result<ToolOutput, ToolError>, Value> {
+    ) -> Result<ToolOutput, ToolError> {
         (**self).call_now(state, runtime, arguments)
     }
 }

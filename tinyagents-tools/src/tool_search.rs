@@ -228,12 +228,16 @@ where
         self.answer(&arguments)
     }
 
+    fn never_waits(&self) -> bool {
+        true
+    }
+
     fn call_now(
         &self,
         _: &S,
         _: &ToolRuntime<C>,
         arguments: Value,
-    ) -> Result<Result<ToolOutput, ToolError>, Value> {
-        Ok(self.answer(&arguments))
+    ) -> Result<ToolOutput, ToolError> {
+        self.answer(&arguments)
     }
 }

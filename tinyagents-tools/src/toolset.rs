@@ -87,7 +87,7 @@ impl Toolset {
     /// An empty toolset of tools without application state or run context
     /// value, so `Toolset::new("github")` needs no type annotation; `name`
     /// says where its tools come from in errors and in
-    /// [`RegisteredTool::origin`](crate::RegisteredTool::origin). For tools
+    /// [`RegisteredTool::origin`](crate::registry::RegisteredTool::origin). For tools
     /// with a state or context type, use [`Toolset::named`].
     pub fn new(name: impl Into<String>) -> Self {
         Toolset::named(name)
@@ -206,7 +206,7 @@ where
 {
     /// Registers every tool of `toolset`, with the checks of
     /// [`register`](Self::register); each remembers its origin
-    /// ([`RegisteredTool::origin`](crate::RegisteredTool::origin)). A name
+    /// ([`RegisteredTool::origin`](crate::registry::RegisteredTool::origin)). A name
     /// already registered is [`RegistryError::Collision`] naming both
     /// origins. Tools registered before a refused one stay registered.
     pub fn register_toolset(&mut self, toolset: Toolset<S, C>) -> Result<&mut Self, RegistryError> {
@@ -265,12 +265,16 @@ where
         self.inner.call(state, runtime, arguments).await
     }
 
+    fn never_waits(&self) -> bool {
+        self.inner.never_waits()
+    }
+
     fn call_now(
         &self,
         state: &S,
         runtime: &ToolRuntime<C>,
         arguments: Value,
-    ) -> Result<Result<ToolOutput, ToolError>, Value> {
+    ) -> Result<ToolOutput, ToolError> {
         self.inner.call_now(state, runtime, arguments)
     }
 }

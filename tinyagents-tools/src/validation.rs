@@ -19,6 +19,9 @@ use std::cmp::Ordering;
 
 use serde_json::{Map, Number, Value};
 
+mod error;
+pub use error::SchemaError;
+
 /// The JSON Schema dialect the registry compiles for; a `$schema` naming any
 /// other dialect leaves the flat check out.
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -39,7 +42,7 @@ const ANNOTATIONS: &[&str] = &[
 /// checked, no remote references, and fixed-width integer formats bounded to
 /// their Rust range ([`crate::schema::bound_integer_formats`]) so validation
 /// agrees with the deserializer.
-pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, String> {
+pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, SchemaError> {
     compile_bounded(&bounded_schema(schema))
 }
 
@@ -53,12 +56,12 @@ pub(crate) fn bounded_schema(schema: &serde_json::Value) -> serde_json::Value {
 /// Compiles a schema already passed through [`bounded_schema`].
 pub(crate) fn compile_bounded(
     bounded: &serde_json::Value,
-) -> Result<jsonschema::Validator, String> {
+) -> Result<jsonschema::Validator, SchemaError> {
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)
         .build(bounded)
-        .map_err(|e| e.to_string())
+        .map_err(SchemaError::from_compiler)
 }
 
 /// The input check of one registered tool.
@@ -68,9 +71,9 @@ pub(crate) struct InputValidator {
 }
 
 impl InputValidator {
-    /// Compiles `schema` as [`crate::compile_schema`] does, plus its flat
+    /// Compiles `schema` as [`compile_schema`] does, plus its flat
     /// check when the schema has the flat shape.
-    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+    pub(crate) fn compile(schema: &Value) -> Result<Self, SchemaError> {
         let bounded = bounded_schema(schema);
         let full = compile_bounded(&bounded)?;
         Ok(InputValidator {

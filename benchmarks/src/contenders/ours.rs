@@ -4,10 +4,8 @@
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use tinyagents_tools::{
-    IntoToolOutput, Json, Tool, ToolError, ToolOutput, ToolRuntime, ToolSafety, ToolSchema,
-    ToolSpec, async_trait,
-};
+use tinyagents_tools::{Json, Tool, ToolError, ToolOutput, ToolRuntime, ToolSafety, ToolSchema, ToolSpec, async_trait};
+use tinyagents_tools::output::{IntoToolOutput};
 
 use crate::add::{AddArgs, Sum, add};
 

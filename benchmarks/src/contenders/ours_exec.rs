@@ -7,11 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
-use tinyagents_tools::{
-    BeforeOutcome, BeforeToolCtx, Delivery, EventSubscriber, IntoToolOutput, Json, Middleware,
-    Tool, ToolError, ToolEvent, ToolExecutor, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec,
-    async_trait,
-};
+use tinyagents_tools::{Json, Middleware, Tool, ToolError, ToolExecutor, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec, async_trait};
+use tinyagents_tools::events::{Delivery, EventSubscriber, ToolEvent};
+use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
+use tinyagents_tools::output::{IntoToolOutput};
 
 use crate::add::{AddArgs, add};
 use crate::contenders::ours::add_spec;

@@ -29,7 +29,8 @@ pub const MAX_ERROR_TEXT: usize = 500;
 /// model reads its message and may call differently.
 ///
 /// ```
-/// use tinyagents_tools::{ClassifyError, ErrorClass};
+/// use tinyagents_tools::ErrorClass;
+/// use tinyagents_tools::error::ClassifyError;
 ///
 /// #[derive(Debug)]
 /// enum FetchError { Timeout, NotFound }

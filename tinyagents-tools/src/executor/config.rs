@@ -118,7 +118,7 @@ pub enum ExecutorBuildError {
     ZeroTimeout,
     /// A registered tool declares a safety item that no middleware enforces
     /// and that the executor cannot enforce alone (add the policy, or opt
-    /// out with [`ToolExecutorBuilder::unenforced`](crate::ToolExecutorBuilder::unenforced)).
+    /// out with [`ToolExecutorBuilder::unenforced`](crate::executor::ToolExecutorBuilder::unenforced)).
     #[error(
         "`{tool}` declares {item}, and no middleware enforces it: add {policy}, or opt out explicitly with `unenforced(SafetyItem::{item:?})`"
     )]

@@ -56,7 +56,7 @@ use crate::runtime::RunContext;
 use crate::limits;
 use crate::safety::SafetyItem;
 
-pub use crate::hash::{canonical_hash, canonical_json, sha256_hex};
+pub(crate) use crate::hash::canonical_hash;
 pub use crate::limits::{CallCounter, CallLimits, RunCallCounts};
 pub use crate::turn::Turn;
 pub use config::{ExecutorBuildError, ExecutorConfig};

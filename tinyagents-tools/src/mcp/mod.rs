@@ -236,7 +236,7 @@ where
     /// 100 levels outside a call's arguments, or longer than 4 MiB, `-32600`.
     /// A call's arguments reach the executor as the text the client sent, so
     /// a repeated key is refused and the nesting and size bounds of
-    /// [`ExecutorConfig`](crate::ExecutorConfig) apply before anything is
+    /// [`ExecutorConfig`](crate::executor::ExecutorConfig) apply before anything is
     /// parsed, as for every provider. ([`serve`](Self::serve) hands the
     /// transport to rmcp as it is, without these checks.)
     pub async fn serve_lines<R, W>(

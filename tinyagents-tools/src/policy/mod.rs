@@ -21,8 +21,8 @@
 //! when a registered tool declares `workspace` or filesystem access, and
 //! refuses to build when one needs confirmation and no [`ConfirmationPolicy`]
 //! (or other middleware declaring it) is there, unless the application opts
-//! out with [`unenforced`](crate::ToolExecutorBuilder::unenforced). Call limits are executor
-//! configuration ([`CallLimits`](crate::CallLimits)), and the advertised set
+//! out with [`unenforced`](crate::executor::ToolExecutorBuilder::unenforced). Call limits are executor
+//! configuration ([`CallLimits`](crate::executor::CallLimits)), and the advertised set
 //! of a turn is a [`Turn`](crate::Turn), made by a [`ToolSelector`].
 
 mod access;

@@ -33,7 +33,7 @@ const MAX_REF_DEPTH: usize = 32;
 /// An executor whose registry has such a tool adds this policy itself, in
 /// front of every other middleware, when no middleware enforces
 /// [`SafetyItem::Workspace`] (see
-/// [`ToolExecutorBuilder::build`](crate::ToolExecutorBuilder::build)).
+/// [`ToolExecutorBuilder::build`](crate::executor::ToolExecutorBuilder::build)).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WorkspacePolicy;
 

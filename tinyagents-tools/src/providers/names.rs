@@ -1,7 +1,7 @@
 //! Each provider's tool-name rule, and reversible aliases for names that
 //! break it.
 //!
-//! Canonical names ([`crate::ToolName`]) satisfy every provider, so an export
+//! Canonical names ([`crate::ids::ToolName`]) satisfy every provider, so an export
 //! only checks them. Names that come from elsewhere (tools imported from an
 //! MCP server, say `files.read`) may not: a [`ToolNameMap`] gives each one a
 //! provider-valid alias, maps the provider's calls back, and refuses two names

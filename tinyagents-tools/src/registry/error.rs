@@ -1,6 +1,7 @@
 //! [`RegistryError`]: why a tool, an alias or a toolset was refused.
 
 use crate::ids::NameError;
+use crate::validation::SchemaError;
 
 /// Why a tool or alias was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,20 +40,22 @@ pub enum RegistryError {
         argument: String,
     },
     /// The output schema could not be compiled into a validator.
-    #[error("tool `{tool}`: the output schema is not valid JSON Schema: {message}")]
+    #[error("tool `{tool}`: the output schema is {problem}")]
     InvalidOutputSchema {
         /// The tool.
         tool: String,
-        /// The compiler's message.
-        message: String,
+        /// What the schema compiler found.
+        #[source]
+        problem: SchemaError,
     },
     /// The input schema could not be compiled into a validator.
-    #[error("tool `{tool}`: the input schema is not valid JSON Schema: {message}")]
+    #[error("tool `{tool}`: the input schema is {problem}")]
     InvalidSchema {
         /// The tool.
         tool: String,
-        /// The compiler's message.
-        message: String,
+        /// What the schema compiler found.
+        #[source]
+        problem: SchemaError,
     },
     /// The tool declares `workspace`, but no argument is a workspace path,
     /// so there is nothing the workspace policy could confine.

@@ -142,7 +142,7 @@ where
     }
 
     /// Leaves a declared safety item unenforced, as
-    /// [`ToolExecutorBuilder::unenforced`](crate::ToolExecutorBuilder::unenforced)
+    /// [`ToolExecutorBuilder::unenforced`](crate::executor::ToolExecutorBuilder::unenforced)
     /// does (to test a tool that needs confirmation without an approver).
     pub fn unenforced(mut self, item: SafetyItem) -> Self {
         self.unenforced.push(item);
@@ -193,7 +193,7 @@ where
 ///
 /// ```
 /// use tinyagents_tools::prelude::*;
-/// use tinyagents_tools::EventKind;
+/// use tinyagents_tools::events::EventKind;
 /// use tinyagents_tools::testkit::ToolHarness;
 ///
 /// struct Greeting(String);

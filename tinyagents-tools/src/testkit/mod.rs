@@ -5,6 +5,11 @@
 //!   sees exactly what a model would (validation, refusals, middleware,
 //!   bounded messages); [`ToolHarness::inject`] builds the same injected
 //!   values for calling a `#[tool]` fn directly.
+//! - [`FakeTool`]: a tool whose answers a test scripts (text, values,
+//!   failures, waits, panics), for testing what surrounds tools: an agent
+//!   loop, middleware, a policy; [`Spy`]: any tool, with the arguments of
+//!   every call it ran kept.
+//! - [`BeforeTool`]: a middleware made of a name and a closure.
 //! - [`EventRecorder`]: an in-line subscriber that keeps every event, with
 //!   [`kinds`](EventRecorder::kinds), [`assert_kinds`](EventRecorder::assert_kinds)
 //!   and [`assert_order`](EventRecorder::assert_order).
@@ -16,8 +21,12 @@
 //! tinyagents-tools = { version = "0.1", features = ["testkit"] }
 //! ```
 
+mod before;
+mod fake;
 mod harness;
 mod recorder;
 
+pub use before::BeforeTool;
+pub use fake::{FakeTool, Spy};
 pub use harness::{HarnessError, ToolHarness, ToolHarnessBuilder};
 pub use recorder::EventRecorder;

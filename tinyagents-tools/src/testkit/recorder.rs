@@ -15,7 +15,7 @@ use crate::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 /// event of that call is here, and the order is the order of the steps.
 ///
 /// ```
-/// use tinyagents_tools::EventKind;
+/// use tinyagents_tools::events::EventKind;
 /// use tinyagents_tools::testkit::EventRecorder;
 ///
 /// let recorder = EventRecorder::new();

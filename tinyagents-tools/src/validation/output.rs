@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::{bounded_schema, compile_bounded};
+use super::{SchemaError, bounded_schema, compile_bounded};
 use crate::error::ToolError;
 use crate::output::ToolOutput;
 
@@ -15,8 +15,8 @@ pub(crate) struct OutputValidator {
 }
 
 impl OutputValidator {
-    /// Compiles `schema` as [`crate::compile_schema`] does.
-    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+    /// Compiles `schema` as [`super::compile_schema`] does.
+    pub(crate) fn compile(schema: &Value) -> Result<Self, SchemaError> {
         Ok(OutputValidator {
             full: compile_bounded(&bounded_schema(schema))?,
         })
@@ -44,7 +44,7 @@ impl OutputValidator {
 }
 
 /// Why an output failed its schema: each mismatch located by JSON pointer.
-/// The source of an [`ErrorKind::InvalidOutput`](crate::ErrorKind) error;
+/// The source of an [`ErrorKind::InvalidOutput`](crate::error::ErrorKind) error;
 /// it may quote the output, so it is never shown to the model.
 #[derive(Debug)]
 struct OutputMismatch {

@@ -2,7 +2,8 @@
 // error types users already have are accepted.
 use std::fmt;
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::{ClassifyError, ErrorClass};
+use tinyagents_tools::{ErrorClass};
+use tinyagents_tools::error::{ClassifyError};
 
 type Outcome<T> = Result<T, String>;
 

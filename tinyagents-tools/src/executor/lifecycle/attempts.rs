@@ -117,7 +117,7 @@ where
     }
 
     /// One attempt: the tool's call with its own [`ToolRuntime`], answered
-    /// at once when the tool never waits ([`Tool::call_now`](crate::Tool::call_now)),
+    /// at once when the tool never waits ([`Tool::never_waits`](crate::Tool::never_waits)),
     /// otherwise under its timeout and the run's cancellation. A panic in
     /// the tool is the attempt's `panicked` error; no attempt starts in a
     /// cancelled run.
@@ -134,9 +134,10 @@ where
         let runtime = self.runtime_for(cx, attempt);
         let tool = registered.tool();
         let called = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            match tool.call_now(&self.state, &runtime, arguments) {
-                Ok(outcome) => Ok(outcome),
-                Err(arguments) => Err(tool.call(&self.state, &runtime, arguments)),
+            if tool.never_waits() {
+                Ok(tool.call_now(&self.state, &runtime, arguments))
+            } else {
+                Err(tool.call(&self.state, &runtime, arguments))
             }
         }));
         let call = match called {

@@ -1,0 +1,337 @@
+//! `Tool::call_now`: a tool that never waits answers at once, with the same
+//! lifecycle (events, retries, panics, injections) as one that waits; and
+//! `#[tool]` implements it only for a body that cannot wait.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tinyagents_tools::middleware::AfterToolCtx;
+use tinyagents_tools::retry::Jitter;
+use tinyagents_tools::*;
+use tinyagents_tools_tests::*;
+
+/// Answers in `call_now`, failing with a retryable error until its
+/// `fail_first` calls are used up, panicking when asked to. Counts how it
+/// was called.
+struct Immediate {
+    spec: ToolSpec,
+    fail_first: usize,
+    now_calls: AtomicUsize,
+    async_calls: AtomicUsize,
+}
+
+impl Immediate {
+    fn new(name: &str, fail_first: usize) -> Arc<Self> {
+        let mut spec = spec(
+            name,
+            json!({
+                "type": "object",
+                "properties": {"n": {"type": "integer"}, "panic": {"type": "boolean"}},
+                "required": ["n"],
+                "additionalProperties": false
+            }),
+        )
+        .safety(ToolSafety::pure())
+        .build()
+        .unwrap();
+        spec.retry = RetryPolicy::attempts(3, Duration::from_millis(1)).with_jitter(Jitter::None);
+        Arc::new(Immediate {
+            spec,
+            fail_first,
+            now_calls: AtomicUsize::new(0),
+            async_calls: AtomicUsize::new(0),
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for Immediate {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+        self.async_calls.fetch_add(1, Ordering::SeqCst);
+        Err(ToolError::fatal("call_now should have answered"))
+    }
+
+    fn never_waits(&self) -> bool {
+        true
+    }
+
+    fn call_now(
+        &self,
+        _: &(),
+        runtime: &ToolRuntime,
+        args: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        let seen = self.now_calls.fetch_add(1, Ordering::SeqCst);
+        if args["panic"] == json!(true) {
+            panic!("the immediate tool panicked");
+        }
+        if seen < self.fail_first {
+            return Err(ToolError::retry("not yet"));
+        }
+        let n = args["n"].as_i64().unwrap_or_default();
+        Ok(ToolOutput::structured(json!({
+            "double": n * 2,
+            "call": runtime.call_id().as_str(),
+            "attempt": runtime.attempt(),
+        })))
+    }
+}
+
+/// Says it never waits but leaves `call_now` to the default.
+struct ClaimsToNeverWait(ToolSpec);
+
+#[async_trait]
+impl Tool for ClaimsToNeverWait {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+
+    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("through call"))
+    }
+
+    fn never_waits(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_claims_to_never_wait_without_call_now_fails_its_call_as_fatal() {
+    let spec = spec(
+        "claims",
+        json!({"type": "object", "additionalProperties": false}),
+    )
+    .build()
+    .unwrap();
+    let exec = executor(vec![Arc::new(ClaimsToNeverWait(spec))])
+        .build()
+        .unwrap();
+    let r = execute_once(&exec, call("c1", "claims", json!({}))).await;
+    assert!(r.is_error);
+    let error = r.error.as_ref().expect("an error");
+    assert_eq!(error.class(), ErrorClass::Fatal);
+    assert!(
+        error.message().contains("tool `claims` waits"),
+        "{}",
+        error.message()
+    );
+    assert_eq!(r.tool_call_id.as_str(), "c1");
+}
+
+#[tokio::test]
+async fn a_tool_that_never_waits_answers_through_call_now_with_the_usual_events() {
+    let tool = Immediate::new("immediate", 0);
+    let (recorder, exec) = recorded(vec![tool.clone()]);
+    let r = execute_once(&exec, call("c1", "immediate", json!({"n": 21}))).await;
+    assert!(!r.is_error, "{:?}", r.error);
+    assert_eq!(r.tool_call_id.as_str(), "c1");
+    assert_eq!(r.name, "immediate");
+    assert_eq!(
+        r.structured,
+        Some(json!({"double": 42, "call": "c1", "attempt": 1}))
+    );
+    let text: Value = serde_json::from_str(&r.text()).expect("the content is the value's text");
+    assert_eq!(Some(text), r.structured);
+    assert_eq!(tool.now_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(tool.async_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.completed", 1)]
+    );
+}
+
+#[tokio::test]
+async fn call_now_is_retried_like_call() {
+    let tool = Immediate::new("immediate", 2);
+    let (recorder, exec) = recorded(vec![tool.clone()]);
+    let r = execute_once(&exec, call("c1", "immediate", json!({"n": 1}))).await;
+    assert!(!r.is_error, "{:?}", r.error);
+    assert_eq!(r.structured.as_ref().unwrap()["attempt"], json!(3));
+    assert_eq!(tool.now_calls.load(Ordering::SeqCst), 3);
+    assert_eq!(tool.async_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        recorder.steps(),
+        [
+            ("tool.started", 1),
+            ("tool.retrying", 1),
+            ("tool.retrying", 2),
+            ("tool.completed", 3)
+        ]
+    );
+}
+
+/// Lets every call through, and sees the output afterwards.
+struct Watch(Arc<AtomicUsize>);
+
+#[async_trait]
+impl Middleware for Watch {
+    fn name(&self) -> &str {
+        "watch"
+    }
+
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
+        if ctx.outcome().is_ok() {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test]
+async fn call_now_answers_under_middleware_too() {
+    let tool = Immediate::new("immediate", 0);
+    let seen = Arc::new(AtomicUsize::new(0));
+    let exec = executor(vec![tool.clone()])
+        .middleware(Watch(Arc::clone(&seen)))
+        .build()
+        .unwrap();
+    let r = execute_once(&exec, call("c1", "immediate", json!({"n": 4}))).await;
+    assert_eq!(r.structured.as_ref().unwrap()["double"], json!(8));
+    assert_eq!(tool.now_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(tool.async_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(seen.load(Ordering::SeqCst), 1, "after_tool saw the output");
+}
+
+#[tokio::test]
+async fn a_panic_in_call_now_answers_its_call_alone() {
+    let tool = Immediate::new("immediate", 0);
+    let exec = executor(vec![tool.clone()]).build().unwrap();
+    let calls = vec![
+        call("a", "immediate", json!({"n": 1})),
+        call("b", "immediate", json!({"n": 2, "panic": true})),
+        call("c", "immediate", json!({"n": 3})),
+    ];
+    let results = exec
+        .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
+        .await;
+    let outcomes: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| (r.tool_call_id.as_str(), kind(r)))
+        .collect();
+    assert_eq!(outcomes, [("a", "ok"), ("b", "panicked"), ("c", "ok")]);
+    assert!(!results[1].text().contains("the immediate tool panicked"));
+    // A panic is never retried, though the tool may be.
+    assert_eq!(tool.now_calls.load(Ordering::SeqCst), 3);
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Numbers {
+    /// A number.
+    n: i64,
+}
+
+/// Doubles `n`; never waits.
+#[tool(read_only, idempotent)]
+async fn double(args: Numbers, #[inject] call_id: ToolCallId) -> Value {
+    let label = format!("{}:{}", call_id.as_str(), args.n);
+    if !(args.n >= 0 && label.len() < 100) {
+        return json!({"negative": true});
+    }
+    json!({"double": args.n * 2, "label": label})
+}
+
+/// Doubles `n` after yielding once.
+#[tool(read_only)]
+async fn double_later(args: Numbers) -> Value {
+    tokio::task::yield_now().await;
+    json!({"double": args.n * 2})
+}
+
+macro_rules! later {
+    ($e:expr) => {
+        $e
+    };
+}
+
+/// Doubles `n` through a macro the check does not know.
+#[tool(read_only)]
+async fn double_through_a_macro(args: Numbers) -> Value {
+    later!(json!({"double": args.n * 2}))
+}
+
+fn runtime(id: &str) -> ToolRuntime {
+    ToolRuntime::new(RunContext::empty(), id, "double")
+}
+
+#[tokio::test]
+async fn tool_implements_call_now_only_for_a_body_that_cannot_wait() {
+    let args = json!({"n": 4});
+    assert!(Tool::<(), ()>::never_waits(&DoubleTool));
+    let now = Tool::<(), ()>::call_now(&DoubleTool, &(), &runtime("c7"), args.clone());
+    let output = now.expect("doubled");
+    assert_eq!(
+        output.structured,
+        Some(json!({"double": 8, "label": "c7:4"}))
+    );
+    // `call` gives the same answer.
+    let called = Tool::<(), ()>::call(&DoubleTool, &(), &runtime("c7"), args.clone())
+        .await
+        .unwrap();
+    assert_eq!(called.structured, output.structured);
+    // A decoding failure is the same error either way.
+    let bad =
+        Tool::<(), ()>::call_now(&DoubleTool, &(), &runtime("c7"), json!({"n": "x"})).unwrap_err();
+    assert_eq!(bad.kind().as_str(), "invalid_arguments");
+
+    assert!(!Tool::<(), ()>::never_waits(&DoubleLaterTool));
+    assert!(!Tool::<(), ()>::never_waits(&DoubleThroughAMacroTool));
+    // A tool that waits does not run through `call_now`.
+    let refused =
+        Tool::<(), ()>::call_now(&DoubleLaterTool, &(), &runtime("c8"), args.clone()).unwrap_err();
+    assert_eq!(refused.class(), ErrorClass::Fatal);
+}
+
+#[tokio::test]
+async fn tools_that_wait_and_tools_that_do_not_run_alike_through_the_executor() {
+    let mut registry = ToolRegistry::new();
+    registry.register(DoubleTool).unwrap();
+    registry.register(DoubleLaterTool).unwrap();
+    registry.register(DoubleThroughAMacroTool).unwrap();
+    let exec = ToolExecutor::builder(registry, ()).build().unwrap();
+    let calls = ["double", "double_later", "double_through_a_macro"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| call(&format!("c{i}"), name, json!({"n": 5})))
+        .collect();
+    let results = exec
+        .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
+        .await;
+    let doubles: Vec<Value> = results
+        .iter()
+        .map(|r| r.structured.as_ref().expect("succeeded")["double"].clone())
+        .collect();
+    assert_eq!(doubles, [json!(10), json!(10), json!(10)]);
+    assert_eq!(
+        results[0].structured.as_ref().unwrap()["label"],
+        json!("c0:5")
+    );
+}
+
+#[test]
+fn a_call_that_waits_after_all_fails_with_a_fatal_error_instead_of_hanging() {
+    let mut polled = false;
+    let waits = std::future::poll_fn(|cx| {
+        if polled {
+            return std::task::Poll::Ready(ToolOutput::text("late"));
+        }
+        polled = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    });
+    let err = tool_macro::poll_once("sneaky", waits).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Fatal);
+    assert!(
+        err.message().contains("`sneaky` waited"),
+        "{}",
+        err.message()
+    );
+    let ready = tool_macro::poll_once("plain", async { ToolOutput::text("now") });
+    assert_eq!(ready.unwrap().content, vec![ContentBlock::text("now")]);
+}

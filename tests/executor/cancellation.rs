@@ -1,0 +1,336 @@
+//! A run cancelled mid-batch answers every call exactly once, each either
+//! with the result it had before the cancellation or `cancelled` (class
+//! fatal), whatever step the call was in: waiting in the queue, waiting for
+//! a permit, in a middleware, running (whatever error the tool itself then
+//! returns), or between retries.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
+use tinyagents_tools::*;
+use tinyagents_tools_tests::*;
+
+const HANG: Duration = Duration::from_secs(30);
+
+/// Waits for its token, then answers with an error of its own, as a tool
+/// that checks `cancel.is_cancelled()` does.
+struct StopsEarly {
+    spec: ToolSpec,
+    error: fn() -> ToolError,
+    runs: AtomicUsize,
+}
+
+impl StopsEarly {
+    fn new(name: &str, error: fn() -> ToolError, shape: Shape) -> Arc<Self> {
+        let mut spec = spec(name, json!({"type": "object", "properties": {}}));
+        match shape {
+            Shape::Plain => {}
+            Shape::Retried => {
+                spec = spec
+                    .safety(ToolSafety::pure())
+                    .retry(RetryPolicy::attempts(3, Duration::from_millis(1)));
+            }
+            Shape::Sequential => spec = spec.sequential(),
+        }
+        Arc::new(StopsEarly {
+            spec: spec.build().unwrap(),
+            error,
+            runs: AtomicUsize::new(0),
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for StopsEarly {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        rt.cancellation().cancelled().await;
+        Err((self.error)())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Shape {
+    Plain,
+    /// Idempotent, three attempts.
+    Retried,
+    /// Runs alone in its batch.
+    Sequential,
+}
+
+/// An approver for the tool `guarded`: the user stops the run while the
+/// question is open, and the approval arrives afterwards.
+struct LateApprover;
+
+#[async_trait]
+impl Middleware for LateApprover {
+    fn name(&self) -> &str {
+        "late_approver"
+    }
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
+        if ctx.spec().name.as_str() == "guarded" {
+            ctx.run().cancel();
+            tokio::task::yield_now().await;
+        }
+        Ok(BeforeOutcome::Continue)
+    }
+}
+
+struct Fixture {
+    exec: ToolExecutor,
+    guarded: Arc<FakeTool>,
+    stoppers: Vec<Arc<StopsEarly>>,
+}
+
+fn fixture(max_concurrency: usize) -> Fixture {
+    let guarded = no_args("guarded", false);
+    let stoppers = vec![
+        StopsEarly::new(
+            "says_retry",
+            || ToolError::retry("stopped early"),
+            Shape::Plain,
+        ),
+        StopsEarly::new(
+            "says_fatal",
+            || ToolError::fatal("interrupted"),
+            Shape::Plain,
+        ),
+        StopsEarly::new(
+            "retried",
+            || ToolError::retry("interrupted"),
+            Shape::Retried,
+        ),
+        StopsEarly::new(
+            "exclusive",
+            || ToolError::retry("interrupted"),
+            Shape::Sequential,
+        ),
+    ];
+    let mut tools: Vec<Arc<dyn Tool>> = vec![echo(), guarded.clone()];
+    tools.extend(stoppers.iter().map(|t| t.clone() as Arc<dyn Tool>));
+    let exec = executor(tools)
+        .middleware(LateApprover)
+        .configure(|c| {
+            c.max_concurrency = max_concurrency.try_into().unwrap();
+            c.default_timeout = HANG;
+        })
+        .build()
+        .unwrap();
+    Fixture {
+        exec,
+        guarded,
+        stoppers,
+    }
+}
+
+/// Runs `calls` as one batch and checks the promise: one answer per call,
+/// in order, each `ok` or `cancelled` (fatal); returns the kinds.
+async fn run_batch(exec: &ToolExecutor, run: &RunContext, calls: &[(&str, &str)]) -> Vec<String> {
+    let batch = calls
+        .iter()
+        .map(|(id, tool)| {
+            let args = if *tool == "echo" {
+                json!({"text": id})
+            } else {
+                json!({})
+            };
+            call(id, tool, args)
+        })
+        .collect();
+    let results = tokio::time::timeout(HANG, exec.execute_batch(run, &Turn::new(1), batch))
+        .await
+        .expect("a cancelled batch ends");
+    let ids: Vec<&str> = results.iter().map(|r| r.tool_call_id.as_str()).collect();
+    let expected: Vec<&str> = calls.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, expected, "one answer per call, in call order");
+    for r in &results {
+        if let Some(e) = &r.error {
+            assert_eq!(
+                (e.kind().as_str(), e.class()),
+                ("cancelled", ErrorClass::Fatal),
+                "{}: {}",
+                r.tool_call_id,
+                r.text()
+            );
+        }
+    }
+    results.iter().map(|r| kind(r).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn a_batch_cancelled_by_an_approver_mid_way_answers_cancelled_after_that_point_when_serial() {
+    let f = fixture(1);
+    let kinds = run_batch(
+        &f.exec,
+        &RunContext::empty(),
+        &[
+            ("e0", "echo"),
+            ("e1", "echo"),
+            ("g2", "guarded"),
+            ("s3", "says_retry"),
+            ("e4", "echo"),
+            ("r5", "retried"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        kinds,
+        [
+            "ok",
+            "ok",
+            "cancelled",
+            "cancelled",
+            "cancelled",
+            "cancelled"
+        ]
+    );
+    assert_eq!(
+        f.guarded.runs(),
+        0,
+        "approved after the cancellation, never ran"
+    );
+}
+
+#[tokio::test]
+async fn calls_running_waiting_or_retrying_when_the_run_is_cancelled_all_answer_cancelled() {
+    let f = fixture(8);
+    let kinds = run_batch(
+        &f.exec,
+        &RunContext::empty(),
+        &[
+            ("e0", "echo"),
+            ("s1", "says_retry"),
+            ("f2", "says_fatal"),
+            ("r3", "retried"),
+            ("g4", "guarded"),
+            ("x5", "exclusive"),
+            ("e6", "echo"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        kinds,
+        [
+            "ok",
+            "cancelled",
+            "cancelled",
+            "cancelled",
+            "cancelled",
+            "cancelled",
+            "cancelled"
+        ]
+    );
+    assert_eq!(f.guarded.runs(), 0);
+    // The three tools before the approver were running when it cancelled.
+    let runs: Vec<usize> = f.stoppers[..3]
+        .iter()
+        .map(|t| t.runs.load(Ordering::SeqCst))
+        .collect();
+    assert_eq!(runs, [1, 1, 1], "no retry after the cancellation");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cancelled_from_outside_while_calls_run_answers_each_cancelled_on_any_runtime() {
+    for max_concurrency in [1, 3, 8] {
+        let f = fixture(max_concurrency);
+        let run = RunContext::empty();
+        let canceller = {
+            let run = run.clone();
+            let started = Arc::clone(&f.stoppers[0]);
+            tokio::spawn(async move {
+                while started.runs.load(Ordering::SeqCst) == 0 {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                run.cancel();
+            })
+        };
+        let kinds = run_batch(
+            &f.exec,
+            &run,
+            &[
+                ("e0", "echo"),
+                ("s1", "says_retry"),
+                ("f2", "says_fatal"),
+                // Waits for the batch's exclusive lock (at 3 and 8).
+                ("x3", "exclusive"),
+                // Waits behind it (at 8).
+                ("r4", "retried"),
+                ("e5", "echo"),
+            ],
+        )
+        .await;
+        canceller.await.unwrap();
+        assert_eq!(f.stoppers[3].runs.load(Ordering::SeqCst), 0);
+        assert_eq!(kinds[0], "ok", "at {max_concurrency}");
+        assert!(
+            kinds[1..].iter().all(|k| k == "cancelled"),
+            "at {max_concurrency}: {kinds:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_batch_in_a_run_cancelled_before_it_starts_answers_every_call_cancelled() {
+    for max_concurrency in [1, 4] {
+        let f = fixture(max_concurrency);
+        let run = RunContext::empty();
+        run.cancel();
+        let kinds = run_batch(
+            &f.exec,
+            &run,
+            &[("e0", "echo"), ("g1", "guarded"), ("s2", "says_retry")],
+        )
+        .await;
+        assert_eq!(kinds, ["cancelled", "cancelled", "cancelled"]);
+        assert_eq!(f.stoppers[0].runs.load(Ordering::SeqCst), 0);
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_panics_on_seeing_the_cancellation_stays_panicked() {
+    struct PanicsWhenCancelled(ToolSpec);
+    #[async_trait]
+    impl Tool for PanicsWhenCancelled {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+            rt.run().cancel();
+            rt.cancellation().cancelled().await;
+            panic!("cleanup failed");
+        }
+    }
+    let tool = PanicsWhenCancelled(
+        spec("panics_late", json!({"type": "object", "properties": {}}))
+            .build()
+            .unwrap(),
+    );
+    let exec = executor(vec![Arc::new(tool), echo()]).build().unwrap();
+    let calls = vec![
+        call("p0", "panics_late", "{}"),
+        call("e1", "echo", json!({"text": "x"})),
+    ];
+    let results = tokio::time::timeout(
+        HANG,
+        exec.execute_batch(&RunContext::empty(), &Turn::new(1), calls),
+    )
+    .await
+    .unwrap();
+    let answers: Vec<(&str, ErrorClass)> = results
+        .iter()
+        .map(|r| (kind(r), r.error.as_ref().unwrap().class()))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            ("panicked", ErrorClass::Fatal),
+            ("cancelled", ErrorClass::Fatal)
+        ]
+    );
+}

@@ -1,0 +1,326 @@
+//! Event delivery never slows a call: a queued subscriber that blocks or
+//! panics loses only its own events, counted, on a current-thread runtime
+//! and with no runtime at all.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tinyagents_tools::events::{Delivery, EventBus, EventKind, EventSubscriber, ToolEvent};
+use tinyagents_tools::*;
+use tinyagents_tools_tests::*;
+
+/// How long a test may take before it counts as stalled.
+const STALL: Duration = Duration::from_secs(60);
+
+/// Blocks inside its first event until released, then counts what it gets.
+struct Gate {
+    /// Told once the first event arrived (the subscriber is now blocked).
+    blocked: Mutex<Option<mpsc::Sender<()>>>,
+    release: Mutex<mpsc::Receiver<()>>,
+    events: AtomicU64,
+    /// The sum of `dropped` over the `tool.events_dropped` events received.
+    reported: AtomicU64,
+}
+
+impl Gate {
+    fn new() -> (Arc<Gate>, mpsc::Receiver<()>, mpsc::Sender<()>) {
+        let (blocked_tx, blocked_rx) = mpsc::channel();
+        let (release_tx, release_rx) = mpsc::channel();
+        let gate = Arc::new(Gate {
+            blocked: Mutex::new(Some(blocked_tx)),
+            release: Mutex::new(release_rx),
+            events: AtomicU64::new(0),
+            reported: AtomicU64::new(0),
+        });
+        (gate, blocked_rx, release_tx)
+    }
+
+    /// Lifecycle events received, and drops reported.
+    fn seen(&self) -> (u64, u64) {
+        (
+            self.events.load(Ordering::SeqCst),
+            self.reported.load(Ordering::SeqCst),
+        )
+    }
+}
+
+impl EventSubscriber for Gate {
+    fn on_event(&self, event: &ToolEvent) {
+        if event.kind == EventKind::EventsDropped {
+            self.reported
+                .fetch_add(event.dropped.unwrap(), Ordering::SeqCst);
+            return;
+        }
+        self.events.fetch_add(1, Ordering::SeqCst);
+        if let Some(blocked) = self.blocked.lock().unwrap().take() {
+            blocked.send(()).unwrap();
+            let _ = self.release.lock().unwrap().recv();
+        }
+    }
+}
+
+/// `yields`: gives the runtime a turn before it answers, so a task that
+/// blocks the runtime's thread would stop it.
+struct Yields(ToolSpec);
+
+impl Yields {
+    fn new() -> Arc<Self> {
+        Arc::new(Yields(
+            spec("yields", json!({"type": "object", "properties": {}}))
+                .safety(ToolSafety::pure())
+                .build()
+                .unwrap(),
+        ))
+    }
+}
+
+#[async_trait]
+impl Tool for Yields {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+        tokio::task::yield_now().await;
+        Ok(ToolOutput::text("yielded"))
+    }
+}
+
+fn yielding_calls(from: usize, n: usize) -> Vec<ToolCall> {
+    (from..from + n)
+        .map(|i| call(&format!("c{i}"), "yields", "{}"))
+        .collect()
+}
+
+/// Runs `work` on a thread of its own and waits at most [`STALL`] for it:
+/// a stalled call fails the test instead of hanging it.
+fn within_the_stall_bound<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done_tx.send(work());
+    });
+    done_rx
+        .recv_timeout(STALL)
+        .expect("the calls finished while the subscriber was blocked")
+}
+
+/// Waits (polling, up to [`STALL`]) until `done` holds.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < STALL, "{what} never happened");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Waits until the gate is blocked in its first event, then checks the
+/// books once it is released: every event was delivered or counted as
+/// dropped, and the subscriber was told of every drop.
+fn assert_every_event_accounted_for(
+    exec: &ToolExecutor,
+    gate: &Gate,
+    release: mpsc::Sender<()>,
+    emitted: u64,
+) {
+    let dropped = exec.events().dropped();
+    assert!(dropped > 0, "a blocked subscriber's queue overflowed");
+    release.send(()).unwrap();
+    eventually("delivery of the queued events", || {
+        let (events, reported) = gate.seen();
+        events + reported == emitted
+    });
+    assert_eq!(gate.seen(), (emitted - dropped, dropped));
+}
+
+#[test]
+fn a_blocked_subscriber_does_not_stall_calls_on_a_current_thread_runtime() {
+    let (gate, blocked, release) = Gate::new();
+    let exec = Arc::new(
+        executor(vec![Yields::new()])
+            .subscribe_arc(gate.clone())
+            .build()
+            .unwrap(),
+    );
+    let calls = 1_500;
+    let results = within_the_stall_bound({
+        let exec = Arc::clone(&exec);
+        move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let run = RunContext::empty();
+                let first = exec
+                    .execute_batch(&run, &Turn::new(1), yielding_calls(0, 1))
+                    .await;
+                blocked.recv().unwrap();
+                let rest = exec
+                    .execute_batch(&run, &Turn::new(1), yielding_calls(1, calls - 1))
+                    .await;
+                [first, rest].concat()
+            })
+        }
+    });
+    assert_eq!(results.len(), calls);
+    assert!(results.iter().all(|r| r.text() == "yielded"));
+    // Two events a call; the gate holds one, its queue the next 1,024.
+    let emitted = 2 * calls as u64;
+    assert_eq!(
+        exec.events().dropped(),
+        emitted - 1 - EventBus::QUEUE_CAPACITY as u64
+    );
+    assert_every_event_accounted_for(&exec, &gate, release, emitted);
+}
+
+/// Drives a future to its end on the current thread, with no runtime.
+fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn a_blocked_subscriber_does_not_stall_calls_made_without_any_runtime() {
+    let (gate, blocked, release) = Gate::new();
+    let exec = Arc::new(
+        executor(vec![echo()])
+            .subscribe_arc(gate.clone())
+            .build()
+            .unwrap(),
+    );
+    let calls = 1_000;
+    let results = within_the_stall_bound({
+        let exec = Arc::clone(&exec);
+        move || {
+            assert!(tokio::runtime::Handle::try_current().is_err());
+            let run = RunContext::empty();
+            let mut results = Vec::new();
+            for i in 0..calls {
+                let text = json!({"text": format!("t{i}")});
+                let c = call(&format!("c{i}"), "echo", text);
+                results.push(block_on(exec.execute(&run, &Turn::new(1), c)));
+                if i == 0 {
+                    blocked.recv().unwrap();
+                }
+            }
+            results
+        }
+    });
+    assert_eq!(results.len(), calls);
+    assert!(
+        results
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.text() == format!("t{i}"))
+    );
+    let emitted = 2 * calls as u64;
+    assert_eq!(
+        exec.events().dropped(),
+        emitted - 1 - EventBus::QUEUE_CAPACITY as u64
+    );
+    assert_every_event_accounted_for(&exec, &gate, release, emitted);
+}
+
+#[test]
+fn a_queued_subscriber_that_always_panics_loses_only_its_own_events() {
+    struct Panics(AtomicUsize);
+    impl EventSubscriber for Panics {
+        fn on_event(&self, _: &ToolEvent) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            panic!("subscriber bug");
+        }
+    }
+    let panics = Arc::new(Panics(AtomicUsize::new(0)));
+    let recorder = Recorder::new();
+    let exec = Arc::new(
+        executor(vec![Yields::new()])
+            .subscribe_arc(panics.clone())
+            .subscribe_arc(recorder.clone())
+            .build()
+            .unwrap(),
+    );
+    let results = within_the_stall_bound({
+        let exec = Arc::clone(&exec);
+        move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(exec.execute_batch(
+                &RunContext::empty(),
+                &Turn::new(1),
+                yielding_calls(0, 20),
+            ))
+        }
+    });
+    assert!(results.iter().all(|r| r.text() == "yielded"));
+    assert_eq!(recorder.len(), 40, "the other subscriber got every event");
+    // It went on receiving after each panic.
+    eventually("every event reaching the panicking subscriber", || {
+        exec.events().panics() == 40
+    });
+    assert_eq!(panics.0.load(Ordering::SeqCst), 40);
+    assert_eq!(exec.events().dropped(), 0);
+}
+
+#[tokio::test]
+async fn a_subscriber_receives_only_the_kinds_it_accepts() {
+    struct Completions(Mutex<Vec<EventKind>>);
+    impl EventSubscriber for Completions {
+        fn on_event(&self, event: &ToolEvent) {
+            self.0.lock().unwrap().push(event.kind);
+        }
+        fn delivery(&self) -> Delivery {
+            Delivery::Inline
+        }
+        fn accepts(&self, kind: EventKind) -> bool {
+            kind == EventKind::Completed
+        }
+    }
+    let only = Arc::new(Completions(Mutex::new(Vec::new())));
+    let exec = executor(vec![echo()])
+        .subscribe_arc(only.clone())
+        .build()
+        .unwrap();
+    assert!(exec.events().wants(EventKind::Completed));
+    assert!(!exec.events().wants(EventKind::Started));
+    assert!(!exec.events().wants(EventKind::Progress));
+    execute_once(&exec, call("c1", "echo", r#"{"text":"x"}"#)).await;
+    execute_once(&exec, call("c2", "echo", "{oops")).await;
+    assert_eq!(*only.0.lock().unwrap(), [EventKind::Completed]);
+}
+
+#[tokio::test]
+async fn a_queued_subscriber_may_hand_events_to_tokio_tasks() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<EventKind>();
+    let forward = move |event: &ToolEvent| {
+        let (tx, kind) = (tx.clone(), event.kind);
+        tokio::spawn(async move { tx.send(kind).unwrap() });
+    };
+    let exec = executor(vec![echo()]).subscribe(forward).build().unwrap();
+    execute_once(&exec, call("c1", "echo", r#"{"text":"x"}"#)).await;
+    let mut kinds = Vec::new();
+    for _ in 0..2 {
+        let next = tokio::time::timeout(STALL, rx.recv()).await;
+        kinds.push(next.expect("the task ran").unwrap());
+    }
+    assert_eq!(kinds, [EventKind::Started, EventKind::Completed]);
+    assert_eq!(exec.events().panics(), 0);
+}

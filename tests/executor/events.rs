@@ -1,0 +1,207 @@
+//! Events: exact order per outcome, hashes instead of values, and
+//! subscribers that cannot hurt execution.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+use serde_json::json;
+use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
+use tinyagents_tools::hash::canonical_hash;
+use tinyagents_tools::*;
+use tinyagents_tools_tests::*;
+
+fn with_recorder(tools: Vec<Arc<dyn Tool>>) -> (ToolExecutor, Arc<Recorder>) {
+    let recorder = Recorder::new();
+    let exec = executor(tools)
+        .subscribe_arc(recorder.clone())
+        .build()
+        .unwrap();
+    (exec, recorder)
+}
+
+#[tokio::test]
+async fn a_successful_call_emits_started_then_completed_with_hashes_and_ids() {
+    let (exec, recorder) = with_recorder(vec![echo()]);
+    let run = RunContext::builder(())
+        .run_id("run-1")
+        .thread_id("thread-1")
+        .build();
+    let args = json!({"text": "hello", "limit": 3});
+    let r = execute_in(&exec, &run, call("c1", "echo", args.to_string())).await;
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.completed", 1)]
+    );
+    let events = recorder.events();
+    for e in &events {
+        assert_eq!(e.run_id.as_str(), "run-1");
+        assert_eq!(e.thread_id.as_str(), "thread-1");
+        assert_eq!(e.call_id.as_str(), "c1");
+        assert_eq!(e.tool, "echo");
+        assert_eq!(e.args_hash.as_deref(), Some(canonical_hash(&args).as_str()));
+    }
+    let completed = &events[1];
+    assert!(completed.elapsed.is_some());
+    assert_eq!(
+        completed.result_hash.as_deref(),
+        Some(canonical_hash(&serde_json::to_value(&r.content).unwrap()).as_str())
+    );
+    assert!(!format!("{events:?}").contains("hello"));
+}
+
+#[tokio::test]
+async fn a_refused_call_emits_only_rejected_with_its_class_and_kind() {
+    let (exec, recorder) = with_recorder(vec![echo()]);
+    exec.execute(
+        &RunContext::empty(),
+        &Turn::new(1),
+        call("c1", "echo", "{oops"),
+    )
+    .await;
+    assert_eq!(recorder.steps(), [("tool.rejected", 1)]);
+    let e = &recorder.events()[0];
+    assert_eq!(e.error_class, Some(ErrorClass::Repair));
+    assert_eq!(e.error_kind, Some("invalid_arguments"));
+}
+
+#[tokio::test]
+async fn a_retried_call_emits_started_retrying_per_failed_attempt_then_completed() {
+    let (exec, recorder) = with_recorder(vec![flaky_idempotent(2, 3)]);
+    exec.execute(
+        &RunContext::empty(),
+        &Turn::new(1),
+        call("c1", "flaky", "{}"),
+    )
+    .await;
+    assert_eq!(
+        recorder.steps(),
+        [
+            ("tool.started", 1),
+            ("tool.retrying", 1),
+            ("tool.retrying", 2),
+            ("tool.completed", 3)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failed_call_emits_started_then_failed_with_the_error_class() {
+    let (exec, recorder) = with_recorder(vec![panicker()]);
+    exec.execute(
+        &RunContext::empty(),
+        &Turn::new(1),
+        call("c1", "panicker", "{}"),
+    )
+    .await;
+    assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.failed", 1)]);
+    let failed = &recorder.events()[1];
+    assert_eq!(failed.error_class, Some(ErrorClass::Fatal));
+    assert_eq!(failed.error_kind, Some("panicked"));
+}
+
+#[tokio::test]
+async fn progress_from_the_stream_writer_becomes_progress_events() {
+    struct Steps(ToolSpec);
+    #[async_trait]
+    impl Tool for Steps {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+        async fn call(
+            &self,
+            _: &(),
+            rt: &ToolRuntime,
+            _: serde_json::Value,
+        ) -> Result<ToolOutput, ToolError> {
+            rt.stream_writer().progress(1.0, Some(2.0), Some("half"));
+            Ok(ToolOutput::text("done"))
+        }
+    }
+    let tool = Steps(
+        spec("steps", json!({"type": "object", "properties": {}}))
+            .build()
+            .unwrap(),
+    );
+    let (exec, recorder) = with_recorder(vec![Arc::new(tool)]);
+    exec.execute(
+        &RunContext::empty(),
+        &Turn::new(1),
+        call("c1", "steps", "{}"),
+    )
+    .await;
+    let kinds: Vec<_> = recorder.events().iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            EventKind::Started,
+            EventKind::Progress,
+            EventKind::Completed
+        ]
+    );
+    assert_eq!(recorder.events()[1].call_id.as_str(), "c1");
+}
+
+/// Blocks on its first event until released.
+struct Stuck {
+    release: std::sync::Mutex<mpsc::Receiver<()>>,
+    seen: AtomicUsize,
+}
+
+impl EventSubscriber for Stuck {
+    fn on_event(&self, _: &ToolEvent) {
+        if self.seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            let _ = self.release.lock().unwrap().recv();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_queued_subscriber_does_not_stall_calls() {
+    let (tx, rx) = mpsc::channel();
+    let stuck = Arc::new(Stuck {
+        release: std::sync::Mutex::new(rx),
+        seen: AtomicUsize::new(0),
+    });
+    let exec = executor(vec![echo()])
+        .subscribe_arc(stuck.clone())
+        .build()
+        .unwrap();
+    let calls = (0..20)
+        .map(|i| call(&format!("c{i}"), "echo", r#"{"text":"x"}"#))
+        .collect();
+    let results = tokio::time::timeout(
+        Duration::from_secs(30),
+        exec.execute_batch(&RunContext::empty(), &Turn::new(1), calls),
+    )
+    .await
+    .expect("calls finish while the subscriber is stuck");
+    assert!(results.iter().all(|r| !r.is_error));
+    tx.send(()).unwrap();
+}
+
+#[tokio::test]
+async fn a_panicking_subscriber_breaks_neither_the_calls_nor_other_subscribers() {
+    let recorder = Recorder::new();
+    struct Panics;
+    impl EventSubscriber for Panics {
+        fn on_event(&self, _: &ToolEvent) {
+            panic!("subscriber bug");
+        }
+        fn delivery(&self) -> Delivery {
+            Delivery::Inline
+        }
+    }
+    let exec = executor(vec![echo()])
+        .subscribe(Panics)
+        .subscribe_arc(recorder.clone())
+        .build()
+        .unwrap();
+    let r = execute_once(&exec, call("c1", "echo", r#"{"text":"x"}"#)).await;
+    assert_eq!(r.text(), "x");
+    assert_eq!(exec.events().panics(), 2);
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.completed", 1)]
+    );
+}

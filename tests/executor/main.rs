@@ -1,0 +1,15 @@
+//! The executor: the ten steps of a call, batches, events, delivery, outputs and refusals.
+//!
+//! One test binary for the folder, one module per file.
+
+mod accounting;
+mod batch;
+mod call_now;
+mod canonical_message;
+mod cancellation;
+mod delivery;
+mod events;
+mod middleware;
+mod output;
+mod refusals;
+mod running;

@@ -1,0 +1,226 @@
+//! Steps 5 and 7: middleware as an onion; rewrites re-validated;
+//! short-circuit; deny.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tinyagents_tools::error::ErrorKind;
+use tinyagents_tools::events::EventKind;
+use tinyagents_tools::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
+use tinyagents_tools::*;
+use tinyagents_tools_tests::*;
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+/// Logs its hooks, and acts as configured in `before_tool`.
+struct Layer {
+    name: &'static str,
+    log: Log,
+    action: Action,
+}
+
+#[derive(Clone)]
+enum Action {
+    Pass,
+    SetText(&'static str),
+    SetLimit(u32),
+    Respond(&'static str),
+    Deny,
+    Fail,
+    ReplaceOutput(&'static str),
+}
+
+impl Layer {
+    fn new(name: &'static str, log: &Log, action: Action) -> Self {
+        Layer {
+            name,
+            log: Arc::clone(log),
+            action,
+        }
+    }
+}
+
+#[async_trait]
+impl Middleware for Layer {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("before:{}", self.name));
+        assert_eq!(ctx.spec().name.as_str(), "echo");
+        assert_eq!(ctx.call_id().as_str(), "c1");
+        match self.action.clone() {
+            Action::Pass | Action::ReplaceOutput(_) => Ok(BeforeOutcome::Continue),
+            Action::SetText(text) => {
+                ctx.arguments_mut()["text"] = json!(text);
+                Ok(BeforeOutcome::Continue)
+            }
+            Action::SetLimit(n) => {
+                ctx.arguments_mut()["limit"] = json!(n);
+                Ok(BeforeOutcome::Continue)
+            }
+            Action::Respond(text) => Ok(BeforeOutcome::Respond(ToolOutput::text(text))),
+            Action::Deny => Ok(BeforeOutcome::deny(
+                "read_only_mode",
+                "this run may only read",
+            )),
+            Action::Fail => Err(ToolError::limit_exceeded(
+                ErrorClass::Repair,
+                "budget",
+                "the budget is spent",
+            )),
+        }
+    }
+
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("after:{}", self.name));
+        if let Action::ReplaceOutput(text) = self.action {
+            *ctx.outcome_mut() = Ok(ToolOutput::text(text));
+        }
+    }
+}
+
+async fn run_with(layers: Vec<Layer>) -> (ToolResult, Arc<FakeTool>, Arc<Recorder>) {
+    let echo = echo();
+    let recorder = Recorder::new();
+    let mut builder = executor(vec![echo.clone()]).subscribe_arc(recorder.clone());
+    for layer in layers {
+        builder = builder.middleware(layer);
+    }
+    let exec = builder.build().unwrap();
+    let r = execute_once(&exec, call("c1", "echo", json!({"text": "original"}))).await;
+    (r, echo, recorder)
+}
+
+fn entries(log: &Log) -> Vec<String> {
+    log.lock().unwrap().clone()
+}
+
+#[tokio::test]
+async fn middleware_runs_as_an_onion_in_registration_order() {
+    let log = Log::default();
+    let (r, echo, _) = run_with(vec![
+        Layer::new("a", &log, Action::Pass),
+        Layer::new("b", &log, Action::Pass),
+    ])
+    .await;
+    assert_eq!(r.text(), "original");
+    assert_eq!(echo.runs(), 1);
+    assert_eq!(
+        entries(&log),
+        ["before:a", "before:b", "after:b", "after:a"]
+    );
+}
+
+#[tokio::test]
+async fn a_valid_argument_rewrite_reaches_the_tool() {
+    let log = Log::default();
+    let (r, _, _) = run_with(vec![Layer::new("a", &log, Action::SetText("rewritten"))]).await;
+    assert_eq!(r.text(), "rewritten");
+}
+
+#[tokio::test]
+async fn an_invalid_argument_rewrite_is_validated_again_and_refused() {
+    let log = Log::default();
+    let (r, echo, recorder) = run_with(vec![
+        Layer::new("approver", &log, Action::SetLimit(500)),
+        Layer::new("later", &log, Action::Pass),
+    ])
+    .await;
+    assert_eq!(
+        r.text(),
+        "invalid arguments: `limit`: 500 is greater than the maximum 50"
+    );
+    assert_eq!(echo.runs(), 0);
+    assert_eq!(entries(&log), ["before:approver"]);
+    let rejected = recorder.events().pop().unwrap();
+    assert_eq!(rejected.kind, EventKind::Rejected);
+    assert_eq!(rejected.policy.as_deref(), Some("approver"));
+}
+
+#[tokio::test]
+async fn a_short_circuit_answers_without_the_tool_and_only_outer_layers_see_it() {
+    let log = Log::default();
+    let (r, echo, recorder) = run_with(vec![
+        Layer::new("outer", &log, Action::Pass),
+        Layer::new("cache", &log, Action::Respond("cached")),
+        Layer::new("inner", &log, Action::Pass),
+    ])
+    .await;
+    assert_eq!(r.text(), "cached");
+    assert!(!r.is_error);
+    assert_eq!(echo.runs(), 0);
+    assert_eq!(
+        entries(&log),
+        ["before:outer", "before:cache", "after:outer"]
+    );
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.completed", 1)]
+    );
+}
+
+#[tokio::test]
+async fn a_deny_refuses_the_call_with_the_policy_name_in_the_event() {
+    let log = Log::default();
+    let (r, echo, recorder) = run_with(vec![
+        Layer::new("outer", &log, Action::Pass),
+        Layer::new("policy", &log, Action::Deny),
+    ])
+    .await;
+    assert_eq!(r.text(), "this run may only read");
+    assert_eq!(
+        r.error.as_ref().unwrap().kind(),
+        &ErrorKind::Denied {
+            policy: "read_only_mode".into()
+        }
+    );
+    assert_eq!(echo.runs(), 0);
+    assert_eq!(entries(&log), ["before:outer", "before:policy"]);
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.rejected", 1)]
+    );
+    assert_eq!(
+        recorder.events()[1].policy.as_deref(),
+        Some("read_only_mode")
+    );
+}
+
+#[tokio::test]
+async fn an_error_from_before_tool_refuses_the_call_in_the_middlewares_name() {
+    let log = Log::default();
+    let (r, echo, recorder) = run_with(vec![Layer::new("budget", &log, Action::Fail)]).await;
+    assert_eq!(kind(&r), "limit_exceeded");
+    assert_eq!(echo.runs(), 0);
+    assert_eq!(recorder.events()[1].policy.as_deref(), Some("budget"));
+}
+
+#[tokio::test]
+async fn after_tool_may_replace_the_result() {
+    let log = Log::default();
+    let (r, echo, _) = run_with(vec![Layer::new(
+        "redact",
+        &log,
+        Action::ReplaceOutput("[redacted]"),
+    )])
+    .await;
+    assert_eq!(echo.runs(), 1);
+    assert_eq!(r.text(), "[redacted]");
+}
+
+#[tokio::test]
+async fn a_panicking_middleware_still_answers_the_call() {
+    let boom = BeforeTool::new("boom", |_| panic!("middleware bug"));
+    let exec = executor(vec![echo()]).middleware(boom).build().unwrap();
+    let r = execute_once(&exec, call("c9", "echo", r#"{"text":"x"}"#)).await;
+    assert_eq!(r.tool_call_id.as_str(), "c9");
+    assert_eq!(kind(&r), "panicked");
+}

@@ -1,0 +1,11 @@
+//! Reliability: property tests, forged arguments, hostile input, faults and load.
+//!
+//! One test binary for the folder, one module per file.
+
+mod faults;
+mod forgery;
+mod hostile;
+mod hostile_depth;
+mod hostile_values;
+mod load;
+mod props;

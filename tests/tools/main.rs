@@ -1,0 +1,15 @@
+//! Authoring tools: #[tool] parameters and errors, injection, builtins, toolsets, collection, the testkit, isolated and WASM tools.
+//!
+//! One test binary for the folder, one module per file.
+
+mod builtins;
+mod collect;
+mod errors;
+mod fakes;
+mod injection;
+mod isolated;
+mod plain_parameters;
+mod resource_bounds;
+mod testkit;
+mod toolsets;
+mod wasm;
