@@ -38,6 +38,21 @@ impl Tool for HandAdd {
     }
 }
 
+/// The spec of "add" tool `name` whose input schema says whose arguments
+/// they are (a root `description`): 1,000 distinct tools do not share one
+/// schema text, so nothing keyed by a schema's content can answer for all
+/// of them at once.
+pub fn distinct_add_spec(name: &str) -> ToolSpec {
+    let mut input = ToolSchema::for_input::<AddArgs>().as_value().clone();
+    input["description"] = Value::String(format!("Arguments of {name}."));
+    ToolSpec::builder(name, "Add two integers.")
+        .input_schema(ToolSchema::from_value(input))
+        .output_schema(ToolSchema::for_output::<Sum>())
+        .safety(ToolSafety::pure())
+        .build()
+        .expect("a valid spec")
+}
+
 /// An "add" tool with a name of its own, for the 1,000-tool cases.
 pub struct NamedAdd {
     spec: ToolSpec,
@@ -47,7 +62,7 @@ impl NamedAdd {
     /// An "add" tool named `add_{index}`.
     pub fn new(index: usize) -> Self {
         NamedAdd {
-            spec: add_spec(&format!("add_{index}")),
+            spec: distinct_add_spec(&format!("add_{index}")),
         }
     }
 }
