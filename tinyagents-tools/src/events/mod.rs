@@ -274,6 +274,9 @@ pub struct EventBus {
     slots: Vec<Slot>,
     /// The union of the subscribers' kinds.
     kinds: u16,
+    /// The union of the queued subscribers' kinds: an event of any other
+    /// kind is delivered in line only and never shared behind an `Arc`.
+    queued_kinds: u16,
     stats: Arc<BusStats>,
 }
 
@@ -305,6 +308,9 @@ impl EventBus {
             .filter(|kind| subscriber.accepts(*kind))
             .fold(0, |mask, kind| mask | kind.bit());
         self.kinds |= kinds;
+        if delivery == Delivery::Queued {
+            self.queued_kinds |= kinds;
+        }
         self.slots.push(Slot {
             subscriber,
             delivery,
@@ -326,6 +332,20 @@ impl EventBus {
         self.kinds & kind.bit() != 0
     }
 
+    /// True when some subscriber accepts a lifecycle event that carries the
+    /// digest of the call's arguments (`tool.started`, `tool.completed`,
+    /// `tool.failed`, `tool.rejected`, `tool.retrying`): with none, the
+    /// digest need not be computed.
+    #[inline]
+    pub fn wants_digests(&self) -> bool {
+        const CARRY: u16 = EventKind::Started.bit()
+            | EventKind::Completed.bit()
+            | EventKind::Failed.bit()
+            | EventKind::Rejected.bit()
+            | EventKind::Retrying.bit();
+        self.kinds & CARRY != 0
+    }
+
     /// Events dropped, over all queued subscribers, because a subscriber's
     /// queue was full (or its thread could not be started).
     pub fn dropped(&self) -> u64 {
@@ -344,6 +364,16 @@ impl EventBus {
             return;
         }
         let bit = event.kind.bit();
+        if self.queued_kinds & bit == 0 {
+            // In-line subscribers only: they borrow the event, nothing is
+            // allocated to share it.
+            for slot in &self.slots {
+                if slot.kinds & bit != 0 {
+                    deliver(&*slot.subscriber, &event, &self.stats);
+                }
+            }
+            return;
+        }
         let event = Arc::new(event);
         for slot in &self.slots {
             if slot.kinds & bit == 0 {
@@ -386,5 +416,76 @@ impl fmt::Debug for EventBus {
             .field("dropped", &self.dropped())
             .field("panics", &self.panics())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Only(EventKind);
+
+    impl EventSubscriber for Only {
+        fn on_event(&self, _: &ToolEvent) {}
+        fn delivery(&self) -> Delivery {
+            Delivery::Inline
+        }
+        fn accepts(&self, kind: EventKind) -> bool {
+            kind == self.0
+        }
+    }
+
+    #[test]
+    fn digests_are_wanted_only_by_a_subscriber_of_lifecycle_events() {
+        let mut bus = EventBus::new();
+        assert!(!bus.wants_digests());
+        bus.subscribe(Only(EventKind::Progress));
+        bus.subscribe(Only(EventKind::Custom));
+        assert!(bus.is_active() && !bus.wants_digests());
+        bus.subscribe(Only(EventKind::Completed));
+        assert!(bus.wants_digests());
+    }
+
+    #[test]
+    fn in_line_subscribers_each_get_the_events_they_accept() {
+        use std::sync::Mutex;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut bus = EventBus::new();
+        for name in ["all", "second"] {
+            let seen = Arc::clone(&seen);
+            struct Named(&'static str, Arc<Mutex<Vec<(&'static str, EventKind)>>>);
+            impl EventSubscriber for Named {
+                fn on_event(&self, event: &ToolEvent) {
+                    self.1.lock().unwrap().push((self.0, event.kind));
+                }
+                fn delivery(&self) -> Delivery {
+                    Delivery::Inline
+                }
+                fn accepts(&self, kind: EventKind) -> bool {
+                    self.0 == "all" || kind == EventKind::Completed
+                }
+            }
+            bus.subscribe(Named(name, seen));
+        }
+        let event = |kind| {
+            ToolEvent::new(
+                kind,
+                RunId::from("r"),
+                ThreadId::from("t"),
+                "c".into(),
+                "tool",
+                1,
+            )
+        };
+        bus.emit(event(EventKind::Started));
+        bus.emit(event(EventKind::Completed));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                ("all", EventKind::Started),
+                ("all", EventKind::Completed),
+                ("second", EventKind::Completed)
+            ]
+        );
     }
 }
