@@ -55,7 +55,10 @@ async fn a_structured_output_gets_a_json_text_copy_and_keeps_the_value() {
         .execute(&RunContext::empty(), &Turn::new(1), call("c1", "big", "{}"))
         .await;
     assert_eq!(r.text(), r#"{"data":"abcdefghijabcdefghij"}"#);
-    assert_eq!(r.structured.unwrap()["data"], "abcdefghijabcdefghij");
+    assert_eq!(
+        r.structured.as_ref().unwrap()["data"],
+        "abcdefghijabcdefghij"
+    );
 }
 
 #[tokio::test]

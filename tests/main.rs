@@ -10,6 +10,7 @@ mod executor_accounting;
 mod executor_batch;
 mod executor_call_now;
 mod executor_cancellation;
+mod executor_canonical_message;
 mod executor_delivery;
 mod executor_events;
 mod executor_middleware;

@@ -1,15 +1,13 @@
 //! Model-facing content is bounded on every path: each provider's result
 //! formatter, given a 1 MB output, sends no more than the canonical tool
 //! message carries (the executor's bounded content, or its preview and
-//! artifact reference), while `ToolResult::structured` keeps the whole value.
-
-use std::time::Duration;
+//! artifact reference), while `ToolMessage::structured` keeps the whole value.
 
 use serde_json::{Value, json};
 use tinyagents_tools::providers::{MAX_STRUCTURED_BYTES, anthropic, gemini, mcp, openai};
 use tinyagents_tools::{
     ExecutorConfig, InMemoryArtifactStore, RunContext, ToolCall, ToolCallId, ToolExecutor,
-    ToolRegistry, ToolResult, Turn,
+    ToolMessage, ToolRegistry, ToolResult, Turn,
 };
 
 use tinyagents_tools::mcp::McpServer;
@@ -96,18 +94,13 @@ async fn with_an_artifact_store_every_formatter_sends_the_preview_and_the_artifa
 
 #[test]
 fn a_hand_built_result_without_content_is_cut_at_the_structured_limit() {
-    let result = ToolResult {
+    let result = ToolResult::new(ToolMessage {
         tool_call_id: ToolCallId::from("call-1"),
         name: "echo_size".into(),
         content: Vec::new(),
         structured: Some(json!({"text": "x".repeat(MB)})),
-        artifacts: Vec::new(),
         is_error: false,
-        error: None,
-        provider_metadata: None,
-        elapsed: Duration::ZERO,
-        waited: Duration::ZERO,
-    };
+    });
     for (provider, out) in formatted(&result) {
         let text = out.to_string();
         assert!(
@@ -122,18 +115,13 @@ fn a_hand_built_result_without_content_is_cut_at_the_structured_limit() {
 #[test]
 fn a_small_structured_value_is_still_sent_as_data_and_the_limit_is_adjustable() {
     let value = json!({"text": "x".repeat(20_000)});
-    let result = ToolResult {
+    let result = ToolResult::new(ToolMessage {
         tool_call_id: ToolCallId::from("call-2"),
         name: "echo_size".into(),
         content: vec![tinyagents_tools::ContentBlock::text("twenty thousand x")],
         structured: Some(value.clone()),
-        artifacts: Vec::new(),
         is_error: false,
-        error: None,
-        provider_metadata: None,
-        elapsed: Duration::ZERO,
-        waited: Duration::ZERO,
-    };
+    });
     // 20 KB is over the default 16 KiB: left out.
     assert!(
         mcp::call_tool_result(&result)

@@ -5,25 +5,22 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tinyagents_tools::providers::{CallParseError, anthropic, gemini, mcp, openai};
-use tinyagents_tools::{ContentBlock, RawArguments, ToolCall, ToolCallId, ToolError, ToolResult};
+use tinyagents_tools::{
+    ContentBlock, RawArguments, ToolCall, ToolCallId, ToolError, ToolMessage, ToolResult,
+};
 
-fn text_result(id: &str, name: &str, text: &str) -> ToolResult {
-    ToolResult {
+fn text_result(id: &str, name: &str, text: &str) -> ToolMessage {
+    ToolMessage {
         tool_call_id: ToolCallId::from(id),
         name: name.into(),
         content: vec![ContentBlock::text(text)],
         structured: None,
-        artifacts: Vec::new(),
         is_error: false,
-        error: None,
-        provider_metadata: None,
-        elapsed: Duration::ZERO,
-        waited: Duration::ZERO,
     }
 }
 
-fn structured_result(id: &str, name: &str, value: Value) -> ToolResult {
-    ToolResult {
+fn structured_result(id: &str, name: &str, value: Value) -> ToolMessage {
+    ToolMessage {
         content: Vec::new(),
         structured: Some(value),
         ..text_result(id, name, "")
@@ -154,7 +151,7 @@ fn anthropic_tool_use_blocks_become_calls_and_results_carry_is_error() {
     ));
     assert_eq!(failed["is_error"], true);
     assert_eq!(failed["tool_use_id"], "toolu_01A09q90qw90lq917835lq9");
-    let image = ToolResult {
+    let image = ToolMessage {
         content: vec![ContentBlock::Image {
             data: "iVBORw0KGgo=".into(),
             mime_type: "image/png".into(),
@@ -223,7 +220,7 @@ fn gemini_ids_sent_by_the_provider_are_kept_and_echoed() {
     assert_eq!(failed["functionResponse"]["id"], "fc-7");
     assert!(failed["functionResponse"]["response"]["error"].is_string());
     assert_eq!(
-        gemini::function_responses_content(&[]),
+        gemini::function_responses_content::<ToolMessage>(&[]),
         json!({"role": "user", "parts": []})
     );
 }

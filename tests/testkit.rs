@@ -90,7 +90,7 @@ async fn harness_confines_file_reads_to_its_workspace_root() {
         .unwrap();
 
     let ok = harness.call_ok(json!({"path": "plan.txt"})).await;
-    assert_eq!(ok.structured.unwrap()["text"], "ship on friday");
+    assert_eq!(ok.structured.as_ref().unwrap()["text"], "ship on friday");
 
     let escaped = harness.call_err(json!({"path": "../outside.txt"})).await;
     assert_eq!(escaped.kind().as_str(), "denied");

@@ -133,9 +133,9 @@ where
         );
         let result = self.executor.execute(&self.run, &Turn::new(1), call).await;
         match &result.error {
-            None => Ok(match result.structured {
+            None => Ok(match result.message.structured {
                 Some(value) => ToolOutput::json(value),
-                None => ToolOutput::text(result.text()),
+                None => ToolOutput::text(result.message.text()),
             }),
             Some(error) => {
                 let kind = match error.kind().as_str() {

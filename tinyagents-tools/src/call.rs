@@ -21,14 +21,71 @@ pub enum RawArguments {
 }
 
 impl RawArguments {
-    /// The size of the arguments in bytes (text length, or an estimate for a
-    /// parsed value).
+    /// The size of the arguments in bytes: the text's length, or for a
+    /// parsed value the length of its compact JSON text (as
+    /// `serde_json::to_string` writes it), counted by walking the value
+    /// without writing it out.
     pub fn len_hint(&self) -> usize {
         match self {
             RawArguments::Text(s) => s.len(),
-            RawArguments::Json(_) => 0,
+            RawArguments::Json(value) => compact_json_len(value),
         }
     }
+}
+
+/// The length of `value`'s compact JSON text, walked without recursion (a
+/// parsed value may be nested deeper than the stack allows).
+fn compact_json_len(value: &Value) -> usize {
+    let mut len = 0;
+    let mut todo = vec![value];
+    while let Some(value) = todo.pop() {
+        len += match value {
+            Value::Null => 4,
+            Value::Bool(true) => 4,
+            Value::Bool(false) => 5,
+            Value::Number(n) => display_len(n),
+            Value::String(s) => quoted_len(s),
+            Value::Array(items) => {
+                todo.extend(items);
+                2 + items.len().saturating_sub(1)
+            }
+            Value::Object(map) => {
+                todo.extend(map.values());
+                let keys: usize = map.keys().map(|k| quoted_len(k) + 1).sum();
+                2 + keys + map.len().saturating_sub(1)
+            }
+        };
+    }
+    len
+}
+
+/// The length of `s` as a JSON string: quotes, and the escapes serde_json
+/// writes (`\"`, `\\`, the short forms of five control characters and
+/// `\u00XX` for the others).
+fn quoted_len(s: &str) -> usize {
+    let escapes: usize = s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            0x00..=0x1f => 5,
+            _ => 0,
+        })
+        .sum();
+    s.len() + escapes + 2
+}
+
+/// The length of a value's `Display` text, counted without keeping it.
+fn display_len(value: &impl std::fmt::Display) -> usize {
+    struct Count(usize);
+    impl std::fmt::Write for Count {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0 += s.len();
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = std::fmt::write(&mut count, format_args!("{value}"));
+    count.0
 }
 
 impl From<Value> for RawArguments {
@@ -84,6 +141,49 @@ impl ToolCall {
             name: name.into(),
             arguments: arguments.into(),
             thought_signature: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn len_hint_of_a_parsed_value_is_the_length_of_its_compact_json() {
+        let values = [
+            json!({}),
+            json!([]),
+            json!(null),
+            json!({"query": "rust", "limit": 10, "exact": false, "tags": ["a", "b"]}),
+            json!({"nested": {"deeper": [1.5, -2, 1e300, 12345678901234567u64, null, true]}}),
+            json!({"quote\"d": "back\\slash\nnew line\ttab\u{1}\u{1f}\u{8}\u{c}\r"}),
+            json!({"unicode": "héllo ✓ 🦀", "empty": ""}),
+        ];
+        for value in values {
+            let text = serde_json::to_string(&value).unwrap();
+            assert_eq!(RawArguments::Json(value).len_hint(), text.len(), "{text}");
+        }
+        assert_eq!(RawArguments::from("{\"a\": 1}").len_hint(), 8);
+    }
+
+    #[test]
+    fn len_hint_walks_a_value_nested_deeper_than_the_stack_without_recursion() {
+        let depth = 100_000;
+        let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let mut value = Value::Array(Vec::new());
+        for _ in 1..depth {
+            value = Value::Array(vec![value]);
+        }
+        let raw = RawArguments::Json(value);
+        assert_eq!(raw.len_hint(), text.len());
+        // Taken apart by hand: dropping it would recurse.
+        let RawArguments::Json(mut value) = raw else {
+            unreachable!()
+        };
+        while let Value::Array(mut items) = value {
+            value = items.pop().unwrap_or(Value::Null);
         }
     }
 }

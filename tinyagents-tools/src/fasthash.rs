@@ -2,9 +2,9 @@
 //!
 //! Tool names are short and the tables are built from registered names only,
 //! so the DoS resistance of the standard SipHash buys nothing there (a model
-//! chooses lookup keys, never inserted ones) while costing a noticeable share
-//! of a call. `foldhash`'s fixed-seed hasher (the one `hashbrown` uses by
-//! default) reads a short name eight bytes at a time.
+//! chooses lookup keys, never inserted ones). `foldhash`'s fixed-seed hasher
+//! (the one `hashbrown` uses by default) reads a short name eight bytes at a
+//! time.
 
 use std::collections::HashMap;
 

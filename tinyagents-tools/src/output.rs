@@ -118,7 +118,7 @@ impl ToolOutput {
     }
 
     /// A structured output with a separate model-facing view: the model
-    /// reads `view`, while the application ([`ToolResult::structured`]) and
+    /// reads `view`, while the application ([`ToolMessage::structured`]) and
     /// MCP (`structuredContent`) keep `value`, which is what an output
     /// schema checks.
     pub fn rendered(value: Value, view: impl Into<String>) -> Self {
@@ -221,7 +221,7 @@ impl<T: Serialize> IntoToolOutput for Json<T> {
 
 /// A tool's return value with a separate model-facing view.
 ///
-/// The model reads `view`; the application ([`ToolResult::structured`])
+/// The model reads `view`; the application ([`ToolMessage::structured`])
 /// and MCP (`structuredContent`) keep `value`. The output schema is
 /// `T`'s own, and the executor checks `value` against it.
 ///
@@ -290,25 +290,23 @@ impl<T: JsonSchema> JsonSchema for Rendered<T> {
     }
 }
 
-/// The answer to one tool call, as the executor hands it to the application.
+/// The answer to one tool call, as the executor hands it to the application:
+/// the canonical [`ToolMessage`] for the model, and what only the
+/// application sees (the error's class, artifacts, timings).
 ///
-/// `content` is model-facing (bounded and redacted); `structured` and
-/// `artifacts` keep the full result for the application.
+/// A `ToolResult` dereferences to its [`message`](Self::message), so
+/// `result.is_error`, `result.content` and `result.text()` read the
+/// message, and every result formatter of [`providers`](crate::providers)
+/// takes `&result` as well as `&result.message`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
-    /// The call this answers.
-    pub tool_call_id: ToolCallId,
-    /// The tool name as called.
-    pub name: CallName,
-    /// Model-facing content, bounded and redacted.
-    pub content: Vec<ContentBlock>,
-    /// The full structured value, when the tool returned data.
-    pub structured: Option<Value>,
+    /// What the model is sent: the call's id, the name as called, the
+    /// bounded and redacted content, the structured value and whether the
+    /// call failed.
+    pub message: ToolMessage,
     /// References to stored artifacts.
     pub artifacts: Vec<ArtifactRef>,
-    /// True when the call failed or was refused.
-    pub is_error: bool,
-    /// The classified error, when `is_error`.
+    /// The classified error, when the call failed or was refused.
     pub error: Option<ToolError>,
     /// Provider-specific data to send back with the result (for example a
     /// Gemini thought signature), passed through untouched.
@@ -326,6 +324,19 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// The result that answers with `message`, with no error, artifact or
+    /// timing of its own.
+    pub fn new(message: ToolMessage) -> Self {
+        ToolResult {
+            message,
+            artifacts: Vec::new(),
+            error: None,
+            provider_metadata: None,
+            elapsed: Duration::ZERO,
+            waited: Duration::ZERO,
+        }
+    }
+
     /// A failed result for `tool_call_id` carrying `error` (its message is the
     /// content).
     pub fn from_error(
@@ -334,17 +345,17 @@ impl ToolResult {
         error: ToolError,
         elapsed: Duration,
     ) -> Self {
-        ToolResult {
+        let message = ToolMessage {
             tool_call_id,
             name: name.into(),
             content: vec![ContentBlock::text(error.message())],
             structured: None,
-            artifacts: Vec::new(),
             is_error: true,
+        };
+        ToolResult {
             error: Some(error),
-            provider_metadata: None,
             elapsed,
-            waited: Duration::ZERO,
+            ..ToolResult::new(message)
         }
     }
 
@@ -355,6 +366,60 @@ impl ToolResult {
         self.error.as_ref().map_or("ok", |e| e.kind().as_str())
     }
 
+    /// A copy of the canonical message to send back to the model.
+    pub fn to_message(&self) -> ToolMessage {
+        self.message.clone()
+    }
+
+    /// The canonical message to send back to the model.
+    pub fn into_message(self) -> ToolMessage {
+        self.message
+    }
+}
+
+impl std::ops::Deref for ToolResult {
+    type Target = ToolMessage;
+
+    fn deref(&self) -> &ToolMessage {
+        &self.message
+    }
+}
+
+impl std::ops::DerefMut for ToolResult {
+    fn deref_mut(&mut self) -> &mut ToolMessage {
+        &mut self.message
+    }
+}
+
+impl AsRef<ToolMessage> for ToolResult {
+    fn as_ref(&self) -> &ToolMessage {
+        &self.message
+    }
+}
+
+/// The provider-neutral message that answers a tool call in the
+/// conversation: what every result formatter of
+/// [`providers`](crate::providers) and the MCP server send, and nothing the
+/// model must not see.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolMessage {
+    /// The call this answers.
+    pub tool_call_id: ToolCallId,
+    /// The tool name as called.
+    pub name: CallName,
+    /// Model-facing content, bounded and redacted by the executor.
+    pub content: Vec<ContentBlock>,
+    /// The whole structured value, when the tool returned data (redacted,
+    /// not bounded): providers that take data (Gemini's `response`, MCP's
+    /// `structuredContent`) send it when it is small, and the content
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+    /// True when the call failed or was refused.
+    pub is_error: bool,
+}
+
+impl ToolMessage {
     /// The content as one text (blocks joined by newlines).
     pub fn text(&self) -> String {
         self.content
@@ -363,38 +428,10 @@ impl ToolResult {
             .collect::<Vec<_>>()
             .join("\n")
     }
-
-    /// The canonical message to send back to the model.
-    pub fn to_message(&self) -> ToolMessage {
-        ToolMessage {
-            tool_call_id: self.tool_call_id.clone(),
-            name: self.name.clone(),
-            content: self.content.clone(),
-            is_error: self.is_error,
-        }
-    }
 }
 
-/// The provider-neutral message that answers a tool call in the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolMessage {
-    /// The call this answers.
-    pub tool_call_id: ToolCallId,
-    /// The tool name as called.
-    pub name: CallName,
-    /// Model-facing content.
-    pub content: Vec<ContentBlock>,
-    /// True when the call failed.
-    pub is_error: bool,
-}
-
-impl ToolMessage {
-    /// The content as one text.
-    pub fn text(&self) -> String {
-        self.content
-            .iter()
-            .map(ContentBlock::to_text)
-            .collect::<Vec<_>>()
-            .join("\n")
+impl AsRef<ToolMessage> for ToolMessage {
+    fn as_ref(&self) -> &ToolMessage {
+        self
     }
 }

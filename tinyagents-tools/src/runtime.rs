@@ -373,12 +373,6 @@ impl<C> ToolRuntime<C> {
         self
     }
 
-    /// The call id and tool name back, for the executor that lent them to
-    /// this runtime (a call's one attempt copies neither).
-    pub(crate) fn into_call(self) -> (ToolCallId, CallName) {
-        (self.call_id, self.tool)
-    }
-
     /// Interrupts the call: its token fires now, or as soon as it is made.
     pub(crate) fn interrupt(&self) {
         self.interrupted.store(true, Ordering::Release);

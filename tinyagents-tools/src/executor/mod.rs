@@ -1,23 +1,10 @@
 //! [`ToolExecutor`]: runs provider-supplied tool calls through a fail-closed
 //! lifecycle.
 //!
-//! For each call, in order (a refusal at any step answers the call with a
-//! classified error and a `tool.rejected` event, and nothing later runs):
-//! 1. the run is not cancelled; the tool exists (canonical name or alias) and
-//!    was advertised this [`Turn`];
-//! 2. the arguments parse, stay within the size and depth limits, carry no
-//!    key named like an injected parameter, and validate against the
-//!    registry's compiled input schema (every problem listed at once);
-//! 3. call limits ([`CallLimits`]) admit it; it waits for its concurrency
-//!    permits (the batch bound, `sequential`, the tool's `max_concurrency`);
-//! 4. `tool.started`; 5. `before_tool` middleware (arguments they change are
-//!    validated again); 6. the tool runs with a [`ToolRuntime`](crate::ToolRuntime)
-//!    whose cancellation token fires on timeout and on run cancellation,
-//!    retried per its [`RetryPolicy`](crate::RetryPolicy) only when it is
-//!    idempotent; a panic becomes a `panicked` error; 7. `after_tool`
-//!    middleware; 8. and 9. the output becomes bounded model-facing content,
-//!    large outputs going to the [`ArtifactStore`](crate::ArtifactStore);
-//!    10. `tool.completed` or `tool.failed`.
+//! Each call goes through ten steps, in the order listed on
+//! [`ToolExecutor::execute`]; a refusal at any of the first three, or by a
+//! `before_tool` middleware, answers the call with a classified error and a
+//! `tool.rejected` event, and nothing later runs.
 //!
 //! Every call id gets exactly one [`ToolResult`], whatever happens (a
 //! panicking middleware included).
@@ -142,11 +129,37 @@ where
         }
     }
 
-    /// Runs one call and answers it. Never panics, whatever the tool or a
-    /// middleware does.
+    /// Runs one call and answers it, in ten steps (a refusal or failure at
+    /// one skips to the last):
     ///
-    /// (The lifecycle's future itself, not wrapped in another: moving a
-    /// wrapper would copy the whole future once more per call.)
+    /// 1. **resolve the tool**: the run is not cancelled; the tool exists
+    ///    (canonical name or alias) and was advertised this [`Turn`];
+    /// 2. **parse the arguments**: they parse, stay within the size and
+    ///    depth limits, carry no key named like an injected parameter or a
+    ///    runtime id, and validate against the registry's compiled input
+    ///    schema (every problem listed at once);
+    /// 3. **admit**: the [`CallLimits`] admit the call; it waits for its
+    ///    concurrency permits (the batch bound, `sequential`, the tool's
+    ///    `max_concurrency`);
+    /// 4. **`tool.started`**;
+    /// 5. **`before_tool` middleware** (policies, approvers): each may let
+    ///    the call through (changed arguments are validated again), answer
+    ///    in its place, or refuse it;
+    /// 6. **run the tool** with its injected
+    ///    [`ToolRuntime`](crate::ToolRuntime), whose cancellation token fires
+    ///    on timeout and on run cancellation, retried per its
+    ///    [`RetryPolicy`](crate::RetryPolicy) only when it is idempotent; a
+    ///    panic becomes a `panicked` error;
+    /// 7. **`after_tool` middleware**, in reverse order;
+    /// 8. **format the message**: the output is checked against the tool's
+    ///    output schema, redacted, and made into the bounded content of the
+    ///    canonical [`ToolMessage`](crate::ToolMessage);
+    /// 9. **store artifacts**: an output over the artifact threshold goes to
+    ///    the [`ArtifactStore`] and the message shows a preview and its key;
+    /// 10. **answer**: the [`ToolResult`] and `tool.completed`, or
+    ///     `tool.rejected` / `tool.failed` for a call that stopped.
+    ///
+    /// Never panics, whatever the tool or a middleware does.
     pub fn execute(
         &self,
         run: &RunContext<C>,
@@ -308,8 +321,8 @@ where
         self.config.check(&self.registry)?;
         self.enforce_declared()?;
         crate::panics::install();
-        // The call clock calibrates itself on first use (under a
-        // millisecond); do it here rather than in the first call's figures.
+        // The call clock calibrates itself on first use: here, not within
+        // the first call's time.
         let _ = quanta::Instant::now();
         let tool_permits = self
             .registry

@@ -178,7 +178,7 @@ where
             return Err(ErrorData::invalid_params(result.text(), None));
         }
         let mut answer: CallToolResult = serde_json::from_value(call_tool_result_bounded(
-            &result,
+            &result.message,
             self.shared.max_structured_bytes,
         ))
         .map_err(|e| {

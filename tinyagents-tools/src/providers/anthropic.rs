@@ -16,7 +16,7 @@ use super::results::{MAX_STRUCTURED_BYTES, result_text};
 use super::transform::{self as t, Cx};
 use super::{AnthropicOptions, CallParseError, Declaration, ExportError, Usage, read};
 use crate::call::{RawArguments, ToolCall};
-use crate::output::{ContentBlock, ToolResult};
+use crate::output::{ContentBlock, ToolMessage};
 use crate::schema::walk_schemas_mut;
 use crate::spec::ToolSpec;
 
@@ -131,14 +131,14 @@ pub fn parse_tool_uses(payload: &Value) -> Result<Vec<ToolCall>, CallParseError>
 /// The `tool_result` block answering a call: `{"type": "tool_result",
 /// "tool_use_id", "content"}` plus `"is_error": true` for a failure. Text-only
 /// content is sent as one string; images keep their own blocks.
-pub fn tool_result_block(result: &ToolResult) -> Value {
-    let has_image = result
+pub fn tool_result_block(message: &ToolMessage) -> Value {
+    let has_image = message
         .content
         .iter()
         .any(|b| matches!(b, ContentBlock::Image { .. }));
     let content = if has_image {
         Value::Array(
-            result
+            message
                 .content
                 .iter()
                 .map(|block| match block {
@@ -151,23 +151,24 @@ pub fn tool_result_block(result: &ToolResult) -> Value {
                 .collect(),
         )
     } else {
-        Value::String(result_text(result, MAX_STRUCTURED_BYTES))
+        Value::String(result_text(message, MAX_STRUCTURED_BYTES))
     };
     let mut block = json!({
         "type": "tool_result",
-        "tool_use_id": result.tool_call_id.as_str(),
+        "tool_use_id": message.tool_call_id.as_str(),
         "content": content,
     });
-    if result.is_error {
+    if message.is_error {
         block["is_error"] = Value::Bool(true);
     }
     block
 }
 
-/// The user message carrying the results of one turn's calls, in order.
-pub fn tool_results_message(results: &[ToolResult]) -> Value {
+/// The user message carrying the results of one turn's calls, in order
+/// (a slice of [`ToolResult`](crate::ToolResult)s or of [`ToolMessage`]s).
+pub fn tool_results_message<M: AsRef<ToolMessage>>(results: &[M]) -> Value {
     json!({
         "role": "user",
-        "content": results.iter().map(tool_result_block).collect::<Vec<_>>(),
+        "content": results.iter().map(|r| tool_result_block(r.as_ref())).collect::<Vec<_>>(),
     })
 }

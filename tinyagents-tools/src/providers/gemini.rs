@@ -17,7 +17,7 @@ use super::results::{MAX_STRUCTURED_BYTES, result_text, structured_within};
 use super::transform::{self as t, Cx};
 use super::{CallParseError, Declaration, ExportError, GeminiMode, GeminiOptions, Usage, read};
 use crate::call::{RawArguments, ToolCall};
-use crate::output::ToolResult;
+use crate::output::ToolMessage;
 use crate::schema::walk_schemas_mut;
 use crate::spec::ToolSpec;
 
@@ -392,33 +392,37 @@ pub fn function_calls_content(calls: &[ToolCall]) -> Value {
 /// [`MAX_STRUCTURED_BYTES`]; otherwise it is the result's content as text
 /// (the executor's preview and artifact reference for a large output), so
 /// the part stays as bounded as the canonical tool message.
-pub fn function_response_part(result: &ToolResult) -> Value {
-    function_response_part_bounded(result, MAX_STRUCTURED_BYTES)
+pub fn function_response_part(message: &ToolMessage) -> Value {
+    function_response_part_bounded(message, MAX_STRUCTURED_BYTES)
 }
 
 /// [`function_response_part`] with `max_structured_bytes` in place of
 /// [`MAX_STRUCTURED_BYTES`].
-pub fn function_response_part_bounded(result: &ToolResult, max_structured_bytes: usize) -> Value {
-    let response = if result.is_error {
-        json!({"error": result_text(result, max_structured_bytes)})
+pub fn function_response_part_bounded(message: &ToolMessage, max_structured_bytes: usize) -> Value {
+    let response = if message.is_error {
+        json!({"error": result_text(message, max_structured_bytes)})
     } else {
-        match structured_within(result, max_structured_bytes) {
+        match structured_within(message, max_structured_bytes) {
             Some(value) => json!({"output": value}),
-            None => json!({"output": result_text(result, max_structured_bytes)}),
+            None => json!({"output": result_text(message, max_structured_bytes)}),
         }
     };
-    let mut part = json!({"name": result.name, "response": response});
-    let id = result.tool_call_id.as_str();
+    let mut part = json!({"name": message.name, "response": response});
+    let id = message.tool_call_id.as_str();
     if !id.starts_with(SYNTHETIC_ID_PREFIX) {
         part["id"] = json!(id);
     }
     json!({ "functionResponse": part })
 }
 
-/// The `Content` carrying the responses of one turn's calls, in order.
-pub fn function_responses_content(results: &[ToolResult]) -> Value {
+/// The `Content` carrying the responses of one turn's calls, in order (a
+/// slice of [`ToolResult`](crate::ToolResult)s or of [`ToolMessage`]s).
+pub fn function_responses_content<M: AsRef<ToolMessage>>(results: &[M]) -> Value {
     json!({
         "role": "user",
-        "parts": results.iter().map(function_response_part).collect::<Vec<_>>(),
+        "parts": results
+            .iter()
+            .map(|r| function_response_part(r.as_ref()))
+            .collect::<Vec<_>>(),
     })
 }

@@ -15,7 +15,7 @@ use super::transform::{self as t, Cx};
 use super::{CallParseError, Declaration, ExportError, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::ids::ToolCallId;
-use crate::output::{ContentBlock, ToolResult};
+use crate::output::{ContentBlock, ToolMessage};
 use crate::safety::{Effect, Reach};
 use crate::spec::ToolSpec;
 
@@ -166,21 +166,21 @@ fn content_block(block: &ContentBlock) -> Value {
 /// declares an output schema and returns more than that sends no
 /// `structuredContent` (raise the limit with
 /// [`call_tool_result_bounded`], or `McpServerBuilder::max_structured_bytes`).
-pub fn call_tool_result(result: &ToolResult) -> Value {
-    call_tool_result_bounded(result, MAX_STRUCTURED_BYTES)
+pub fn call_tool_result(message: &ToolMessage) -> Value {
+    call_tool_result_bounded(message, MAX_STRUCTURED_BYTES)
 }
 
 /// [`call_tool_result`] with `max_structured_bytes` in place of
 /// [`MAX_STRUCTURED_BYTES`].
-pub fn call_tool_result_bounded(result: &ToolResult, max_structured_bytes: usize) -> Value {
-    let mut content: Vec<Value> = result.content.iter().map(content_block).collect();
+pub fn call_tool_result_bounded(message: &ToolMessage, max_structured_bytes: usize) -> Value {
+    let mut content: Vec<Value> = message.content.iter().map(content_block).collect();
     let mut out = Map::new();
-    if content.is_empty() && structured_within(result, max_structured_bytes).is_none() {
-        if let Some(value) = &result.structured {
+    if content.is_empty() && structured_within(message, max_structured_bytes).is_none() {
+        if let Some(value) = &message.structured {
             let text = bounded_json(value, max_structured_bytes);
             content.push(json!({"type": "text", "text": text}));
         }
-    } else if let Some(value) = structured_within(result, max_structured_bytes) {
+    } else if let Some(value) = structured_within(message, max_structured_bytes) {
         let text = value.to_string();
         let copied = content
             .iter()
@@ -193,6 +193,6 @@ pub fn call_tool_result_bounded(result: &ToolResult, max_structured_bytes: usize
         }
     }
     out.insert("content".into(), Value::Array(content));
-    out.insert("isError".into(), Value::Bool(result.is_error));
+    out.insert("isError".into(), Value::Bool(message.is_error));
     Value::Object(out)
 }

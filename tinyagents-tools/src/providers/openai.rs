@@ -15,7 +15,7 @@ use super::results::{MAX_STRUCTURED_BYTES, result_text};
 use super::transform::{self as t, Cx};
 use super::{CallParseError, Declaration, ExportError, OpenAiOptions, Usage, read};
 use crate::call::{RawArguments, ToolCall};
-use crate::output::ToolResult;
+use crate::output::ToolMessage;
 use crate::spec::ToolSpec;
 
 /// The string formats OpenAI strict mode accepts.
@@ -203,20 +203,20 @@ pub fn parse_responses_function_calls(payload: &Value) -> Result<Vec<ToolCall>, 
 
 /// The Chat Completions message answering a call:
 /// `{"role": "tool", "tool_call_id", "content"}`.
-pub fn chat_tool_message(result: &ToolResult) -> Value {
+pub fn chat_tool_message(message: &ToolMessage) -> Value {
     json!({
         "role": "tool",
-        "tool_call_id": result.tool_call_id.as_str(),
-        "content": result_text(result, MAX_STRUCTURED_BYTES),
+        "tool_call_id": message.tool_call_id.as_str(),
+        "content": result_text(message, MAX_STRUCTURED_BYTES),
     })
 }
 
 /// The Responses input item answering a call:
 /// `{"type": "function_call_output", "call_id", "output"}`.
-pub fn responses_function_call_output(result: &ToolResult) -> Value {
+pub fn responses_function_call_output(message: &ToolMessage) -> Value {
     json!({
         "type": "function_call_output",
-        "call_id": result.tool_call_id.as_str(),
-        "output": result_text(result, MAX_STRUCTURED_BYTES),
+        "call_id": message.tool_call_id.as_str(),
+        "output": result_text(message, MAX_STRUCTURED_BYTES),
     })
 }

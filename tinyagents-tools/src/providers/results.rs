@@ -1,17 +1,18 @@
-//! What every result formatter sends to a model or an MCP client: the
-//! canonical content (bounded by the executor, with the artifact reference
-//! when the output was stored), and the structured value beside it only
-//! when it is small.
+//! What every result formatter sends to a model or an MCP client, read
+//! from the canonical [`ToolMessage`]: its content (bounded by the
+//! executor, with the artifact reference when the output was stored), and
+//! the structured value beside it only when it is small.
 //!
 //! A structured value is sent as data (Gemini's `response.output`, MCP's
 //! `structuredContent`) only when its compact JSON is at most
 //! [`MAX_STRUCTURED_BYTES`] (or the limit given to a `_bounded` formatter);
 //! a larger one is left out, and the model reads the content instead: the
 //! preview and the artifact reference the executor made for it. The
-//! application still has the whole value in
-//! [`ToolResult::structured`](crate::ToolResult::structured).
+//! message itself keeps the whole value
+//! ([`ToolMessage::structured`](crate::ToolMessage::structured)) for the
+//! application.
 //!
-//! A result with no content blocks (one built by hand) has its structured
+//! A message with no content blocks (one built by hand) has its structured
 //! value sent as text, cut at the same limit with a note saying how much
 //! was shown.
 
@@ -19,7 +20,7 @@ use std::io;
 
 use serde_json::Value;
 
-use crate::output::ToolResult;
+use crate::output::ToolMessage;
 
 /// The largest structured value, in bytes of compact JSON, that a result
 /// formatter sends beside the content: 16 KiB, the executor's default
@@ -28,22 +29,22 @@ use crate::output::ToolResult;
 pub const MAX_STRUCTURED_BYTES: usize = 16 << 10;
 
 /// The structured value when its compact JSON fits in `max` bytes.
-pub(crate) fn structured_within(result: &ToolResult, max: usize) -> Option<&Value> {
-    result
+pub(crate) fn structured_within(message: &ToolMessage, max: usize) -> Option<&Value> {
+    message
         .structured
         .as_ref()
         .filter(|value| json_len_within(value, max))
 }
 
-/// The text a text-only provider gets for a result: the content blocks, or,
-/// when there are none, the structured value as JSON cut at `max` bytes.
-pub(crate) fn result_text(result: &ToolResult, max: usize) -> String {
-    if result.content.is_empty()
-        && let Some(value) = &result.structured
+/// The text a text-only provider gets for a message: the content blocks,
+/// or, when there are none, the structured value as JSON cut at `max` bytes.
+pub(crate) fn result_text(message: &ToolMessage, max: usize) -> String {
+    if message.content.is_empty()
+        && let Some(value) = &message.structured
     {
         return bounded_json(value, max);
     }
-    result.text()
+    message.text()
 }
 
 /// `value` as compact JSON, cut at a character boundary at `max` bytes with

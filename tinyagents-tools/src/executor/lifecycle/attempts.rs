@@ -1,47 +1,45 @@
-//! Step 6: the tool's attempts (one, or several for a tool that may be
-//! retried), each under its timeout, the run's cancellation and a panic
-//! guard.
+//! Step 6 of a call: the tool's attempts (one, or several for a tool that
+//! may be retried), each with its injected [`ToolRuntime`], under its
+//! timeout, the run's cancellation and a panic guard.
 
-use crate::panics;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use serde_json::Value;
 
 use super::CallCx;
+use super::middleware::Before;
 use crate::error::{ErrorKind, ToolError};
 use crate::events::EventKind;
 use crate::executor::ToolExecutor;
-use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolOutput;
-use crate::policy::Redactor;
+use crate::panics;
 use crate::registry::RegisteredTool;
 use crate::runtime::{RunContext, ToolRuntime};
 
-/// Whether a tool's calls may be retried: it is idempotent and its policy
-/// allows more than one attempt.
-pub(super) fn retries(spec: &crate::spec::ToolSpec) -> bool {
-    spec.safety.idempotency.is_idempotent() && spec.retry.max_attempts > 1
+/// How a call's tool (or the hook that answered in its place) came out.
+pub(super) struct Ran {
+    /// The output, or the classified error.
+    pub(super) outcome: Result<ToolOutput, ToolError>,
+    /// Attempts made: 0 when a `before_tool` hook answered.
+    pub(super) attempts: u32,
 }
 
-/// Polls a tool's call once, inside `span` (a disabled span for a call
-/// already inside the call's span): most tools finish on their first poll.
-pub(super) fn first_poll<'f, F: Future + Unpin>(
-    call: &'f mut F,
-    span: &'f tracing::Span,
-) -> impl Future<Output = Poll<F::Output>> + 'f {
-    std::future::poll_fn(move |task| {
-        let _in_span = span.enter();
-        Poll::Ready(panics::quietly(|| Pin::new(&mut *call).poll(task)))
-    })
+/// Polls a future once: most tools (and hooks) finish on their first poll,
+/// and then no timer is armed and no clock is read for them.
+pub(super) fn first_poll<F: Future + Unpin>(
+    future: &mut F,
+) -> impl Future<Output = Poll<F::Output>> + '_ {
+    std::future::poll_fn(move |task| Poll::Ready(Pin::new(&mut *future).poll(task)))
 }
 
 /// A finished call's outcome, a panic in the tool being a `panicked` error.
-pub(super) fn settled(
+fn settled(
     result: std::thread::Result<Result<ToolOutput, ToolError>>,
 ) -> Result<ToolOutput, ToolError> {
     result.unwrap_or_else(|payload| Err(panics::panicked(&*payload)))
@@ -52,148 +50,120 @@ where
     S: Send + Sync + 'static,
     C: Send + Sync + 'static,
 {
-    /// Runs the tool, retrying when its policy and idempotency allow.
-    /// The arguments come back when `keep` is set (for `after_tool`).
-    pub(super) async fn attempts(
+    /// Step 6: runs the tool, unless a `before_tool` hook answered; an
+    /// idempotent tool whose [`RetryPolicy`](crate::RetryPolicy) allows it
+    /// is retried after a retryable error, with the policy's delay. The
+    /// arguments stay in `before` for `after_tool` hooks that need them.
+    pub(super) async fn run_tool(
         &self,
         cx: &CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
-        arguments: Value,
-        keep: bool,
-    ) -> (Result<ToolOutput, ToolError>, u32, Option<Value>) {
-        if retries(registered.spec()) {
-            return Box::pin(self.retrying(cx, registered, arguments, keep)).await;
+        before: &mut Before,
+    ) -> Ran {
+        if let Some(output) = before.answered.take() {
+            return Ran {
+                outcome: Ok(*output),
+                attempts: 0,
+            };
         }
-        // One attempt: the tool takes the arguments unless `keep` asks for
-        // them back.
-        let (this_attempt, kept) = if keep {
-            (arguments.clone(), Some(arguments))
-        } else {
-            (arguments, None)
-        };
-        (self.attempt(cx, registered, this_attempt, 1).await, 1, kept)
-    }
-
-    /// The attempts of a tool that may be retried.
-    pub(super) async fn retrying(
-        &self,
-        cx: &CallCx<'_, C>,
-        registered: &RegisteredTool<S, C>,
-        arguments: Value,
-        keep: bool,
-    ) -> (Result<ToolOutput, ToolError>, u32, Option<Value>) {
-        let policy = &registered.spec().retry;
-        let mut arguments = Some(arguments);
+        let spec = registered.spec();
+        let policy = &spec.retry;
+        let retried = spec.safety.idempotency.is_idempotent() && policy.max_attempts > 1;
+        let keep = before.entered > 0;
         let mut attempt = 1;
         loop {
+            let last = !retried || attempt >= policy.max_attempts;
+            // The last attempt takes the arguments unless a hook needs them.
+            let arguments = if last && !keep {
+                std::mem::take(&mut before.arguments)
+            } else {
+                before.arguments.clone()
+            };
             if attempt > 1 {
                 // The span opens with `attempt = 1`.
-                tracing::Span::current().record("attempt", attempt);
+                cx.span.record("attempt", attempt);
             }
-            let may_retry = attempt < policy.max_attempts;
-            let this_attempt = match (may_retry || keep, &mut arguments) {
-                (true, Some(args)) => args.clone(),
-                (_, slot) => slot.take().unwrap_or(Value::Null),
-            };
-            let error = match self.attempt(cx, registered, this_attempt, attempt).await {
-                Ok(output) => return (Ok(output), attempt, arguments),
+            let error = match self.attempt(cx, registered, arguments, attempt).await {
+                Ok(output) => {
+                    return Ran {
+                        outcome: Ok(output),
+                        attempts: attempt,
+                    };
+                }
                 Err(e) => e,
             };
-            let retry = may_retry
+            let retry = !last
                 && policy.retries_class(error.class())
                 && !matches!(error.kind(), ErrorKind::Cancelled | ErrorKind::Panicked)
                 && !cx.run.cancellation().is_cancelled();
             if !retry {
-                return (Err(error), attempt, arguments);
+                return Ran {
+                    outcome: Err(error),
+                    attempts: attempt,
+                };
             }
             self.emit(cx, EventKind::Retrying, attempt, |event| {
                 event.error_class = Some(error.class());
                 event.error_kind = Some(error.kind().as_str());
             });
-            tokio::select! {
-                biased;
-                _ = cx.run.cancellation().cancelled() => {
-                    return (Err(ToolError::cancelled()), attempt, arguments);
-                }
-                _ = tokio::time::sleep(policy.delay(attempt + 1)) => {}
+            if !Box::pin(back_off(cx.run, policy.delay(attempt + 1))).await {
+                return Ran {
+                    outcome: Err(ToolError::cancelled()),
+                    attempts: attempt,
+                };
             }
             attempt += 1;
         }
     }
 
-    /// One attempt: the tool's future under its timeout, the run's
-    /// cancellation and a panic guard.
-    pub(super) async fn attempt(
+    /// One attempt: the tool's call with its own [`ToolRuntime`], answered
+    /// at once when the tool never waits ([`Tool::call_now`](crate::Tool::call_now)),
+    /// otherwise under its timeout and the run's cancellation. A panic in
+    /// the tool is the attempt's `panicked` error; no attempt starts in a
+    /// cancelled run.
+    async fn attempt(
         &self,
         cx: &CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
         arguments: Value,
         attempt: u32,
     ) -> Result<ToolOutput, ToolError> {
-        // A middleware may have waited (for an approver) past the run's
-        // cancellation: the tool never starts in a cancelled run.
         if cx.run.cancellation().is_cancelled() {
             return Err(ToolError::cancelled());
         }
         let runtime = self.runtime_for(cx, attempt);
-        let arguments = match self.call_now(registered, &runtime, arguments) {
-            Ok(outcome) => return outcome,
-            Err(arguments) => arguments,
+        let tool = registered.tool();
+        let called = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            match tool.call_now(&self.state, &runtime, arguments) {
+                Ok(outcome) => Ok(outcome),
+                Err(arguments) => Err(tool.call(&self.state, &runtime, arguments)),
+            }
+        }));
+        let call = match called {
+            Ok(Ok(outcome)) => return outcome,
+            Ok(Err(call)) => call,
+            Err(payload) => return Err(panics::panicked(&*payload)),
         };
-        let mut call = AssertUnwindSafe(registered.tool().call(&self.state, &runtime, arguments))
-            .catch_unwind();
-        // Most tools finish on their first poll: no timer is armed for them.
-        if let Poll::Ready(result) = first_poll(&mut call, &tracing::Span::none()).await {
+        let mut call = AssertUnwindSafe(call).catch_unwind();
+        if let Poll::Ready(result) = first_poll(&mut call).await {
             return settled(result);
         }
-        let timeout = self.timeout(registered);
+        let timeout = registered
+            .spec()
+            .timeout
+            .unwrap_or(self.config.default_timeout);
         Box::pin(self.interruptible(cx.run, &runtime, call, timeout)).await
     }
 
-    /// The call run at once, when the tool never waits
-    /// ([`Tool::call_now`](crate::Tool::call_now)); otherwise the arguments
-    /// back. A panic in the tool is the call's `panicked` error.
-    pub(super) fn call_now(
-        &self,
-        registered: &RegisteredTool<S, C>,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<Result<ToolOutput, ToolError>, Value> {
-        let tool = registered.tool();
-        std::panic::catch_unwind(AssertUnwindSafe(|| {
-            panics::quietly(|| tool.call_now(&self.state, runtime, arguments))
-        }))
-        .unwrap_or_else(|payload| Ok(Err(panics::panicked(&*payload))))
-    }
-
-    /// The tool's timeout, or the executor's default.
-    pub(super) fn timeout(&self, registered: &RegisteredTool<S, C>) -> std::time::Duration {
-        registered
-            .spec()
-            .timeout
-            .unwrap_or(self.config.default_timeout)
-    }
-
-    /// The [`ToolRuntime`] of one attempt (of several, or with middleware):
-    /// it gets copies of the call's id and name.
-    pub(super) fn runtime_for(&self, cx: &CallCx<'_, C>, attempt: u32) -> ToolRuntime<C> {
-        self.runtime_with(cx.run, cx.id.clone(), cx.name.clone(), cx.redactor.as_ref())
-            .with_attempt(attempt)
-    }
-
-    /// A [`ToolRuntime`] for the call `id` of `name` (as called) in `run`.
-    pub(super) fn runtime_with(
-        &self,
-        run: &RunContext<C>,
-        id: ToolCallId,
-        name: CallName,
-        redactor: Option<&Arc<Redactor>>,
-    ) -> ToolRuntime<C> {
-        let mut runtime = ToolRuntime::new(run.clone(), id, name);
+    /// The [`ToolRuntime`] of one attempt: the call's id and name, the
+    /// event bus when anyone listens, the call's redactor.
+    fn runtime_for(&self, cx: &CallCx<'_, C>, attempt: u32) -> ToolRuntime<C> {
+        let mut runtime =
+            ToolRuntime::new(cx.run.clone(), cx.id.clone(), cx.name.clone()).with_attempt(attempt);
         if self.events.is_active() {
             runtime = runtime.with_events(Arc::clone(&self.events));
         }
-        if let Some(redactor) = redactor {
+        if let Some(redactor) = &cx.redactor {
             runtime = runtime.with_redactor(Arc::clone(redactor));
         }
         runtime
@@ -201,12 +171,12 @@ where
 
     /// The rest of an attempt that did not finish at once: its timeout, the
     /// run's cancellation, and a grace period after the token fires.
-    pub(super) async fn interruptible<F>(
+    async fn interruptible<F>(
         &self,
         run: &RunContext<C>,
         runtime: &ToolRuntime<C>,
         mut call: F,
-        timeout: std::time::Duration,
+        timeout: Duration,
     ) -> Result<ToolOutput, ToolError>
     where
         F: Future<Output = std::thread::Result<Result<ToolOutput, ToolError>>> + Unpin,
@@ -223,5 +193,15 @@ where
         // Give the tool a moment to see its token and stop; then drop it.
         let _ = tokio::time::timeout(self.config.cancel_grace, &mut call).await;
         Err(interrupted)
+    }
+}
+
+/// Waits `delay` before the next attempt; false when the run is cancelled
+/// first.
+async fn back_off<C>(run: &RunContext<C>, delay: Duration) -> bool {
+    tokio::select! {
+        biased;
+        _ = run.cancellation().cancelled() => false,
+        _ = tokio::time::sleep(delay) => true,
     }
 }

@@ -1,5 +1,5 @@
-//! Steps 5 to 7 when the executor has middleware: `before_tool` hooks, the
-//! tool, `after_tool` hooks.
+//! Steps 5 and 7 of a call: the `before_tool` hooks (policies, approvers,
+//! rewrites) and the `after_tool` hooks, around the tool's attempts.
 //!
 //! Time in `before_tool` hooks (an approver deciding, a rate limiter) is
 //! the call's waiting time, not its own. A call a hook refuses gives back
@@ -11,146 +11,192 @@ use std::task::Poll;
 use serde_json::Value;
 
 use super::CallCx;
-use super::attempts::first_poll;
+use super::answer::Stop;
+use super::attempts::{Ran, first_poll};
 use crate::error::{ErrorKind, ToolError};
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::extensions::Extensions;
-use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
-use crate::output::{ToolOutput, ToolResult};
+use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
+
+/// A call as the `before_tool` hooks let it through.
+pub(super) struct Before {
+    /// The arguments, validated again if a hook changed them.
+    pub(super) arguments: Value,
+    /// The output a hook answered with in place of the tool, if any.
+    pub(super) answered: Option<Box<ToolOutput>>,
+    /// How many hooks ran `before_tool`, so get `after_tool` (a hook that
+    /// answers gets none).
+    pub(super) entered: usize,
+    extensions: Extensions,
+}
 
 impl<S, C> ToolExecutor<S, C>
 where
     S: Send + Sync + 'static,
     C: Send + Sync + 'static,
 {
-    /// Steps 5 to 7 for an executor with middleware: `before_tool` hooks
-    /// (which may change the arguments, answer, or refuse), the tool, and
-    /// `after_tool` hooks. A refusal comes back as `Err`, already answered
-    /// (boxed: refusals are rare, and the `Ok` side stays small to move).
-    pub(super) async fn with_middleware(
+    /// Step 5: each `before_tool` hook in the order added may let the call
+    /// through (with changed arguments, checked again), answer in place of
+    /// the tool, or refuse it.
+    pub(super) async fn before_tool(
         &self,
         cx: &mut CallCx<'_, C>,
         turn: &Turn,
         registered: &RegisteredTool<S, C>,
         mut arguments: Value,
-    ) -> Result<(Result<ToolOutput, ToolError>, u32), Box<ToolResult>> {
-        let spec = registered.spec();
+    ) -> Result<Before, Stop> {
         let mut extensions = Extensions::new();
-        let mut answered = None;
-        let mut entered = self.middleware.len();
         for (i, mw) in self.middleware.iter().enumerate() {
-            let mut ctx = BeforeToolCtx {
-                spec,
-                called_name: &cx.name,
-                call_id: &cx.id,
-                run: cx.run,
-                turn,
-                state: &*self.state,
-                arguments,
-                arguments_changed: false,
-                extensions: &mut extensions,
-                events: &self.events,
-            };
-            // Waiting is the time the hook stays pending after its first
-            // poll (an approver deciding); one that answers at once costs no
-            // clock read.
-            let outcome = {
-                let mut hook = mw.before_tool(&mut ctx);
-                match first_poll(&mut hook, &tracing::Span::none()).await {
-                    Poll::Ready(outcome) => outcome,
-                    Poll::Pending => {
-                        let since = tokio::time::Instant::now();
-                        let outcome = hook.await;
-                        cx.waited += since.elapsed();
-                        outcome
-                    }
+            let hook = self.ask_hook(cx, turn, registered, &**mw, arguments, &mut extensions);
+            let (outcome, changed);
+            (arguments, outcome, changed) = hook.await;
+            let verdict =
+                self.hook_verdict(cx, registered, &**mw, &mut arguments, outcome, changed);
+            match verdict {
+                Ok(None) => {}
+                Ok(Some(output)) => {
+                    return Ok(Before {
+                        arguments,
+                        answered: Some(Box::new(output)),
+                        entered: i,
+                        extensions,
+                    });
                 }
-            };
-            let changed = ctx.arguments_changed;
-            arguments = ctx.arguments;
-            if changed
-                && let Err(e) = args::check_value_bounds(&arguments, self.config.argument_limits())
-            {
-                args::dispose(arguments);
-                let policy = Cow::Owned(mw.name().to_owned());
-                return Err(self.refused(cx, turn, registered, e, policy));
-            }
-            match outcome {
-                Ok(BeforeOutcome::Continue) => {
-                    if changed {
-                        if let Err(e) = args::validate(
-                            &arguments,
-                            spec,
-                            registered.input(),
-                            cx.redactor.as_deref(),
-                        ) {
-                            let policy = Cow::Owned(mw.name().to_owned());
-                            return Err(self.refused(cx, turn, registered, e, policy));
-                        }
-                        if self.events.is_active() {
-                            cx.args_hash = Some(canonical_hash(&arguments));
-                        }
-                    }
-                }
-                Ok(BeforeOutcome::Respond(output)) => {
-                    answered = Some(output);
-                    entered = i;
-                    break;
-                }
-                Ok(BeforeOutcome::Deny { policy, reason }) => {
-                    let e = ToolError::denied(policy.clone(), reason);
-                    return Err(self.refused(cx, turn, registered, e, policy));
-                }
-                Err(e) => {
-                    let policy = match e.kind() {
-                        ErrorKind::Denied { policy } => policy.clone(),
-                        _ => Cow::Owned(mw.name().to_owned()),
-                    };
-                    return Err(self.refused(cx, turn, registered, e, policy));
+                Err(refusal) => {
+                    // The call never reaches its tool: its limit slots go back.
+                    let name = registered.spec().name.as_str();
+                    limits::release(turn.counter(), cx.run.call_counts(), name);
+                    return Err(refusal);
                 }
             }
         }
+        Ok(Before {
+            arguments,
+            answered: None,
+            entered: self.middleware.len(),
+            extensions,
+        })
+    }
 
-        // Middleware that gets `after_tool` needs the arguments afterwards;
-        // otherwise the last attempt takes them without a copy.
-        let keep = entered > 0;
-        let (outcome, attempts, kept) = match answered {
-            Some(output) => (Ok(output), 0, Some(arguments)),
-            None => self.attempts(cx, registered, arguments, keep).await,
-        };
-        let arguments = kept.unwrap_or(Value::Null);
-
-        let mut after = AfterToolCtx {
-            spec,
+    /// One hook's `before_tool`: its outcome, the arguments it leaves, and
+    /// whether it changed them. The time it stays pending after its first
+    /// poll (an approver deciding) is the call's waiting time; one that
+    /// answers at once costs no clock read.
+    async fn ask_hook(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        turn: &Turn,
+        registered: &RegisteredTool<S, C>,
+        mw: &dyn Middleware<S, C>,
+        arguments: Value,
+        extensions: &mut Extensions,
+    ) -> (Value, Result<BeforeOutcome, ToolError>, bool) {
+        let mut ctx = BeforeToolCtx {
+            spec: registered.spec(),
             called_name: &cx.name,
             call_id: &cx.id,
             run: cx.run,
             turn,
             state: &*self.state,
-            arguments: &arguments,
-            attempts,
-            outcome,
-            extensions: &mut extensions,
+            arguments,
+            arguments_changed: false,
+            extensions,
+            events: &self.events,
         };
-        for mw in self.middleware[..entered].iter().rev() {
-            mw.after_tool(&mut after).await;
-        }
-        Ok((after.outcome, attempts))
+        let outcome = {
+            let mut hook = mw.before_tool(&mut ctx);
+            match first_poll(&mut hook).await {
+                Poll::Ready(outcome) => outcome,
+                Poll::Pending => {
+                    let since = tokio::time::Instant::now();
+                    let outcome = hook.await;
+                    cx.waited += since.elapsed();
+                    outcome
+                }
+            }
+        };
+        (ctx.arguments, outcome, ctx.arguments_changed)
     }
 
-    /// A refusal by a `before_tool` hook: the call's limit slots are given
-    /// back, and it is answered.
-    fn refused(
+    /// What a hook's outcome means for the call: go on (`None`; arguments
+    /// it changed are bounded and validated again), the hook's output in
+    /// place of the tool's, or a refusal naming the hook's policy.
+    fn hook_verdict(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        mw: &dyn Middleware<S, C>,
+        arguments: &mut Value,
+        outcome: Result<BeforeOutcome, ToolError>,
+        changed: bool,
+    ) -> Result<Option<ToolOutput>, Stop> {
+        let own_policy = || Cow::Owned(mw.name().to_owned());
+        if changed
+            && let Err(e) = args::check_value_bounds(arguments, self.config.argument_limits())
+        {
+            args::dispose(std::mem::take(arguments));
+            return Err(Stop::refused(e, own_policy()));
+        }
+        match outcome {
+            Ok(BeforeOutcome::Continue) if changed => {
+                let (spec, input) = (registered.spec(), registered.input());
+                if let Err(e) = args::validate(arguments, spec, input, cx.redactor.as_deref()) {
+                    return Err(Stop::refused(e, own_policy()));
+                }
+                if self.events.is_active() {
+                    cx.args_hash = Some(canonical_hash(arguments));
+                }
+                Ok(None)
+            }
+            Ok(BeforeOutcome::Continue) => Ok(None),
+            Ok(BeforeOutcome::Respond(output)) => Ok(Some(output)),
+            Ok(BeforeOutcome::Deny { policy, reason }) => Err(Stop::refused(
+                ToolError::denied(policy.clone(), reason),
+                policy,
+            )),
+            Err(e) => {
+                let policy = match e.kind() {
+                    ErrorKind::Denied { policy } => policy.clone(),
+                    _ => own_policy(),
+                };
+                Err(Stop::refused(e, policy))
+            }
+        }
+    }
+
+    /// Step 7: the `after_tool` hooks of the middleware that ran
+    /// `before_tool`, in reverse order; they may change the outcome.
+    pub(super) async fn after_tool(
         &self,
         cx: &CallCx<'_, C>,
         turn: &Turn,
         registered: &RegisteredTool<S, C>,
-        error: ToolError,
-        policy: Cow<'static, str>,
-    ) -> Box<ToolResult> {
-        let name = registered.spec().name.as_str();
-        limits::release(turn.counter(), cx.run.call_counts(), name);
-        Box::new(self.reject(cx, error, Some(policy)))
+        mut before: Before,
+        ran: Ran,
+    ) -> Ran {
+        if before.entered == 0 {
+            return ran;
+        }
+        let mut after = AfterToolCtx {
+            spec: registered.spec(),
+            called_name: &cx.name,
+            call_id: &cx.id,
+            run: cx.run,
+            turn,
+            state: &*self.state,
+            arguments: &before.arguments,
+            attempts: ran.attempts,
+            outcome: ran.outcome,
+            extensions: &mut before.extensions,
+        };
+        for mw in self.middleware[..before.entered].iter().rev() {
+            mw.after_tool(&mut after).await;
+        }
+        Ran {
+            outcome: after.outcome,
+            attempts: ran.attempts,
+        }
     }
 }

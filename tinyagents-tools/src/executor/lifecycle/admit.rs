@@ -1,0 +1,164 @@
+//! Steps 1 to 3 of a call: the tool it names, its arguments, and its place
+//! under the call limits and concurrency permits. A refusal here means the
+//! tool never ran.
+
+use std::sync::Arc;
+use std::task::Poll;
+
+use serde_json::Value;
+use tokio::sync::{OwnedSemaphorePermit, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use super::answer::Stop;
+use super::attempts::first_poll;
+use super::{CallCx, redactor_for};
+use crate::error::ToolError;
+use crate::executor::batch::Place;
+use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
+use crate::registry::RegisteredTool;
+use crate::runtime::RunContext;
+
+/// Permits a call holds while it runs.
+#[derive(Default)]
+pub(super) struct Permits<'b> {
+    _shared: Option<RwLockReadGuard<'b, ()>>,
+    _exclusive: Option<RwLockWriteGuard<'b, ()>>,
+    _tool: Option<OwnedSemaphorePermit>,
+}
+
+impl<S, C> ToolExecutor<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// Step 1: the run is live, the tool exists (canonical name or alias)
+    /// and was advertised this turn; its own redaction policy applies from
+    /// here on.
+    pub(super) fn resolve_tool<'r>(
+        &'r self,
+        cx: &mut CallCx<'_, C>,
+        turn: &Turn,
+    ) -> Result<&'r RegisteredTool<S, C>, Stop> {
+        if cx.run.cancellation().is_cancelled() {
+            return Err(Stop::rejected(ToolError::cancelled()));
+        }
+        let Some(registered) = self.registry.resolve(&cx.name) else {
+            let close = self.registry.closest_name(&cx.name, |n| turn.advertises(n));
+            let e = ToolError::unknown_tool_suggesting(&cx.name, close);
+            return Err(Stop::rejected(e));
+        };
+        let spec = registered.spec();
+        let policy = &spec.safety.redaction;
+        // A tool with the default policy keeps the redactor already built.
+        if !policy.is_default() {
+            cx.redactor = redactor_for(Some(policy), cx.run);
+        }
+        if !turn.advertises(spec.name.as_str()) {
+            let e = ToolError::not_advertised(spec.name.as_str());
+            return Err(Stop::rejected(e));
+        }
+        Ok(registered)
+    }
+
+    /// Step 2: the arguments parse, stay within the size and depth limits,
+    /// carry no forged key and validate against the compiled input schema
+    /// (rules in [`args`]).
+    pub(super) fn parse_arguments(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        mut arguments: args::Pending,
+    ) -> Result<Value, Stop> {
+        let parsed = args::prepare(
+            arguments.take(),
+            registered.spec(),
+            registered.input(),
+            self.config.argument_limits(),
+            cx.redactor.as_deref(),
+        );
+        let arguments = parsed.map_err(Stop::rejected)?;
+        if self.events.is_active() {
+            cx.args_hash = Some(canonical_hash(&arguments));
+        }
+        if !cx.span.is_disabled() {
+            self.describe_span(cx, registered, &arguments);
+        }
+        Ok(arguments)
+    }
+
+    /// Step 3: the call limits admit the call, then it waits for its
+    /// permits (the batch's lock, the tool's `max_concurrency`). A call
+    /// cancelled while it waits gives its limit slots back.
+    pub(super) async fn admit<'b>(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        turn: &Turn,
+        registered: &RegisteredTool<S, C>,
+        arguments: Value,
+        batch: Option<Place<'b>>,
+    ) -> Result<(Value, Permits<'b>), Stop> {
+        let name = registered.spec().name.as_str();
+        let counts = cx.run.call_counts();
+        if let Err(e) = limits::admit(&self.config.limits, turn.counter(), counts, name) {
+            args::dispose(arguments);
+            return Err(Stop::rejected(e));
+        }
+        if batch.is_none() && self.tool_permits[registered.index()].is_none() {
+            return Ok((arguments, Permits::default()));
+        }
+        let lock = batch.map(|place| &place.batch.lock);
+        let mut permits = Box::pin(self.permits(cx.run, registered, lock));
+        // The clock is read only when the permits are not free at once.
+        let permits = match first_poll(&mut permits).await {
+            Poll::Ready(permits) => permits,
+            Poll::Pending => {
+                let since = tokio::time::Instant::now();
+                let permits = permits.await;
+                cx.waited += since.elapsed();
+                permits
+            }
+        };
+        match permits {
+            Some(permits) => Ok((arguments, permits)),
+            None => {
+                limits::release(turn.counter(), counts, name);
+                Err(Stop::rejected(ToolError::cancelled()))
+            }
+        }
+    }
+
+    /// Waits for the call's permits, or `None` when the run is cancelled
+    /// first.
+    async fn permits<'b>(
+        &self,
+        run: &RunContext<C>,
+        registered: &RegisteredTool<S, C>,
+        batch: Option<&'b RwLock<()>>,
+    ) -> Option<Permits<'b>> {
+        tokio::select! {
+            biased;
+            _ = run.cancellation().cancelled() => None,
+            permits = self.acquire(registered, batch) => Some(permits),
+        }
+    }
+
+    /// The batch's lock (exclusive for a `sequential` tool) and the tool's
+    /// own semaphore permit.
+    async fn acquire<'b>(
+        &self,
+        registered: &RegisteredTool<S, C>,
+        batch: Option<&'b RwLock<()>>,
+    ) -> Permits<'b> {
+        let mut permits = Permits::default();
+        if let Some(lock) = batch {
+            if registered.spec().concurrency.sequential {
+                permits._exclusive = Some(lock.write().await);
+            } else {
+                permits._shared = Some(lock.read().await);
+            }
+        }
+        if let Some(sem) = &self.tool_permits[registered.index()] {
+            permits._tool = Arc::clone(sem).acquire_owned().await.ok();
+        }
+        permits
+    }
+}

@@ -1,0 +1,317 @@
+//! Steps 4 and 8 to 10 of a call: its events, the canonical
+//! [`ToolMessage`] made from the tool's output (checked, redacted, bounded),
+//! the artifact store for a large output, and the [`ToolResult`] that
+//! answers the call, successful or not.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::CallCx;
+use super::attempts::Ran;
+use crate::error::{ErrorClass, ErrorKind, ToolError};
+use crate::events::{EventKind, ToolEvent};
+use crate::executor::{ToolExecutor, canonical_hash, content};
+use crate::output::{ArtifactRef, ContentBlock, ToolMessage, ToolResult};
+use crate::panics::PanicMessage;
+use crate::registry::RegisteredTool;
+
+/// Why a call ends without a success: the first refusal or failure of its
+/// steps.
+pub(super) struct Stop {
+    error: ToolError,
+    /// [`EventKind::Rejected`] when the tool never ran, else
+    /// [`EventKind::Failed`].
+    event: EventKind,
+    attempt: u32,
+    /// The policy (middleware) that refused the call, if one did.
+    policy: Option<Cow<'static, str>>,
+    /// What the application keeps of an output that could not be stored.
+    kept: Option<Box<Kept>>,
+}
+
+/// The structured value and the tool's own artifacts of an output that
+/// could not be stored.
+struct Kept {
+    structured: Option<Value>,
+    artifacts: Vec<ArtifactRef>,
+}
+
+impl Stop {
+    /// A refusal before the tool ran.
+    pub(super) fn rejected(error: ToolError) -> Self {
+        Stop {
+            error,
+            event: EventKind::Rejected,
+            attempt: 1,
+            policy: None,
+            kept: None,
+        }
+    }
+
+    /// A refusal by the `before_tool` hook of `policy`.
+    pub(super) fn refused(error: ToolError, policy: Cow<'static, str>) -> Self {
+        Stop {
+            policy: Some(policy),
+            ..Stop::rejected(error)
+        }
+    }
+
+    /// A failure after `attempt` attempts.
+    pub(super) fn failed(error: ToolError, attempt: u32) -> Self {
+        Stop {
+            event: EventKind::Failed,
+            attempt,
+            ..Stop::rejected(error)
+        }
+    }
+
+    /// A panic in the steps themselves (a middleware's, or the executor's).
+    pub(super) fn panicked() -> Self {
+        Stop::failed(ToolError::panicked(), 1)
+    }
+}
+
+/// A successful call's message, all but its id and name, and what the
+/// application keeps beside it.
+pub(super) struct Done {
+    content: Vec<ContentBlock>,
+    structured: Option<Value>,
+    artifacts: Vec<ArtifactRef>,
+    attempts: u32,
+}
+
+/// Step 8's message, with the full text still to store when the output was
+/// over the artifact threshold.
+pub(super) struct Formatted {
+    done: Done,
+    to_store: Option<content::ToStore>,
+}
+
+impl<S, C> ToolExecutor<S, C>
+where
+    S: Send + Sync + 'static,
+    C: Send + Sync + 'static,
+{
+    /// Step 4: the `tool.started` event, with the tool's resource bounds.
+    pub(super) fn emit_started(&self, cx: &CallCx<'_, C>, registered: &RegisteredTool<S, C>) {
+        let bounds = registered.spec().bounds;
+        self.emit(cx, EventKind::Started, 1, |event| {
+            event.bounds = (!bounds.is_unlimited()).then_some(bounds)
+        });
+    }
+
+    /// Step 8: a successful output, checked against the tool's output
+    /// schema (a mismatch is the call's failure), redacted, and made into
+    /// the message's bounded content; a structured value with no content
+    /// gets a JSON text copy ([`content`]).
+    pub(super) fn format_message(
+        &self,
+        cx: &CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        ran: Ran,
+    ) -> Result<Formatted, Stop> {
+        let attempts = ran.attempts.max(1);
+        let checked = ran
+            .outcome
+            .and_then(|output| registered.check_output(&output).map(|()| output));
+        let mut output = checked.map_err(|e| Stop::failed(e, attempts))?;
+        if let Some(redactor) = &cx.redactor {
+            redactor.output(&mut output);
+        }
+        let blocks = std::mem::take(&mut output.content);
+        let limits = self.config.content_limits();
+        let has_store = self.artifacts.is_some();
+        let (content, to_store) =
+            match content::format(blocks, output.structured.as_ref(), limits, has_store) {
+                content::Shaped::Ready(content) => (content, None),
+                content::Shaped::ToStore(pending) => (Vec::new(), Some(pending)),
+            };
+        let done = Done {
+            content,
+            structured: output.structured,
+            artifacts: output.artifacts,
+            attempts,
+        };
+        Ok(Formatted { done, to_store })
+    }
+
+    /// Step 9: an output over the artifact threshold goes to the artifact
+    /// store whole, and the message shows its preview and key; a store that
+    /// fails fails the call (the structured value and the tool's own
+    /// artifacts stay with the result).
+    pub(super) async fn store_artifacts(&self, formatted: Formatted) -> Result<Done, Stop> {
+        let Formatted { mut done, to_store } = formatted;
+        let Some(pending) = to_store else {
+            return Ok(done);
+        };
+        // `format_message` only leaves text to store when there is a store.
+        let Some(store) = self.artifacts.as_deref() else {
+            return Err(Stop::failed(ToolError::artifact_failed(), done.attempts));
+        };
+        match Box::pin(pending.put(store)).await {
+            Ok((content, artifact)) => {
+                done.content = content;
+                done.artifacts.push(artifact);
+                Ok(done)
+            }
+            Err(store_error) => {
+                let e = ToolError::artifact_failed().with_source(store_error);
+                let kept = Kept {
+                    structured: done.structured,
+                    artifacts: done.artifacts,
+                };
+                Err(Stop {
+                    kept: Some(Box::new(kept)),
+                    ..Stop::failed(e, done.attempts)
+                })
+            }
+        }
+    }
+
+    /// Step 10: the call's result and its final event, `tool.completed`
+    /// or, for a call that stopped, `tool.rejected` or `tool.failed`.
+    pub(super) fn answer(&self, cx: &CallCx<'_, C>, outcome: Result<Done, Stop>) -> ToolResult {
+        match outcome {
+            Ok(done) => self.completed(cx, done),
+            Err(stop) => self.fail(cx, stop),
+        }
+    }
+
+    /// A successful call's result, and its `tool.completed` event.
+    fn completed(&self, cx: &CallCx<'_, C>, done: Done) -> ToolResult {
+        let message = ToolMessage {
+            tool_call_id: cx.id.clone(),
+            name: cx.name.clone(),
+            content: done.content,
+            structured: done.structured,
+            is_error: false,
+        };
+        if self.config.trace_content && !cx.span.is_disabled() {
+            // Already redacted and bounded: what the model will see.
+            let text = match &message.structured {
+                Some(value) => value.to_string(),
+                None => serde_json::to_string(&message.content).unwrap_or_default(),
+            };
+            cx.span.record("gen_ai.tool.call.result", text.as_str());
+        }
+        self.emit(cx, EventKind::Completed, done.attempts, |event| {
+            event.result_hash = Some(content_hash(&message));
+            event.artifact_keys = done.artifacts.iter().map(|a| a.key.clone()).collect();
+        });
+        ToolResult {
+            artifacts: done.artifacts,
+            elapsed: cx.own_time(),
+            waited: cx.waited,
+            ..ToolResult::new(message)
+        }
+    }
+
+    /// A stopped call's result, and its event.
+    ///
+    /// Once the run is cancelled, a call still without an answer is
+    /// answered `cancelled`, whatever step it was in and whatever the tool
+    /// said on seeing its token (a panic stays `panicked`; both are fatal).
+    /// Without [`repair_allowed`](crate::ExecutorConfig::repair_allowed), a
+    /// repairable error is fatal. The message is masked; a tool's panic
+    /// message goes to the event, masked, and stays with the error only
+    /// masked.
+    fn fail(&self, cx: &CallCx<'_, C>, stop: Stop) -> ToolResult {
+        let Stop {
+            error,
+            event: kind,
+            attempt,
+            mut policy,
+            kept,
+        } = stop;
+        let error = if !matches!(error.kind(), ErrorKind::Cancelled | ErrorKind::Panicked)
+            && cx.run.cancellation().is_cancelled()
+        {
+            policy = None;
+            ToolError::cancelled()
+        } else {
+            error
+        };
+        let mut error = if !self.config.repair_allowed && error.class() == ErrorClass::Repair {
+            error.with_class(ErrorClass::Fatal)
+        } else {
+            error
+        };
+        if let Some(redactor) = &cx.redactor
+            && let Cow::Owned(masked) = redactor.text(error.message())
+        {
+            error.set_message(masked);
+        }
+        let panic = std::error::Error::source(&error)
+            .and_then(|s| s.downcast_ref::<PanicMessage>())
+            .map(|m| match &cx.redactor {
+                Some(redactor) => redactor.text(m.as_str()).into_owned(),
+                None => m.as_str().to_owned(),
+            });
+        if let Some(masked) = &panic {
+            error = error.with_source(PanicMessage(masked.clone()));
+        }
+        cx.span.record("error.type", error.kind().as_str());
+        cx.span.record("otel.status_code", "error");
+        tracing::debug!(
+            error_class = %error.class(),
+            error_kind = error.kind().as_str(),
+            "{}",
+            kind.as_str()
+        );
+        let mut result =
+            ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, cx.own_time());
+        result.waited = cx.waited;
+        self.emit(cx, kind, attempt, |event| {
+            let error = result.error.as_ref();
+            event.error_class = error.map(ToolError::class);
+            event.error_kind = error.map(|e| e.kind().as_str());
+            event.policy = policy;
+            event.result_hash = Some(content_hash(&result.message));
+            if let Some(message) = panic {
+                event.data = Some(serde_json::json!({ "panic": message }));
+            }
+        });
+        if let Some(kept) = kept {
+            result.message.structured = kept.structured;
+            result.artifacts = kept.artifacts;
+        }
+        result
+    }
+
+    /// Emits an event for the call, built only when a subscriber accepts
+    /// its kind.
+    pub(super) fn emit(
+        &self,
+        cx: &CallCx<'_, C>,
+        kind: EventKind,
+        attempt: u32,
+        fill: impl FnOnce(&mut ToolEvent),
+    ) {
+        if !self.events.wants(kind) {
+            return;
+        }
+        let mut event = ToolEvent::new(
+            kind,
+            cx.run.run_id().clone(),
+            cx.run.thread_id().clone(),
+            cx.id.clone(),
+            cx.name.as_str(),
+            attempt,
+        );
+        event.elapsed = Some(cx.own_time());
+        event.waited = Some(cx.waited);
+        event.args_hash = cx.args_hash.clone();
+        fill(&mut event);
+        self.events.emit(event);
+    }
+}
+
+/// The digest of what a message says: its structured value when it has
+/// one, otherwise its content.
+fn content_hash(message: &ToolMessage) -> String {
+    match &message.structured {
+        Some(value) => canonical_hash(value),
+        None => canonical_hash(&serde_json::to_value(&message.content).unwrap_or(Value::Null)),
+    }
+}
