@@ -31,6 +31,19 @@ pub fn run(runs: usize, report: &mut Report) -> f64 {
         stats,
     );
 
+    // Every tool with schemas of its own shape: nothing compiled for one
+    // tool can serve another.
+    let distinct = (0..runs)
+        .map(|_| register_only_with(ours::NamedAdd::distinct_shape))
+        .collect();
+    report.stats(
+        "registration",
+        "ours_register_1000_distinct_shapes",
+        "ours: register 1,000 tools, every schema of its own shape",
+        Unit::Ms,
+        Stats::from_samples(distinct, 1),
+    );
+
     // Ours (register prebuilt tools) and rmcp (build its router) in
     // alternating runs; the verdict is the median of the per-round ratios.
     let mut ours = Vec::with_capacity(runs);
@@ -94,7 +107,13 @@ fn rmcp_router() -> f64 {
 /// Registers 1,000 prebuilt tools once (the tools and their specs are built
 /// before the clock starts); its wall time (ns).
 fn register_only() -> f64 {
-    let tools: Vec<_> = (0..TOOLS).map(ours::NamedAdd::new).collect();
+    register_only_with(ours::NamedAdd::new)
+}
+
+/// Registers 1,000 tools made by `make` (before the clock starts) once; its
+/// wall time (ns).
+fn register_only_with(make: fn(usize) -> ours::NamedAdd) -> f64 {
+    let tools: Vec<_> = (0..TOOLS).map(make).collect();
     let started = std::time::Instant::now();
     let mut registry = ToolRegistry::new();
     for tool in tools {

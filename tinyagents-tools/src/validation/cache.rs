@@ -20,9 +20,12 @@ use super::compile_bounded;
 use crate::fasthash::NameMap;
 use crate::schema::{Slot as SubSchemas, slot as sub_schemas};
 
+/// Whether an annotation's value has the type the meta-schema requires.
+type WellTyped = fn(&Value) -> bool;
+
 /// Annotation keywords left out of the key, with the JSON type their value
 /// must have.
-const ANNOTATIONS: &[(&str, fn(&Value) -> bool)] = &[
+const ANNOTATIONS: &[(&str, WellTyped)] = &[
     ("title", Value::is_string),
     ("description", Value::is_string),
     ("$comment", Value::is_string),
@@ -166,11 +169,27 @@ fn sorted(obj: &Map<String, Value>) -> impl Iterator<Item = (&str, &Value)> {
 
 /// A data value (`enum`, `const`, `default`, ...) in canonical form.
 fn write_data(out: &mut String, value: &Value) {
-    out.push_str(&crate::hash::canonical_json(value));
+    use std::fmt::Write as _;
+    match value {
+        Value::String(s) => write_string(out, s),
+        Value::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Null => out.push_str("null"),
+        nested => out.push_str(&crate::hash::canonical_json(nested)),
+    }
 }
 
+/// `s` as a JSON string.
 fn write_string(out: &mut String, s: &str) {
-    out.push_str(&Value::from(s).to_string());
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(&Value::from(s).to_string());
+    } else {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    }
 }
 
 #[cfg(test)]
@@ -193,6 +212,17 @@ mod tests {
         let with = json!({"type": "object", "properties": {"title": {"type": "string"}}});
         let without = json!({"type": "object", "properties": {}});
         assert_ne!(key_of(&with), key_of(&without));
+    }
+
+    #[test]
+    fn the_key_is_the_canonical_text_without_annotations() {
+        let schema = json!({"type": "object", "title": "T", "required": ["q\"x"],
+            "properties": {"q\"x": {"type": "number", "maximum": 1.5, "default": null,
+            "enum": [[2, 1], {"b": true, "a": false}]}}});
+        assert_eq!(
+            key_of(&schema).unwrap(),
+            r#"{"properties":{"q\"x":{"default":null,"enum":[[2,1],{"a":false,"b":true}],"maximum":1.5,"type":"number"}},"required":["q\"x"],"type":"object"}"#
+        );
     }
 
     #[test]

@@ -32,6 +32,18 @@ pub(super) struct Before {
     extensions: Extensions,
 }
 
+impl Before {
+    /// The call as it goes on when the executor has no middleware.
+    pub(super) fn through(arguments: Value) -> Before {
+        Before {
+            arguments,
+            answered: None,
+            entered: 0,
+            extensions: Extensions::new(),
+        }
+    }
+}
+
 impl<S, C> ToolExecutor<S, C>
 where
     S: Send + Sync + 'static,
@@ -145,7 +157,7 @@ where
                 if let Err(e) = args::validate(arguments, spec, input, cx.redactor.as_deref()) {
                     return Err(Stop::refused(e, own_policy()));
                 }
-                if self.events.is_active() {
+                if self.events.wants_digests() {
                     cx.args_hash = Some(canonical_hash(arguments));
                 }
                 Ok(None)
