@@ -2,6 +2,7 @@
 //! under the call limits and concurrency permits. A refusal here means the
 //! tool never ran.
 
+use std::pin::pin;
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -10,12 +11,11 @@ use tokio::sync::{OwnedSemaphorePermit, RwLock, RwLockReadGuard, RwLockWriteGuar
 
 use super::answer::Stop;
 use super::attempts::first_poll;
-use super::{CallCx, redactor_for};
+use super::{CallCx, Step, now, redactor_for, waits};
 use crate::error::ToolError;
 use crate::executor::batch::Place;
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::registry::RegisteredTool;
-use crate::runtime::RunContext;
 
 /// Permits a call holds while it runs.
 #[derive(Default)]
@@ -86,29 +86,56 @@ where
     }
 
     /// Step 3: the call limits admit the call, then it waits for its
-    /// permits (the batch's lock, the tool's `max_concurrency`). A call
-    /// cancelled while it waits gives its limit slots back.
-    pub(super) async fn admit<'b>(
-        &self,
-        cx: &mut CallCx<'_, C>,
-        turn: &Turn,
-        registered: &RegisteredTool<S, C>,
+    /// permits (the batch's lock, the tool's `max_concurrency`), if it has
+    /// any to wait for.
+    pub(super) fn admit<'a, 'b: 'a>(
+        &'a self,
+        cx: &'a mut CallCx<'_, C>,
+        turn: &'a Turn,
+        registered: &'a RegisteredTool<S, C>,
         arguments: Value,
         batch: Option<Place<'b>>,
-    ) -> Result<(Value, Permits<'b>), Stop> {
+    ) -> Step<'a, Result<(Value, Permits<'b>), Stop>> {
         let name = registered.spec().name.as_str();
         let counts = cx.run.call_counts();
         if let Err(e) = limits::admit(&self.config.limits, turn.counter(), counts, name) {
             args::dispose(arguments);
-            return Err(Stop::rejected(e));
+            return now(Err(Stop::rejected(e)));
         }
         if batch.is_none() && self.tool_permits[registered.index()].is_none() {
-            return Ok((arguments, Permits::default()));
+            return now(Ok((arguments, Permits::default())));
         }
-        let lock = batch.map(|place| &place.batch.lock);
-        let mut permits = Box::pin(self.permits(cx.run, registered, lock));
-        // The clock is read only when the permits are not free at once.
-        let permits = match first_poll(&mut permits).await {
+        waits(async move {
+            let lock = batch.map(|place| &place.batch.lock);
+            match self.permits(cx, registered, lock).await {
+                Some(permits) => Ok((arguments, permits)),
+                None => {
+                    // Cancelled while it waited: its limit slots go back.
+                    limits::release(turn.counter(), cx.run.call_counts(), name);
+                    Err(Stop::rejected(ToolError::cancelled()))
+                }
+            }
+        })
+    }
+
+    /// Waits for the call's permits, or `None` when the run is cancelled
+    /// first; the time is the call's waiting time (the clock is read only
+    /// when the permits are not free at once).
+    async fn permits<'b>(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        batch: Option<&'b RwLock<()>>,
+    ) -> Option<Permits<'b>> {
+        let run = cx.run;
+        let mut permits = pin!(async {
+            tokio::select! {
+                biased;
+                _ = run.cancellation().cancelled() => None,
+                permits = self.acquire(registered, batch) => Some(permits),
+            }
+        });
+        match first_poll(&mut permits).await {
             Poll::Ready(permits) => permits,
             Poll::Pending => {
                 let since = tokio::time::Instant::now();
@@ -116,28 +143,6 @@ where
                 cx.waited += since.elapsed();
                 permits
             }
-        };
-        match permits {
-            Some(permits) => Ok((arguments, permits)),
-            None => {
-                limits::release(turn.counter(), counts, name);
-                Err(Stop::rejected(ToolError::cancelled()))
-            }
-        }
-    }
-
-    /// Waits for the call's permits, or `None` when the run is cancelled
-    /// first.
-    async fn permits<'b>(
-        &self,
-        run: &RunContext<C>,
-        registered: &RegisteredTool<S, C>,
-        batch: Option<&'b RwLock<()>>,
-    ) -> Option<Permits<'b>> {
-        tokio::select! {
-            biased;
-            _ = run.cancellation().cancelled() => None,
-            permits = self.acquire(registered, batch) => Some(permits),
         }
     }
 

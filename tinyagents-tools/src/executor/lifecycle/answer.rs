@@ -7,8 +7,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::CallCx;
 use super::attempts::Ran;
+use super::{CallCx, Step, now, waits};
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::events::{EventKind, ToolEvent};
 use crate::executor::{ToolExecutor, canonical_hash, content};
@@ -151,33 +151,38 @@ where
     /// store whole, and the message shows its preview and key; a store that
     /// fails fails the call (the structured value and the tool's own
     /// artifacts stay with the result).
-    pub(super) async fn store_artifacts(&self, formatted: Formatted) -> Result<Done, Stop> {
+    pub(super) fn store_artifacts(&self, formatted: Formatted) -> Step<'_, Result<Done, Stop>> {
         let Formatted { mut done, to_store } = formatted;
         let Some(pending) = to_store else {
-            return Ok(done);
+            return now(Ok(done));
         };
         // `format_message` only leaves text to store when there is a store.
         let Some(store) = self.artifacts.as_deref() else {
-            return Err(Stop::failed(ToolError::artifact_failed(), done.attempts));
+            return now(Err(Stop::failed(
+                ToolError::artifact_failed(),
+                done.attempts,
+            )));
         };
-        match Box::pin(pending.put(store)).await {
-            Ok((content, artifact)) => {
-                done.content = content;
-                done.artifacts.push(artifact);
-                Ok(done)
+        waits(async move {
+            match pending.put(store).await {
+                Ok((content, artifact)) => {
+                    done.content = content;
+                    done.artifacts.push(artifact);
+                    Ok(done)
+                }
+                Err(store_error) => {
+                    let e = ToolError::artifact_failed().with_source(store_error);
+                    let kept = Kept {
+                        structured: done.structured,
+                        artifacts: done.artifacts,
+                    };
+                    Err(Stop {
+                        kept: Some(Box::new(kept)),
+                        ..Stop::failed(e, done.attempts)
+                    })
+                }
             }
-            Err(store_error) => {
-                let e = ToolError::artifact_failed().with_source(store_error);
-                let kept = Kept {
-                    structured: done.structured,
-                    artifacts: done.artifacts,
-                };
-                Err(Stop {
-                    kept: Some(Box::new(kept)),
-                    ..Stop::failed(e, done.attempts)
-                })
-            }
-        }
+        })
     }
 
     /// Step 10: the call's result and its final event, `tool.completed`

@@ -10,9 +10,9 @@ use std::task::Poll;
 
 use serde_json::Value;
 
-use super::CallCx;
 use super::answer::Stop;
 use super::attempts::{Ran, first_poll};
+use super::{CallCx, Step, now, waits};
 use crate::error::{ErrorKind, ToolError};
 use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
 use crate::extensions::Extensions;
@@ -52,7 +52,26 @@ where
     /// Step 5: each `before_tool` hook in the order added may let the call
     /// through (with changed arguments, checked again), answer in place of
     /// the tool, or refuse it.
-    pub(super) async fn before_tool(
+    pub(super) fn before_tool<'a>(
+        &'a self,
+        cx: &'a mut CallCx<'_, C>,
+        turn: &'a Turn,
+        registered: &'a RegisteredTool<S, C>,
+        arguments: Value,
+    ) -> Step<'a, Result<Before, Stop>> {
+        if self.middleware.is_empty() {
+            return now(Ok(Before {
+                arguments,
+                answered: None,
+                entered: 0,
+                extensions: Extensions::new(),
+            }));
+        }
+        waits(self.before_hooks(cx, turn, registered, arguments))
+    }
+
+    /// Step 5's hooks, in the order added.
+    async fn before_hooks(
         &self,
         cx: &mut CallCx<'_, C>,
         turn: &Turn,
@@ -180,35 +199,37 @@ where
 
     /// Step 7: the `after_tool` hooks of the middleware that ran
     /// `before_tool`, in reverse order; they may change the outcome.
-    pub(super) async fn after_tool(
-        &self,
-        cx: &CallCx<'_, C>,
-        turn: &Turn,
-        registered: &RegisteredTool<S, C>,
+    pub(super) fn after_tool<'a>(
+        &'a self,
+        cx: &'a CallCx<'_, C>,
+        turn: &'a Turn,
+        registered: &'a RegisteredTool<S, C>,
         mut before: Before,
         ran: Ran,
-    ) -> Ran {
+    ) -> Step<'a, Ran> {
         if before.entered == 0 {
-            return ran;
+            return now(ran);
         }
-        let mut after = AfterToolCtx {
-            spec: registered.spec(),
-            called_name: &cx.name,
-            call_id: &cx.id,
-            run: cx.run,
-            turn,
-            state: &*self.state,
-            arguments: &before.arguments,
-            attempts: ran.attempts,
-            outcome: ran.outcome,
-            extensions: &mut before.extensions,
-        };
-        for mw in self.middleware[..before.entered].iter().rev() {
-            mw.after_tool(&mut after).await;
-        }
-        Ran {
-            outcome: after.outcome,
-            attempts: ran.attempts,
-        }
+        waits(async move {
+            let mut after = AfterToolCtx {
+                spec: registered.spec(),
+                called_name: &cx.name,
+                call_id: &cx.id,
+                run: cx.run,
+                turn,
+                state: &*self.state,
+                arguments: &before.arguments,
+                attempts: ran.attempts,
+                outcome: ran.outcome,
+                extensions: &mut before.extensions,
+            };
+            for mw in self.middleware[..before.entered].iter().rev() {
+                mw.after_tool(&mut after).await;
+            }
+            Ran {
+                outcome: after.outcome,
+                attempts: ran.attempts,
+            }
+        })
     }
 }

@@ -12,12 +12,14 @@ mod middleware;
 mod span;
 
 use std::borrow::Cow;
+use std::future::{Future, Ready};
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Either};
 use tracing::Instrument;
 
 use crate::call::{RawArguments, ToolCall};
@@ -31,6 +33,22 @@ use crate::runtime::RunContext;
 use crate::safety::RedactionPolicy;
 use answer::{Done, Stop};
 use span::call_span;
+
+/// A step that usually finishes at once: its outcome now, or a boxed wait
+/// for the rare call that waits (for permits, a middleware, the artifact
+/// store), so the lifecycle's own future keeps no room for waits it does
+/// not make.
+type Step<'a, T> = Either<Ready<T>, BoxFuture<'a, T>>;
+
+/// A step's outcome, now.
+fn now<'a, T>(value: T) -> Step<'a, T> {
+    Either::Left(std::future::ready(value))
+}
+
+/// A step that waits.
+fn waits<'a, T>(wait: impl Future<Output = T> + Send + 'a) -> Step<'a, T> {
+    Either::Right(Box::pin(wait))
+}
 
 /// What one call knows about itself while it goes through the steps.
 struct CallCx<'a, C> {
