@@ -38,21 +38,24 @@ pub fn canonical_hash(value: &Value) -> String {
     // hasher token by token costs more than the copy.
     let mut text = Vec::with_capacity(128);
     write_canonical(&mut text, value).expect("writing to a Vec never fails");
-    hex(&Sha256::digest(&text))
+    hex(&Sha256::digest(&text).into())
 }
 
 /// The SHA-256 of `bytes`, as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
+    hex(&Sha256::digest(bytes).into())
 }
 
-fn hex(digest: &[u8]) -> String {
+fn hex(digest: &[u8; 32]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = Vec::with_capacity(digest.len() * 2);
-    for b in digest {
-        out.extend_from_slice(&[DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]]);
+    let mut out = [0u8; 64];
+    for (pair, b) in out.chunks_exact_mut(2).zip(digest) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 0xf)];
     }
-    String::from_utf8(out).expect("hex digits are ASCII")
+    std::str::from_utf8(&out)
+        .expect("hex digits are ASCII")
+        .to_owned()
 }
 
 fn write_canonical(out: &mut dyn Write, value: &Value) -> io::Result<()> {

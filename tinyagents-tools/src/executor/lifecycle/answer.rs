@@ -88,17 +88,6 @@ pub(super) struct Formatted {
     to_store: Option<content::ToStore>,
 }
 
-impl Formatted {
-    /// The answer when nothing is left to store; otherwise itself (boxed:
-    /// storing is rare), for [`ToolExecutor::store_artifacts`].
-    pub(super) fn unstored(self) -> Result<Done, Box<Formatted>> {
-        match self.to_store {
-            None => Ok(self.done),
-            Some(_) => Err(Box::new(self)),
-        }
-    }
-}
-
 impl<S, C> ToolExecutor<S, C>
 where
     S: Send + Sync + 'static,

@@ -32,18 +32,6 @@ pub(super) struct Before {
     extensions: Extensions,
 }
 
-impl Before {
-    /// The call as it goes on when the executor has no middleware.
-    pub(super) fn through(arguments: Value) -> Before {
-        Before {
-            arguments,
-            answered: None,
-            entered: 0,
-            extensions: Extensions::new(),
-        }
-    }
-}
-
 impl<S, C> ToolExecutor<S, C>
 where
     S: Send + Sync + 'static,

@@ -150,24 +150,11 @@ where
         let arguments = self.parse_arguments(cx, registered, arguments)?;
         let (arguments, _permits) = self.admit(cx, turn, registered, arguments, batch).await?;
         self.emit_started(cx, registered);
-        // The middleware and artifact steps are boxed when they run: most
-        // executors have neither, and their states would otherwise set the
-        // size of every call's future (what each call in flight holds).
-        let mut before = if self.middleware.is_empty() {
-            middleware::Before::through(arguments)
-        } else {
-            Box::pin(self.before_tool(cx, turn, registered, arguments)).await?
-        };
+        let mut before = self.before_tool(cx, turn, registered, arguments).await?;
         let ran = self.run_tool(cx, registered, &mut before).await;
-        let ran = if before.entered == 0 {
-            ran
-        } else {
-            Box::pin(self.after_tool(cx, turn, registered, before, ran)).await
-        };
-        match self.format_message(cx, registered, ran)?.unstored() {
-            Ok(done) => Ok(done),
-            Err(formatted) => Box::pin(self.store_artifacts(*formatted)).await,
-        }
+        let ran = self.after_tool(cx, turn, registered, before, ran).await;
+        let formatted = self.format_message(cx, registered, ran)?;
+        self.store_artifacts(formatted).await
     }
 }
 
