@@ -309,6 +309,13 @@ mod tests {
     }
 
     #[test]
+    fn quartiles_are_the_values_a_quarter_and_three_quarters_in() {
+        let (q1, q3) = quartiles(vec![5.0, 1.0, 4.0, 2.0, 3.0]);
+        assert_eq!((q1, q3), (2.0, 4.0));
+        assert_eq!(quartiles(vec![7.0]), (7.0, 7.0));
+    }
+
+    #[test]
     fn median_of_an_odd_count_is_the_middle_sample() {
         let s = Stats::from_samples(vec![9.0, 1.0, 5.0], 7);
         assert_eq!(s.median_ns, 5.0);
