@@ -19,7 +19,9 @@
 # Profile: dev (the edit-compile loop). Run with `--release` for release.
 #
 # Usage: benchmarks/compile_time.sh [--release] [--rounds N] [--tools N]
-#            [--only "crate ..."] [--work DIR]
+#            [--only "crate ..."] [--work DIR] [--save]
+# --save also writes the figures to benchmarks/results/compile_time.json,
+# where the benchmark binary reads them for its compile-time targets.
 # --work reuses DIR (kept afterwards) so dependencies are built only once
 # across invocations; without it a fresh temp dir is used and removed.
 set -euo pipefail
@@ -29,6 +31,7 @@ PROFILE_FLAG=""
 N=100
 ONLY="ours_macro ours_hand rmcp_macro"
 WORK=""
+SAVE=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --release) PROFILE_FLAG="--release" ;;
@@ -36,12 +39,14 @@ while [[ $# -gt 0 ]]; do
         --tools) N="$2"; shift ;;
         --only) ONLY="$2"; shift ;;
         --work) WORK="$2"; shift ;;
+        --save) SAVE="results/compile_time.json" ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
 done
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [[ -n "$SAVE" ]]; then SAVE="$HERE/$SAVE"; fi
 ROOT="$(cd "$HERE/.." && pwd)"
 if [[ -n "$WORK" ]]; then
     TMP="$WORK"
@@ -249,4 +254,10 @@ echo "ours_macro / ours_hand, clean:        $(ratio "${CLEAN[ours_macro]}" "${CL
 echo "ours_macro / rmcp_macro, clean:       $(ratio "${CLEAN[ours_macro]}" "${CLEAN[rmcp_macro]}")"
 echo "ours_macro / ours_hand, incremental:  $(ratio "${INCR[ours_macro]}" "${INCR[ours_hand]}")"
 echo "ours_macro / rmcp_macro, incremental: $(ratio "${INCR[ours_macro]}" "${INCR[rmcp_macro]}")"
-echo "{\"clean_s\":{\"ours_macro\":${CLEAN[ours_macro]},\"ours_hand\":${CLEAN[ours_hand]},\"rmcp_macro\":${CLEAN[rmcp_macro]}},\"incremental_s\":{\"ours_macro\":${INCR[ours_macro]},\"ours_hand\":${INCR[ours_hand]},\"rmcp_macro\":${INCR[rmcp_macro]}}}"
+JSON="{\"clean_s\":{\"ours_macro\":${CLEAN[ours_macro]},\"ours_hand\":${CLEAN[ours_hand]},\"rmcp_macro\":${CLEAN[rmcp_macro]}},\"incremental_s\":{\"ours_macro\":${INCR[ours_macro]},\"ours_hand\":${INCR[ours_hand]},\"rmcp_macro\":${INCR[rmcp_macro]}},\"rounds\":$ROUNDS,\"tools\":$N,\"profile\":\"${PROFILE_FLAG:-dev}\"}"
+echo "$JSON"
+# The benchmark binary reads this file for its compile-time targets.
+if [[ -n "$SAVE" ]]; then
+    echo "$JSON" > "$SAVE"
+    echo "saved to $SAVE" >&2
+fi

@@ -169,6 +169,28 @@ impl Interleaved {
     }
 }
 
+impl Interleaved {
+    /// The first and third quartile, over rounds, of contender `a`'s time
+    /// divided by `b`'s in the same round: the spread of
+    /// [`paired_ratio`](Self::paired_ratio) within one run.
+    pub fn paired_quartiles(&self, a: usize, b: usize) -> (f64, f64) {
+        let ratios: Vec<f64> = self.samples[a]
+            .iter()
+            .zip(&self.samples[b])
+            .map(|(x, y)| x / y)
+            .collect();
+        quartiles(ratios)
+    }
+}
+
+/// The first and third quartile of `values` (nearest rank).
+pub fn quartiles(mut values: Vec<f64>) -> (f64, f64) {
+    assert!(!values.is_empty(), "at least one value");
+    values.sort_by(f64::total_cmp);
+    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+    (at(0.25), at(0.75))
+}
+
 /// Measures several contenders side by side: each is warmed up and
 /// calibrated alone, then the samples are taken in rounds, one sample of
 /// every contender per round (starting with a different one each round).
@@ -284,6 +306,13 @@ mod tests {
         );
         assert!(stats.paired_ratio(1, 0) > 4.0);
         assert!(stats.paired_ratio(0, 1) < 0.25);
+    }
+
+    #[test]
+    fn quartiles_are_the_values_a_quarter_and_three_quarters_in() {
+        let (q1, q3) = quartiles(vec![5.0, 1.0, 4.0, 2.0, 3.0]);
+        assert_eq!((q1, q3), (2.0, 4.0));
+        assert_eq!(quartiles(vec![7.0]), (7.0, 7.0));
     }
 
     #[test]

@@ -38,6 +38,21 @@ pub fn heap_in_use_kib() -> Option<u64> {
     }
 }
 
+/// Bytes the program holds in allocations right now (see
+/// [`heap_in_use_kib`]); `None` off glibc.
+pub fn heap_in_use_bytes() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: `mallinfo2` only reads the allocator's statistics.
+        let info = unsafe { libc::mallinfo2() };
+        Some((info.uordblks + info.hblkhd) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
 /// Asks glibc to give freed memory back to the system (`malloc_trim`), so a
 /// following `VmRSS` reading counts what is still held; a no-op off glibc.
 pub fn trim() {

@@ -52,12 +52,34 @@ impl Report {
         self.section(section).insert(key.to_owned(), value);
     }
 
-    /// Records whether a target from the issue is met.
-    pub fn target(&mut self, key: &str, label: &str, met: bool) {
-        let verdict = if met { "met" } else { "MISSED" };
-        self.table
-            .push(format!("{:<13} {label:<58} {verdict:>12}", "target"));
-        self.section("targets").insert(key.to_owned(), json!(met));
+    /// Records a target: its figure, the bound it must respect (`None` for
+    /// a figure that is only reported) and whether it holds. A missing
+    /// figure (a case that could not measure it here) holds no verdict.
+    pub fn target(&mut self, key: &str, label: &str, figure: Option<f64>, bound: Option<Bound>) {
+        let holds = match (figure, bound) {
+            (Some(f), Some(b)) => Some(b.holds(f)),
+            _ => None,
+        };
+        let verdict = match holds {
+            Some(true) => "met",
+            Some(false) => "MISSED",
+            None => "reported",
+        };
+        let shown = figure.map_or("n/a".to_owned(), |f| format!("{f:.3}"));
+        let bound_text = bound.map_or("none".to_owned(), |b| b.to_string());
+        self.table.push(format!(
+            "{:<13} {label:<58} {shown:>12} {bound_text:>12} {verdict:>12}",
+            "target"
+        ));
+        self.section("targets").insert(
+            key.to_owned(),
+            json!({
+                "label": label,
+                "figure": figure.map(round3),
+                "bound": bound.map(|b| b.to_string()),
+                "holds": holds,
+            }),
+        );
     }
 
     fn section(&mut self, name: &str) -> &mut Map<String, Value> {
@@ -84,6 +106,33 @@ impl Report {
     /// Every figure as one JSON object.
     pub fn into_json(self) -> Value {
         Value::Object(self.sections)
+    }
+}
+
+/// The bound of a target.
+#[derive(Debug, Clone, Copy)]
+pub enum Bound {
+    /// The figure must be at most this.
+    AtMost(f64),
+    /// The figure must be at least this.
+    AtLeast(f64),
+}
+
+impl Bound {
+    fn holds(self, figure: f64) -> bool {
+        match self {
+            Bound::AtMost(b) => figure <= b,
+            Bound::AtLeast(b) => figure >= b,
+        }
+    }
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::AtMost(b) => write!(f, "<= {b}"),
+            Bound::AtLeast(b) => write!(f, ">= {b}"),
+        }
     }
 }
 

@@ -138,7 +138,7 @@ impl<'a, S, C> BeforeToolCtx<'a, S, C> {
     /// reporting what it decided). `data` must hold no secret: it is
     /// delivered as given.
     pub fn emit(&self, name: &str, data: Value) {
-        if !self.events.is_active() {
+        if !self.events.wants(EventKind::Custom) {
             return;
         }
         let mut event = ToolEvent::new(

@@ -9,7 +9,9 @@
 //! aliases that break the provider name rule or collide. Names
 //! themselves are checked when the spec is built ([`crate::ids::ToolName`]), so a
 //! registry can never hold one a provider would refuse. Each input schema is
-//! compiled into a validator here, once; iteration follows registration order.
+//! compiled into a validator here, once (schemas of one registry that differ
+//! only in annotations such as `description` share one validator); iteration
+//! follows registration order.
 
 use std::fmt;
 use std::sync::Arc;
@@ -21,7 +23,7 @@ use crate::output::ToolOutput;
 use crate::schema::has_workspace_path;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
-use crate::validation::{InputValidator, OutputValidator};
+use crate::validation::{InputValidator, OutputValidator, ValidatorCache};
 
 mod error;
 pub use error::RegistryError;
@@ -123,6 +125,9 @@ pub struct ToolRegistry<S = (), C = ()> {
     by_name: NameMap<Arc<str>, usize>,
     aliases: NameMap<String, usize>,
     version: RegistryVersion,
+    /// Validators compiled so far, shared by schemas that differ only in
+    /// annotations.
+    validators: ValidatorCache,
 }
 
 /// Identifies one registry in one state: a process-unique id, and a
@@ -149,6 +154,7 @@ impl<S, C> Default for ToolRegistry<S, C> {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 generation: 0,
             },
+            validators: ValidatorCache::default(),
         }
     }
 }
@@ -235,19 +241,21 @@ where
                 tool: name.to_owned(),
             });
         }
-        let input = InputValidator::compile(spec.input_schema.as_value()).map_err(|problem| {
-            RegistryError::InvalidSchema {
-                tool: name.to_owned(),
-                problem,
-            }
-        })?;
-        let output = match &spec.output_schema {
-            Some(schema) => Some(OutputValidator::compile(schema.as_value()).map_err(
-                |problem| RegistryError::InvalidOutputSchema {
+        let input =
+            InputValidator::compile_with(spec.input_schema.as_value(), &mut self.validators)
+                .map_err(|problem| RegistryError::InvalidSchema {
                     tool: name.to_owned(),
                     problem,
-                },
-            )?),
+                })?;
+        let output = match &spec.output_schema {
+            Some(schema) => Some(
+                OutputValidator::compile(schema.as_value(), &mut self.validators).map_err(
+                    |problem| RegistryError::InvalidOutputSchema {
+                        tool: name.to_owned(),
+                        problem,
+                    },
+                )?,
+            ),
             None => None,
         };
         let index = self.tools.len();

@@ -203,7 +203,7 @@ pub(crate) const SCHEMA_MAPS: &[&str] = &[
 
 /// Where a keyword's value holds subschemas.
 #[derive(Clone, Copy)]
-enum Slot {
+pub(crate) enum Slot {
     /// The value is one subschema.
     One,
     /// The value is an array of subschemas.
@@ -214,7 +214,7 @@ enum Slot {
 
 /// The slot of keyword `key` whose value is `child`, or `None` for data
 /// (`enum`, `const`, `default`, `examples`, ...) and annotations.
-fn slot(key: &str, child: &Value) -> Option<Slot> {
+pub(crate) fn slot(key: &str, child: &Value) -> Option<Slot> {
     if key == "items" && child.is_array() {
         Some(Slot::Array)
     } else if ONE_SCHEMA.contains(&key) {
@@ -232,7 +232,26 @@ fn slot(key: &str, child: &Value) -> Option<Slot> {
 /// following only schema positions (never `enum`, `const`, `default` or
 /// `examples` data).
 pub fn walk_schemas_mut(schema: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
-    walk_schemas_mut_at(schema, &mut |_, obj| f(obj));
+    // The same walk as `walk_schemas_mut_at`, without building a pointer
+    // per schema object.
+    let Value::Object(obj) = schema else { return };
+    f(obj);
+    for (key, child) in obj.iter_mut() {
+        match slot(key, child) {
+            None => {}
+            Some(Slot::One) => walk_schemas_mut(child, f),
+            Some(Slot::Array) => {
+                for c in child.as_array_mut().into_iter().flatten() {
+                    walk_schemas_mut(c, f);
+                }
+            }
+            Some(Slot::Map) => {
+                for c in child.as_object_mut().into_iter().flatten().map(|(_, c)| c) {
+                    walk_schemas_mut(c, f);
+                }
+            }
+        }
+    }
 }
 
 /// Calls `f` on every schema object in `schema` with the JSON pointer of

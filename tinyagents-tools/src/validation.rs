@@ -16,6 +16,7 @@
 //! other by a differential property test below).
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
@@ -66,16 +67,23 @@ pub(crate) fn compile_bounded(
 
 /// The input check of one registered tool.
 pub(crate) struct InputValidator {
-    full: jsonschema::Validator,
+    full: Arc<jsonschema::Validator>,
     flat: Option<FlatSchema>,
 }
 
 impl InputValidator {
     /// Compiles `schema` as [`compile_schema`] does, plus its flat
     /// check when the schema has the flat shape.
+    #[cfg(test)]
     pub(crate) fn compile(schema: &Value) -> Result<Self, SchemaError> {
+        Self::compile_with(schema, &mut ValidatorCache::default())
+    }
+
+    /// [`compile`](Self::compile), sharing the validator of an earlier
+    /// schema of `cache` that differs only in annotations.
+    pub(crate) fn compile_with(schema: &Value, cache: &mut ValidatorCache) -> Result<Self, SchemaError> {
         let bounded = bounded_schema(schema);
-        let full = compile_bounded(&bounded)?;
+        let full = cache.compile(&bounded)?;
         Ok(InputValidator {
             full,
             flat: FlatSchema::compile(&bounded),
@@ -470,7 +478,9 @@ fn compare(n: &Number, bound: i128) -> Ordering {
     }
 }
 
+mod cache;
 mod output;
+pub(crate) use cache::ValidatorCache;
 pub(crate) use output::OutputValidator;
 
 #[cfg(test)]

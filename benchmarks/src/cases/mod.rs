@@ -2,6 +2,8 @@
 
 pub mod batch;
 pub mod declarations;
+pub mod inflight;
 pub mod load;
+pub mod mcp_http;
 pub mod per_call;
 pub mod registration;

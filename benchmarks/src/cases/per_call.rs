@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use tinyagents_tools::{RunContext, ToolCall, ToolRegistry, ToolRuntime, Turn, __bench};
 
-use crate::add::{expected_sum, raw, raw_text, sample_args};
+use crate::add::{HandRolled, HandRolledError, expected_sum, raw, raw_text, sample_args};
 #[cfg(feature = "rig")]
 use crate::contenders::rig;
 use crate::contenders::{ours, ours_exec, rmcp};
@@ -29,6 +29,14 @@ pub struct PerCall {
     pub ours_vs_rmcp_paired: f64,
     /// Ours (`#[tool]`) / rig's tool set, paired by round (0 without rig).
     pub ours_vs_rig_paired: f64,
+    /// Ours with one subscriber and one middleware / ours with neither,
+    /// paired by round.
+    pub observed_vs_ours_paired: f64,
+    /// Ours (`#[tool]`, arguments as text) / the hand-rolled call, paired by
+    /// round.
+    pub ours_text_vs_handrolled_paired: f64,
+    /// The first and third quartile, over rounds, of ours / rmcp.
+    pub ours_vs_rmcp_spread: (f64, f64),
     /// RAW, from a JSON value.
     pub raw: f64,
     /// RAW, from JSON text.
@@ -77,6 +85,20 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     assert_eq!(raw(args.clone()).expect("raw works"), expected_sum());
     assert_eq!(raw_text(&args_text).expect("raw works"), expected_sum());
 
+    let handrolled = HandRolled::new();
+    assert_eq!(
+        handrolled
+            .call(args_text.clone())
+            .expect("hand-rolled works"),
+        expected_sum().to_string()
+    );
+    let refused = handrolled.call(r#"{"a": 1}"#.to_owned());
+    assert!(
+        matches!(&refused, Err(HandRolledError::Invalid(_))),
+        "the hand-rolled call validates: {}",
+        refused.err().map(|e| e.to_string()).unwrap_or_default()
+    );
+
     // Ours, below the executor: what a call costs before lifecycle work.
     let mut registry = ToolRegistry::new();
     registry.register(ours::HandAdd).expect("registers");
@@ -106,6 +128,8 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     check_ours(hand.execute(&run, &turn, call.clone()).await);
     let plain = ours_exec::plain(ours::MacroAddTool);
     check_ours(plain.execute(&run, &turn, call.clone()).await);
+    let text_call = ToolCall::new("call-1", "add", args_text.clone());
+    check_ours(plain.execute(&run, &turn, text_call.clone()).await);
     let (observed, subscriber, middleware) = ours_exec::observed(ours::MacroAddTool);
     check_ours(observed.execute(&run, &turn, call.clone()).await);
 
@@ -143,6 +167,11 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
             Contender::synchronous(|| raw_text(black_box(&args_text))),
         ),
         (
+            "handrolled",
+            "hand-rolled: from_str + jsonschema validate + add + to_string",
+            Contender::synchronous(|| handrolled.call(black_box(args_text.clone()))),
+        ),
+        (
             "validate_only",
             "ours: schema validation alone (jsonschema validator)",
             Contender::synchronous(|| __bench::validator(&registered).is_valid(black_box(&args))),
@@ -166,6 +195,11 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
             "ours_executor",
             "ours: executor, #[tool] (no subscriber, no middleware)",
             Contender::asynchronous(|| plain.execute(&run, &turn, black_box(call.clone()))),
+        ),
+        (
+            "ours_executor_text",
+            "ours: executor, #[tool], arguments as JSON text",
+            Contender::asynchronous(|| plain.execute(&run, &turn, black_box(text_call.clone()))),
         ),
         (
             "ours_executor_observed",
@@ -230,6 +264,14 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     out.ours_vs_raw_paired = paired("raw");
     out.ours_vs_rmcp_paired = paired("rmcp_router");
     out.ours_vs_rig_paired = paired("rig_toolset");
+    let pair = |a: &str, b: &str| match (index(a), index(b)) {
+        (Some(a), Some(b)) => measured.paired_ratio(a, b),
+        _ => 0.0,
+    };
+    out.observed_vs_ours_paired = pair("ours_executor_observed", "ours_executor");
+    out.ours_text_vs_handrolled_paired = pair("ours_executor_text", "handrolled");
+    out.ours_vs_rmcp_spread =
+        measured.paired_quartiles(ours, index("rmcp_router").expect("measured"));
     let calls = middleware.calls.load(Ordering::Relaxed);
     assert!(calls > 1, "the middleware ran");
     assert!(
@@ -268,6 +310,27 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         "ours executor (#[tool]) / rmcp router, paired by round",
         serde_json::json!((out.ours_vs_rmcp_paired * 1000.0).round() / 1000.0),
     );
+    report.value(
+        "ratios",
+        "ours_executor_vs_rmcp_paired_quartiles",
+        "ours / rmcp router, paired: 1st and 3rd quartile over rounds",
+        serde_json::json!([
+            round3(out.ours_vs_rmcp_spread.0),
+            round3(out.ours_vs_rmcp_spread.1)
+        ]),
+    );
+    report.value(
+        "ratios",
+        "ours_executor_observed_vs_ours_executor_paired",
+        "ours + 1 subscriber + 1 middleware / ours bare, paired by round",
+        serde_json::json!(round3(out.observed_vs_ours_paired)),
+    );
+    report.value(
+        "ratios",
+        "ours_executor_vs_handrolled_paired",
+        "ours (arguments as text) / hand-rolled (text), paired by round",
+        serde_json::json!(round3(out.ours_text_vs_handrolled_paired)),
+    );
     report.ratio(
         "rmcp_router_rebuilt_vs_raw",
         "rmcp router rebuilt / RAW",
@@ -290,6 +353,10 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         );
     }
     out
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 fn check_ours(result: tinyagents_tools::ToolResult) {
@@ -318,6 +385,24 @@ pub fn profile_executor(n: u64) {
         let turn = Turn::new(1);
         let call = ToolCall::new("call-1", "add", sample_args());
         let executor = ours_exec::plain(ours::MacroAddTool);
+        for _ in 0..n {
+            black_box(executor.execute(&run, &turn, black_box(call.clone())).await);
+        }
+    });
+}
+
+/// Runs `n` calls of "add" through the executor with one inline subscriber
+/// and one middleware, for a profiler.
+pub fn profile_observed(n: u64) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let run = RunContext::empty();
+        let turn = Turn::new(1);
+        let call = ToolCall::new("call-1", "add", sample_args());
+        let (executor, _, _) = ours_exec::observed(ours::MacroAddTool);
         for _ in 0..n {
             black_box(executor.execute(&run, &turn, black_box(call.clone())).await);
         }

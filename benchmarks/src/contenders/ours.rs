@@ -36,6 +36,39 @@ impl Tool for HandAdd {
     }
 }
 
+/// The spec of "add" tool `name` whose input schema says whose arguments
+/// they are (a root `description`): 1,000 distinct tools do not share one
+/// schema text, so nothing keyed by a schema's content can answer for all
+/// of them at once.
+pub fn distinct_add_spec(name: &str) -> ToolSpec {
+    let mut input = ToolSchema::for_input::<AddArgs>().as_value().clone();
+    input["description"] = Value::String(format!("Arguments of {name}."));
+    ToolSpec::builder(name, "Add two integers.")
+        .input_schema(ToolSchema::from_value(input))
+        .output_schema(ToolSchema::for_output::<Sum>())
+        .safety(ToolSafety::pure())
+        .build()
+        .expect("a valid spec")
+}
+
+/// The spec of "add" tool `index` whose schemas have a shape of their own:
+/// an optional property named after the tool in the input and in the output
+/// schema, so no two tools' schemas validate alike and nothing compiled for
+/// one can serve another.
+pub fn distinct_shape_spec(index: usize) -> ToolSpec {
+    let name = format!("add_{index}");
+    let mut input = ToolSchema::for_input::<AddArgs>().as_value().clone();
+    input["properties"][format!("note_{index}")] = serde_json::json!({"type": "string"});
+    let mut output = ToolSchema::for_output::<Sum>().as_value().clone();
+    output["properties"][format!("extra_{index}")] = serde_json::json!({"type": "integer"});
+    ToolSpec::builder(name, "Add two integers.")
+        .input_schema(ToolSchema::from_value(input))
+        .output_schema(ToolSchema::from_value(output))
+        .safety(ToolSafety::pure())
+        .build()
+        .expect("a valid spec")
+}
+
 /// An "add" tool with a name of its own, for the 1,000-tool cases.
 pub struct NamedAdd {
     spec: ToolSpec,
@@ -45,7 +78,15 @@ impl NamedAdd {
     /// An "add" tool named `add_{index}`.
     pub fn new(index: usize) -> Self {
         NamedAdd {
-            spec: add_spec(&format!("add_{index}")),
+            spec: distinct_add_spec(&format!("add_{index}")),
+        }
+    }
+
+    /// An "add" tool named `add_{index}` whose schemas have a shape no
+    /// other tool has ([`distinct_shape_spec`]).
+    pub fn distinct_shape(index: usize) -> Self {
+        NamedAdd {
+            spec: distinct_shape_spec(index),
         }
     }
 }

@@ -85,15 +85,23 @@ impl Harness {
 
 /// A router of `n` "add" tools named `add_{i}`, each built as
 /// `#[tool_router]` builds a route (the `#[tool]` attr, renamed, and the
-/// handler fn). Each tool gets its own copy of the schemas, as `n` distinct
-/// tools (with `n` argument types) would; sharing one would let the listing
-/// read the same memory `n` times.
+/// handler fn). Each tool gets its own copy of the schemas, its input schema
+/// with a description naming the tool, as `n` distinct tools (with `n`
+/// argument types) would; sharing one would let the listing read the same
+/// memory `n` times.
 pub fn router_of(n: usize) -> ToolRouter<AddServer> {
     let mut router = ToolRouter::new();
     for i in 0..n {
         let mut attr = AddServer::add_tool_attr();
         attr.name = format!("add_{i}").into();
-        attr.input_schema = std::sync::Arc::new((*attr.input_schema).clone());
+        // A root description naming the tool, as ours gets
+        // (`ours::distinct_add_spec`).
+        let mut input = (*attr.input_schema).clone();
+        input.insert(
+            "description".to_owned(),
+            serde_json::Value::String(format!("Arguments of add_{i}.")),
+        );
+        attr.input_schema = std::sync::Arc::new(input);
         attr.output_schema = attr
             .output_schema
             .map(|schema| std::sync::Arc::new((*schema).clone()));

@@ -332,6 +332,20 @@ impl EventBus {
         self.kinds & kind.bit() != 0
     }
 
+    /// True when some subscriber accepts a lifecycle event that carries the
+    /// digest of the call's arguments (`tool.started`, `tool.completed`,
+    /// `tool.failed`, `tool.rejected`, `tool.retrying`): with none, the
+    /// digest need not be computed.
+    #[inline]
+    pub fn wants_digests(&self) -> bool {
+        const CARRY: u16 = EventKind::Started.bit()
+            | EventKind::Completed.bit()
+            | EventKind::Failed.bit()
+            | EventKind::Rejected.bit()
+            | EventKind::Retrying.bit();
+        self.kinds & CARRY != 0
+    }
+
     /// Events dropped, over all queued subscribers, because a subscriber's
     /// queue was full (or its thread could not be started).
     pub fn dropped(&self) -> u64 {
@@ -402,5 +416,76 @@ impl fmt::Debug for EventBus {
             .field("dropped", &self.dropped())
             .field("panics", &self.panics())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Only(EventKind);
+
+    impl EventSubscriber for Only {
+        fn on_event(&self, _: &ToolEvent) {}
+        fn delivery(&self) -> Delivery {
+            Delivery::Inline
+        }
+        fn accepts(&self, kind: EventKind) -> bool {
+            kind == self.0
+        }
+    }
+
+    #[test]
+    fn digests_are_wanted_only_by_a_subscriber_of_lifecycle_events() {
+        let mut bus = EventBus::new();
+        assert!(!bus.wants_digests());
+        bus.subscribe(Only(EventKind::Progress));
+        bus.subscribe(Only(EventKind::Custom));
+        assert!(bus.is_active() && !bus.wants_digests());
+        bus.subscribe(Only(EventKind::Completed));
+        assert!(bus.wants_digests());
+    }
+
+    #[test]
+    fn in_line_subscribers_each_get_the_events_they_accept() {
+        use std::sync::Mutex;
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut bus = EventBus::new();
+        for name in ["all", "second"] {
+            let seen = Arc::clone(&seen);
+            struct Named(&'static str, Arc<Mutex<Vec<(&'static str, EventKind)>>>);
+            impl EventSubscriber for Named {
+                fn on_event(&self, event: &ToolEvent) {
+                    self.1.lock().unwrap().push((self.0, event.kind));
+                }
+                fn delivery(&self) -> Delivery {
+                    Delivery::Inline
+                }
+                fn accepts(&self, kind: EventKind) -> bool {
+                    self.0 == "all" || kind == EventKind::Completed
+                }
+            }
+            bus.subscribe(Named(name, seen));
+        }
+        let event = |kind| {
+            ToolEvent::new(
+                kind,
+                RunId::from("r"),
+                ThreadId::from("t"),
+                "c".into(),
+                "tool",
+                1,
+            )
+        };
+        bus.emit(event(EventKind::Started));
+        bus.emit(event(EventKind::Completed));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                ("all", EventKind::Started),
+                ("all", EventKind::Completed),
+                ("second", EventKind::Completed)
+            ]
+        );
     }
 }

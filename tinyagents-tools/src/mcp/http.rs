@@ -334,6 +334,11 @@ where
                     Err(e) => break Err(e),
                 },
             };
+            // An answer streamed as events is written in several small
+            // pieces: without this, Nagle's algorithm holds each piece until
+            // the client acknowledges the previous one (up to 40 ms of
+            // delayed ACK per call).
+            let _ = stream.set_nodelay(true);
             let service = TowerToHyperService::new(service.clone());
             let stop = sessions.clone();
             tokio::spawn(async move {

@@ -59,6 +59,11 @@ impl EventSubscriber for ProgressRelay {
         // reports in order before the call's response.
         Delivery::Inline
     }
+
+    fn accepts(&self, kind: EventKind) -> bool {
+        // Only progress is relayed: no other event is built for it.
+        kind == EventKind::Progress
+    }
 }
 
 /// One call's progress, waiting to be sent as MCP notifications.
@@ -136,6 +141,14 @@ mod tests {
             progress,
             total,
             message: message.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_relay_asks_for_progress_events_only() {
+        let relay = ProgressRelay::default();
+        for kind in EventKind::ALL {
+            assert_eq!(relay.accepts(kind), kind == EventKind::Progress, "{kind}");
         }
     }
 

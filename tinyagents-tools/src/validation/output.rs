@@ -5,20 +5,24 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::{SchemaError, bounded_schema, compile_bounded};
+use std::sync::Arc;
+
+use super::{SchemaError, ValidatorCache, bounded_schema};
 use crate::error::ToolError;
 use crate::output::ToolOutput;
 
 /// The output check of one registered tool with an output schema.
 pub(crate) struct OutputValidator {
-    full: jsonschema::Validator,
+    full: Arc<jsonschema::Validator>,
 }
 
 impl OutputValidator {
-    /// Compiles `schema` as [`super::compile_schema`] does.
-    pub(crate) fn compile(schema: &Value) -> Result<Self, SchemaError> {
+    /// Compiles `schema` as [`super::compile_schema`] does, sharing the
+    /// validator of an earlier schema of `cache` that differs only in
+    /// annotations.
+    pub(crate) fn compile(schema: &Value, cache: &mut ValidatorCache) -> Result<Self, SchemaError> {
         Ok(OutputValidator {
-            full: compile_bounded(&bounded_schema(schema))?,
+            full: cache.compile(&bounded_schema(schema))?,
         })
     }
 

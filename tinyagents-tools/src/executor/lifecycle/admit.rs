@@ -76,7 +76,7 @@ where
             cx.redactor.as_deref(),
         );
         let arguments = parsed.map_err(Stop::rejected)?;
-        if self.events.is_active() {
+        if self.events.wants_digests() {
             cx.args_hash = Some(canonical_hash(&arguments));
         }
         if !cx.span.is_disabled() {

@@ -164,7 +164,7 @@ where
                 if let Err(e) = args::validate(arguments, spec, input, cx.redactor.as_deref()) {
                     return Err(Stop::refused(e, own_policy()));
                 }
-                if self.events.is_active() {
+                if self.events.wants_digests() {
                     cx.args_hash = Some(canonical_hash(arguments));
                 }
                 Ok(None)
