@@ -55,6 +55,7 @@ mod reliability_props;
 mod reliability_secrets;
 mod resource_bounds;
 mod schema_corpus;
+mod service_tools;
 mod testkit;
 mod tool_errors;
 mod toolsets;

@@ -96,6 +96,10 @@ impl Errors {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
     pub fn finish(self) -> Result<(), syn::Error> {
         self.0.map_or(Ok(()), Err)
     }
@@ -305,6 +309,20 @@ fn check_options<'a>(
     }
 
     let isolated = crate::isolated::check(&o, errors);
+    if f.service.is_some() {
+        if o.isolated.is_present() {
+            errors.push(
+                o.isolated.span(),
+                "`isolated` runs the fn in a worker process, which cannot reach the service instance: make it a free `#[tool(isolated)]` fn",
+            );
+        }
+        if o.collect.is_present() {
+            errors.push(
+                o.collect.span(),
+                "a method tool is registered with its service (`registry.register_service(Arc::new(service))`), not collected: remove `collect`",
+            );
+        }
+    }
     let redact = o.redact.unwrap_or_default();
     let secrets_off = redact.secrets.as_ref().filter(|b| !b.value);
     match (secrets_off, o.unredacted_secrets.is_present()) {

@@ -109,6 +109,7 @@ mod safety;
 pub mod schema;
 mod secret;
 mod secret_forms;
+mod service;
 mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -151,11 +152,12 @@ pub use safety::{
 };
 pub use schema::ToolSchema;
 pub use secret::{Secret, Secrets};
+pub use service::ToolService;
 pub use spec::{
     ConcurrencyPolicy, InjectedArgSpec, InjectedKind, ResourceBounds, SpecError, ToolSpec,
     ToolSpecBuilder,
 };
-pub use tinyagents_tools_macros::tool;
+pub use tinyagents_tools_macros::{tool, tools};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
 pub use toolset::Toolset;
@@ -172,8 +174,8 @@ pub mod prelude {
     pub use crate::{
         CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
         RunId, Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
-        ToolExecutor, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec, Turn,
-        WorkspaceRoot, tool,
+        ToolExecutor, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolService, ToolSpec,
+        Turn, WorkspaceRoot, tool, tools,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -190,4 +192,5 @@ pub mod tool_macro {
     pub use std::sync::OnceLock;
 
     pub use crate::macro_support::*;
+    pub use crate::service::{BlockAbsent, BlockPresent, BlockProbe, BlockTools, ToolBlock};
 }

@@ -19,6 +19,7 @@ use crate::fasthash::NameMap;
 use crate::ids::NameError;
 use crate::output::ToolOutput;
 use crate::schema::has_workspace_path;
+use crate::service::ToolService;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
 use crate::validation::{InputValidator, OutputValidator};
@@ -192,6 +193,27 @@ where
     /// Registers a shared tool.
     pub fn register_arc(&mut self, tool: Arc<dyn Tool<S, C>>) -> Result<&mut Self, RegistryError> {
         self.register_from(tool, None)
+    }
+
+    /// Registers every tool of `service` (each `#[tool]` method of its
+    /// `#[tools]` blocks), all sharing the one instance. All or nothing: when
+    /// one of them is refused, none stays registered and the error is that
+    /// tool's.
+    pub fn register_service<T: ToolService<S, C>>(
+        &mut self,
+        service: Arc<T>,
+    ) -> Result<&mut Self, RegistryError> {
+        let before = self.tools.len();
+        for tool in T::tools(&service) {
+            if let Err(err) = self.register_from(tool, None) {
+                for added in self.tools.drain(before..) {
+                    self.by_name.remove(added.spec().name.as_str());
+                }
+                self.version.generation += 1;
+                return Err(err);
+            }
+        }
+        Ok(self)
     }
 
     /// Registers `tool`, remembering its `origin` (a toolset's description
