@@ -58,6 +58,7 @@ mod schema_corpus;
 mod service_tools;
 mod testkit;
 mod tool_errors;
+mod tool_examples;
 mod toolsets;
 mod wasm_tools;
 mod workspace_paths;

@@ -41,59 +41,11 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
             // callers and the tool's registration add none of their own.
             let item = &f.item;
             let err = err.to_compile_error();
-            let stub = f.receivers.is_empty().then(|| stub(&f, &krate));
+            let stub = f
+                .receivers
+                .is_empty()
+                .then(|| crate::stub::stub(&f, &krate));
             quote!(#item #stub #err)
-        }
-    }
-}
-
-/// The tool type of a fn `#[tool]` refused: it names the same type and
-/// implements `Tool` for every state and context, so its uses compile; the
-/// crate does not (the refusal is a compile error), so its bodies never run.
-fn stub(f: &ToolFn, krate: &syn::Path) -> TokenStream {
-    let vis = &f.item.vis;
-    let fn_ident = &f.item.sig.ident;
-    let tool = format_ident!("{}", struct_name(&f.type_base()), span = fn_ident.span());
-    let refused = "#[tool] refused this fn at compile time";
-    quote! {
-        #[doc(hidden)]
-        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
-        #vis struct #tool;
-
-        impl #tool {
-            #[doc(hidden)]
-            #vis fn spec() -> &'static #krate::ToolSpec {
-                ::core::unreachable!(#refused)
-            }
-        }
-
-        impl<AnyState, AnyContext> #krate::Tool<AnyState, AnyContext> for #tool
-        where
-            AnyState: ::core::marker::Send + ::core::marker::Sync + 'static,
-            AnyContext: ::core::marker::Send + ::core::marker::Sync + 'static,
-        {
-            fn spec(&self) -> &#krate::ToolSpec {
-                ::core::unreachable!(#refused)
-            }
-
-            fn call<'life0, 'life1, 'life2, 'async_trait>(
-                &'life0 self,
-                _: &'life1 AnyState,
-                _: &'life2 #krate::ToolRuntime<AnyContext>,
-                _: #krate::tool_macro::serde_json::Value,
-            ) -> ::core::pin::Pin<::std::boxed::Box<
-                dyn ::core::future::Future<
-                    Output = ::core::result::Result<#krate::ToolOutput, #krate::ToolError>,
-                > + ::core::marker::Send + 'async_trait,
-            >>
-            where
-                'life0: 'async_trait,
-                'life1: 'async_trait,
-                'life2: 'async_trait,
-                Self: 'async_trait,
-            {
-                ::core::unreachable!(#refused)
-            }
         }
     }
 }
@@ -117,7 +69,7 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 }
 
 /// `search_docs` -> `SearchDocsTool`.
-fn struct_name(fn_name: &str) -> String {
+pub(crate) fn struct_name(fn_name: &str) -> String {
     let mut out = valid::pascal_case(fn_name);
     out.push_str("Tool");
     out
@@ -246,6 +198,7 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
         quote!(.max_concurrency(::core::num::NonZeroUsize::new(#n).expect("checked by #[tool]")))
     });
     let tags = &m.tags;
+    let examples = &m.examples;
     // An isolated fn runs in its worker, never on this process's blocking pool.
     let blocking = m.blocking && m.isolated.is_none();
 
@@ -494,6 +447,8 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
                         #max_concurrency
                         #(.tag(#tags))*
                         #bounds
+                        #(.example(#p::serde_json::from_str(#examples)
+                            .expect("#[tool] checked this example's JSON at compile time")))*
                         .blocking(#blocking);
                     #output_schema
                     builder.build().expect("#[tool] checked this spec at compile time")

@@ -10,12 +10,14 @@ mod ast;
 mod attr;
 mod expand;
 mod isolated;
+mod json;
 mod names;
 mod plain;
 mod ready;
 mod safety;
 mod service;
 mod signature;
+mod stub;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -134,6 +136,12 @@ use proc_macro::TokenStream;
 /// - `max_concurrency = 4`: at most this many calls of the tool at once
 ///   (at least 1; not with `sequential`).
 /// - `tags = ["files", "search"]`: groups for per-turn selection.
+/// - `example = r#"{"city": "Paris"}"#` (repeatable): an example of
+///   arguments, a JSON object. Malformed JSON is a compile error; an
+///   example the input schema refuses is a registration error naming the
+///   field (`RegistryError::InvalidExample`). Anthropic declarations list
+///   the examples as `input_examples`; other providers read them appended
+///   to the description (`providers::description_with_examples`).
 /// - `blocking`: the fn is synchronous and runs on tokio's blocking pool
 ///   (required for a sync fn, refused on an async fn).
 /// - `isolated`: the fn runs in a worker process of

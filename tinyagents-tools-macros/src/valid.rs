@@ -70,6 +70,8 @@ pub struct Model<'a> {
     /// The indexes of the plain parameters (none when there is an argument
     /// struct).
     pub plain: Vec<usize>,
+    /// `example = "..."`: JSON objects of arguments, checked for syntax.
+    pub examples: Vec<syn::LitStr>,
     /// The path of the runtime crate (`::tinyagents_tools` unless
     /// `crate = ..`).
     pub krate: syn::Path,
@@ -309,6 +311,17 @@ fn check_options<'a>(
     }
 
     let isolated = crate::isolated::check(&o, errors);
+    for example in &o.example {
+        if let Err((problem, at)) = crate::json::check_object(&example.value()) {
+            errors.push(
+                example.span(),
+                format_args!(
+                    "invalid example: {problem} (at byte {at}); {}",
+                    crate::json::EXAMPLE_FORM
+                ),
+            );
+        }
+    }
     if f.service.is_some() {
         if o.isolated.is_present() {
             errors.push(
@@ -366,6 +379,7 @@ fn check_options<'a>(
         context: o.context,
         argument,
         plain,
+        examples: o.example,
         krate: o
             .krate
             .map_or_else(|| syn::parse_quote!(::tinyagents_tools), |k| k.0),

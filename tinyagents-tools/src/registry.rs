@@ -25,6 +25,7 @@ use crate::tool::Tool;
 use crate::validation::{InputValidator, OutputValidator};
 
 mod error;
+mod examples;
 pub use error::RegistryError;
 
 /// A registered tool with its compiled validators.
@@ -277,6 +278,7 @@ where
                 message,
             }
         })?;
+        examples::check_examples(spec, &input)?;
         let output = match &spec.output_schema {
             Some(schema) => Some(OutputValidator::compile(schema.as_value()).map_err(
                 |message| RegistryError::InvalidOutputSchema {
