@@ -198,19 +198,21 @@ where
 
     /// Registers every tool of `service` (each `#[tool]` method of its
     /// `#[tools]` blocks), all sharing the one instance. All or nothing: when
-    /// one of them is refused, none stays registered and the error is that
-    /// tool's.
+    /// one of them is refused, none stays registered, the registry keeps its
+    /// [`version`](Self::version), and the error is that tool's.
     pub fn register_service<T: ToolService<S, C>>(
         &mut self,
         service: Arc<T>,
     ) -> Result<&mut Self, RegistryError> {
-        let before = self.tools.len();
+        let (before, version) = (self.tools.len(), self.version);
         for tool in T::tools(&service) {
             if let Err(err) = self.register_from(tool, None) {
                 for added in self.tools.drain(before..) {
                     self.by_name.remove(added.spec().name.as_str());
                 }
-                self.version.generation += 1;
+                // The same tools again: the same version, so work cached
+                // for it stays valid.
+                self.version = version;
                 return Err(err);
             }
         }
