@@ -5,11 +5,13 @@
 mod builtins;
 mod collect;
 mod errors;
+mod examples;
 mod fakes;
 mod injection;
 mod isolated;
 mod plain_parameters;
 mod resource_bounds;
+mod service;
 mod testkit;
 mod toolsets;
 mod wasm;

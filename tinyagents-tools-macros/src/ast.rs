@@ -19,6 +19,16 @@ pub struct ToolFn {
     /// string literals, or macro calls (`concat!`, `include_str!`) that
     /// rustc evaluates.
     pub doc: Vec<syn::Expr>,
+    /// The service, when the fn is a method of a `#[tools]` block.
+    pub service: Option<ServiceOf>,
+}
+
+/// The type whose `#[tools]` block holds a method tool.
+pub struct ServiceOf {
+    /// The `Self` type as written in `impl Type`.
+    pub ty: Type,
+    /// Its name (the last path segment).
+    pub ident: syn::Ident,
 }
 
 /// One typed parameter.
@@ -116,6 +126,20 @@ impl ToolFn {
             receivers,
             output,
             doc,
+            service: None,
+        }
+    }
+
+    /// What the generated types are named after: the fn's name, or for a
+    /// method the service's name and the method's (`Inventory_get_item`
+    /// gives `InventoryGetItemTool`).
+    pub fn type_base(&self) -> String {
+        match &self.service {
+            None => self.ident_name(),
+            Some(service) => {
+                use syn::ext::IdentExt;
+                format!("{}_{}", service.ident.unraw(), self.ident_name())
+            }
         }
     }
 

@@ -43,6 +43,8 @@ pub struct ToolOptions {
     pub context: Option<Type>,
     #[darling(rename = "crate")]
     pub krate: Option<CratePath>,
+    #[darling(multiple)]
+    pub example: Vec<LitStr>,
 }
 
 /// A flag option (`read_only`): a bare word, never `read_only = false`.
@@ -375,6 +377,9 @@ impl FromMeta for Retry {
 impl ToolOptions {
     /// Parses the attribute's arguments.
     pub fn parse(args: TokenStream) -> darling::Result<ToolOptions> {
+        if let Some(span) = crate::json::unquoted_example(&args) {
+            return Err(syn::Error::new(span, crate::json::EXAMPLE_FORM).into());
+        }
         let items = darling::ast::NestedMeta::parse_meta_list(args)?;
         ToolOptions::from_list(&items).map_err(reword)
     }

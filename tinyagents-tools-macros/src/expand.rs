@@ -41,59 +41,11 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
             // callers and the tool's registration add none of their own.
             let item = &f.item;
             let err = err.to_compile_error();
-            let stub = f.receivers.is_empty().then(|| stub(&f, &krate));
+            let stub = f
+                .receivers
+                .is_empty()
+                .then(|| crate::stub::stub(&f, &krate));
             quote!(#item #stub #err)
-        }
-    }
-}
-
-/// The tool type of a fn `#[tool]` refused: it names the same type and
-/// implements `Tool` for every state and context, so its uses compile; the
-/// crate does not (the refusal is a compile error), so its bodies never run.
-fn stub(f: &ToolFn, krate: &syn::Path) -> TokenStream {
-    let vis = &f.item.vis;
-    let fn_ident = &f.item.sig.ident;
-    let tool = format_ident!("{}", struct_name(&f.ident_name()), span = fn_ident.span());
-    let refused = "#[tool] refused this fn at compile time";
-    quote! {
-        #[doc(hidden)]
-        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
-        #vis struct #tool;
-
-        impl #tool {
-            #[doc(hidden)]
-            #vis fn spec() -> &'static #krate::ToolSpec {
-                ::core::unreachable!(#refused)
-            }
-        }
-
-        impl<AnyState, AnyContext> #krate::Tool<AnyState, AnyContext> for #tool
-        where
-            AnyState: ::core::marker::Send + ::core::marker::Sync + 'static,
-            AnyContext: ::core::marker::Send + ::core::marker::Sync + 'static,
-        {
-            fn spec(&self) -> &#krate::ToolSpec {
-                ::core::unreachable!(#refused)
-            }
-
-            fn call<'life0, 'life1, 'life2, 'async_trait>(
-                &'life0 self,
-                _: &'life1 AnyState,
-                _: &'life2 #krate::ToolRuntime<AnyContext>,
-                _: #krate::tool_macro::serde_json::Value,
-            ) -> ::core::pin::Pin<::std::boxed::Box<
-                dyn ::core::future::Future<
-                    Output = ::core::result::Result<#krate::ToolOutput, #krate::ToolError>,
-                > + ::core::marker::Send + 'async_trait,
-            >>
-            where
-                'life0: 'async_trait,
-                'life1: 'async_trait,
-                'life2: 'async_trait,
-                Self: 'async_trait,
-            {
-                ::core::unreachable!(#refused)
-            }
         }
     }
 }
@@ -117,7 +69,7 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 }
 
 /// `search_docs` -> `SearchDocsTool`.
-fn struct_name(fn_name: &str) -> String {
+pub(crate) fn struct_name(fn_name: &str) -> String {
     let mut out = valid::pascal_case(fn_name);
     out.push_str("Tool");
     out
@@ -165,7 +117,7 @@ fn state_and_context(m: &Model<'_>) -> (Option<Type>, Option<Type>) {
     (state, context)
 }
 
-fn expand(m: &Model<'_>) -> TokenStream {
+pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
     let krate = &m.krate;
     let krate = quote!(#krate);
     let p = quote!(#krate::tool_macro);
@@ -173,7 +125,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
     let item = &f.item;
     let vis = &item.vis;
     let fn_ident = &item.sig.ident;
-    let tool = format_ident!("{}", struct_name(&f.ident_name()), span = fn_ident.span());
+    let tool = format_ident!("{}", struct_name(&f.type_base()), span = fn_ident.span());
 
     let (state, context) = state_and_context(m);
     let any_state = fresh_ident("AnyState", &item.sig);
@@ -246,6 +198,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
         quote!(.max_concurrency(::core::num::NonZeroUsize::new(#n).expect("checked by #[tool]")))
     });
     let tags = &m.tags;
+    let examples = &m.examples;
     // An isolated fn runs in its worker, never on this process's blocking pool.
     let blocking = m.blocking && m.isolated.is_none();
 
@@ -300,16 +253,28 @@ fn expand(m: &Model<'_>) -> TokenStream {
             .unwrap_or(ret_span),
         _ => ret_span,
     };
+    // A free fn is called by name; a method on the tool's service.
+    let (callee, receiver) = match &f.service {
+        None => (quote!(#fn_ident), None),
+        Some(service) => {
+            let ty = &service.ty;
+            (quote!(<#ty>::#fn_ident), Some(quote!(&__service,)))
+        }
+    };
+    let service = f
+        .service
+        .as_ref()
+        .map(|_| quote!(let __service = ::std::sync::Arc::clone(&self.0);));
     let invoke = if m.blocking {
         // Spanned at the return type: a value that cannot leave the blocking
         // pool is reported there.
         let run = respan(
-            quote!(#p::run_blocking(move || #fn_ident(#(#locals),*)).await),
+            quote!(#p::run_blocking(move || #callee(#receiver #(#locals),*)).await),
             ret_span,
         );
         quote!(#run?)
     } else {
-        quote!(#fn_ident(#(#locals),*).await)
+        quote!(#callee(#receiver #(#locals),*).await)
     };
     let err_conv = quote_spanned! {err_span=>
         (&&&#p::ErrorProbe::of(&err)).error_kind().convert(err)
@@ -354,7 +319,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 convert: &convert,
             },
         )
-    } else if !m.blocking && crate::ready::never_waits(&item.block) {
+    } else if f.service.is_none() && !m.blocking && crate::ready::never_waits(&item.block) {
         // A body that never waits: the fn's future is polled once, in place
         // (`call_now`); `call` hands the same plain fn to a ready future.
         // No state machine is generated beyond the fn's own.
@@ -423,6 +388,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
                 #plain_bind
                 #(#bind)*
+                #service
                 let __value = #invoke;
                 #unwrap_result
                 #convert
@@ -445,19 +411,29 @@ fn expand(m: &Model<'_>) -> TokenStream {
         }
     };
 
-    let tool_doc = format!(
-        "The `{name}` tool, generated by `#[tool]` from [`{fn_ident}`]. Register it with `registry.register({tool})?`."
-    );
     let collect = m.collect.then(|| quote!(#krate::__collect_tool!(#tool);));
+    let tool_struct = match &f.service {
+        None => {
+            let tool_doc = format!(
+                "The `{name}` tool, generated by `#[tool]` from [`{fn_ident}`]. Register it with `registry.register({tool})?`."
+            );
+            quote! {
+                #[doc = #tool_doc]
+                #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
+                #vis struct #tool;
+            }
+        }
+        Some(service) => crate::service::tool_struct(m, &tool, service),
+    };
+    // A method stays in its `impl` block, emitted by `#[tools]`.
+    let item = f.service.is_none().then_some(item);
     quote! {
         #item
 
         #args_struct
         #collect
 
-        #[doc = #tool_doc]
-        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::default::Default)]
-        #vis struct #tool;
+        #tool_struct
 
         impl #tool {
             /// The tool's spec, built on first use and shared afterwards.
@@ -475,6 +451,8 @@ fn expand(m: &Model<'_>) -> TokenStream {
                         #max_concurrency
                         #(.tag(#tags))*
                         #bounds
+                        #(.example(#p::serde_json::from_str(#examples)
+                            .expect("#[tool] checked this example's JSON at compile time")))*
                         .blocking(#blocking);
                     #output_schema
                     builder.build().expect("#[tool] checked this spec at compile time")

@@ -3,17 +3,21 @@
 //!
 //! Stages, one module each: `ast` reads the fn, `attr` parses the options,
 //! `valid` checks every rule (all errors of one fn together), `expand`
-//! writes the tool type.
+//! writes the tool type. `service` handles `#[tools]` on an `impl` block,
+//! whose `#[tool]` methods go through the same stages.
 
 mod ast;
 mod attr;
 mod expand;
 mod isolated;
+mod json;
 mod names;
 mod plain;
 mod ready;
 mod safety;
+mod service;
 mod signature;
+mod stub;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -132,6 +136,12 @@ use proc_macro::TokenStream;
 /// - `max_concurrency = 4`: at most this many calls of the tool at once
 ///   (at least 1; not with `sequential`).
 /// - `tags = ["files", "search"]`: groups for per-turn selection.
+/// - `example = r#"{"city": "Paris"}"#` (repeatable): an example of
+///   arguments, a JSON object. Malformed JSON is a compile error; an
+///   example the input schema refuses is a registration error naming the
+///   field (`RegistryError::InvalidExample`). Anthropic declarations list
+///   the examples as `input_examples`; other providers read them appended
+///   to the description (`providers::description_with_examples`).
 /// - `blocking`: the fn is synchronous and runs on tokio's blocking pool
 ///   (required for a sync fn, refused on an async fn).
 /// - `isolated`: the fn runs in a worker process of
@@ -161,4 +171,75 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::tool(args.into(), input.into()).into()
+}
+
+/// Turns the `#[tool]` methods of an `impl` block into tools that share one
+/// instance of the type: a database client, an HTTP client holding a pool,
+/// an in-memory table. Register them all with
+/// `registry.register_service(Arc::new(service))?`.
+///
+/// ```ignore
+/// use std::sync::{Arc, Mutex};
+/// use tinyagents_tools::prelude::*;
+///
+/// #[derive(Default)]
+/// struct Counter {
+///     count: Mutex<i64>,
+/// }
+///
+/// #[tools]
+/// impl Counter {
+///     /// Add to the counter and return the new count.
+///     #[tool]
+///     async fn add(
+///         &self,
+///         /// How much to add.
+///         n: i64,
+///     ) -> i64 {
+///         let mut count = self.count.lock().unwrap();
+///         *count += n;
+///         *count
+///     }
+/// }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register_service(Arc::new(Counter::default()))?;
+/// ```
+///
+/// Each `#[tool]` method takes `&self` and otherwise everything a free
+/// `#[tool]` fn takes: the same options (except `isolated` and `collect`),
+/// plain parameters or one argument struct, `#[inject]` parameters. Its tool
+/// type is named after the type and the method (`CounterAddTool`, with the
+/// method's visibility); `CounterAddTool::new(service)` builds it alone and
+/// `CounterAddTool::spec()` gives its spec. The tool's name defaults to the
+/// method's name. Methods without `#[tool]` stay as they are.
+///
+/// # Several blocks
+/// A type may spread its tools over several `impl` blocks, in one module or
+/// many. Mark the main block `#[tools]` and each further one
+/// `#[tools(block = 2)]`, `#[tools(block = 3)]`, ... (up to 16, each number
+/// once per type). Registering the service registers the tools of every
+/// block: the main block's first, then block 2's, and so on. The blocks are
+/// found at compile time (no list to keep, nothing collected at run time);
+/// a number used twice is a compile error (conflicting implementations of
+/// `ToolBlock<N>`).
+///
+/// # Options
+/// - `block = N`: a further block of the type (2 to 16).
+/// - `state = Type`, `context = Type`: the `S` and `C` of the service's
+///   `ToolService<S, C>`, and the default `state`/`context` of the block's
+///   methods. Without them the service works with a registry of any state
+///   and context its tools accept. When a further block's tools need a
+///   state or context type, name it on the main block.
+/// - `crate = "path"`: where the runtime crate is, as for `#[tool]`.
+///
+/// # Refused
+/// A generic `impl<T> Service<T>` block, a trait impl, a `#[tool]` method
+/// taking `&mut self`, `self` or no receiver at all, and a block without
+/// `#[tool]` methods are compile errors that say what to write instead.
+/// `#[tool]` on a method outside a `#[tools]` block is a compile error that
+/// names `#[tools]`.
+#[proc_macro_attribute]
+pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
+    service::tools(args.into(), input.into()).into()
 }

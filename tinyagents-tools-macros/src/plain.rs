@@ -87,7 +87,7 @@ pub fn args_struct(m: &crate::valid::Model<'_>, params: &[usize]) -> TokenStream
     let krate = &m.krate;
     let vis = &f.item.vis;
     let fn_ident = &f.item.sig.ident;
-    let ident = format_ident!("{}", struct_name(&f.ident_name()), span = fn_ident.span());
+    let ident = format_ident!("{}", struct_name(&f.type_base()), span = fn_ident.span());
     let serde_path = format!("{}::tool_macro::serde", quote!(#krate)).replace(' ', "");
     let schemars_path = format!("{}::tool_macro::schemars", quote!(#krate)).replace(' ', "");
     let doc = format!(
@@ -116,6 +116,12 @@ pub fn args_struct(m: &crate::valid::Model<'_>, params: &[usize]) -> TokenStream
             #vis #field: #ty,
         }
     });
+    // A method's struct is named after its service too, but its schema
+    // reads as a free fn's of the same name.
+    let title = f.service.as_ref().map(|_| {
+        let title = struct_name(&f.ident_name());
+        quote!(#[schemars(rename = #title)])
+    });
     // Documented for rustdoc only: a doc comment would become the schema's
     // description, which the model reads in the tool's description already.
     quote! {
@@ -124,6 +130,7 @@ pub fn args_struct(m: &crate::valid::Model<'_>, params: &[usize]) -> TokenStream
         #[derive(#krate::tool_macro::serde::Deserialize, #krate::tool_macro::schemars::JsonSchema)]
         #[serde(crate = #serde_path, deny_unknown_fields)]
         #[schemars(crate = #schemars_path)]
+        #title
         #vis struct #ident {
             #(#fields)*
         }
@@ -134,7 +141,7 @@ pub fn args_struct(m: &crate::valid::Model<'_>, params: &[usize]) -> TokenStream
 pub fn args_type(f: &crate::ast::ToolFn) -> syn::Ident {
     format_ident!(
         "{}",
-        struct_name(&f.ident_name()),
+        struct_name(&f.type_base()),
         span = f.item.sig.ident.span()
     )
 }

@@ -83,12 +83,7 @@ pub fn check_signature(f: &ToolFn, errors: &mut Errors) -> (Option<usize>, Vec<u
             "a tool fn cannot have a `where` clause: its schema and injected types must be known; remove the `where` clause and use concrete types",
         );
     }
-    for receiver in &f.receivers {
-        errors.push_spanned(
-            receiver,
-            "#[tool] goes on a free fn, not a method: move the fn out of the `impl` block, remove `self`, and take what the tool needs as `#[inject]` parameters (`State<T>`, `Store<T>`, `Resource<T>`, ...)",
-        );
-    }
+    check_receiver(f, errors);
 
     // The argument struct: the parameter that is neither injected, nor a
     // runtime type, nor described, nor of a plain type. Every other
@@ -222,4 +217,37 @@ pub fn check_signature(f: &ToolFn, errors: &mut Errors) -> (Option<usize>, Vec<u
         );
     }
     (argument, plain_params)
+}
+
+/// A free fn has no `self`; a method of a `#[tools]` block takes `&self`.
+fn check_receiver(f: &ToolFn, errors: &mut Errors) {
+    if f.service.is_none() {
+        for receiver in &f.receivers {
+            errors.push_spanned(
+                receiver,
+                "#[tool] on a method needs `#[tools]` on its `impl` block (`#[tools] impl Service { ... }`), which registers the methods with `registry.register_service(Arc::new(service))`; or make it a free fn without `self`",
+            );
+        }
+        return;
+    }
+    let Some(receiver) = f.receivers.first() else {
+        errors.push(
+            f.item.sig.ident.span(),
+            "a tool method takes `&self` (the service it runs on): add `&self`, or move the fn out of the `impl` block as a free `#[tool]` fn",
+        );
+        return;
+    };
+    let message = match &receiver.kind {
+        syn::ReceiverKind::Reference(_, _, None) => return,
+        syn::ReceiverKind::Reference(_, _, Some(_)) => {
+            "a tool method takes `&self`, not `&mut self`: calls may run at once on the one shared service; keep mutable state behind a `Mutex` or an atomic and take `&self`"
+        }
+        syn::ReceiverKind::Value => {
+            "a tool method takes `&self`, not `self`: every call borrows the one shared service; write `&self`"
+        }
+        _ => {
+            "a tool method takes `&self`: write `&self`, not `self: Type` (every tool holds the service in an `Arc` and lends it to each call)"
+        }
+    };
+    errors.push_spanned(receiver, message);
 }

@@ -70,6 +70,8 @@ pub struct Model<'a> {
     /// The indexes of the plain parameters (none when there is an argument
     /// struct).
     pub plain: Vec<usize>,
+    /// `example = "..."`: JSON objects of arguments, checked for syntax.
+    pub examples: Vec<syn::LitStr>,
     /// The path of the runtime crate (`::tinyagents_tools` unless
     /// `crate = ..`).
     pub krate: syn::Path,
@@ -94,6 +96,10 @@ impl Errors {
             Some(all) => all.combine(error),
             None => self.0 = Some(error),
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
     }
 
     pub fn finish(self) -> Result<(), syn::Error> {
@@ -305,6 +311,31 @@ fn check_options<'a>(
     }
 
     let isolated = crate::isolated::check(&o, errors);
+    for example in &o.example {
+        if let Err((problem, at)) = crate::json::check_object(&example.value()) {
+            errors.push(
+                example.span(),
+                format_args!(
+                    "invalid example: {problem} (at byte {at}); {}",
+                    crate::json::EXAMPLE_FORM
+                ),
+            );
+        }
+    }
+    if f.service.is_some() {
+        if o.isolated.is_present() {
+            errors.push(
+                o.isolated.span(),
+                "`isolated` runs the fn in a worker process, which cannot reach the service instance: make it a free `#[tool(isolated)]` fn",
+            );
+        }
+        if o.collect.is_present() {
+            errors.push(
+                o.collect.span(),
+                "a method tool is registered with its service (`registry.register_service(Arc::new(service))`), not collected: remove `collect`",
+            );
+        }
+    }
     let redact = o.redact.unwrap_or_default();
     let secrets_off = redact.secrets.as_ref().filter(|b| !b.value);
     match (secrets_off, o.unredacted_secrets.is_present()) {
@@ -348,6 +379,7 @@ fn check_options<'a>(
         context: o.context,
         argument,
         plain,
+        examples: o.example,
         krate: o
             .krate
             .map_or_else(|| syn::parse_quote!(::tinyagents_tools), |k| k.0),

@@ -113,6 +113,7 @@ pub mod safety;
 pub mod schema;
 mod secret;
 mod secret_forms;
+mod service;
 pub mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
@@ -138,8 +139,9 @@ pub use runtime::{Ctx, EventEmitter, RunContext, StreamWriter, ToolRuntime};
 pub use safety::ToolSafety;
 pub use schema::ToolSchema;
 pub use secret::Secret;
+pub use service::ToolService;
 pub use spec::ToolSpec;
-pub use tinyagents_tools_macros::tool;
+pub use tinyagents_tools_macros::{tool, tools};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
 pub use toolset::Toolset;
@@ -157,8 +159,8 @@ pub mod prelude {
     pub use crate::{
         CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
         RunId, Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
-        ToolExecutor, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolSpec, Turn,
-        WorkspaceRoot, tool,
+        ToolExecutor, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolService, ToolSpec,
+        Turn, WorkspaceRoot, tool, tools,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -175,6 +177,7 @@ pub mod tool_macro {
     pub use std::sync::OnceLock;
 
     pub use crate::macro_support::*;
+    pub use crate::service::{BlockAbsent, BlockPresent, BlockProbe, BlockTools, ToolBlock};
 }
 
 /// Hooks for the benchmarks, which time the registry's argument check on its

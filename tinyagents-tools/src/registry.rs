@@ -21,11 +21,13 @@ use crate::fasthash::NameMap;
 use crate::ids::NameError;
 use crate::output::ToolOutput;
 use crate::schema::has_workspace_path;
+use crate::service::ToolService;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
 use crate::validation::{InputValidator, OutputValidator, ValidatorCache};
 
 mod error;
+mod examples;
 pub use error::RegistryError;
 
 /// A registered tool with its compiled validators.
@@ -186,6 +188,29 @@ where
         self.register_from(tool, None)
     }
 
+    /// Registers every tool of `service` (each `#[tool]` method of its
+    /// `#[tools]` blocks), all sharing the one instance. All or nothing: when
+    /// one of them is refused, none stays registered, the registry keeps its
+    /// [`version`](Self::version), and the error is that tool's.
+    pub fn register_service<T: ToolService<S, C>>(
+        &mut self,
+        service: Arc<T>,
+    ) -> Result<&mut Self, RegistryError> {
+        let (before, version) = (self.tools.len(), self.version);
+        for tool in T::tools(&service) {
+            if let Err(err) = self.register_from(tool, None) {
+                for added in self.tools.drain(before..) {
+                    self.by_name.remove(added.spec().name.as_str());
+                }
+                // The same tools again: the same version, so work cached
+                // for it stays valid.
+                self.version = version;
+                return Err(err);
+            }
+        }
+        Ok(self)
+    }
+
     /// Registers `tool`, remembering its `origin` (a toolset's description
     /// of it); a name already taken is a [`RegistryError::Collision`] naming
     /// both origins when either has one.
@@ -247,6 +272,7 @@ where
                     tool: name.to_owned(),
                     problem,
                 })?;
+        examples::check_examples(spec, &input)?;
         let output = match &spec.output_schema {
             Some(schema) => Some(
                 OutputValidator::compile(schema.as_value(), &mut self.validators).map_err(

@@ -194,6 +194,13 @@ pub struct ToolSpec {
     /// serialized spec when none is set).
     #[serde(skip_serializing_if = "ResourceBounds::is_unlimited")]
     pub bounds: ResourceBounds,
+    /// Example arguments, each a JSON object a model could send. Checked
+    /// against the input schema when the tool is registered, exported as
+    /// Anthropic's `input_examples` and appended to the description for
+    /// other providers (`providers::description_with_examples`).
+    /// Left out of the serialized spec when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<serde_json::Value>,
 }
 
 impl ToolSpec {
@@ -213,6 +220,7 @@ impl ToolSpec {
             tags: Vec::new(),
             blocking: false,
             bounds: ResourceBounds::NONE,
+            examples: Vec::new(),
         }
     }
 
@@ -238,6 +246,7 @@ pub struct ToolSpecBuilder {
     tags: Vec<String>,
     blocking: bool,
     bounds: ResourceBounds,
+    examples: Vec<serde_json::Value>,
 }
 
 impl ToolSpecBuilder {
@@ -336,6 +345,14 @@ impl ToolSpecBuilder {
         self
     }
 
+    /// Adds an example of arguments (a JSON object a model could send);
+    /// registration refuses the tool when it does not match the input
+    /// schema.
+    pub fn example(mut self, arguments: serde_json::Value) -> Self {
+        self.examples.push(arguments);
+        self
+    }
+
     /// Sets every resource bound at once.
     pub fn bounds(mut self, bounds: ResourceBounds) -> Self {
         self.bounds = bounds;
@@ -384,6 +401,7 @@ impl ToolSpecBuilder {
             tags: self.tags,
             blocking: self.blocking,
             bounds: self.bounds,
+            examples: self.examples,
         })
     }
 }

@@ -7,7 +7,9 @@
 //! object, refuses open maps and recursion, keeps only supported formats and
 //! moves numeric and length bounds (and `minItems` above 1) into the
 //! description; the per-request limits on strict tools are checked when a
-//! request's tools are assembled.
+//! request's tools are assembled. A spec's examples of arguments are sent as
+//! `input_examples` (a field of Anthropic's beta tool definition), its
+//! description as written.
 
 use serde_json::{Value, json};
 
@@ -49,7 +51,7 @@ const STRICT_UNSUPPORTED_BOUNDS: &[&str] = &[
     "uniqueItems",
 ];
 
-/// `{name, description, input_schema, strict?}`.
+/// `{name, description, input_schema, strict?, input_examples?}`.
 pub(crate) fn declaration(
     spec: &ToolSpec,
     options: AnthropicOptions,
@@ -89,6 +91,9 @@ pub(crate) fn declaration(
     });
     if options.strict {
         decl["strict"] = Value::Bool(true);
+    }
+    if !spec.examples.is_empty() {
+        decl["input_examples"] = Value::Array(spec.examples.clone());
     }
     Ok(Declaration::new(decl, usage))
 }

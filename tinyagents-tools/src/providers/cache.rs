@@ -20,6 +20,7 @@ struct Fingerprint {
     description: String,
     title: Option<String>,
     safety: ToolSafety,
+    examples: Vec<serde_json::Value>,
 }
 
 impl Fingerprint {
@@ -30,6 +31,7 @@ impl Fingerprint {
             description: spec.description.clone(),
             title: spec.title.clone(),
             safety: spec.safety.clone(),
+            examples: spec.examples.clone(),
         }
     }
 
@@ -44,6 +46,7 @@ impl Fingerprint {
             && self.description == spec.description
             && self.title == spec.title
             && self.safety == spec.safety
+            && self.examples == spec.examples
     }
 }
 

@@ -91,7 +91,7 @@ pub(crate) fn declaration(
     };
     let mut decl = json!({
         "name": spec.name.as_str(),
-        "description": spec.description,
+        "description": super::description_with_examples(spec),
     });
     let empty = s
         .get("properties")

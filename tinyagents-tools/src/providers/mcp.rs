@@ -53,7 +53,7 @@ pub(crate) fn declaration(spec: &ToolSpec, cx: &Cx) -> Result<Declaration, Expor
     });
     let mut tool = json!({
         "name": spec.name.as_str(),
-        "description": spec.description,
+        "description": super::description_with_examples(spec),
         "inputSchema": input,
     });
     if let Some(title) = &spec.title {

@@ -25,6 +25,7 @@ mod cache;
 mod choice;
 mod deferred;
 mod error;
+mod examples;
 pub mod gemini;
 mod limits;
 pub mod mcp;
@@ -47,6 +48,7 @@ pub use cache::{CacheStats, ExportCache};
 pub use choice::{AllowedMode, allowed_tools_choice};
 pub use deferred::request_tools_deferred;
 pub use error::{CallParseError, ExportError, Limit};
+pub use examples::{EXAMPLES_HEADING, description_with_examples};
 pub use names::{
     NameMapError, ProviderNameError, ToolNameMap, check_provider_name, provider_alias,
 };

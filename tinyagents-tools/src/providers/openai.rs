@@ -79,7 +79,7 @@ pub(crate) fn chat_declaration(
             "type": "function",
             "function": {
                 "name": spec.name.as_str(),
-                "description": spec.description,
+                "description": super::description_with_examples(spec),
                 "parameters": parameters,
                 "strict": options.strict,
             }
@@ -99,7 +99,7 @@ pub(crate) fn responses_declaration(
         json!({
             "type": "function",
             "name": spec.name.as_str(),
-            "description": spec.description,
+            "description": super::description_with_examples(spec),
             "parameters": parameters,
             "strict": options.strict,
         }),

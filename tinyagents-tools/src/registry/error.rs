@@ -88,6 +88,21 @@ pub enum RegistryError {
         /// Where the second tool comes from.
         second: String,
     },
+    /// An example of arguments does not match the tool's input schema.
+    #[error(
+        "tool `{tool}`: example {example} does not match the input schema at `{field}`: {problem}"
+    )]
+    InvalidExample {
+        /// The tool.
+        tool: String,
+        /// Which example, counting from 1 in declaration order.
+        example: usize,
+        /// The field that fails (`city`, `stops[1].name`; `arguments` for
+        /// the object itself).
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A toolset rename names a tool the toolset does not hold.
     #[error("cannot rename `{tool}` in toolset `{toolset}`: no such tool")]
     NotInToolset {
@@ -121,6 +136,7 @@ impl RegistryError {
             RegistryError::NotInToolset { .. } => "not_in_toolset",
             RegistryError::WorkspaceWithoutPath { .. } => "workspace_without_path",
             RegistryError::UnredactedSecrets { .. } => "unredacted_secrets",
+            RegistryError::InvalidExample { .. } => "invalid_example",
         }
     }
 }

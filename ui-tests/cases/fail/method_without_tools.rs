@@ -1,4 +1,4 @@
-// #[tool] on a method: one error at the receiver, nothing else.
+// #[tool] on a method of a block without #[tools]: one error at the receiver, naming #[tools].
 use tinyagents_tools::prelude::*;
 
 struct Service;

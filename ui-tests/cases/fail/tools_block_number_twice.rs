@@ -1,0 +1,27 @@
+// Two blocks of one type with the same number.
+use tinyagents_tools::prelude::*;
+
+struct Service;
+
+#[tools]
+impl Service {
+    /// Ping.
+    #[tool]
+    async fn ping(&self) {}
+}
+
+#[tools(block = 2)]
+impl Service {
+    /// Pong.
+    #[tool]
+    async fn pong(&self) {}
+}
+
+#[tools(block = 2)]
+impl Service {
+    /// Peng.
+    #[tool]
+    async fn peng(&self) {}
+}
+
+fn main() {}
