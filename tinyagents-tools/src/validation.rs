@@ -81,7 +81,10 @@ impl InputValidator {
 
     /// [`compile`](Self::compile), sharing the validator of an earlier
     /// schema of `cache` that differs only in annotations.
-    pub(crate) fn compile_with(schema: &Value, cache: &mut ValidatorCache) -> Result<Self, SchemaError> {
+    pub(crate) fn compile_with(
+        schema: &Value,
+        cache: &mut ValidatorCache,
+    ) -> Result<Self, SchemaError> {
         let bounded = bounded_schema(schema);
         let full = cache.compile(&bounded)?;
         Ok(InputValidator {
