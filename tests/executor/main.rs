@@ -5,8 +5,8 @@
 mod accounting;
 mod batch;
 mod call_now;
-mod canonical_message;
 mod cancellation;
+mod canonical_message;
 mod delivery;
 mod events;
 mod middleware;
