@@ -16,13 +16,7 @@ fn run() -> RunContext {
 #[tokio::test]
 async fn an_unknown_tool_is_refused_with_its_call_id_and_an_event() {
     let (recorder, exec) = recorded(vec![echo()]);
-    let r = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call("c-7", "delete_everything", "{}"),
-        )
-        .await;
+    let r = execute_in(&exec, &run(), call("c-7", "delete_everything", "{}")).await;
     assert_eq!(r.tool_call_id.as_str(), "c-7");
     assert!(r.is_error);
     assert_eq!(kind(&r), "unknown_tool");
@@ -52,13 +46,7 @@ async fn a_registered_tool_that_was_not_advertised_this_turn_is_refused() {
 async fn malformed_json_for_a_mutating_tool_is_refused_and_never_read_as_empty() {
     let tool = send_email();
     let exec = executor(vec![tool.clone()]).build().unwrap();
-    let r = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call("c1", "send_email", r#"{"to": "a@b.c""#),
-        )
-        .await;
+    let r = execute_in(&exec, &run(), call("c1", "send_email", r#"{"to": "a@b.c""#)).await;
     assert_eq!(kind(&r), "invalid_arguments");
     assert!(r.text().contains("not valid JSON"), "{}", r.text());
     assert_eq!(tool.runs(), 0);
@@ -128,13 +116,12 @@ async fn every_schema_problem_is_listed_in_one_repair_message_without_echoing_st
     assert_eq!(r.error.as_ref().unwrap().problems().len(), 3);
     assert_eq!(echo.runs(), 0);
 
-    let typed = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call("c2", "echo", json!({"text": "ok", "limit": "PRIVATE"})),
-        )
-        .await;
+    let typed = execute_in(
+        &exec,
+        &run(),
+        call("c2", "echo", json!({"text": "ok", "limit": "PRIVATE"})),
+    )
+    .await;
     assert_eq!(
         typed.text(),
         "invalid arguments: `limit`: must be an integer, not a string"
@@ -269,13 +256,7 @@ async fn when_repair_is_not_allowed_a_repairable_refusal_comes_back_fatal() {
         .configure(|c| c.repair_allowed = false)
         .build()
         .unwrap();
-    let r = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call("c1", "echo", json!({"limit": 3})),
-        )
-        .await;
+    let r = execute_in(&exec, &run(), call("c1", "echo", json!({"limit": 3}))).await;
     let error = r.error.unwrap();
     assert_eq!(error.class(), ErrorClass::Fatal);
     assert_eq!(error.kind().as_str(), "invalid_arguments");

@@ -216,6 +216,12 @@ pub(crate) async fn imported(
     (registry, report)
 }
 
+/// An executor over the tools `client` lists, imported with `options`.
+pub(crate) async fn executor_over(client: &McpClient, options: &ImportOptions) -> ToolExecutor {
+    let (registry, _) = imported(client, options).await;
+    ToolExecutor::builder(registry, ()).build().unwrap()
+}
+
 pub(crate) fn call(id: &str, name: &str, args: Value) -> ToolCall {
     ToolCall::new(id, name, args.to_string())
 }
@@ -280,13 +286,12 @@ async fn a_prefixed_tool_is_called_on_the_server_by_its_own_name() {
     assert_eq!(report.imported[0].local_name, "calc_add");
     assert_eq!(report.imported[0].remote_name, "add");
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "calc_add", json!({"a": 2, "b": 40})),
-        )
-        .await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c1", "calc_add", json!({"a": 2, "b": 40})),
+    )
+    .await;
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(result.structured, Some(json!({"sum": 42})));
     assert_eq!(result.tool_call_id.as_str(), "c1");
@@ -314,15 +319,13 @@ async fn importing_a_name_already_taken_leaves_the_registered_tool_in_place() {
 #[tokio::test]
 async fn bad_arguments_are_refused_locally_and_never_reach_the_server() {
     let fx = fixture().await;
-    let (registry, _) = imported(&fx.client, &ImportOptions::new()).await;
-    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "add", json!({"a": "two", "b": 1, "c": 3})),
-        )
-        .await;
+    let executor = executor_over(&fx.client, &ImportOptions::new()).await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c1", "add", json!({"a": "two", "b": 1, "c": 3})),
+    )
+    .await;
     assert_eq!(result.outcome(), "invalid_arguments");
     assert_eq!(fx.seen.calls.load(Ordering::SeqCst), 0);
 }
@@ -330,15 +333,13 @@ async fn bad_arguments_are_refused_locally_and_never_reach_the_server() {
 #[tokio::test]
 async fn structured_content_that_breaks_the_remote_output_schema_is_a_fatal_error() {
     let fx = fixture().await;
-    let (registry, _) = imported(&fx.client, &ImportOptions::new()).await;
-    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "wrong_shape", json!({})),
-        )
-        .await;
+    let executor = executor_over(&fx.client, &ImportOptions::new()).await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c1", "wrong_shape", json!({})),
+    )
+    .await;
     assert!(result.is_error);
     let error = result.error.as_ref().unwrap();
     assert_eq!(error.class(), ErrorClass::Fatal);
@@ -348,8 +349,7 @@ async fn structured_content_that_breaks_the_remote_output_schema_is_a_fatal_erro
 #[tokio::test]
 async fn an_is_error_result_is_a_repair_error_with_the_remote_text_bounded_and_redacted() {
     let fx = fixture().await;
-    let (registry, _) = imported(&fx.client, &ImportOptions::new()).await;
-    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+    let executor = executor_over(&fx.client, &ImportOptions::new()).await;
     let run = RunContext::builder(()).secret("sk-SECRET-123").build();
     let result = execute_in(&executor, &run, call("c1", "fail", json!({}))).await;
     assert!(result.is_error);
@@ -371,13 +371,12 @@ async fn a_timed_out_call_sends_notifications_cancelled_and_its_progress_became_
         .build()
         .unwrap();
     let started = std::time::Instant::now();
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "slow", json!({})),
-        )
-        .await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c1", "slow", json!({})),
+    )
+    .await;
     assert_eq!(result.outcome(), "timeout");
     assert!(started.elapsed() < Duration::from_secs(5));
     let seen = tokio::time::timeout(HANG, fx.cancelled.recv()).await;
@@ -397,8 +396,7 @@ async fn a_timed_out_call_sends_notifications_cancelled_and_its_progress_became_
 #[tokio::test]
 async fn a_cancelled_run_sends_notifications_cancelled_to_the_server() {
     let mut fx = fixture().await;
-    let (registry, _) = imported(&fx.client, &ImportOptions::new()).await;
-    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+    let executor = executor_over(&fx.client, &ImportOptions::new()).await;
     let run = RunContext::empty();
     let canceller = run.clone();
     tokio::spawn(async move {
@@ -418,28 +416,24 @@ async fn a_cancelled_run_sends_notifications_cancelled_to_the_server() {
 async fn only_tools_the_remote_declares_idempotent_are_retried() {
     let options = ImportOptions::new().retry(RetryPolicy::attempts(3, Duration::from_millis(1)));
     let fx = fixture().await;
-    let (registry, _) = imported(&fx.client, &options).await;
-    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "flaky", json!({})),
-        )
-        .await;
+    let executor = executor_over(&fx.client, &options).await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c1", "flaky", json!({})),
+    )
+    .await;
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(fx.seen.flaky_calls.load(Ordering::SeqCst), 2);
 
     let fx = fixture().await;
-    let (registry, _) = imported(&fx.client, &options).await;
-    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "flaky_write", json!({})),
-        )
-        .await;
+    let executor = executor_over(&fx.client, &options).await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c1", "flaky_write", json!({})),
+    )
+    .await;
     assert!(result.is_error);
     assert_eq!(result.error.as_ref().unwrap().class(), ErrorClass::Retry);
     assert_eq!(fx.seen.flaky_calls.load(Ordering::SeqCst), 1);
@@ -449,16 +443,14 @@ async fn only_tools_the_remote_declares_idempotent_are_retried() {
 async fn list_changed_is_picked_up_by_a_new_import_between_turns() {
     let fx = fixture().await;
     let options = ImportOptions::new();
-    let (registry, _) = imported(&fx.client, &options).await;
-    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+    let executor = executor_over(&fx.client, &options).await;
     assert!(!fx.client.take_tools_changed());
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "grow", json!({})),
-        )
-        .await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c1", "grow", json!({})),
+    )
+    .await;
     assert!(!result.is_error, "{}", result.text());
     tokio::time::timeout(HANG, fx.client.tools_changed_notified())
         .await

@@ -4,6 +4,7 @@
 //! classified error and nothing waits past its timeout.
 
 use std::time::{Duration, Instant};
+use tinyagents_tools_tests::execute_in;
 
 use serde_json::{Value, json};
 use tinyagents_tools::mcp::client::{ImportOptions, McpClient, McpClientError};
@@ -192,13 +193,12 @@ async fn a_child_process_server_is_imported_over_stdio_and_a_killed_one_answers_
     assert_eq!(report.imported.len(), 4);
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let args = r#"{"a": 6, "op": "multiply", "b": 7}"#;
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            ToolCall::new("c1", "calculate", args),
-        )
-        .await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        ToolCall::new("c1", "calculate", args),
+    )
+    .await;
     assert!(result.text().contains("42"), "{}", result.text());
     client.clone().close().await;
     let started = Instant::now();

@@ -5,14 +5,15 @@ use serde_json::json;
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::mcp::client::{ImportOptions, McpClient};
 use tinyagents_tools::safety::SafetyItem;
-use tinyagents_tools::{ErrorClass, RunContext, ToolExecutor, Turn};
+use tinyagents_tools::{ErrorClass, RunContext, ToolExecutor};
+use tinyagents_tools_tests::execute_in;
 
 use crate::client::{HANG, call, imported};
 
-#[tokio::test]
-async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
-    // The server leaves confirmation to its MCP host, explicitly.
-    let server = McpServer::builder(
+/// The project's own server over the quickstart tools; it leaves
+/// confirmation to its MCP host, explicitly.
+fn quickstart_server() -> McpServer {
+    McpServer::builder(
         ToolExecutor::builder(
             tinyagents_tools_examples::quickstart_registry().unwrap(),
             (),
@@ -20,7 +21,12 @@ async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
         .unenforced(SafetyItem::Confirmation),
     )
     .build(RunContext::empty)
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test]
+async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
+    let server = quickstart_server();
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
@@ -47,22 +53,20 @@ async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
         assert_eq!(remote.safety.reach, spec.safety.reach, "{}", spec.name);
     }
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "calculate", json!({"a": 6, "op": "multiply", "b": 7})),
-        )
-        .await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c1", "calculate", json!({"a": 6, "op": "multiply", "b": 7})),
+    )
+    .await;
     assert!(!result.is_error, "{}", result.text());
     assert!(result.text().contains("42"), "{}", result.text());
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c2", "calculate", json!({"a": 1, "op": "divide", "b": 0})),
-        )
-        .await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c2", "calculate", json!({"a": 1, "op": "divide", "b": 0})),
+    )
+    .await;
     assert_eq!(
         result.error.as_ref().map(|e| e.class()),
         Some(ErrorClass::Repair)
@@ -72,15 +76,7 @@ async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
 #[tokio::test]
 async fn tools_of_the_projects_own_server_are_imported_over_streamable_http() {
     use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
-    let server = McpServer::builder(
-        ToolExecutor::builder(
-            tinyagents_tools_examples::quickstart_registry().unwrap(),
-            (),
-        )
-        .unenforced(SafetyItem::Confirmation),
-    )
-    .build(RunContext::empty)
-    .unwrap();
+    let server = quickstart_server();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = tokio_util::sync::CancellationToken::new();
@@ -99,13 +95,12 @@ async fn tools_of_the_projects_own_server_are_imported_over_streamable_http() {
     let (registry, report) = imported(&client, &ImportOptions::new()).await;
     assert_eq!(report.imported.len(), 4);
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = executor
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "calculate", json!({"a": 6, "op": "multiply", "b": 7})),
-        )
-        .await;
+    let result = execute_in(
+        &executor,
+        &RunContext::empty(),
+        call("c1", "calculate", json!({"a": 6, "op": "multiply", "b": 7})),
+    )
+    .await;
     assert!(result.text().contains("42"), "{}", result.text());
     stop.cancel();
 }

@@ -11,8 +11,9 @@ use tinyagents_tools::mcp::rmcp::model::ClientConfig;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{anthropic, gemini, openai};
 use tinyagents_tools::{ToolResult, Turn};
+use tinyagents_tools_tests::execute_in;
 
-use crate::client::{call, imported};
+use crate::client::{call, executor_over};
 use crate::server::{HANG, params};
 
 const SECRET: &str = "hunter2-resource-secret";
@@ -173,17 +174,15 @@ async fn the_mcp_client_keeps_a_remote_servers_audio_and_resources_as_such() {
         }
     });
     let client = McpClient::connect(client_io, HANG).await.unwrap();
-    let (registry, _) = imported(&client, &ImportOptions::new()).await;
-    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+    let executor = executor_over(&client, &ImportOptions::new()).await;
     // Here the secret is the importing side's: its redaction applies to
     // what the remote server sent.
-    let result = executor
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call("r1", "media", json!({"audio_bytes": 8})),
-        )
-        .await;
+    let result = execute_in(
+        &executor,
+        &run(),
+        call("r1", "media", json!({"audio_bytes": 8})),
+    )
+    .await;
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(
         result.content[1],

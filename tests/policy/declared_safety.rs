@@ -127,13 +127,12 @@ async fn a_workspace_tool_cannot_escape_its_root_even_when_the_executor_was_buil
     )
     .await;
     assert_eq!(ok.text(), "inside");
-    let no_root = exec
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("no-root", "read_text", json!({"path": "inside.txt"})),
-        )
-        .await;
+    let no_root = execute_in(
+        &exec,
+        &RunContext::empty(),
+        call("no-root", "read_text", json!({"path": "inside.txt"})),
+    )
+    .await;
     assert_eq!(kind(&no_root), "denied");
     assert_eq!(tool.runs.load(Ordering::SeqCst), 1);
 }
@@ -261,13 +260,12 @@ async fn a_middleware_that_declares_it_enforces_confirmation_satisfies_the_build
         .middleware(OwnConfirmation)
         .build()
         .unwrap();
-    let r = exec
-        .execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c", "delete_repo", json!({})),
-        )
-        .await;
+    let r = execute_in(
+        &exec,
+        &RunContext::empty(),
+        call("c", "delete_repo", json!({})),
+    )
+    .await;
     assert_eq!(kind(&r), "denied");
     assert_eq!(r.text(), "nobody is here to confirm");
 }

@@ -4,6 +4,7 @@
 //! recurses once per level of a hostile value.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use tinyagents_tools_tests::execute_in;
 
 use serde_json::{Map, Value, json};
 use tinyagents_tools::call::RawArguments;
@@ -262,13 +263,12 @@ async fn ten_megabyte_strings_are_refused_by_size_in_text_and_in_parsed_values()
     assert_refused(&r, "value", "limit_exceeded", &recorder);
     // Many small strings add up the same way.
     let many: Vec<Value> = (0..200_000).map(|i| json!(format!("item-{i}"))).collect();
-    let r = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call("many", "echo", json!({"text": "x", "n": many})),
-        )
-        .await;
+    let r = execute_in(
+        &exec,
+        &run(),
+        call("many", "echo", json!({"text": "x", "n": many})),
+    )
+    .await;
     assert_refused(&r, "many", "limit_exceeded", &recorder);
     assert_eq!(echo.runs(), 0);
 
@@ -305,13 +305,7 @@ async fn huge_keys_and_floods_of_unknown_keys_get_a_bounded_message() {
     let mut args = Map::new();
     args.insert("text".to_owned(), json!("x"));
     args.insert(long_key.clone(), json!(1));
-    let r = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call("long", "echo", Value::Object(args)),
-        )
-        .await;
+    let r = execute_in(&exec, &run(), call("long", "echo", Value::Object(args))).await;
     assert_eq!(kind(&r), "invalid_arguments");
     assert!(r.text().len() < 200, "{}", r.text().len());
     assert!(r.text().contains(&format!("`{}…`", "k".repeat(64))));
@@ -321,13 +315,7 @@ async fn huge_keys_and_floods_of_unknown_keys_get_a_bounded_message() {
     for i in 0..50_000 {
         flood.insert(format!("k{i}"), json!(i));
     }
-    let r = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call("flood", "echo", Value::Object(flood)),
-        )
-        .await;
+    let r = execute_in(&exec, &run(), call("flood", "echo", Value::Object(flood))).await;
     assert_eq!(kind(&r), "invalid_arguments");
     let error = r.error.as_ref().unwrap();
     assert_eq!(error.problems().len(), 21);
@@ -372,13 +360,7 @@ async fn the_argument_limits_have_safe_defaults_that_hold_exactly_at_the_edge() 
         .execute(&run(), &Turn::new(1), call("exact", "echo", exact.clone()))
         .await;
     assert!(!r.is_error, "{}", r.text());
-    let r = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call("one_more", "echo", format!("{exact} ")),
-        )
-        .await;
+    let r = execute_in(&exec, &run(), call("one_more", "echo", format!("{exact} "))).await;
     assert_eq!(kind(&r), "limit_exceeded");
     assert_eq!(echo.runs(), 1);
 }

@@ -57,6 +57,7 @@ use rig_core::tool::{
 use rig_core::wasm_compat::WasmBoxedFuture;
 use serde_json::Value;
 use tinyagents_tools::call::RawArguments;
+use tinyagents_tools::prelude::Shared;
 use tinyagents_tools::{RunContext, ToolCall, ToolExecutor, Turn};
 
 /// One registered tool as a rig tool, running through an executor in a run.
@@ -87,11 +88,7 @@ impl<S, C> Clone for RigTool<S, C> {
 #[error("the registry has no tool `{0}`")]
 pub struct UnknownTool(pub String);
 
-impl<S, C> RigTool<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> RigTool<S, C> {
     /// The registered tool `name` of `executor`'s registry, called in `run`.
     /// Its rig definition is the tool's name, description and input schema
     /// (hidden parameters are not in it).
@@ -182,11 +179,7 @@ where
     }
 }
 
-impl<S, C> ErasedTool for RigTool<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ErasedTool for RigTool<S, C> {
     fn name(&self) -> String {
         self.name.clone()
     }
@@ -217,14 +210,10 @@ where
 
 /// Every tool of `executor`'s registry as a rig tool, in the registry's
 /// order, called in `run`.
-pub fn rig_tools<S, C>(
+pub fn rig_tools<S: Shared, C: Shared>(
     executor: Arc<ToolExecutor<S, C>>,
     run: Arc<RunContext<C>>,
-) -> Vec<RigTool<S, C>>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+) -> Vec<RigTool<S, C>> {
     let names: Vec<String> = executor
         .registry()
         .specs()
@@ -239,14 +228,10 @@ where
 /// Every tool of `executor`'s registry as rig's [`DynamicTool`] (what rig's
 /// agent builder and tool servers take), in the registry's order, called in
 /// `run`.
-pub fn rig_dynamic_tools<S, C>(
+pub fn rig_dynamic_tools<S: Shared, C: Shared>(
     executor: Arc<ToolExecutor<S, C>>,
     run: Arc<RunContext<C>>,
-) -> Vec<DynamicTool>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+) -> Vec<DynamicTool> {
     rig_tools(executor, run)
         .into_iter()
         .map(RigTool::into_dynamic)
@@ -258,40 +243,29 @@ pub trait AgentToolsExt {
     /// Adds every tool of `executor`'s registry (as [`rig_dynamic_tools`]
     /// makes them) to the agent: each call the agent makes runs through
     /// `executor` in `run`.
-    fn tinyagents_tools<S, C>(
+    fn tinyagents_tools<S: Shared, C: Shared>(
         self,
         executor: Arc<ToolExecutor<S, C>>,
         run: Arc<RunContext<C>>,
-    ) -> AgentBuilder<WithBuilderTools>
-    where
-        S: Send + Sync + 'static,
-        C: Send + Sync + 'static;
+    ) -> AgentBuilder<WithBuilderTools>;
 }
 
 impl AgentToolsExt for AgentBuilder<NoToolConfig> {
-    fn tinyagents_tools<S, C>(
+    fn tinyagents_tools<S: Shared, C: Shared>(
         self,
         executor: Arc<ToolExecutor<S, C>>,
         run: Arc<RunContext<C>>,
-    ) -> AgentBuilder<WithBuilderTools>
-    where
-        S: Send + Sync + 'static,
-        C: Send + Sync + 'static,
-    {
+    ) -> AgentBuilder<WithBuilderTools> {
         self.dynamic_tools(rig_dynamic_tools(executor, run))
     }
 }
 
 impl AgentToolsExt for AgentBuilder<WithBuilderTools> {
-    fn tinyagents_tools<S, C>(
+    fn tinyagents_tools<S: Shared, C: Shared>(
         self,
         executor: Arc<ToolExecutor<S, C>>,
         run: Arc<RunContext<C>>,
-    ) -> AgentBuilder<WithBuilderTools>
-    where
-        S: Send + Sync + 'static,
-        C: Send + Sync + 'static,
-    {
+    ) -> AgentBuilder<WithBuilderTools> {
         self.dynamic_tools(rig_dynamic_tools(executor, run))
     }
 }

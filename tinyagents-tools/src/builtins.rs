@@ -43,6 +43,7 @@ use crate::runtime::ToolRuntime;
 use crate::safety::ToolSafety;
 use crate::schema::ToolSchema;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::tool::Tool;
 
 /// `echo`: returns its `text` argument unchanged, as text.
@@ -102,8 +103,8 @@ macro_rules! text_tool {
         #[async_trait]
         impl<S, C> Tool<S, C> for $tool
         where
-            S: Send + Sync + 'static,
-            C: Send + Sync + 'static,
+            S: Shared,
+            C: Shared,
         {
             fn spec(&self) -> &ToolSpec {
                 static SPEC: OnceLock<ToolSpec> = OnceLock::new();

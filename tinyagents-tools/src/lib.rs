@@ -156,6 +156,7 @@ pub use inventory as __inventory;
 
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {
+    pub use crate::tool::Shared;
     pub use crate::{
         CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
         RunId, Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,

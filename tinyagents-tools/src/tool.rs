@@ -10,6 +10,15 @@ use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
 
+/// The bound every application state `S` and run context `C` meets: the
+/// executor shares them across tasks and threads for as long as it lives, so
+/// they are `Send + Sync + 'static`. Every such type implements it already
+/// (blanket impl); write `impl<S: Shared, C: Shared>` instead of repeating
+/// the three bounds.
+pub trait Shared: Send + Sync + 'static {}
+
+impl<T: Send + Sync + 'static + ?Sized> Shared for T {}
+
 /// A tool: a [`ToolSpec`] built once, and an async call.
 ///
 /// `S` is the application state the executor holds; `C` the run's context

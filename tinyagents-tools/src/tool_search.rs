@@ -46,6 +46,7 @@ use crate::runtime::ToolRuntime;
 use crate::safety::ToolSafety;
 use crate::schema::ToolSchema;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::tool::Tool;
 
 /// One deferred tool as the search sees it.
@@ -210,11 +211,7 @@ fn spec() -> &'static ToolSpec {
 }
 
 #[async_trait]
-impl<S, C> Tool<S, C> for ToolSearch
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Tool<S, C> for ToolSearch {
     fn spec(&self) -> &ToolSpec {
         spec()
     }

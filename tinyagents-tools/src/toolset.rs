@@ -20,6 +20,7 @@ use crate::output::ToolOutput;
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::tool::Tool;
 
 /// A named group of tools, composed before it is registered.
@@ -60,11 +61,7 @@ struct Member<S, C> {
     original: String,
 }
 
-impl<S, C> Member<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Member<S, C> {
     fn name(&self) -> &str {
         self.tool.spec().name.as_str()
     }
@@ -94,11 +91,7 @@ impl Toolset {
     }
 }
 
-impl<S, C> Toolset<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Toolset<S, C> {
     /// An empty toolset for tools of any state and context types
     /// (`Toolset::<AppState, Session>::named("github")`, or inferred).
     pub fn named(name: impl Into<String>) -> Self {
@@ -199,11 +192,7 @@ where
     }
 }
 
-impl<S, C> ToolRegistry<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolRegistry<S, C> {
     /// Registers every tool of `toolset`, with the checks of
     /// [`register`](Self::register); each remembers its origin
     /// ([`RegisteredTool::origin`](crate::registry::RegisteredTool::origin)). A name
@@ -225,8 +214,8 @@ fn renamed<S, C>(
     name: &str,
 ) -> Result<Arc<dyn Tool<S, C>>, RegistryError>
 where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
+    S: Shared,
+    C: Shared,
 {
     let name = ToolName::new(name).map_err(|reason| RegistryError::InvalidName {
         name: name.to_owned(),
@@ -247,11 +236,7 @@ struct Renamed<S, C> {
 }
 
 #[async_trait]
-impl<S, C> Tool<S, C> for Renamed<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Tool<S, C> for Renamed<S, C> {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }

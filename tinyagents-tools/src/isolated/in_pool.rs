@@ -10,6 +10,7 @@ use crate::error::ToolError;
 use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::tool::Tool;
 
 /// The agent side of a tool whose body a worker runs: what
@@ -69,8 +70,8 @@ where
 impl<T, S, C> Tool<S, C> for InPool<T>
 where
     T: IsolatedFn<S, C> + Send + Sync,
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
+    S: Shared,
+    C: Shared,
 {
     fn spec(&self) -> &ToolSpec {
         T::isolated_spec()

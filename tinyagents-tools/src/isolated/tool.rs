@@ -10,6 +10,7 @@ use crate::inject::Inject;
 use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::tool::Tool;
 
 type Sender<S, C> = Box<dyn Fn(&S, &ToolRuntime<C>) -> Result<Value, ToolError> + Send + Sync>;
@@ -47,11 +48,7 @@ impl<S, C> std::fmt::Debug for IsolatedTool<S, C> {
     }
 }
 
-impl<S, C> IsolatedTool<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> IsolatedTool<S, C> {
     /// An isolated tool with `spec`, run by the [global](WorkerPool::global)
     /// pool.
     pub fn new(spec: ToolSpec) -> Self {
@@ -87,11 +84,7 @@ where
 }
 
 #[async_trait]
-impl<S, C> Tool<S, C> for IsolatedTool<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Tool<S, C> for IsolatedTool<S, C> {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }

@@ -52,6 +52,7 @@ use std::task::{Context, Poll};
 use super::screen::{Screened, screen};
 use super::{McpServer, McpSession};
 use crate::CancellationToken;
+use crate::tool::Shared;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -97,8 +98,8 @@ impl<S, C> Clone for McpHttpService<S, C> {
 
 impl<S, C, B> tower_service::Service<Request<B>> for McpHttpService<S, C>
 where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
+    S: Shared,
+    C: Shared,
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Display,
@@ -124,8 +125,8 @@ async fn handle<S, C, B>(
     request: Request<B>,
 ) -> McpHttpResponse
 where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
+    S: Shared,
+    C: Shared,
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Display,
@@ -192,8 +193,8 @@ where
 
 async fn call<S, C>(inner: &mut Inner<S, C>, request: Request<Full<Bytes>>) -> McpHttpResponse
 where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
+    S: Shared,
+    C: Shared,
 {
     use tower_service::Service as _;
     match inner.call(request).await {
@@ -264,11 +265,7 @@ pub fn stateless_config() -> StreamableHttpServerConfig {
         .with_json_response(true)
 }
 
-impl<S, C> McpServer<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> McpServer<S, C> {
     /// A tower service that speaks MCP streamable HTTP, one [`McpSession`]
     /// per client session. Mount it at a path of your HTTP server (for
     /// example axum's `Router::nest_service("/mcp", service)`).

@@ -92,6 +92,7 @@ use rmcp::transport::IntoTransport;
 use crate::executor::{ExecutorBuildError, ToolExecutor, ToolExecutorBuilder};
 use crate::providers::{ExportError, ExportTarget, MAX_STRUCTURED_BYTES, export_tool};
 use crate::runtime::RunContext;
+use crate::tool::Shared;
 
 pub use approve::{APPROVAL_META_KEY, McpApprover};
 #[cfg(feature = "mcp-http")]
@@ -136,7 +137,7 @@ pub enum McpServerError {
 /// [`serve`](Self::serve) or [`serve_stdio`](Self::serve_stdio) starts one
 /// session.
 pub struct McpServer<S = (), C = ()> {
-    shared: Arc<Shared<S, C>>,
+    shared: Arc<ServerCore<S, C>>,
 }
 
 impl<S, C> Clone for McpServer<S, C> {
@@ -148,7 +149,7 @@ impl<S, C> Clone for McpServer<S, C> {
 }
 
 /// What every session of a server shares.
-pub(crate) struct Shared<S, C> {
+pub(crate) struct ServerCore<S, C> {
     pub(crate) executor: Arc<ToolExecutor<S, C>>,
     pub(crate) tools: ListToolsResult,
     pub(crate) info: ServerConfig,
@@ -158,11 +159,7 @@ pub(crate) struct Shared<S, C> {
     runs: RunFactory<C>,
 }
 
-impl<S, C> McpServer<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> McpServer<S, C> {
     /// Starts building a server around an executor that is not built yet
     /// (the server subscribes to its events to relay progress).
     ///
@@ -252,11 +249,7 @@ where
     }
 }
 
-impl<S, C> fmt::Debug for McpServer<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> fmt::Debug for McpServer<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServer")
             .field("name", &self.shared.info.server_info.name)
@@ -275,11 +268,7 @@ pub struct McpServerBuilder<S = (), C = ()> {
     approver: Option<McpApprover>,
 }
 
-impl<S, C> McpServerBuilder<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
     /// The server name sent in `initialize` (default `tinyagents-tools`).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.info.name = name.into();
@@ -344,7 +333,7 @@ where
         let mut info = ServerConfig::new(capabilities).with_server_info(self.info);
         info.instructions = self.instructions;
         Ok(McpServer {
-            shared: Arc::new(Shared {
+            shared: Arc::new(ServerCore {
                 executor: Arc::new(executor),
                 tools: ListToolsResult::with_all_items(tools),
                 info,
@@ -357,11 +346,7 @@ where
     }
 }
 
-impl<S, C> fmt::Debug for McpServerBuilder<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> fmt::Debug for McpServerBuilder<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpServerBuilder")
             .field("info", &self.info)
@@ -373,8 +358,8 @@ where
 /// Every registered tool's MCP declaration, as rmcp's `Tool`.
 fn list_tools<S, C>(executor: &ToolExecutor<S, C>) -> Result<Vec<Tool>, McpServerError>
 where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
+    S: Shared,
+    C: Shared,
 {
     executor
         .registry()

@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
-use super::Shared;
+use super::ServerCore;
 use super::peer::{Link, threshold_of};
 use super::progress::Route;
 use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY};
@@ -24,6 +24,7 @@ use crate::ids::ToolCallId;
 use crate::output::ToolResult;
 use crate::providers::mcp::call_tool_result_bounded;
 use crate::runtime::RunContext;
+use crate::tool::Shared;
 use crate::turn::Turn;
 
 /// Numbers sessions, so call ids stay unique across sessions of one process.
@@ -35,7 +36,7 @@ static SESSIONS: AtomicU64 = AtomicU64::new(1);
 /// Implements rmcp's [`ServerHandler`]. A call's id (what the tool, events
 /// and middleware see) is `mcp-<session>-<request id>`.
 pub struct McpSession<S = (), C = ()> {
-    shared: Arc<Shared<S, C>>,
+    shared: Arc<ServerCore<S, C>>,
     run: RunContext<C>,
     number: u64,
     turns: AtomicU32,
@@ -46,12 +47,8 @@ pub struct McpSession<S = (), C = ()> {
     stateless: bool,
 }
 
-impl<S, C> McpSession<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
-    pub(crate) fn new(shared: Arc<Shared<S, C>>, run: RunContext<C>) -> Self {
+impl<S: Shared, C: Shared> McpSession<S, C> {
+    pub(crate) fn new(shared: Arc<ServerCore<S, C>>, run: RunContext<C>) -> Self {
         McpSession {
             shared,
             run,
@@ -129,11 +126,7 @@ async fn next_progress(route: &mut Option<Route>) -> Option<crate::events::Progr
     }
 }
 
-impl<S, C> ServerHandler for McpSession<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
     fn get_info(&self) -> ServerConfig {
         self.shared.info.clone()
     }

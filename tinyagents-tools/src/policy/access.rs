@@ -14,6 +14,7 @@ use crate::error::ToolError;
 use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::safety::{FilesystemAccess, Reach};
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 
 /// Why a policy could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -264,11 +265,7 @@ impl AccessPolicyBuilder {
 /// `tool.rejected` event names the rule that refused (`allow_list`,
 /// `deny_list`, `read_only_mode`, ...).
 #[async_trait::async_trait]
-impl<S, C> Middleware<S, C> for AccessPolicy
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Middleware<S, C> for AccessPolicy {
     fn name(&self) -> &str {
         "access_policy"
     }

@@ -27,6 +27,7 @@ use crate::ids::{RunId, ToolCallId};
 use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::safety::SafetyItem;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 
 /// The policy name in refusals and events.
 const POLICY: &str = "confirmation";
@@ -298,11 +299,7 @@ impl fmt::Debug for ConfirmationPolicy {
 }
 
 #[async_trait]
-impl<S, C> Middleware<S, C> for ConfirmationPolicy
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Middleware<S, C> for ConfirmationPolicy {
     fn name(&self) -> &str {
         POLICY
     }

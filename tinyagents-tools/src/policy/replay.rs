@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use crate::ids::RunId;
 use crate::policy::Redactor;
+use crate::tool::Shared;
 
 use async_trait::async_trait;
 
@@ -104,11 +105,7 @@ impl ReplayCache {
 }
 
 #[async_trait]
-impl<S, C> Middleware<S, C> for ReplayCache
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Middleware<S, C> for ReplayCache {
     fn name(&self) -> &str {
         "replay_cache"
     }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::registry::ToolRegistry;
 use crate::runtime::RunContext;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::turn::Turn;
 
 use super::access::{PolicyError, check_names};
@@ -74,7 +75,7 @@ impl<C> fmt::Debug for ToolSelector<C> {
     }
 }
 
-impl<C: Send + Sync + 'static> ToolSelector<C> {
+impl<C: Shared> ToolSelector<C> {
     /// Starts a selector that advertises everything.
     pub fn builder() -> ToolSelectorBuilder<C> {
         ToolSelectorBuilder {
@@ -88,7 +89,7 @@ impl<C: Send + Sync + 'static> ToolSelector<C> {
     }
 
     /// The names advertised this turn, in registration order.
-    pub fn select<S: Send + Sync + 'static>(
+    pub fn select<S: Shared>(
         &self,
         registry: &ToolRegistry<S, C>,
         run: &RunContext<C>,
@@ -128,10 +129,10 @@ impl<C: Send + Sync + 'static> ToolSelector<C> {
     }
 }
 
-impl<C: Send + Sync + 'static> ToolSelector<C> {
+impl<C: Shared> ToolSelector<C> {
     /// The [`Turn`] number `index` advertising what [`select`](Self::select)
     /// picks: the executor refuses calls to any other tool in that turn.
-    pub fn turn<S: Send + Sync + 'static>(
+    pub fn turn<S: Shared>(
         &self,
         registry: &ToolRegistry<S, C>,
         run: &RunContext<C>,
@@ -147,7 +148,7 @@ pub struct ToolSelectorBuilder<C> {
     selector: ToolSelector<C>,
 }
 
-impl<C: Send + Sync + 'static> ToolSelectorBuilder<C> {
+impl<C: Shared> ToolSelectorBuilder<C> {
     /// Advertises only tools for which `predicate(spec, run)` holds (several
     /// predicates must all hold).
     pub fn filter(
@@ -192,7 +193,7 @@ impl<C: Send + Sync + 'static> ToolSelectorBuilder<C> {
     }
 
     /// Checks the always-include names against the registry and builds.
-    pub fn build<S: Send + Sync + 'static>(
+    pub fn build<S: Shared>(
         self,
         registry: &ToolRegistry<S, C>,
     ) -> Result<ToolSelector<C>, PolicyError> {

@@ -10,6 +10,7 @@ use crate::error::{ArgumentProblem, ToolError};
 use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::safety::{FilesystemAccess, SafetyItem};
 use crate::schema::escape_pointer;
+use crate::tool::Shared;
 
 use super::workspace::{WORKSPACE_PATH_FORMAT, resolve_in_root};
 
@@ -130,11 +131,7 @@ fn visit_fields(
 }
 
 #[async_trait]
-impl<S, C> Middleware<S, C> for WorkspacePolicy
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Middleware<S, C> for WorkspacePolicy {
     fn name(&self) -> &str {
         POLICY
     }

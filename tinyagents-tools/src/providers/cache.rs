@@ -11,6 +11,7 @@ use crate::registry::{RegistryVersion, ToolRegistry};
 use crate::safety::ToolSafety;
 use crate::schema::ToolSchema;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 
 /// What an export depends on, compared on every lookup: schemas by identity
 /// (a clone of a spec shares them), the rest by value.
@@ -147,8 +148,8 @@ impl ExportCache {
         registry: &ToolRegistry<S, C>,
     ) -> Arc<ExportedTools>
     where
-        S: Send + Sync + 'static,
-        C: Send + Sync + 'static,
+        S: Shared,
+        C: Shared,
     {
         self.toolset(target, registry, None)
     }
@@ -162,8 +163,8 @@ impl ExportCache {
         names: &[String],
     ) -> Arc<ExportedTools>
     where
-        S: Send + Sync + 'static,
-        C: Send + Sync + 'static,
+        S: Shared,
+        C: Shared,
     {
         self.toolset(target, registry, Some(names))
     }
@@ -175,8 +176,8 @@ impl ExportCache {
         names: Option<&[String]>,
     ) -> Arc<ExportedTools>
     where
-        S: Send + Sync + 'static,
-        C: Send + Sync + 'static,
+        S: Shared,
+        C: Shared,
     {
         let mut selected = names.map(<[String]>::to_vec);
         if let Some(list) = &mut selected {

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 
 use crate::error::ToolError;
 use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::tool::Shared;
 
 /// A middleware whose `before_tool` is a closure: it sees each call (its
 /// arguments, spec, run) and lets it go on, denies it, answers it or fails
@@ -55,8 +56,8 @@ where
 impl<F, S, C> Middleware<S, C> for BeforeTool<F, S, C>
 where
     F: Fn(&mut BeforeToolCtx<'_, S, C>) -> Result<BeforeOutcome, ToolError> + Send + Sync + 'static,
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
+    S: Shared,
+    C: Shared,
 {
     fn name(&self) -> &str {
         &self.name

@@ -14,6 +14,7 @@ use crate::ids::ToolCallId;
 use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::tool::Tool;
 
 /// What a [`FakeTool`] answers, from the call's id and arguments.
@@ -188,11 +189,7 @@ impl std::fmt::Debug for FakeTool {
 }
 
 #[async_trait]
-impl<S, C> Tool<S, C> for FakeTool
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Tool<S, C> for FakeTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
@@ -271,8 +268,8 @@ impl<T> Spy<T> {
 #[async_trait]
 impl<S, C, T> Tool<S, C> for Spy<T>
 where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
+    S: Shared,
+    C: Shared,
     T: Tool<S, C>,
 {
     fn spec(&self) -> &ToolSpec {

@@ -21,6 +21,7 @@ use crate::registry::{RegistryError, ToolRegistry};
 use crate::runtime::{RunContext, RunContextBuilder, ToolRuntime};
 use crate::safety::SafetyItem;
 use crate::secret::Secrets;
+use crate::tool::Shared;
 use crate::tool::Tool;
 
 /// Why a harness could not be built.
@@ -49,11 +50,7 @@ pub struct ToolHarnessBuilder<S = (), C = ()> {
     unenforced: Vec<SafetyItem>,
 }
 
-impl<S, C> ToolHarnessBuilder<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolHarnessBuilder<S, C> {
     /// Adds another tool (the first one added is the one
     /// [`ToolHarness::call`] runs).
     pub fn tool(mut self, tool: impl Tool<S, C>) -> Self {
@@ -241,11 +238,7 @@ impl ToolHarness {
     }
 }
 
-impl<S, C> ToolHarness<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolHarness<S, C> {
     /// Starts a harness for `tool` with application state `state` (by value
     /// or as an `Arc`) and run context value `context`.
     pub fn builder_with(
@@ -362,11 +355,7 @@ where
     }
 }
 
-impl<S, C> std::fmt::Debug for ToolHarness<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> std::fmt::Debug for ToolHarness<S, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolHarness")
             .field("executor", &self.executor)

@@ -50,6 +50,7 @@ use crate::error::ToolError;
 use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::{ResourceBounds, ToolSpec};
+use crate::tool::Shared;
 use crate::tool::Tool;
 
 /// The fuel a call gets when the spec sets none (about ten million
@@ -259,11 +260,7 @@ fn exports(store: &mut Store<CallData>, instance: &Instance) -> Result<Exports, 
 }
 
 #[async_trait]
-impl<S, C> Tool<S, C> for WasmTool
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Tool<S, C> for WasmTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }

@@ -91,6 +91,7 @@ use serde_json::Value;
 use crate::error::MAX_ERROR_TEXT;
 use crate::registry::ToolRegistry;
 use crate::retry::RetryPolicy;
+use crate::tool::Shared;
 
 use hooks::{HookState, Hooks};
 use remote::RemoteTool;
@@ -322,8 +323,8 @@ impl McpClient {
         options: &ImportOptions,
     ) -> Result<ImportReport, McpClientError>
     where
-        S: Send + Sync + 'static,
-        C: Send + Sync + 'static,
+        S: Shared,
+        C: Shared,
     {
         let timeout = options.list_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
         let listed = tokio::time::timeout(timeout, self.service.peer().list_all_tools())

@@ -16,6 +16,7 @@ use crate::error::{ErrorClass, ErrorKind, MAX_ERROR_TEXT, ToolError};
 use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::tool::Tool;
 
 use super::bounded;
@@ -124,11 +125,7 @@ impl RemoteTool {
 }
 
 #[async_trait]
-impl<S, C> Tool<S, C> for RemoteTool
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> Tool<S, C> for RemoteTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
