@@ -52,8 +52,8 @@ impl ToolRegistry {
 #[macro_export]
 macro_rules! __collect_tool {
     ($tool:ident) => {
-        $crate::__inventory::submit! {
-            $crate::__CollectedTool {
+        $crate::tool_macro::inventory::submit! {
+            $crate::tool_macro::CollectedTool {
                 make: || ::std::sync::Arc::new($tool),
                 file: ::core::file!(),
                 line: ::core::line!(),

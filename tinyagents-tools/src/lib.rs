@@ -147,13 +147,6 @@ pub use tool::Tool;
 pub use toolset::Toolset;
 pub use turn::Turn;
 
-#[cfg(feature = "collect")]
-#[doc(hidden)]
-pub use collect::CollectedTool as __CollectedTool;
-#[cfg(feature = "collect")]
-#[doc(hidden)]
-pub use inventory as __inventory;
-
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {
     pub use crate::tool::Shared;
@@ -179,6 +172,11 @@ pub mod tool_macro {
 
     pub use crate::macro_support::*;
     pub use crate::service::{BlockAbsent, BlockPresent, BlockProbe, BlockTools, ToolBlock};
+
+    #[cfg(feature = "collect")]
+    pub use crate::collect::CollectedTool;
+    #[cfg(feature = "collect")]
+    pub use inventory;
 }
 
 /// Hooks for the benchmarks, which time the registry's argument check on its
