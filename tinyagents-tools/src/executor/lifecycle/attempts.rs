@@ -67,12 +67,38 @@ where
             };
         }
         let spec = registered.spec();
-        let policy = &spec.retry;
-        let retried = spec.safety.idempotency.is_idempotent() && policy.max_attempts > 1;
+        let keep = before.entered > 0;
+        if !(spec.safety.idempotency.is_idempotent() && spec.retry.max_attempts > 1) {
+            // One attempt: it takes the arguments unless a hook needs them.
+            let arguments = if keep {
+                before.arguments.clone()
+            } else {
+                std::mem::take(&mut before.arguments)
+            };
+            return Ran {
+                outcome: self.attempt(cx, registered, arguments, 1).await,
+                attempts: 1,
+            };
+        }
+        // The retry loop (its back-off timer) lives on the heap, so a call
+        // to a tool that is never retried keeps no room for it.
+        Box::pin(self.retrying(cx, registered, before)).await
+    }
+
+    /// Step 6 for a tool that may be retried: attempts until one succeeds,
+    /// the error is not retryable, the attempts run out or the run is
+    /// cancelled.
+    async fn retrying(
+        &self,
+        cx: &CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        before: &mut Before,
+    ) -> Ran {
+        let policy = &registered.spec().retry;
         let keep = before.entered > 0;
         let mut attempt = 1;
         loop {
-            let last = !retried || attempt >= policy.max_attempts;
+            let last = attempt >= policy.max_attempts;
             // The last attempt takes the arguments unless a hook needs them.
             let arguments = if last && !keep {
                 std::mem::take(&mut before.arguments)
@@ -106,7 +132,7 @@ where
                 event.error_class = Some(error.class());
                 event.error_kind = Some(error.kind().as_str());
             });
-            if !Box::pin(back_off(cx.run, policy.delay(attempt + 1))).await {
+            if !back_off(cx.run, policy.delay(attempt + 1)).await {
                 return Ran {
                     outcome: Err(ToolError::cancelled()),
                     attempts: attempt,
@@ -158,6 +184,7 @@ where
 
     /// The [`ToolRuntime`] of one attempt: the call's id and name, the
     /// event bus when anyone listens, the call's redactor.
+    #[inline]
     fn runtime_for(&self, cx: &CallCx<'_, C>, attempt: u32) -> ToolRuntime<C> {
         let mut runtime =
             ToolRuntime::new(cx.run.clone(), cx.id.clone(), cx.name.clone()).with_attempt(attempt);
