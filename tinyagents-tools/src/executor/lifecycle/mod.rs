@@ -165,7 +165,7 @@ where
         let (arguments, _permits) = step!(self.admit(cx, turn, registered, arguments, batch))?;
         self.emit_started(cx, registered);
         let mut before = step!(self.before_tool(cx, turn, registered, arguments))?;
-        let ran = self.run_tool(cx, registered, &mut before).await;
+        let ran = step!(self.run_tool(cx, registered, &mut before));
         let ran = step!(self.after_tool(cx, turn, registered, before, ran));
         let formatted = self.format_message(cx, registered, ran)?;
         step!(self.store_artifacts(formatted))
