@@ -420,6 +420,7 @@ impl<C> ToolRuntime<C> {
 
     /// The call's redactor, when the executor redacts (for handles that
     /// send a tool's text out of the process).
+    #[cfg(feature = "mcp")]
     pub(crate) fn redactor(&self) -> Option<&Arc<Redactor>> {
         self.redactor.as_ref()
     }

@@ -33,6 +33,7 @@ where
     /// Step 1: the run is live, the tool exists (canonical name or alias)
     /// and was advertised this turn; its own redaction policy applies from
     /// here on.
+    #[inline]
     pub(super) fn resolve_tool<'r>(
         &'r self,
         cx: &mut CallCx<'_, C>,
@@ -62,6 +63,7 @@ where
     /// Step 2: the arguments parse, stay within the size and depth limits,
     /// carry no forged key and validate against the compiled input schema
     /// (rules in [`args`]).
+    #[inline]
     pub(super) fn parse_arguments(
         &self,
         cx: &mut CallCx<'_, C>,
@@ -88,6 +90,7 @@ where
     /// Step 3: the call limits admit the call, then it waits for its
     /// permits (the batch's lock, the tool's `max_concurrency`), if it has
     /// any to wait for.
+    #[inline]
     pub(super) fn admit<'a, 'b: 'a>(
         &'a self,
         cx: &'a mut CallCx<'_, C>,

@@ -94,6 +94,7 @@ where
     C: Send + Sync + 'static,
 {
     /// Step 4: the `tool.started` event, with the tool's resource bounds.
+    #[inline]
     pub(super) fn emit_started(&self, cx: &CallCx<'_, C>, registered: &RegisteredTool<S, C>) {
         let bounds = registered.spec().bounds;
         self.emit(cx, EventKind::Started, 1, |event| {
@@ -105,6 +106,7 @@ where
     /// schema (a mismatch is the call's failure), redacted, and made into
     /// the message's bounded content; a structured value with no content
     /// gets a JSON text copy ([`content`]).
+    #[inline]
     pub(super) fn format_message(
         &self,
         cx: &CallCx<'_, C>,
@@ -140,6 +142,7 @@ where
     /// store whole, and the message shows its preview and key; a store that
     /// fails fails the call (the structured value and the tool's own
     /// artifacts stay with the result).
+    #[inline]
     pub(super) fn store_artifacts(&self, formatted: Formatted) -> Step<'_, Result<Done, Stop>> {
         let Formatted { mut done, to_store } = formatted;
         let Some(pending) = to_store else {
@@ -176,6 +179,7 @@ where
 
     /// Step 10: the call's result and its final event, `tool.completed`
     /// or, for a call that stopped, `tool.rejected` or `tool.failed`.
+    #[inline]
     pub(super) fn answer(&self, cx: &CallCx<'_, C>, outcome: Result<Done, Stop>) -> ToolResult {
         match outcome {
             Ok(done) => self.completed(cx, done),

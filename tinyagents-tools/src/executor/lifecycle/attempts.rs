@@ -2,7 +2,7 @@
 //! may be retried), each with its injected [`ToolRuntime`], under its
 //! timeout, the run's cancellation and a panic guard.
 
-use std::future::Future;
+use std::future::{Future, Ready, ready};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -10,6 +10,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Either};
 use serde_json::Value;
 
 use super::CallCx;
@@ -29,6 +30,9 @@ pub(super) struct Ran {
     /// Attempts made: 0 when a `before_tool` hook answered.
     pub(super) attempts: u32,
 }
+
+/// One attempt's outcome.
+type Attempted = Result<ToolOutput, ToolError>;
 
 /// Polls a future once: most tools (and hooks) finish on their first poll,
 /// and then no timer is armed and no clock is read for them.
@@ -54,25 +58,55 @@ where
     /// idempotent tool whose [`RetryPolicy`](crate::RetryPolicy) allows it
     /// is retried after a retryable error, with the policy's delay. The
     /// arguments stay in `before` for `after_tool` hooks that need them.
-    pub(super) async fn run_tool(
+    pub(super) fn run_tool<'a>(
+        &'a self,
+        cx: &'a CallCx<'_, C>,
+        registered: &'a RegisteredTool<S, C>,
+        before: &'a mut Before,
+    ) -> Either<Ready<Ran>, impl Future<Output = Ran> + Send + 'a> {
+        if let Some(output) = before.answered.take() {
+            return Either::Left(ready(Ran {
+                outcome: Ok(*output),
+                attempts: 0,
+            }));
+        }
+        let spec = registered.spec();
+        if spec.safety.idempotency.is_idempotent() && spec.retry.max_attempts > 1 {
+            // The retry loop (its back-off timer) lives on the heap, so a
+            // call to a tool that is never retried keeps no room for it.
+            let retrying: BoxFuture<'a, Ran> = Box::pin(self.retrying(cx, registered, before));
+            return Either::Right(Either::Right(retrying));
+        }
+        // One attempt: it takes the arguments unless a hook needs them.
+        let arguments = if before.entered > 0 {
+            before.arguments.clone()
+        } else {
+            std::mem::take(&mut before.arguments)
+        };
+        let ran = |outcome: Attempted| Ran {
+            outcome,
+            attempts: 1,
+        };
+        match self.attempt(cx, registered, arguments, 1) {
+            Either::Left(now) => Either::Left(ready(ran(now.into_inner()))),
+            Either::Right(waits) => Either::Right(Either::Left(waits.map(ran))),
+        }
+    }
+
+    /// Step 6 for a tool that may be retried: attempts until one succeeds,
+    /// the error is not retryable, the attempts run out or the run is
+    /// cancelled.
+    async fn retrying(
         &self,
         cx: &CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
         before: &mut Before,
     ) -> Ran {
-        if let Some(output) = before.answered.take() {
-            return Ran {
-                outcome: Ok(*output),
-                attempts: 0,
-            };
-        }
-        let spec = registered.spec();
-        let policy = &spec.retry;
-        let retried = spec.safety.idempotency.is_idempotent() && policy.max_attempts > 1;
+        let policy = &registered.spec().retry;
         let keep = before.entered > 0;
         let mut attempt = 1;
         loop {
-            let last = !retried || attempt >= policy.max_attempts;
+            let last = attempt >= policy.max_attempts;
             // The last attempt takes the arguments unless a hook needs them.
             let arguments = if last && !keep {
                 std::mem::take(&mut before.arguments)
@@ -106,7 +140,7 @@ where
                 event.error_class = Some(error.class());
                 event.error_kind = Some(error.kind().as_str());
             });
-            if !Box::pin(back_off(cx.run, policy.delay(attempt + 1))).await {
+            if !back_off(cx.run, policy.delay(attempt + 1)).await {
                 return Ran {
                     outcome: Err(ToolError::cancelled()),
                     attempts: attempt,
@@ -121,43 +155,49 @@ where
     /// otherwise under its timeout and the run's cancellation. A panic in
     /// the tool is the attempt's `panicked` error; no attempt starts in a
     /// cancelled run.
-    async fn attempt(
-        &self,
-        cx: &CallCx<'_, C>,
-        registered: &RegisteredTool<S, C>,
+    fn attempt<'a>(
+        &'a self,
+        cx: &'a CallCx<'_, C>,
+        registered: &'a RegisteredTool<S, C>,
         arguments: Value,
         attempt: u32,
-    ) -> Result<ToolOutput, ToolError> {
+    ) -> Either<Ready<Attempted>, impl Future<Output = Attempted> + Send + 'a> {
         if cx.run.cancellation().is_cancelled() {
-            return Err(ToolError::cancelled());
+            return Either::Left(ready(Err(ToolError::cancelled())));
         }
-        let runtime = self.runtime_for(cx, attempt);
         let tool = registered.tool();
-        let called = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            if tool.never_waits() {
-                Ok(tool.call_now(&self.state, &runtime, arguments))
-            } else {
-                Err(tool.call(&self.state, &runtime, arguments))
-            }
-        }));
-        let call = match called {
-            Ok(Ok(outcome)) => return outcome,
-            Ok(Err(call)) => call,
-            Err(payload) => return Err(panics::panicked(&*payload)),
-        };
-        let mut call = AssertUnwindSafe(call).catch_unwind();
-        if let Poll::Ready(result) = first_poll(&mut call).await {
-            return settled(result);
+        if tool.never_waits() {
+            let runtime = self.runtime_for(cx, attempt);
+            let called = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                tool.call_now(&self.state, &runtime, arguments)
+            }));
+            return Either::Left(ready(settled(called)));
         }
-        let timeout = registered
-            .spec()
-            .timeout
-            .unwrap_or(self.config.default_timeout);
-        Box::pin(self.interruptible(cx.run, &runtime, call, timeout)).await
+        Either::Right(async move {
+            // The tool's future borrows its runtime: both live here.
+            let runtime = self.runtime_for(cx, attempt);
+            let called = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                tool.call(&self.state, &runtime, arguments)
+            }));
+            let call = match called {
+                Ok(call) => call,
+                Err(payload) => return Err(panics::panicked(&*payload)),
+            };
+            let mut call = AssertUnwindSafe(call).catch_unwind();
+            if let Poll::Ready(result) = first_poll(&mut call).await {
+                return settled(result);
+            }
+            let timeout = registered
+                .spec()
+                .timeout
+                .unwrap_or(self.config.default_timeout);
+            Box::pin(self.interruptible(cx.run, &runtime, call, timeout)).await
+        })
     }
 
     /// The [`ToolRuntime`] of one attempt: the call's id and name, the
     /// event bus when anyone listens, the call's redactor.
+    #[inline]
     fn runtime_for(&self, cx: &CallCx<'_, C>, attempt: u32) -> ToolRuntime<C> {
         let mut runtime =
             ToolRuntime::new(cx.run.clone(), cx.id.clone(), cx.name.clone()).with_attempt(attempt);

@@ -40,6 +40,7 @@ where
     /// Step 5: each `before_tool` hook in the order added may let the call
     /// through (with changed arguments, checked again), answer in place of
     /// the tool, or refuse it.
+    #[inline]
     pub(super) fn before_tool<'a>(
         &'a self,
         cx: &'a mut CallCx<'_, C>,
@@ -187,6 +188,7 @@ where
 
     /// Step 7: the `after_tool` hooks of the middleware that ran
     /// `before_tool`, in reverse order; they may change the outcome.
+    #[inline]
     pub(super) fn after_tool<'a>(
         &'a self,
         cx: &'a CallCx<'_, C>,

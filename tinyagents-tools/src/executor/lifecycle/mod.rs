@@ -40,12 +40,26 @@ use span::call_span;
 /// not make.
 type Step<'a, T> = Either<Ready<T>, BoxFuture<'a, T>>;
 
+/// Takes a step's outcome: one that is ready is taken as it is, with no
+/// poll (and no move through a future's slot); only a step that waits is
+/// awaited.
+macro_rules! step {
+    ($step:expr) => {
+        match $step {
+            Either::Left(ready) => ready.into_inner(),
+            Either::Right(wait) => wait.await,
+        }
+    };
+}
+
 /// A step's outcome, now.
+#[inline]
 fn now<'a, T>(value: T) -> Step<'a, T> {
     Either::Left(std::future::ready(value))
 }
 
 /// A step that waits.
+#[inline]
 fn waits<'a, T>(wait: impl Future<Output = T> + Send + 'a) -> Step<'a, T> {
     Either::Right(Box::pin(wait))
 }
@@ -148,13 +162,13 @@ where
         let arguments = args::Pending::new(arguments);
         let registered = self.resolve_tool(cx, turn)?;
         let arguments = self.parse_arguments(cx, registered, arguments)?;
-        let (arguments, _permits) = self.admit(cx, turn, registered, arguments, batch).await?;
+        let (arguments, _permits) = step!(self.admit(cx, turn, registered, arguments, batch))?;
         self.emit_started(cx, registered);
-        let mut before = self.before_tool(cx, turn, registered, arguments).await?;
-        let ran = self.run_tool(cx, registered, &mut before).await;
-        let ran = self.after_tool(cx, turn, registered, before, ran).await;
+        let mut before = step!(self.before_tool(cx, turn, registered, arguments))?;
+        let ran = step!(self.run_tool(cx, registered, &mut before));
+        let ran = step!(self.after_tool(cx, turn, registered, before, ran));
         let formatted = self.format_message(cx, registered, ran)?;
-        self.store_artifacts(formatted).await
+        step!(self.store_artifacts(formatted))
     }
 }
 
