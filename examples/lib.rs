@@ -276,3 +276,24 @@ pub fn quickstart_run(
         .workspace_root(workspace)
         .build()
 }
+
+/// Serves `server` over streamable HTTP on `listener` until Ctrl-C, the way
+/// the MCP examples run.
+pub async fn serve_http_until_ctrl_c<S: Shared, C: Shared>(
+    server: &tinyagents_tools::mcp::McpServer<S, C>,
+    listener: tokio::net::TcpListener,
+) -> std::io::Result<()> {
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    });
+    server
+        .serve_http(
+            listener,
+            tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig::default(),
+            shutdown,
+        )
+        .await
+}

@@ -11,7 +11,6 @@
 //! README's MCP section for the list, and for the scenarios not served).
 
 use serde_json::json;
-use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
 use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer};
 use tinyagents_tools::prelude::*;
 
@@ -279,14 +278,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build(RunContext::empty)?;
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("mcp_conformance_server: http://{addr}/mcp");
-    let shutdown = CancellationToken::new();
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
-        stop.cancel();
-    });
-    server
-        .serve_http(listener, StreamableHttpServerConfig::default(), shutdown)
-        .await?;
+    tinyagents_tools_examples::serve_http_until_ctrl_c(&server, listener).await?;
     Ok(())
 }

@@ -42,9 +42,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tinyagents_tools::CancellationToken;
 use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
 use tinyagents_tools::policy::{
     ApprovalDecision, ApprovalRequest, Approver, ConfirmationPolicy, WorkspacePolicy,
 };
@@ -121,14 +119,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         server.tools().len(),
         listener.local_addr()?
     );
-    let shutdown = CancellationToken::new();
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
-        stop.cancel();
-    });
-    server
-        .serve_http(listener, StreamableHttpServerConfig::default(), shutdown)
-        .await?;
+    tinyagents_tools_examples::serve_http_until_ctrl_c(&server, listener).await?;
     Ok(())
 }
