@@ -9,9 +9,10 @@ use serde_json::{Value, json};
 use tinyagents_tools::ToolExecutor;
 use tinyagents_tools::safety::SafetyItem;
 use tinyagents_tools_examples::agent::{
-    Agent, AgentConfig, ApiKey, ClientError, Invocation, StopReason, cli,
+    Agent, AgentConfig, AgentError, AgentOutcome, ApiKey, ClientError, Invocation, StopReason, cli,
 };
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
+use tinyagents_tools_tests::assert_contains_all;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -251,16 +252,15 @@ async fn the_agent_runs_the_models_tool_calls_and_prints_its_final_answer() {
 
     let answer: Value = serde_json::from_str(FINAL_ANSWER).unwrap();
     let answer = answer["choices"][0]["message"]["content"].as_str().unwrap();
-    assert!(out.contains(answer), "{out}");
-    assert!(
-        out.contains("[turn 1] call_Qm3v8XbR2kT9wLpN4sYd7JhA search_docs"),
-        "{out}"
+    assert_contains_all(
+        &out,
+        &[
+            answer,
+            "[turn 1] call_Qm3v8XbR2kT9wLpN4sYd7JhA search_docs",
+            "[turn 1] call_Zt6nH1cW5eR0uKjM8bVx3PqS calculate",
+            "-> ok: 42",
+        ],
     );
-    assert!(
-        out.contains("[turn 1] call_Zt6nH1cW5eR0uKjM8bVx3PqS calculate"),
-        "{out}"
-    );
-    assert!(out.contains("-> ok: 42"), "{out}");
     assert!(
         !out.contains(KEY) && !err.contains(KEY),
         "the key is never printed"
@@ -272,12 +272,24 @@ fn agent(server: &FakeOpenAi, max_turns: u32) -> Agent {
     config.api_key = Some(ApiKey::new(KEY));
     config.max_turns = max_turns;
     config.request_timeout = Duration::from_secs(10);
+    quickstart_agent(config)
+}
+
+/// An agent with `config` over the quickstart's tools.
+fn quickstart_agent(config: AgentConfig) -> Agent {
     let executor = ToolExecutor::builder(quickstart_registry().unwrap(), ())
         // `write_note` needs confirmation; these turns never advertise it.
         .unenforced(SafetyItem::Confirmation)
         .build()
         .unwrap();
     Agent::new(config, Arc::new(executor)).unwrap()
+}
+
+/// Runs `agent` once on `hello`, in a quickstart run of the current
+/// directory.
+async fn say_hello(agent: &Agent) -> Result<AgentOutcome, AgentError> {
+    let run = quickstart_run(std::path::Path::new("."), Arc::new(NoteBook::default()));
+    bounded(agent.run(&run, "hello")).await
 }
 
 #[tokio::test]
@@ -391,15 +403,7 @@ async fn a_refused_connection_is_reported_with_its_cause() {
     };
     let mut config = AgentConfig::new(format!("http://127.0.0.1:{port}/v1"), "m");
     config.request_timeout = Duration::from_secs(10);
-    let executor = ToolExecutor::builder(quickstart_registry().unwrap(), ())
-        // `write_note` needs confirmation; these turns never advertise it.
-        .unenforced(SafetyItem::Confirmation)
-        .build()
-        .unwrap();
-    let agent = Agent::new(config, Arc::new(executor)).unwrap();
-    let run = quickstart_run(std::path::Path::new("."), Arc::new(NoteBook::default()));
-
-    let error = bounded(agent.run(&run, "hello")).await.unwrap_err();
+    let error = say_hello(&quickstart_agent(config)).await.unwrap_err();
 
     let text = error.to_string();
     assert!(
@@ -418,15 +422,7 @@ async fn strict_requests_declare_strict_tools_and_turn_off_parallel_calls() {
     let mut config = AgentConfig::new(server.base_url.clone(), "m");
     config.strict = true;
     config.system_prompt = None;
-    let executor = ToolExecutor::builder(quickstart_registry().unwrap(), ())
-        // `write_note` needs confirmation; these turns never advertise it.
-        .unenforced(SafetyItem::Confirmation)
-        .build()
-        .unwrap();
-    let agent = Agent::new(config, Arc::new(executor)).unwrap();
-    let run = quickstart_run(std::path::Path::new("."), Arc::new(NoteBook::default()));
-
-    let outcome = bounded(agent.run(&run, "hello")).await.unwrap();
+    let outcome = say_hello(&quickstart_agent(config)).await.unwrap();
 
     assert_eq!(outcome.stop, StopReason::Answered);
     let body = &server.received()[0].body;

@@ -3,28 +3,14 @@
 //! and logged as a `tracing` warning naming the run, the call and the
 //! decision.
 
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{call, kind, spec};
+use tinyagents_tools_tests::{FakeTool, LogCapture, call, kind, spec};
 use tokio::sync::{Notify, oneshot};
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Tells the test it was asked, then answers what the test sends.
 struct Late {
@@ -41,41 +27,22 @@ impl Approver for Late {
     }
 }
 
-struct Never(ToolSpec);
-
-#[async_trait]
-impl Tool for Never {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        panic!("a cancelled call ran");
-    }
-}
-
 #[tokio::test]
 async fn a_late_approval_after_cancellation_is_ignored_and_logged() {
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    tracing::subscriber::set_global_default(
-        tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_max_level(tracing::Level::WARN)
-            .with_ansi(false)
-            .finish(),
-    )
-    .unwrap();
+    let buffer = LogCapture::default();
+    tracing::subscriber::set_global_default(buffer.subscriber(tracing::Level::WARN).finish())
+        .unwrap();
 
     let asked = Arc::new(Notify::new());
     let (tx, rx) = oneshot::channel();
     let mut registry = ToolRegistry::new();
+    let spec = spec("wipe", json!({"type": "object", "properties": {}}))
+        .safety(ToolSafety::default().requires_confirmation(true))
+        .build()
+        .unwrap();
+    // It never runs: a cancelled call must not.
     registry
-        .register(Never(
-            spec("wipe", json!({"type": "object", "properties": {}}))
-                .safety(ToolSafety::default().requires_confirmation(true))
-                .build()
-                .unwrap(),
-        ))
+        .register(FakeTool::new(spec).answering_with(|_, _| panic!("a cancelled call ran")))
         .unwrap();
     let exec = Arc::new(
         ToolExecutor::builder(registry, ())
@@ -104,7 +71,7 @@ async fn a_late_approval_after_cancellation_is_ignored_and_logged() {
     let mut text = String::new();
     for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(10)).await;
-        text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        text = buffer.text();
         if text.contains("ignored") {
             break;
         }

@@ -8,10 +8,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tinyagents_tools::events::EventKind;
+use tinyagents_tools::middleware::BeforeOutcome;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Recorder, call, execute_in, kind, spec};
+use tinyagents_tools_tests::{
+    BeforeTool, FnTool, Recorder, call, execute_in, kind, read_only_spec,
+};
 
 const SECRET: &str = "sk-live-panic-4d5e6f";
 
@@ -27,47 +30,25 @@ impl AsRef<str> for Key {
 
 /// Panics with the secret in its message: at once, after a wait, or behind
 /// a middleware.
-struct Crasher(ToolSpec);
-
-#[async_trait]
-impl Tool for Crasher {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
-        if args["wait"] == true {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        panic!("crashed holding {SECRET}");
-    }
-}
-
-struct Passes;
-
-#[async_trait]
-impl Middleware for Passes {
-    fn name(&self) -> &str {
-        "passes"
-    }
-}
-
 fn executor(with_middleware: bool) -> (Arc<Recorder>, ToolExecutor) {
+    let spec = read_only_spec(
+        "crasher",
+        json!({"type": "object", "properties": {"wait": {"type": "boolean"}}}),
+    );
+    let crasher = FnTool::new(spec, |_, args| {
+        Box::pin(async move {
+            if args["wait"] == true {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            panic!("crashed holding {SECRET}");
+        })
+    });
     let mut registry = ToolRegistry::new();
-    registry
-        .register(Crasher(
-            spec(
-                "crasher",
-                json!({"type": "object", "properties": {"wait": {"type": "boolean"}}}),
-            )
-            .safety(ToolSafety::pure())
-            .build()
-            .unwrap(),
-        ))
-        .unwrap();
+    registry.register(crasher).unwrap();
     let recorder = Recorder::new();
     let mut builder = ToolExecutor::builder(registry, ()).subscribe_arc(recorder.clone());
     if with_middleware {
-        builder = builder.middleware(Passes);
+        builder = builder.middleware(BeforeTool::new("passes", |_| Ok(BeforeOutcome::Continue)));
     }
     (recorder, builder.build().unwrap())
 }

@@ -3,7 +3,6 @@
 //! progress, and models that send them as arguments or tool names, leave no
 //! trace of them in any event, tool message, error text or `tracing` output.
 
-use std::io;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -36,67 +35,56 @@ const API_KEY: &str = "sk-live-7f3c9a1e5b2d";
 const DB_PASSWORD: &str = "correct-horse-battery-staple";
 
 /// `leaky`: reads the API key and leaks it the way `mode` says.
-struct Leaky(ToolSpec);
-
-impl Leaky {
-    fn new() -> Arc<Self> {
-        Arc::new(Leaky(
-            spec(
-                "leaky",
-                json!({
-                    "type": "object",
-                    "properties": {"mode": {"type": "string"}, "note": {"type": "string"}},
-                    "required": ["mode"],
-                    "additionalProperties": false
-                }),
-            )
-            .safety(ToolSafety::pure())
-            .build()
-            .unwrap(),
-        ))
-    }
+fn leaky() -> Arc<dyn Tool> {
+    let spec = read_only_spec(
+        "leaky",
+        json!({
+            "type": "object",
+            "properties": {"mode": {"type": "string"}, "note": {"type": "string"}},
+            "required": ["mode"],
+            "additionalProperties": false
+        }),
+    );
+    Arc::new(FnTool::new(spec, |rt, args| {
+        Box::pin(async move { leak(rt, &args) })
+    }))
 }
 
-#[async_trait]
-impl Tool for Leaky {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), rt: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
-        let key = rt.run().secrets().get::<ApiKey>().expect("the key");
-        let key = key.expose().0.clone();
-        let db = rt
-            .run()
-            .secrets()
-            .get::<DbPassword>()
-            .expect("the password");
-        let db = db.expose().0.clone();
-        match args["mode"].as_str().unwrap_or_default() {
-            "text" => Ok(ToolOutput::text(format!(
-                "the key is {key} and the password {db}"
-            ))),
-            "structured" => Ok(ToolOutput::structured(json!({
-                "key": key,
-                "nested": [{"auth": format!("Bearer {key}")}],
-                key.clone(): "as a key"
-            }))),
-            "blocks" => Ok(ToolOutput::text("see below")
-                .with_block(ContentBlock::json(json!({"token": key})))
-                .with_block(ContentBlock::text(db))),
-            "large" => Ok(ToolOutput::text(format!("{} {key}", "x".repeat(100_000)))),
-            "error" => Err(ToolError::repair(format!("the key {key} was refused"))),
-            "fatal" => Err(ToolError::fatal(format!("db login failed for {db}"))),
-            "events" => {
-                rt.emitter()
-                    .emit(format!("login-{key}"), json!({"key": key, "list": [db]}));
-                rt.stream_writer()
-                    .progress(0.5, Some(1.0), Some(&format!("using {key}")));
-                rt.stream_writer().write(&format!("still using {db}"));
-                Ok(ToolOutput::text("done"))
-            }
-            "panic" => panic!("crashed holding {key}"),
-            _ => Ok(ToolOutput::text("nothing")),
+/// What `leaky` does with the run's secrets.
+fn leak(rt: &ToolRuntime, args: &Value) -> Result<ToolOutput, ToolError> {
+    let key = rt.run().secrets().get::<ApiKey>().expect("the key");
+    let key = key.expose().0.clone();
+    let db = rt
+        .run()
+        .secrets()
+        .get::<DbPassword>()
+        .expect("the password");
+    let db = db.expose().0.clone();
+    match args["mode"].as_str().unwrap_or_default() {
+        "text" => Ok(ToolOutput::text(format!(
+            "the key is {key} and the password {db}"
+        ))),
+        "structured" => Ok(ToolOutput::structured(json!({
+            "key": key,
+            "nested": [{"auth": format!("Bearer {key}")}],
+            key.clone(): "as a key"
+        }))),
+        "blocks" => Ok(ToolOutput::text("see below")
+            .with_block(ContentBlock::json(json!({"token": key})))
+            .with_block(ContentBlock::text(db))),
+        "large" => Ok(ToolOutput::text(format!("{} {key}", "x".repeat(100_000)))),
+        "error" => Err(ToolError::repair(format!("the key {key} was refused"))),
+        "fatal" => Err(ToolError::fatal(format!("db login failed for {db}"))),
+        "events" => {
+            rt.emitter()
+                .emit(format!("login-{key}"), json!({"key": key, "list": [db]}));
+            rt.stream_writer()
+                .progress(0.5, Some(1.0), Some(&format!("using {key}")));
+            rt.stream_writer().write(&format!("still using {db}"));
+            Ok(ToolOutput::text("done"))
         }
+        "panic" => panic!("crashed holding {key}"),
+        _ => Ok(ToolOutput::text("nothing")),
     }
 }
 
@@ -123,27 +111,11 @@ impl EventSubscriber for QueuedLog {
     }
 }
 
-/// A `tracing` writer into a shared buffer.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::TRACE)
+    let captured = LogCapture::default();
+    let subscriber = captured
+        .subscriber(tracing::Level::TRACE)
         .with_span_events(FmtSpan::FULL)
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
@@ -151,7 +123,7 @@ async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() 
     let recorder = Recorder::new();
     let queued = Arc::new(QueuedLog::default());
     let store = Arc::new(InMemoryArtifactStore::new());
-    let exec = executor(vec![Leaky::new(), echo()])
+    let exec = executor(vec![leaky(), echo()])
         .middleware(BeforeTool::new("leaky_policy", leaky_policy))
         .subscribe_arc(recorder.clone())
         .subscribe_arc(queued.clone())
@@ -247,7 +219,7 @@ async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() 
     }
     let queued_events = queued.0.lock().unwrap().join("\n");
     shown.push_str(&queued_events);
-    let traced = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let traced = captured.text();
     shown.push_str(&traced);
 
     // The scenarios happened: the capture is not empty, the events are there.

@@ -1,11 +1,13 @@
 //! Shared helpers for the integration tests: the fake tools most tests start
-//! from (built on the testkit's `FakeTool`), small constructors, and the few
-//! fakes the testkit has no use for (a concurrency gauge, a tool that cancels
-//! its own run, a broken artifact store).
+//! from (built on the testkit's `FakeTool` and `FnTool`), small constructors,
+//! a concurrency gauge, a broken artifact store, an in-memory `tracing`
+//! capture and a tool with a rendered output.
 
+use std::io::Write;
 use std::num::NonZeroUsize;
-use std::sync::Arc;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -13,11 +15,17 @@ use tinyagents_tools::artifacts::{ArtifactError, ArtifactStore};
 use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::executor::ToolExecutorBuilder;
 use tinyagents_tools::output::ArtifactRef;
+use tinyagents_tools::prelude::{Deserialize, JsonSchema, Serialize};
 use tinyagents_tools::retry::Jitter;
 use tinyagents_tools::spec::{InjectedKind, ToolSpecBuilder};
 use tinyagents_tools::*;
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::format::{DefaultFields, Format};
+use tracing_subscriber::fmt::{MakeWriter, SubscriberBuilder};
 
-pub use tinyagents_tools::testkit::{BeforeTool, EventRecorder as Recorder, FakeTool, Spy};
+pub use tinyagents_tools::testkit::{
+    BeforeTool, EventRecorder as Recorder, FakeTool, FnTool, Spy, ToolFuture,
+};
 
 pub mod isolated_bodies;
 
@@ -27,12 +35,17 @@ pub fn spec(name: &str, schema: Value) -> ToolSpecBuilder {
         .input_schema(ToolSchema::from_value(schema))
 }
 
-/// The spec of a read-only tool named `name` that takes no argument.
-fn pure_spec(name: &str) -> ToolSpec {
-    spec(name, json!({"type": "object", "properties": {}}))
+/// The spec of a read-only tool named `name` with the input schema `schema`.
+pub fn read_only_spec(name: &str, schema: Value) -> ToolSpec {
+    spec(name, schema)
         .safety(ToolSafety::pure())
         .build()
         .expect("valid spec")
+}
+
+/// The spec of a read-only tool named `name` that takes no argument.
+pub fn pure_spec(name: &str) -> ToolSpec {
+    read_only_spec(name, json!({"type": "object", "properties": {}}))
 }
 
 /// A registry of the given tools.
@@ -51,8 +64,13 @@ pub fn executor(tools: Vec<Arc<dyn Tool>>) -> ToolExecutorBuilder {
 
 /// An executor over `tools` and a [`Recorder`] of its events.
 pub fn recorded(tools: Vec<Arc<dyn Tool>>) -> (Arc<Recorder>, ToolExecutor) {
+    recorded_with(executor(tools))
+}
+
+/// The executor `builder` makes, with a [`Recorder`] of its events.
+pub fn recorded_with(builder: ToolExecutorBuilder) -> (Arc<Recorder>, ToolExecutor) {
     let recorder = Recorder::new();
-    let exec = executor(tools)
+    let exec = builder
         .subscribe_arc(recorder.clone())
         .build()
         .expect("a valid test executor");
@@ -73,9 +91,39 @@ pub async fn execute_once(exec: &ToolExecutor, call: ToolCall) -> ToolResult {
         .await
 }
 
+/// Runs `calls` as one batch through `exec` in an empty run, in turn 1.
+pub async fn execute_batch_once(exec: &ToolExecutor, calls: Vec<ToolCall>) -> Vec<ToolResult> {
+    exec.execute_batch(&RunContext::empty(), &Turn::new(1), calls)
+        .await
+}
+
+/// Calls of the tool `tool` without arguments, with the ids `c{i}` for each
+/// `i` in `ids`.
+pub fn calls_to(tool: &str, ids: Range<usize>) -> Vec<ToolCall> {
+    ids.map(|i| call(&format!("c{i}"), tool, "{}")).collect()
+}
+
 /// A call with an id, a name and arguments.
 pub fn call(id: &str, name: &str, arguments: impl Into<RawArguments>) -> ToolCall {
     ToolCall::new(id, name, arguments)
+}
+
+/// The events of a call that succeeded on its third attempt, as
+/// [`Recorder::steps`] lists them.
+pub const SUCCEEDED_ON_THE_THIRD_ATTEMPT: [(&str, u32); 4] = [
+    ("tool.started", 1),
+    ("tool.retrying", 1),
+    ("tool.retrying", 2),
+    ("tool.completed", 3),
+];
+
+/// Asserts that `text` contains each of `parts`, showing `text` when one
+/// is missing.
+#[track_caller]
+pub fn assert_contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in: {text}");
+    }
 }
 
 /// The error kind of a result (`ok` when it succeeded).
@@ -235,87 +283,50 @@ impl Probe {
     }
 }
 
-/// A tool that enters the probe, sleeps 20 ms and leaves; when `exclusive`,
-/// it records any other call running while it does.
-pub struct Gauge {
-    spec: ToolSpec,
-    probe: Arc<Probe>,
-    exclusive: bool,
-}
-
-impl Gauge {
-    /// A gauge named `name` sharing `probe`; `sequential` and
-    /// `max_concurrency` go into its spec.
-    pub fn new(
-        name: &str,
-        probe: Arc<Probe>,
-        sequential: bool,
-        max_concurrency: Option<usize>,
-    ) -> Arc<Self> {
-        let mut builder =
-            spec(name, json!({"type": "object", "properties": {}})).safety(ToolSafety::pure());
-        if sequential {
-            builder = builder.sequential();
-        }
-        if let Some(n) = max_concurrency {
-            builder = builder.max_concurrency(NonZeroUsize::new(n).expect("not zero"));
-        }
-        Arc::new(Gauge {
-            spec: builder.build().expect("valid spec"),
-            probe,
-            exclusive: sequential,
-        })
-    }
-}
-
-#[async_trait]
-impl Tool for Gauge {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        let before = self.probe.current.fetch_add(1, Ordering::SeqCst);
-        self.probe.high.fetch_max(before + 1, Ordering::SeqCst);
+impl Probe {
+    /// Enters, sleeps 20 ms and leaves; when `exclusive`, records any other
+    /// call running meanwhile.
+    async fn measure(&self, exclusive: bool) {
+        let before = self.current.fetch_add(1, Ordering::SeqCst);
+        self.high.fetch_max(before + 1, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let during = self.probe.current.load(Ordering::SeqCst);
-        if self.exclusive && (before != 0 || during != 1) {
-            self.probe.overlap.store(true, Ordering::SeqCst);
+        let during = self.current.load(Ordering::SeqCst);
+        if exclusive && (before != 0 || during != 1) {
+            self.overlap.store(true, Ordering::SeqCst);
         }
-        self.probe.current.fetch_sub(1, Ordering::SeqCst);
-        Ok(ToolOutput::text("measured"))
+        self.current.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-/// `cancel_run`: cancels its own run, then waits for its token.
-pub struct CancelsRun {
-    spec: ToolSpec,
-    /// True once its token fired.
-    pub saw_cancel: AtomicBool,
-}
-
-impl CancelsRun {
-    /// A new tool.
-    pub fn new() -> Arc<Self> {
-        Arc::new(CancelsRun {
-            spec: spec("cancel_run", json!({"type": "object", "properties": {}}))
-                .build()
-                .expect("valid spec"),
-            saw_cancel: AtomicBool::new(false),
-        })
+/// A read-only tool named `name` that enters `probe`, sleeps 20 ms, leaves
+/// and answers `measured`; `sequential` and `max_concurrency` go into its
+/// spec, and a sequential gauge records any other call running while it
+/// does.
+pub fn gauge(
+    name: &str,
+    probe: &Arc<Probe>,
+    sequential: bool,
+    max_concurrency: Option<usize>,
+) -> Arc<dyn Tool> {
+    let mut builder =
+        spec(name, json!({"type": "object", "properties": {}})).safety(ToolSafety::pure());
+    if sequential {
+        builder = builder.sequential();
     }
-}
-
-#[async_trait]
-impl Tool for CancelsRun {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+    if let Some(n) = max_concurrency {
+        builder = builder.max_concurrency(NonZeroUsize::new(n).expect("not zero"));
     }
-    async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        rt.run().cancel();
-        rt.cancellation().cancelled().await;
-        self.saw_cancel.store(true, Ordering::SeqCst);
-        Err(ToolError::cancelled())
-    }
+    let probe = Arc::clone(probe);
+    Arc::new(FnTool::new(
+        builder.build().expect("valid spec"),
+        move |_, _| {
+            let probe = Arc::clone(&probe);
+            Box::pin(async move {
+                probe.measure(sequential).await;
+                Ok(ToolOutput::text("measured"))
+            })
+        },
+    ))
 }
 
 /// An artifact store whose every write fails ("disk full").
@@ -342,4 +353,74 @@ where
     C: Send + Sync + 'static,
 {
     exec.execute(run, &Turn::new(1), call).await
+}
+
+/// Everything a `tracing` fmt subscriber wrote, kept in memory.
+#[derive(Clone, Default)]
+pub struct LogCapture(Arc<Mutex<Vec<u8>>>);
+
+impl LogCapture {
+    /// A fmt subscriber builder that writes into this capture, without
+    /// colours, up to `level`.
+    pub fn subscriber(
+        &self,
+        level: tracing::Level,
+    ) -> SubscriberBuilder<DefaultFields, Format, LevelFilter, LogCapture> {
+        tracing_subscriber::fmt()
+            .with_writer(self.clone())
+            .with_max_level(level)
+            .with_ansi(false)
+    }
+
+    /// What was written so far.
+    pub fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).expect("UTF-8 log lines")
+    }
+}
+
+impl Write for LogCapture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for LogCapture {
+    type Writer = LogCapture;
+    fn make_writer(&'a self) -> LogCapture {
+        self.clone()
+    }
+}
+
+/// A temperature reading.
+#[derive(Serialize, JsonSchema)]
+pub struct Reading {
+    /// Degrees above absolute zero, never negative.
+    #[schemars(range(min = 0))]
+    pub kelvin: i64,
+    /// Where.
+    pub city: String,
+}
+
+/// The arguments of a tool that takes a city.
+#[derive(Deserialize, JsonSchema)]
+pub struct CityArgs {
+    /// The city.
+    pub city: String,
+}
+
+/// Today's reading in a city, with a one-line view for the model.
+#[tool(read_only, idempotent)]
+pub async fn rendered_reading(args: CityArgs) -> Rendered<Reading> {
+    let view = format!("{}: 294 K", args.city);
+    Rendered::new(
+        Reading {
+            kelvin: 294,
+            city: args.city,
+        },
+        view,
+    )
 }

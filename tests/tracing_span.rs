@@ -2,36 +2,17 @@
 //! Each call runs in an `execute_tool` tracing span naming the tool and the
 //! call (OpenTelemetry's GenAI attribute names).
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use serde_json::json;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{call, echo, execute_in};
+use tinyagents_tools_tests::{LogCapture, call, echo, execute_in};
 use tracing_subscriber::fmt::format::FmtSpan;
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[tokio::test]
 async fn every_call_gets_an_execute_tool_span_with_its_tool_and_id() {
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
+    let buffer = LogCapture::default();
+    let subscriber = buffer
+        .subscriber(tracing::Level::DEBUG)
         .with_span_events(FmtSpan::CLOSE)
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
 
@@ -49,7 +30,7 @@ async fn every_call_gets_an_execute_tool_span_with_its_tool_and_id() {
     let refused = execute_in(&executor, &run, call("call-78", "nope", json!({}))).await;
     assert!(refused.is_error);
 
-    let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let text = buffer.text();
     let closes: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("execute_tool{") && l.contains("close"))

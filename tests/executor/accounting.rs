@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::executor::CallLimits;
 use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
@@ -127,16 +127,8 @@ impl Middleware for SlowApprover {
 async fn a_slow_approver_is_waiting_time_and_never_the_tools_time() {
     // Real time: the call clock is the wall clock.
     let wait = Duration::from_millis(300);
-    let recorder = Recorder::new();
-    let exec = executor(vec![echo()])
-        .middleware(SlowApprover(wait))
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
-    let r = execute_once(&exec, call("c1", "echo", r#"{"text":"x"}"#)).await;
-    assert_eq!(r.text(), "x");
-    assert!(r.waited >= wait, "waited {:?}", r.waited);
-    assert!(r.elapsed < wait, "elapsed {:?}", r.elapsed);
+    let (recorder, exec) = recorded_with(executor(vec![echo()]).middleware(SlowApprover(wait)));
+    let r = approved_after(&exec, wait).await;
     let completed = recorder.events().pop().unwrap();
     assert_eq!(completed.kind, EventKind::Completed);
     assert_eq!(completed.waited, Some(r.waited));
@@ -150,34 +142,30 @@ async fn a_slow_approver_shows_as_waited_under_a_paused_clock() {
         .middleware(SlowApprover(wait))
         .build()
         .unwrap();
-    let r = execute_once(&exec, call("c1", "echo", r#"{"text":"x"}"#)).await;
+    approved_after(&exec, wait).await;
+}
+
+/// Runs one `echo` call through `exec`, whose approver takes `wait`, and
+/// checks that the wait counts as waited and not as the call's own time.
+async fn approved_after(exec: &ToolExecutor, wait: Duration) -> ToolResult {
+    let r = execute_once(exec, call("c1", "echo", r#"{"text":"x"}"#)).await;
     assert_eq!(r.text(), "x");
     assert!(r.waited >= wait, "waited {:?}", r.waited);
     assert!(r.elapsed < wait, "elapsed {:?}", r.elapsed);
+    r
 }
 
-/// `nap`: sleeps ten (tokio) seconds, alone in its batch.
-struct Nap(ToolSpec);
-
-#[async_trait]
-impl Tool for Nap {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        tokio::time::sleep(NAP).await;
-        Ok(ToolOutput::text("rested"))
-    }
-}
-
+/// How long a `nap` call sleeps (on tokio's clock).
 const NAP: Duration = Duration::from_secs(10);
 
+/// An executor over `echo` and `nap`, which sleeps [`NAP`] and answers
+/// `slept`, sequential or not.
 fn naps(sequential: bool, max_concurrency: usize) -> ToolExecutor {
     let mut spec = spec("nap", json!({"type": "object", "properties": {}}));
     if sequential {
         spec = spec.sequential();
     }
-    executor(vec![Arc::new(Nap(spec.build().unwrap())), echo()])
+    executor(vec![sleeper(spec.build().unwrap(), NAP, false), echo()])
         .configure(|c| c.max_concurrency = max_concurrency.try_into().unwrap())
         .build()
         .unwrap()
@@ -187,14 +175,9 @@ fn naps(sequential: bool, max_concurrency: usize) -> ToolExecutor {
 async fn time_in_the_batch_queue_and_for_a_sequential_slot_is_waited() {
     for (sequential, max_concurrency) in [(false, 1), (true, 8)] {
         let exec = naps(sequential, max_concurrency);
-        let calls = (0..3)
-            .map(|i| call(&format!("n{i}"), "nap", "{}"))
-            .collect();
-        let results = exec
-            .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
-            .await;
+        let results = execute_batch_once(&exec, calls_to("nap", 0..3)).await;
         for (i, r) in results.iter().enumerate() {
-            assert_eq!(r.text(), "rested");
+            assert_eq!(r.text(), "slept");
             let before = NAP * i as u32;
             assert!(
                 r.waited >= before && r.waited < before + NAP,
@@ -208,12 +191,7 @@ async fn time_in_the_batch_queue_and_for_a_sequential_slot_is_waited() {
 #[tokio::test(start_paused = true)]
 async fn a_call_that_waits_for_nothing_reports_no_wait() {
     let exec = naps(false, 8);
-    let calls = (0..3)
-        .map(|i| call(&format!("n{i}"), "nap", "{}"))
-        .collect();
-    let results = exec
-        .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
-        .await;
+    let results = execute_batch_once(&exec, calls_to("nap", 0..3)).await;
     assert!(results.iter().all(|r| r.waited.is_zero()), "{results:?}");
     let alone = execute_once(&exec, call("e", "echo", r#"{"text":"x"}"#)).await;
     assert_eq!(alone.waited, Duration::ZERO);
@@ -230,10 +208,9 @@ async fn a_call_cancelled_while_it_waits_for_a_slot_gives_its_limit_back() {
             run.cancel();
         })
     };
-    let calls = (0..3)
-        .map(|i| call(&format!("n{i}"), "nap", "{}"))
-        .collect();
-    let results = exec.execute_batch(&run, &Turn::new(1), calls).await;
+    let results = exec
+        .execute_batch(&run, &Turn::new(1), calls_to("nap", 0..3))
+        .await;
     canceller.await.unwrap();
     let kinds: Vec<&str> = results.iter().map(kind).collect();
     assert_eq!(kinds, ["cancelled", "cancelled", "cancelled"]);

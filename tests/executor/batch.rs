@@ -11,16 +11,8 @@ use tinyagents_tools_tests::*;
 #[tokio::test]
 async fn with_a_bound_of_four_no_more_than_four_calls_run_at_once() {
     let probe = Arc::new(Probe::default());
-    let exec = executor(vec![Gauge::new("gauge", probe.clone(), false, None)])
-        .configure(|c| c.max_concurrency = 4.try_into().unwrap())
-        .build()
-        .unwrap();
-    let calls = (0..12)
-        .map(|i| call(&format!("g{i}"), "gauge", "{}"))
-        .collect();
-    let results = exec
-        .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
-        .await;
+    let exec = bounded(&probe, 4);
+    let results = execute_batch_once(&exec, calls_to("gauge", 0..12)).await;
     assert!(results.iter().all(|r| !r.is_error));
     let high = probe.high_water();
     assert!(high <= 4, "{high} calls ran at once");
@@ -31,8 +23,8 @@ async fn with_a_bound_of_four_no_more_than_four_calls_run_at_once() {
 async fn a_sequential_tool_never_overlaps_another_call_of_the_batch() {
     let probe = Arc::new(Probe::default());
     let exec = executor(vec![
-        Gauge::new("gauge", probe.clone(), false, None),
-        Gauge::new("exclusive", probe.clone(), true, None),
+        gauge("gauge", &probe, false, None),
+        gauge("exclusive", &probe, true, None),
     ])
     .build()
     .unwrap();
@@ -42,9 +34,7 @@ async fn a_sequential_tool_never_overlaps_another_call_of_the_batch() {
             call(&format!("c{i}"), name, "{}")
         })
         .collect();
-    let results = exec
-        .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
-        .await;
+    let results = execute_batch_once(&exec, calls).await;
     assert!(results.iter().all(|r| !r.is_error));
     assert!(!probe.overlap.load(Ordering::SeqCst));
     assert!(
@@ -56,15 +46,10 @@ async fn a_sequential_tool_never_overlaps_another_call_of_the_batch() {
 #[tokio::test]
 async fn a_tools_max_concurrency_holds_inside_a_wider_batch() {
     let probe = Arc::new(Probe::default());
-    let exec = executor(vec![Gauge::new("gauge", probe.clone(), false, Some(2))])
+    let exec = executor(vec![gauge("gauge", &probe, false, Some(2))])
         .build()
         .unwrap();
-    let calls = (0..8)
-        .map(|i| call(&format!("g{i}"), "gauge", "{}"))
-        .collect();
-    let results = exec
-        .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
-        .await;
+    let results = execute_batch_once(&exec, calls_to("gauge", 0..8)).await;
     assert!(results.iter().all(|r| !r.is_error));
     assert!(probe.high_water() <= 2, "{}", probe.high_water());
 }
@@ -80,9 +65,7 @@ async fn results_come_back_in_call_order_with_every_id_answered_once() {
     calls.insert(3, call("bad", "nope", "{}"));
     calls.insert(7, call("slow", "flaky", "{}"));
     let expected: Vec<String> = calls.iter().map(|c| c.id.to_string()).collect();
-    let results = exec
-        .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
-        .await;
+    let results = execute_batch_once(&exec, calls).await;
     let ids: Vec<String> = results.iter().map(|r| r.tool_call_id.to_string()).collect();
     assert_eq!(ids, expected);
     assert_eq!(results[0].text(), "t0");
@@ -94,14 +77,15 @@ async fn results_come_back_in_call_order_with_every_id_answered_once() {
 #[tokio::test]
 async fn a_bound_of_one_runs_the_batch_serially() {
     let probe = Arc::new(Probe::default());
-    let exec = executor(vec![Gauge::new("gauge", probe.clone(), false, None)])
-        .configure(|c| c.max_concurrency = 1.try_into().unwrap())
-        .build()
-        .unwrap();
-    let calls = (0..4)
-        .map(|i| call(&format!("g{i}"), "gauge", "{}"))
-        .collect();
-    exec.execute_batch(&RunContext::empty(), &Turn::new(1), calls)
-        .await;
+    execute_batch_once(&bounded(&probe, 1), calls_to("gauge", 0..4)).await;
     assert_eq!(probe.high_water(), 1);
+}
+
+/// An executor over one `gauge` sharing `probe`, running at most `bound`
+/// calls of a batch at once.
+fn bounded(probe: &Arc<Probe>, bound: usize) -> ToolExecutor {
+    executor(vec![gauge("gauge", probe, false, None)])
+        .configure(|c| c.max_concurrency = bound.try_into().unwrap())
+        .build()
+        .unwrap()
 }

@@ -46,6 +46,24 @@ impl Immediate {
             async_calls: AtomicUsize::new(0),
         })
     }
+
+    /// How many calls went through `call_now`, and how many through `call`.
+    fn calls(&self) -> (usize, usize) {
+        (
+            self.now_calls.load(Ordering::SeqCst),
+            self.async_calls.load(Ordering::SeqCst),
+        )
+    }
+}
+
+/// Runs one call with `args` through an executor over an `Immediate` that
+/// fails its first `fail_first` calls, and checks that it succeeded.
+async fn answered(fail_first: usize, args: Value) -> (Arc<Immediate>, Arc<Recorder>, ToolResult) {
+    let tool = Immediate::new("immediate", fail_first);
+    let (recorder, exec) = recorded(vec![tool.clone()]);
+    let r = execute_once(&exec, call("c1", "immediate", args)).await;
+    assert!(!r.is_error, "{:?}", r.error);
+    (tool, recorder, r)
 }
 
 #[async_trait]
@@ -128,10 +146,7 @@ async fn a_tool_that_claims_to_never_wait_without_call_now_fails_its_call_as_fat
 
 #[tokio::test]
 async fn a_tool_that_never_waits_answers_through_call_now_with_the_usual_events() {
-    let tool = Immediate::new("immediate", 0);
-    let (recorder, exec) = recorded(vec![tool.clone()]);
-    let r = execute_once(&exec, call("c1", "immediate", json!({"n": 21}))).await;
-    assert!(!r.is_error, "{:?}", r.error);
+    let (tool, recorder, r) = answered(0, json!({"n": 21})).await;
     assert_eq!(r.tool_call_id.as_str(), "c1");
     assert_eq!(r.name, "immediate");
     assert_eq!(
@@ -140,8 +155,7 @@ async fn a_tool_that_never_waits_answers_through_call_now_with_the_usual_events(
     );
     let text: Value = serde_json::from_str(&r.text()).expect("the content is the value's text");
     assert_eq!(Some(text), r.structured);
-    assert_eq!(tool.now_calls.load(Ordering::SeqCst), 1);
-    assert_eq!(tool.async_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(tool.calls(), (1, 0));
     assert_eq!(
         recorder.steps(),
         [("tool.started", 1), ("tool.completed", 1)]
@@ -150,22 +164,10 @@ async fn a_tool_that_never_waits_answers_through_call_now_with_the_usual_events(
 
 #[tokio::test]
 async fn call_now_is_retried_like_call() {
-    let tool = Immediate::new("immediate", 2);
-    let (recorder, exec) = recorded(vec![tool.clone()]);
-    let r = execute_once(&exec, call("c1", "immediate", json!({"n": 1}))).await;
-    assert!(!r.is_error, "{:?}", r.error);
+    let (tool, recorder, r) = answered(2, json!({"n": 1})).await;
     assert_eq!(r.structured.as_ref().unwrap()["attempt"], json!(3));
-    assert_eq!(tool.now_calls.load(Ordering::SeqCst), 3);
-    assert_eq!(tool.async_calls.load(Ordering::SeqCst), 0);
-    assert_eq!(
-        recorder.steps(),
-        [
-            ("tool.started", 1),
-            ("tool.retrying", 1),
-            ("tool.retrying", 2),
-            ("tool.completed", 3)
-        ]
-    );
+    assert_eq!(tool.calls(), (3, 0));
+    assert_eq!(recorder.steps(), SUCCEEDED_ON_THE_THIRD_ATTEMPT);
 }
 
 /// Lets every call through, and sees the output afterwards.
@@ -194,8 +196,7 @@ async fn call_now_answers_under_middleware_too() {
         .unwrap();
     let r = execute_once(&exec, call("c1", "immediate", json!({"n": 4}))).await;
     assert_eq!(r.structured.as_ref().unwrap()["double"], json!(8));
-    assert_eq!(tool.now_calls.load(Ordering::SeqCst), 1);
-    assert_eq!(tool.async_calls.load(Ordering::SeqCst), 0);
+    assert_eq!(tool.calls(), (1, 0));
     assert_eq!(seen.load(Ordering::SeqCst), 1, "after_tool saw the output");
 }
 
@@ -208,9 +209,7 @@ async fn a_panic_in_call_now_answers_its_call_alone() {
         call("b", "immediate", json!({"n": 2, "panic": true})),
         call("c", "immediate", json!({"n": 3})),
     ];
-    let results = exec
-        .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
-        .await;
+    let results = execute_batch_once(&exec, calls).await;
     let outcomes: Vec<(&str, &str)> = results
         .iter()
         .map(|r| (r.tool_call_id.as_str(), kind(r)))
@@ -218,7 +217,7 @@ async fn a_panic_in_call_now_answers_its_call_alone() {
     assert_eq!(outcomes, [("a", "ok"), ("b", "panicked"), ("c", "ok")]);
     assert!(!results[1].text().contains("the immediate tool panicked"));
     // A panic is never retried, though the tool may be.
-    assert_eq!(tool.now_calls.load(Ordering::SeqCst), 3);
+    assert_eq!(tool.calls(), (3, 0));
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -300,9 +299,7 @@ async fn tools_that_wait_and_tools_that_do_not_run_alike_through_the_executor() 
         .enumerate()
         .map(|(i, name)| call(&format!("c{i}"), name, json!({"n": 5})))
         .collect();
-    let results = exec
-        .execute_batch(&RunContext::empty(), &Turn::new(1), calls)
-        .await;
+    let results = execute_batch_once(&exec, calls).await;
     let doubles: Vec<Value> = results
         .iter()
         .map(|r| r.structured.as_ref().expect("succeeded")["double"].clone())

@@ -5,54 +5,36 @@
 //! returns), or between retries.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 
 const HANG: Duration = Duration::from_secs(30);
 
-/// Waits for its token, then answers with an error of its own, as a tool
-/// that checks `cancel.is_cancelled()` does.
-struct StopsEarly {
-    spec: ToolSpec,
-    error: fn() -> ToolError,
-    runs: AtomicUsize,
-}
-
-impl StopsEarly {
-    fn new(name: &str, error: fn() -> ToolError, shape: Shape) -> Arc<Self> {
-        let mut spec = spec(name, json!({"type": "object", "properties": {}}));
-        match shape {
-            Shape::Plain => {}
-            Shape::Retried => {
-                spec = spec
-                    .safety(ToolSafety::pure())
-                    .retry(RetryPolicy::attempts(3, Duration::from_millis(1)));
-            }
-            Shape::Sequential => spec = spec.sequential(),
+/// A tool that waits for its token, then answers with an error of its own,
+/// as a tool that checks `cancel.is_cancelled()` does; the [`Spy`] counts
+/// its runs.
+fn stops_early(name: &str, error: fn() -> ToolError, shape: Shape) -> Arc<Spy<Arc<dyn Tool>>> {
+    let mut spec = spec(name, json!({"type": "object", "properties": {}}));
+    match shape {
+        Shape::Plain => {}
+        Shape::Retried => {
+            spec = spec
+                .safety(ToolSafety::pure())
+                .retry(RetryPolicy::attempts(3, Duration::from_millis(1)));
         }
-        Arc::new(StopsEarly {
-            spec: spec.build().unwrap(),
-            error,
-            runs: AtomicUsize::new(0),
+        Shape::Sequential => spec = spec.sequential(),
+    }
+    let tool = FnTool::new(spec.build().unwrap(), move |rt, _| {
+        Box::pin(async move {
+            rt.cancellation().cancelled().await;
+            Err(error())
         })
-    }
-}
-
-#[async_trait]
-impl Tool for StopsEarly {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        self.runs.fetch_add(1, Ordering::SeqCst);
-        rt.cancellation().cancelled().await;
-        Err((self.error)())
-    }
+    });
+    Spy::new(Arc::new(tool) as Arc<dyn Tool>)
 }
 
 #[derive(Clone, Copy)]
@@ -85,28 +67,28 @@ impl Middleware for LateApprover {
 struct Fixture {
     exec: ToolExecutor,
     guarded: Arc<FakeTool>,
-    stoppers: Vec<Arc<StopsEarly>>,
+    stoppers: Vec<Arc<Spy<Arc<dyn Tool>>>>,
 }
 
 fn fixture(max_concurrency: usize) -> Fixture {
     let guarded = no_args("guarded", false);
     let stoppers = vec![
-        StopsEarly::new(
+        stops_early(
             "says_retry",
             || ToolError::retry("stopped early"),
             Shape::Plain,
         ),
-        StopsEarly::new(
+        stops_early(
             "says_fatal",
             || ToolError::fatal("interrupted"),
             Shape::Plain,
         ),
-        StopsEarly::new(
+        stops_early(
             "retried",
             || ToolError::retry("interrupted"),
             Shape::Retried,
         ),
-        StopsEarly::new(
+        stops_early(
             "exclusive",
             || ToolError::retry("interrupted"),
             Shape::Sequential,
@@ -129,26 +111,39 @@ fn fixture(max_concurrency: usize) -> Fixture {
     }
 }
 
-/// Runs `calls` as one batch and checks the promise: one answer per call,
-/// in order, each `ok` or `cancelled` (fatal); returns the kinds.
-async fn run_batch(exec: &ToolExecutor, run: &RunContext, calls: &[(&str, &str)]) -> Vec<String> {
-    let batch = calls
+/// The fixture's tool a call id names by its first letter.
+fn tool_of(id: &str) -> &'static str {
+    match &id[..1] {
+        "e" => "echo",
+        "g" => "guarded",
+        "s" => "says_retry",
+        "f" => "says_fatal",
+        "r" => "retried",
+        "x" => "exclusive",
+        _ => panic!("no tool for the call id {id}"),
+    }
+}
+
+/// Runs a batch of calls with the ids `ids` (each to [`tool_of`] its id)
+/// and checks the promise: one answer per call, in order, each `ok` or
+/// `cancelled` (fatal); returns the kinds.
+async fn run_batch(exec: &ToolExecutor, run: &RunContext, ids: &[&str]) -> Vec<String> {
+    let batch = ids
         .iter()
-        .map(|(id, tool)| {
-            let args = if *tool == "echo" {
+        .map(|id| {
+            let args = if tool_of(id) == "echo" {
                 json!({"text": id})
             } else {
                 json!({})
             };
-            call(id, tool, args)
+            call(id, tool_of(id), args)
         })
         .collect();
     let results = tokio::time::timeout(HANG, exec.execute_batch(run, &Turn::new(1), batch))
         .await
         .expect("a cancelled batch ends");
-    let ids: Vec<&str> = results.iter().map(|r| r.tool_call_id.as_str()).collect();
-    let expected: Vec<&str> = calls.iter().map(|(id, _)| *id).collect();
-    assert_eq!(ids, expected, "one answer per call, in call order");
+    let answered: Vec<&str> = results.iter().map(|r| r.tool_call_id.as_str()).collect();
+    assert_eq!(answered, ids, "one answer per call, in call order");
     for r in &results {
         if let Some(e) = &r.error {
             assert_eq!(
@@ -169,26 +164,12 @@ async fn a_batch_cancelled_by_an_approver_mid_way_answers_cancelled_after_that_p
     let kinds = run_batch(
         &f.exec,
         &RunContext::empty(),
-        &[
-            ("e0", "echo"),
-            ("e1", "echo"),
-            ("g2", "guarded"),
-            ("s3", "says_retry"),
-            ("e4", "echo"),
-            ("r5", "retried"),
-        ],
+        &["e0", "e1", "g2", "s3", "e4", "r5"],
     )
     .await;
     assert_eq!(
-        kinds,
-        [
-            "ok",
-            "ok",
-            "cancelled",
-            "cancelled",
-            "cancelled",
-            "cancelled"
-        ]
+        kinds.join(" "),
+        "ok ok cancelled cancelled cancelled cancelled"
     );
     assert_eq!(
         f.guarded.runs(),
@@ -200,38 +181,15 @@ async fn a_batch_cancelled_by_an_approver_mid_way_answers_cancelled_after_that_p
 #[tokio::test]
 async fn calls_running_waiting_or_retrying_when_the_run_is_cancelled_all_answer_cancelled() {
     let f = fixture(8);
-    let kinds = run_batch(
-        &f.exec,
-        &RunContext::empty(),
-        &[
-            ("e0", "echo"),
-            ("s1", "says_retry"),
-            ("f2", "says_fatal"),
-            ("r3", "retried"),
-            ("g4", "guarded"),
-            ("x5", "exclusive"),
-            ("e6", "echo"),
-        ],
-    )
-    .await;
+    let batch = ["e0", "s1", "f2", "r3", "g4", "x5", "e6"];
+    let kinds = run_batch(&f.exec, &RunContext::empty(), &batch).await;
     assert_eq!(
-        kinds,
-        [
-            "ok",
-            "cancelled",
-            "cancelled",
-            "cancelled",
-            "cancelled",
-            "cancelled",
-            "cancelled"
-        ]
+        kinds.join(" "),
+        "ok cancelled cancelled cancelled cancelled cancelled cancelled"
     );
     assert_eq!(f.guarded.runs(), 0);
     // The three tools before the approver were running when it cancelled.
-    let runs: Vec<usize> = f.stoppers[..3]
-        .iter()
-        .map(|t| t.runs.load(Ordering::SeqCst))
-        .collect();
+    let runs: Vec<usize> = f.stoppers[..3].iter().map(|t| t.runs()).collect();
     assert_eq!(runs, [1, 1, 1], "no retry after the cancellation");
 }
 
@@ -244,29 +202,17 @@ async fn a_run_cancelled_from_outside_while_calls_run_answers_each_cancelled_on_
             let run = run.clone();
             let started = Arc::clone(&f.stoppers[0]);
             tokio::spawn(async move {
-                while started.runs.load(Ordering::SeqCst) == 0 {
+                while started.runs() == 0 {
                     tokio::time::sleep(Duration::from_millis(1)).await;
                 }
                 run.cancel();
             })
         };
-        let kinds = run_batch(
-            &f.exec,
-            &run,
-            &[
-                ("e0", "echo"),
-                ("s1", "says_retry"),
-                ("f2", "says_fatal"),
-                // Waits for the batch's exclusive lock (at 3 and 8).
-                ("x3", "exclusive"),
-                // Waits behind it (at 8).
-                ("r4", "retried"),
-                ("e5", "echo"),
-            ],
-        )
-        .await;
+        // `x3` waits for the batch's exclusive lock (at 3 and 8), `r4`
+        // behind it (at 8).
+        let kinds = run_batch(&f.exec, &run, &["e0", "s1", "f2", "x3", "r4", "e5"]).await;
         canceller.await.unwrap();
-        assert_eq!(f.stoppers[3].runs.load(Ordering::SeqCst), 0);
+        assert_eq!(f.stoppers[3].runs(), 0);
         assert_eq!(kinds[0], "ok", "at {max_concurrency}");
         assert!(
             kinds[1..].iter().all(|k| k == "cancelled"),
@@ -281,36 +227,24 @@ async fn a_batch_in_a_run_cancelled_before_it_starts_answers_every_call_cancelle
         let f = fixture(max_concurrency);
         let run = RunContext::empty();
         run.cancel();
-        let kinds = run_batch(
-            &f.exec,
-            &run,
-            &[("e0", "echo"), ("g1", "guarded"), ("s2", "says_retry")],
-        )
-        .await;
+        let kinds = run_batch(&f.exec, &run, &["e0", "g1", "s2"]).await;
         assert_eq!(kinds, ["cancelled", "cancelled", "cancelled"]);
-        assert_eq!(f.stoppers[0].runs.load(Ordering::SeqCst), 0);
+        assert_eq!(f.stoppers[0].runs(), 0);
     }
 }
 
 #[tokio::test]
 async fn a_tool_that_panics_on_seeing_the_cancellation_stays_panicked() {
-    struct PanicsWhenCancelled(ToolSpec);
-    #[async_trait]
-    impl Tool for PanicsWhenCancelled {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
-        async fn call(&self, _: &(), rt: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+    let spec = spec("panics_late", json!({"type": "object", "properties": {}}))
+        .build()
+        .unwrap();
+    let tool = FnTool::new(spec, |rt, _| {
+        Box::pin(async move {
             rt.run().cancel();
             rt.cancellation().cancelled().await;
             panic!("cleanup failed");
-        }
-    }
-    let tool = PanicsWhenCancelled(
-        spec("panics_late", json!({"type": "object", "properties": {}}))
-            .build()
-            .unwrap(),
-    );
+        })
+    });
     let exec = executor(vec![Arc::new(tool), echo()]).build().unwrap();
     let calls = vec![
         call("p0", "panics_late", "{}"),

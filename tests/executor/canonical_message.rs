@@ -6,38 +6,18 @@ use serde_json::json;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{anthropic, gemini, mcp, openai};
 use tinyagents_tools::testkit::ToolHarness;
-use tinyagents_tools::{ContentBlock, Rendered, ToolMessage};
+use tinyagents_tools::{ContentBlock, ToolMessage};
+use tinyagents_tools_tests::RenderedReadingTool;
 
-/// A reading, for the application.
-#[derive(Serialize, JsonSchema)]
-struct Reading {
-    /// Degrees Celsius.
-    celsius: i64,
-    /// Where.
-    city: String,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct CityArgs {
-    /// The city.
-    city: String,
-}
-
-/// Today's reading in a city, with a one-line view for the model.
-#[tool(read_only, idempotent)]
-async fn city_reading(args: CityArgs) -> Rendered<Reading> {
-    let view = format!("{}: 21 °C", args.city);
-    Rendered::new(
-        Reading {
-            celsius: 21,
-            city: args.city,
-        },
-        view,
-    )
+/// Asserts that each formatter gives the same answer for `$a` as for `$b`.
+macro_rules! assert_formats_alike {
+    ($a:expr, $b:expr, [$($format:path),+ $(,)?]) => {
+        $(assert_eq!($format(&$a), $format(&$b), "{}", stringify!($format));)+
+    };
 }
 
 fn harness() -> ToolHarness {
-    ToolHarness::builder(CityReadingTool).build().unwrap()
+    ToolHarness::builder(RenderedReadingTool).build().unwrap()
 }
 
 #[tokio::test]
@@ -47,14 +27,14 @@ async fn the_executor_answers_with_the_canonical_message_of_the_call() {
         result.message,
         ToolMessage {
             tool_call_id: ToolCallId::from("call-1"),
-            name: "city_reading".into(),
-            content: vec![ContentBlock::text("Oslo: 21 °C")],
-            structured: Some(json!({"celsius": 21, "city": "Oslo"})),
+            name: "rendered_reading".into(),
+            content: vec![ContentBlock::text("Oslo: 294 K")],
+            structured: Some(json!({"kelvin": 294, "city": "Oslo"})),
             is_error: false,
         }
     );
     // The result reads as its message.
-    assert_eq!(result.text(), "Oslo: 21 °C");
+    assert_eq!(result.text(), "Oslo: 294 K");
     assert_eq!(result.to_message(), result.clone().into_message());
 }
 
@@ -78,34 +58,34 @@ async fn every_formatter_gives_the_same_answer_for_a_result_and_for_its_message(
     let message = result.to_message();
     assert_eq!(
         openai::chat_tool_message(&result),
-        json!({"role": "tool", "tool_call_id": "call-1", "content": "Oslo: 21 °C"})
+        json!({"role": "tool", "tool_call_id": "call-1", "content": "Oslo: 294 K"})
     );
-    assert_eq!(
-        openai::chat_tool_message(&result),
-        openai::chat_tool_message(&message)
-    );
-    assert_eq!(
-        openai::responses_function_call_output(&result),
-        openai::responses_function_call_output(&message)
+    assert_formats_alike!(
+        result,
+        message,
+        [
+            openai::chat_tool_message,
+            openai::responses_function_call_output
+        ]
     );
     assert_eq!(
         gemini::function_response_part(&message)["functionResponse"]["response"]["output"],
-        json!({"celsius": 21, "city": "Oslo"})
+        json!({"kelvin": 294, "city": "Oslo"})
     );
     assert_eq!(
         mcp::call_tool_result(&message)["structuredContent"],
-        json!({"celsius": 21, "city": "Oslo"})
+        json!({"kelvin": 294, "city": "Oslo"})
     );
     // A turn's results format from the results or from their messages.
     let results = vec![result];
     let messages = vec![message];
-    assert_eq!(
-        anthropic::tool_results_message(&results),
-        anthropic::tool_results_message(&messages)
-    );
-    assert_eq!(
-        gemini::function_responses_content(&results),
-        gemini::function_responses_content(&messages)
+    assert_formats_alike!(
+        results,
+        messages,
+        [
+            anthropic::tool_results_message,
+            gemini::function_responses_content
+        ]
     );
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tinyagents_tools::events::{Delivery, EventBus, EventKind, EventSubscriber, ToolEvent};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
@@ -64,44 +64,45 @@ impl EventSubscriber for Gate {
     }
 }
 
-/// `yields`: gives the runtime a turn before it answers, so a task that
-/// blocks the runtime's thread would stop it.
-struct Yields(ToolSpec);
-
-impl Yields {
-    fn new() -> Arc<Self> {
-        Arc::new(Yields(
-            spec("yields", json!({"type": "object", "properties": {}}))
-                .safety(ToolSafety::pure())
-                .build()
-                .unwrap(),
-        ))
-    }
+/// `yields`: gives the runtime a turn before it answers `yielded`, so a
+/// task that blocks the runtime's thread would stop it.
+fn yields() -> Arc<dyn Tool> {
+    Arc::new(FnTool::new(pure_spec("yields"), |_, _| {
+        Box::pin(async {
+            tokio::task::yield_now().await;
+            Ok(ToolOutput::text("yielded"))
+        })
+    }))
 }
 
-#[async_trait]
-impl Tool for Yields {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        tokio::task::yield_now().await;
-        Ok(ToolOutput::text("yielded"))
-    }
+/// An executor over `tool` whose events go to `gate` (queued).
+fn gated(tool: Arc<dyn Tool>, gate: &Arc<Gate>) -> Arc<ToolExecutor> {
+    Arc::new(
+        executor(vec![tool])
+            .subscribe_arc(gate.clone())
+            .build()
+            .unwrap(),
+    )
 }
 
-fn yielding_calls(from: usize, n: usize) -> Vec<ToolCall> {
-    (from..from + n)
-        .map(|i| call(&format!("c{i}"), "yields", "{}"))
-        .collect()
+/// A tokio runtime on the current thread only.
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
-/// Runs `work` on a thread of its own and waits at most [`STALL`] for it:
-/// a stalled call fails the test instead of hanging it.
-fn within_the_stall_bound<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+/// Runs `work` with `exec` on a thread of its own and waits at most
+/// [`STALL`] for it: a stalled call fails the test instead of hanging it.
+fn within_the_stall_bound<T: Send + 'static>(
+    exec: &Arc<ToolExecutor>,
+    work: impl FnOnce(&ToolExecutor) -> T + Send + 'static,
+) -> T {
+    let exec = Arc::clone(exec);
     let (done_tx, done_rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = done_tx.send(work());
+        let _ = done_tx.send(work(&exec));
     });
     done_rx
         .recv_timeout(STALL)
@@ -117,17 +118,20 @@ fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Waits until the gate is blocked in its first event, then checks the
-/// books once it is released: every event was delivered or counted as
-/// dropped, and the subscriber was told of every drop.
+/// Checks the books of `calls` calls made while the gate was blocked in
+/// its first event: two events a call, the gate holding one and its queue
+/// the next [`EventBus::QUEUE_CAPACITY`], the rest dropped; once the gate is
+/// released, every event was delivered or counted as dropped, and the
+/// subscriber was told of every drop.
 fn assert_every_event_accounted_for(
     exec: &ToolExecutor,
     gate: &Gate,
     release: mpsc::Sender<()>,
-    emitted: u64,
+    calls: usize,
 ) {
+    let emitted = 2 * calls as u64;
     let dropped = exec.events().dropped();
-    assert!(dropped > 0, "a blocked subscriber's queue overflowed");
+    assert_eq!(dropped, emitted - 1 - EventBus::QUEUE_CAPACITY as u64);
     release.send(()).unwrap();
     eventually("delivery of the queued events", || {
         let (events, reported) = gate.seen();
@@ -139,42 +143,24 @@ fn assert_every_event_accounted_for(
 #[test]
 fn a_blocked_subscriber_does_not_stall_calls_on_a_current_thread_runtime() {
     let (gate, blocked, release) = Gate::new();
-    let exec = Arc::new(
-        executor(vec![Yields::new()])
-            .subscribe_arc(gate.clone())
-            .build()
-            .unwrap(),
-    );
+    let exec = gated(yields(), &gate);
     let calls = 1_500;
-    let results = within_the_stall_bound({
-        let exec = Arc::clone(&exec);
-        move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async {
-                let run = RunContext::empty();
-                let first = exec
-                    .execute_batch(&run, &Turn::new(1), yielding_calls(0, 1))
-                    .await;
-                blocked.recv().unwrap();
-                let rest = exec
-                    .execute_batch(&run, &Turn::new(1), yielding_calls(1, calls - 1))
-                    .await;
-                [first, rest].concat()
-            })
-        }
+    let results = within_the_stall_bound(&exec, move |exec| {
+        current_thread().block_on(async {
+            let run = RunContext::empty();
+            let first = exec
+                .execute_batch(&run, &Turn::new(1), calls_to("yields", 0..1))
+                .await;
+            blocked.recv().unwrap();
+            let rest = exec
+                .execute_batch(&run, &Turn::new(1), calls_to("yields", 1..calls))
+                .await;
+            [first, rest].concat()
+        })
     });
     assert_eq!(results.len(), calls);
     assert!(results.iter().all(|r| r.text() == "yielded"));
-    // Two events a call; the gate holds one, its queue the next 1,024.
-    let emitted = 2 * calls as u64;
-    assert_eq!(
-        exec.events().dropped(),
-        emitted - 1 - EventBus::QUEUE_CAPACITY as u64
-    );
-    assert_every_event_accounted_for(&exec, &gate, release, emitted);
+    assert_every_event_accounted_for(&exec, &gate, release, calls);
 }
 
 /// Drives a future to its end on the current thread, with no runtime.
@@ -199,29 +185,21 @@ fn block_on<F: Future>(future: F) -> F::Output {
 #[test]
 fn a_blocked_subscriber_does_not_stall_calls_made_without_any_runtime() {
     let (gate, blocked, release) = Gate::new();
-    let exec = Arc::new(
-        executor(vec![echo()])
-            .subscribe_arc(gate.clone())
-            .build()
-            .unwrap(),
-    );
+    let exec = gated(echo(), &gate);
     let calls = 1_000;
-    let results = within_the_stall_bound({
-        let exec = Arc::clone(&exec);
-        move || {
-            assert!(tokio::runtime::Handle::try_current().is_err());
-            let run = RunContext::empty();
-            let mut results = Vec::new();
-            for i in 0..calls {
-                let text = json!({"text": format!("t{i}")});
-                let c = call(&format!("c{i}"), "echo", text);
-                results.push(block_on(exec.execute(&run, &Turn::new(1), c)));
-                if i == 0 {
-                    blocked.recv().unwrap();
-                }
+    let results = within_the_stall_bound(&exec, move |exec| {
+        assert!(tokio::runtime::Handle::try_current().is_err());
+        let run = RunContext::empty();
+        let mut results = Vec::new();
+        for i in 0..calls {
+            let text = json!({"text": format!("t{i}")});
+            let c = call(&format!("c{i}"), "echo", text);
+            results.push(block_on(exec.execute(&run, &Turn::new(1), c)));
+            if i == 0 {
+                blocked.recv().unwrap();
             }
-            results
         }
+        results
     });
     assert_eq!(results.len(), calls);
     assert!(
@@ -230,12 +208,7 @@ fn a_blocked_subscriber_does_not_stall_calls_made_without_any_runtime() {
             .enumerate()
             .all(|(i, r)| r.text() == format!("t{i}"))
     );
-    let emitted = 2 * calls as u64;
-    assert_eq!(
-        exec.events().dropped(),
-        emitted - 1 - EventBus::QUEUE_CAPACITY as u64
-    );
-    assert_every_event_accounted_for(&exec, &gate, release, emitted);
+    assert_every_event_accounted_for(&exec, &gate, release, calls);
 }
 
 #[test]
@@ -250,25 +223,14 @@ fn a_queued_subscriber_that_always_panics_loses_only_its_own_events() {
     let panics = Arc::new(Panics(AtomicUsize::new(0)));
     let recorder = Recorder::new();
     let exec = Arc::new(
-        executor(vec![Yields::new()])
+        executor(vec![yields()])
             .subscribe_arc(panics.clone())
             .subscribe_arc(recorder.clone())
             .build()
             .unwrap(),
     );
-    let results = within_the_stall_bound({
-        let exec = Arc::clone(&exec);
-        move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(exec.execute_batch(
-                &RunContext::empty(),
-                &Turn::new(1),
-                yielding_calls(0, 20),
-            ))
-        }
+    let results = within_the_stall_bound(&exec, |exec| {
+        current_thread().block_on(execute_batch_once(exec, calls_to("yields", 0..20)))
     });
     assert!(results.iter().all(|r| r.text() == "yielded"));
     assert_eq!(recorder.len(), 40, "the other subscriber got every event");

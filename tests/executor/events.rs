@@ -11,18 +11,9 @@ use tinyagents_tools::hash::canonical_hash;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 
-fn with_recorder(tools: Vec<Arc<dyn Tool>>) -> (ToolExecutor, Arc<Recorder>) {
-    let recorder = Recorder::new();
-    let exec = executor(tools)
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
-    (exec, recorder)
-}
-
 #[tokio::test]
 async fn a_successful_call_emits_started_then_completed_with_hashes_and_ids() {
-    let (exec, recorder) = with_recorder(vec![echo()]);
+    let (recorder, exec) = recorded(vec![echo()]);
     let run = RunContext::builder(())
         .run_id("run-1")
         .thread_id("thread-1")
@@ -52,13 +43,8 @@ async fn a_successful_call_emits_started_then_completed_with_hashes_and_ids() {
 
 #[tokio::test]
 async fn a_refused_call_emits_only_rejected_with_its_class_and_kind() {
-    let (exec, recorder) = with_recorder(vec![echo()]);
-    exec.execute(
-        &RunContext::empty(),
-        &Turn::new(1),
-        call("c1", "echo", "{oops"),
-    )
-    .await;
+    let (recorder, exec) = recorded(vec![echo()]);
+    execute_once(&exec, call("c1", "echo", "{oops")).await;
     assert_eq!(recorder.steps(), [("tool.rejected", 1)]);
     let e = &recorder.events()[0];
     assert_eq!(e.error_class, Some(ErrorClass::Repair));
@@ -67,33 +53,15 @@ async fn a_refused_call_emits_only_rejected_with_its_class_and_kind() {
 
 #[tokio::test]
 async fn a_retried_call_emits_started_retrying_per_failed_attempt_then_completed() {
-    let (exec, recorder) = with_recorder(vec![flaky_idempotent(2, 3)]);
-    exec.execute(
-        &RunContext::empty(),
-        &Turn::new(1),
-        call("c1", "flaky", "{}"),
-    )
-    .await;
-    assert_eq!(
-        recorder.steps(),
-        [
-            ("tool.started", 1),
-            ("tool.retrying", 1),
-            ("tool.retrying", 2),
-            ("tool.completed", 3)
-        ]
-    );
+    let (recorder, exec) = recorded(vec![flaky_idempotent(2, 3)]);
+    execute_once(&exec, call("c1", "flaky", "{}")).await;
+    assert_eq!(recorder.steps(), SUCCEEDED_ON_THE_THIRD_ATTEMPT);
 }
 
 #[tokio::test]
 async fn a_failed_call_emits_started_then_failed_with_the_error_class() {
-    let (exec, recorder) = with_recorder(vec![panicker()]);
-    exec.execute(
-        &RunContext::empty(),
-        &Turn::new(1),
-        call("c1", "panicker", "{}"),
-    )
-    .await;
+    let (recorder, exec) = recorded(vec![panicker()]);
+    execute_once(&exec, call("c1", "panicker", "{}")).await;
     assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.failed", 1)]);
     let failed = &recorder.events()[1];
     assert_eq!(failed.error_class, Some(ErrorClass::Fatal));
@@ -102,34 +70,17 @@ async fn a_failed_call_emits_started_then_failed_with_the_error_class() {
 
 #[tokio::test]
 async fn progress_from_the_stream_writer_becomes_progress_events() {
-    struct Steps(ToolSpec);
-    #[async_trait]
-    impl Tool for Steps {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
-        async fn call(
-            &self,
-            _: &(),
-            rt: &ToolRuntime,
-            _: serde_json::Value,
-        ) -> Result<ToolOutput, ToolError> {
+    let spec = spec("steps", json!({"type": "object", "properties": {}}))
+        .build()
+        .unwrap();
+    let steps = FnTool::new(spec, |rt, _| {
+        Box::pin(async move {
             rt.stream_writer().progress(1.0, Some(2.0), Some("half"));
             Ok(ToolOutput::text("done"))
-        }
-    }
-    let tool = Steps(
-        spec("steps", json!({"type": "object", "properties": {}}))
-            .build()
-            .unwrap(),
-    );
-    let (exec, recorder) = with_recorder(vec![Arc::new(tool)]);
-    exec.execute(
-        &RunContext::empty(),
-        &Turn::new(1),
-        call("c1", "steps", "{}"),
-    )
-    .await;
+        })
+    });
+    let (recorder, exec) = recorded(vec![Arc::new(steps)]);
+    execute_once(&exec, call("c1", "steps", "{}")).await;
     let kinds: Vec<_> = recorder.events().iter().map(|e| e.kind).collect();
     assert_eq!(
         kinds,

@@ -87,133 +87,129 @@ impl Middleware for Layer {
     }
 }
 
-async fn run_with(layers: Vec<Layer>) -> (ToolResult, Arc<FakeTool>, Arc<Recorder>) {
-    let echo = echo();
-    let recorder = Recorder::new();
-    let mut builder = executor(vec![echo.clone()]).subscribe_arc(recorder.clone());
-    for layer in layers {
-        builder = builder.middleware(layer);
-    }
-    let exec = builder.build().unwrap();
-    let r = execute_once(&exec, call("c1", "echo", json!({"text": "original"}))).await;
-    (r, echo, recorder)
+/// What a call through the layers left: its result, the `echo` tool, the
+/// events and the layers' log.
+struct Ran {
+    result: ToolResult,
+    echo: Arc<FakeTool>,
+    recorder: Arc<Recorder>,
+    log: Log,
 }
 
-fn entries(log: &Log) -> Vec<String> {
-    log.lock().unwrap().clone()
+impl Ran {
+    /// The hooks the layers logged, in order.
+    fn entries(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+/// Runs one `echo` call (text `original`) under a layer for each name and
+/// action, outermost first.
+async fn run_with(layers: &[(&'static str, Action)]) -> Ran {
+    let echo = echo();
+    let log = Log::default();
+    let recorder = Recorder::new();
+    let mut builder = executor(vec![echo.clone()]).subscribe_arc(recorder.clone());
+    for (name, action) in layers {
+        builder = builder.middleware(Layer::new(*name, &log, action.clone()));
+    }
+    let exec = builder.build().unwrap();
+    let result = execute_once(&exec, call("c1", "echo", json!({"text": "original"}))).await;
+    Ran {
+        result,
+        echo,
+        recorder,
+        log,
+    }
 }
 
 #[tokio::test]
 async fn middleware_runs_as_an_onion_in_registration_order() {
-    let log = Log::default();
-    let (r, echo, _) = run_with(vec![
-        Layer::new("a", &log, Action::Pass),
-        Layer::new("b", &log, Action::Pass),
-    ])
-    .await;
-    assert_eq!(r.text(), "original");
-    assert_eq!(echo.runs(), 1);
+    let ran = run_with(&[("a", Action::Pass), ("b", Action::Pass)]).await;
+    assert_eq!(ran.result.text(), "original");
+    assert_eq!(ran.echo.runs(), 1);
     assert_eq!(
-        entries(&log),
+        ran.entries(),
         ["before:a", "before:b", "after:b", "after:a"]
     );
 }
 
 #[tokio::test]
 async fn a_valid_argument_rewrite_reaches_the_tool() {
-    let log = Log::default();
-    let (r, _, _) = run_with(vec![Layer::new("a", &log, Action::SetText("rewritten"))]).await;
-    assert_eq!(r.text(), "rewritten");
+    let ran = run_with(&[("a", Action::SetText("rewritten"))]).await;
+    assert_eq!(ran.result.text(), "rewritten");
 }
 
 #[tokio::test]
 async fn an_invalid_argument_rewrite_is_validated_again_and_refused() {
-    let log = Log::default();
-    let (r, echo, recorder) = run_with(vec![
-        Layer::new("approver", &log, Action::SetLimit(500)),
-        Layer::new("later", &log, Action::Pass),
-    ])
-    .await;
+    let ran = run_with(&[("approver", Action::SetLimit(500)), ("later", Action::Pass)]).await;
     assert_eq!(
-        r.text(),
+        ran.result.text(),
         "invalid arguments: `limit`: 500 is greater than the maximum 50"
     );
-    assert_eq!(echo.runs(), 0);
-    assert_eq!(entries(&log), ["before:approver"]);
-    let rejected = recorder.events().pop().unwrap();
+    assert_eq!(ran.echo.runs(), 0);
+    assert_eq!(ran.entries(), ["before:approver"]);
+    let rejected = ran.recorder.events().pop().unwrap();
     assert_eq!(rejected.kind, EventKind::Rejected);
     assert_eq!(rejected.policy.as_deref(), Some("approver"));
 }
 
 #[tokio::test]
 async fn a_short_circuit_answers_without_the_tool_and_only_outer_layers_see_it() {
-    let log = Log::default();
-    let (r, echo, recorder) = run_with(vec![
-        Layer::new("outer", &log, Action::Pass),
-        Layer::new("cache", &log, Action::Respond("cached")),
-        Layer::new("inner", &log, Action::Pass),
+    let ran = run_with(&[
+        ("outer", Action::Pass),
+        ("cache", Action::Respond("cached")),
+        ("inner", Action::Pass),
     ])
     .await;
-    assert_eq!(r.text(), "cached");
-    assert!(!r.is_error);
-    assert_eq!(echo.runs(), 0);
+    assert_eq!(ran.result.text(), "cached");
+    assert!(!ran.result.is_error);
+    assert_eq!(ran.echo.runs(), 0);
     assert_eq!(
-        entries(&log),
+        ran.entries(),
         ["before:outer", "before:cache", "after:outer"]
     );
     assert_eq!(
-        recorder.steps(),
+        ran.recorder.steps(),
         [("tool.started", 1), ("tool.completed", 1)]
     );
 }
 
 #[tokio::test]
 async fn a_deny_refuses_the_call_with_the_policy_name_in_the_event() {
-    let log = Log::default();
-    let (r, echo, recorder) = run_with(vec![
-        Layer::new("outer", &log, Action::Pass),
-        Layer::new("policy", &log, Action::Deny),
-    ])
-    .await;
-    assert_eq!(r.text(), "this run may only read");
+    let ran = run_with(&[("outer", Action::Pass), ("policy", Action::Deny)]).await;
+    assert_eq!(ran.result.text(), "this run may only read");
     assert_eq!(
-        r.error.as_ref().unwrap().kind(),
+        ran.result.error.as_ref().unwrap().kind(),
         &ErrorKind::Denied {
             policy: "read_only_mode".into()
         }
     );
-    assert_eq!(echo.runs(), 0);
-    assert_eq!(entries(&log), ["before:outer", "before:policy"]);
+    assert_eq!(ran.echo.runs(), 0);
+    assert_eq!(ran.entries(), ["before:outer", "before:policy"]);
     assert_eq!(
-        recorder.steps(),
+        ran.recorder.steps(),
         [("tool.started", 1), ("tool.rejected", 1)]
     );
     assert_eq!(
-        recorder.events()[1].policy.as_deref(),
+        ran.recorder.events()[1].policy.as_deref(),
         Some("read_only_mode")
     );
 }
 
 #[tokio::test]
 async fn an_error_from_before_tool_refuses_the_call_in_the_middlewares_name() {
-    let log = Log::default();
-    let (r, echo, recorder) = run_with(vec![Layer::new("budget", &log, Action::Fail)]).await;
-    assert_eq!(kind(&r), "limit_exceeded");
-    assert_eq!(echo.runs(), 0);
-    assert_eq!(recorder.events()[1].policy.as_deref(), Some("budget"));
+    let ran = run_with(&[("budget", Action::Fail)]).await;
+    assert_eq!(kind(&ran.result), "limit_exceeded");
+    assert_eq!(ran.echo.runs(), 0);
+    assert_eq!(ran.recorder.events()[1].policy.as_deref(), Some("budget"));
 }
 
 #[tokio::test]
 async fn after_tool_may_replace_the_result() {
-    let log = Log::default();
-    let (r, echo, _) = run_with(vec![Layer::new(
-        "redact",
-        &log,
-        Action::ReplaceOutput("[redacted]"),
-    )])
-    .await;
-    assert_eq!(echo.runs(), 1);
-    assert_eq!(r.text(), "[redacted]");
+    let ran = run_with(&[("redact", Action::ReplaceOutput("[redacted]"))]).await;
+    assert_eq!(ran.echo.runs(), 1);
+    assert_eq!(ran.result.text(), "[redacted]");
 }
 
 #[tokio::test]

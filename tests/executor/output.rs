@@ -8,18 +8,17 @@ use tinyagents_tools::artifacts::{
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 
+/// Runs one call of `big` through `exec`.
+async fn call_big(exec: &ToolExecutor) -> ToolResult {
+    execute_once(exec, call("c1", "big", "{}")).await
+}
+
 #[tokio::test]
 async fn a_large_output_goes_to_the_artifact_store_and_the_model_sees_a_preview_and_the_key() {
     let store = Arc::new(InMemoryArtifactStore::new());
-    let recorder = Recorder::new();
-    let exec = executor(vec![big(100_000, false)])
-        .artifact_store_arc(store.clone())
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
-    let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c1", "big", "{}"))
-        .await;
+    let (recorder, exec) =
+        recorded_with(executor(vec![big(100_000, false)]).artifact_store_arc(store.clone()));
+    let r = call_big(&exec).await;
     assert!(!r.is_error);
     let artifact = &r.artifacts[0];
     assert_eq!(artifact.size, 100_000);
@@ -43,9 +42,7 @@ async fn without_a_store_a_large_output_is_cut_to_the_content_bound() {
         .configure(|c| c.max_content_bytes = 4_000)
         .build()
         .unwrap();
-    let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c1", "big", "{}"))
-        .await;
+    let r = call_big(&exec).await;
     let text = r.text();
     assert!(text.len() < 4_100, "{} bytes", text.len());
     assert!(text.ends_with("[output truncated: showing 4000 of 100000 bytes]"));
@@ -54,9 +51,7 @@ async fn without_a_store_a_large_output_is_cut_to_the_content_bound() {
 #[tokio::test]
 async fn a_structured_output_gets_a_json_text_copy_and_keeps_the_value() {
     let exec = executor(vec![big(20, true)]).build().unwrap();
-    let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c1", "big", "{}"))
-        .await;
+    let r = call_big(&exec).await;
     assert_eq!(r.text(), r#"{"data":"abcdefghijabcdefghij"}"#);
     assert_eq!(
         r.structured.as_ref().unwrap()["data"],
@@ -66,15 +61,9 @@ async fn a_structured_output_gets_a_json_text_copy_and_keeps_the_value() {
 
 #[tokio::test]
 async fn a_failing_artifact_store_answers_the_call_with_a_classified_error_and_keeps_the_value() {
-    let recorder = Recorder::new();
-    let exec = executor(vec![big(100_000, true)])
-        .artifact_store(BrokenStore)
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
-    let r = exec
-        .execute(&RunContext::empty(), &Turn::new(1), call("c1", "big", "{}"))
-        .await;
+    let (recorder, exec) =
+        recorded_with(executor(vec![big(100_000, true)]).artifact_store(BrokenStore));
+    let r = call_big(&exec).await;
     assert_eq!(r.tool_call_id.as_str(), "c1");
     assert_eq!(kind(&r), "artifact_failed");
     assert_eq!(r.error.as_ref().unwrap().class(), ErrorClass::Fatal);

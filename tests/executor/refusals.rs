@@ -103,14 +103,13 @@ async fn every_schema_problem_is_listed_in_one_repair_message_without_echoing_st
         message.starts_with("invalid arguments (3 problems):"),
         "{message}"
     );
-    assert!(
-        message.contains("- `limit`: 500 is greater than the maximum 50"),
-        "{message}"
-    );
-    assert!(message.contains("- `text`: is required"), "{message}");
-    assert!(
-        message.contains("- `admin`: is not an accepted argument"),
-        "{message}"
+    assert_contains_all(
+        &message,
+        &[
+            "- `limit`: 500 is greater than the maximum 50",
+            "- `text`: is required",
+            "- `admin`: is not an accepted argument",
+        ],
     );
     assert!(!message.contains("SECRET-ISH"));
     assert_eq!(r.error.as_ref().unwrap().problems().len(), 3);

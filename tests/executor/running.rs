@@ -1,7 +1,7 @@
 //! Step 6 of the lifecycle: timeouts, retries, panics and run cancellation.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
@@ -35,16 +35,7 @@ fn sleeper_spec(idempotent: bool, timeout_ms: u64) -> ToolSpec {
 async fn a_timeout_fires_the_calls_token_and_answers_with_a_timeout_error() {
     let tool = sleeper(sleeper_spec(false, 50), Duration::from_secs(600), true);
     let exec = executor(vec![tool.clone()]).build().unwrap();
-    let r = tokio::time::timeout(
-        HANG,
-        exec.execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "sleeper", "{}"),
-        ),
-    )
-    .await
-    .unwrap();
+    let r = call_the_sleeper(&exec).await;
     assert_eq!(r.tool_call_id.as_str(), "c1");
     assert_eq!(kind(&r), "timeout");
     assert!(tool.saw_cancel());
@@ -76,17 +67,16 @@ async fn a_tool_that_ignores_cancellation_is_dropped_after_the_grace() {
         .configure(|c| c.cancel_grace = Duration::from_millis(20))
         .build()
         .unwrap();
-    let r = tokio::time::timeout(
-        HANG,
-        exec.execute(
-            &RunContext::empty(),
-            &Turn::new(1),
-            call("c1", "sleeper", "{}"),
-        ),
-    )
-    .await
-    .expect("the executor does not wait for a tool that ignores its token");
+    let r = call_the_sleeper(&exec).await;
     assert_eq!(kind(&r), "timeout");
+}
+
+/// Runs one call of `sleeper` through `exec`; the executor answers it well
+/// within [`HANG`], whether the tool heeds its token or not.
+async fn call_the_sleeper(exec: &ToolExecutor) -> ToolResult {
+    tokio::time::timeout(HANG, execute_once(exec, call("c1", "sleeper", "{}")))
+        .await
+        .expect("the executor does not wait for a tool that ignores its token")
 }
 
 #[tokio::test]
@@ -159,9 +149,25 @@ async fn a_panicking_tool_in_a_batch_of_ten_leaves_nine_good_results() {
 
 #[tokio::test]
 async fn cancelling_the_run_fires_running_tokens_and_answers_pending_calls_as_cancelled() {
-    let canceller = CancelsRun::new();
+    // `cancel_run` cancels its own run, then waits for its token.
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let spec = spec("cancel_run", json!({"type": "object", "properties": {}}))
+        .build()
+        .unwrap();
+    let canceller = FnTool::new(spec, {
+        let saw_cancel = Arc::clone(&saw_cancel);
+        move |rt, _| {
+            let saw_cancel = Arc::clone(&saw_cancel);
+            Box::pin(async move {
+                rt.run().cancel();
+                rt.cancellation().cancelled().await;
+                saw_cancel.store(true, Ordering::SeqCst);
+                Err(ToolError::cancelled())
+            })
+        }
+    });
     let echo = echo();
-    let exec = executor(vec![canceller.clone(), echo.clone()])
+    let exec = executor(vec![Arc::new(canceller), echo.clone()])
         .configure(|c| c.max_concurrency = 1.try_into().unwrap())
         .build()
         .unwrap();
@@ -174,7 +180,7 @@ async fn cancelling_the_run_fires_running_tokens_and_answers_pending_calls_as_ca
     let results = tokio::time::timeout(HANG, exec.execute_batch(&run, &Turn::new(1), calls))
         .await
         .unwrap();
-    assert!(canceller.saw_cancel.load(Ordering::SeqCst));
+    assert!(saw_cancel.load(Ordering::SeqCst));
     let ids: Vec<_> = results.iter().map(|r| r.tool_call_id.as_str()).collect();
     assert_eq!(ids, ["first", "second", "third"]);
     assert!(results.iter().all(|r| kind(r) == "cancelled"));

@@ -161,7 +161,7 @@ fn assert_golden(name: &str, schema: &ToolSchema) {
     );
 }
 
-fn assert_every_object_closed(schema: &ToolSchema) {
+fn assert_every_object_closed(name: &str, schema: &ToolSchema) {
     let mut objects = 0;
     walk_schemas(schema.as_value(), &mut |ptr, obj| {
         if obj.contains_key("properties") {
@@ -169,38 +169,30 @@ fn assert_every_object_closed(schema: &ToolSchema) {
             assert_eq!(
                 obj.get("additionalProperties"),
                 Some(&json!(false)),
-                "object at `{ptr}` is open"
+                "{name}: object at `{ptr}` is open"
             );
         }
     });
-    assert!(objects > 0);
+    assert!(objects > 0, "{name} has no object");
 }
 
 #[test]
-fn nested_struct_schema_matches_its_golden_file() {
-    assert_golden("ship", &ShipTool::spec().input_schema);
-    assert_every_object_closed(&ShipTool::spec().input_schema);
+fn every_corpus_schema_matches_its_golden_file_and_closes_every_object() {
+    let corpus = [
+        // A nested struct.
+        ("ship", ShipTool::spec()),
+        // An enum.
+        ("plan", PlanTool::spec()),
+        // Options, vectors and maps.
+        ("collect", CollectTool::spec()),
+        // Renamed and defaulted fields.
+        ("lookup", LookupTool::spec()),
+    ];
+    for (name, spec) in corpus {
+        assert_golden(name, &spec.input_schema);
+        assert_every_object_closed(name, &spec.input_schema);
+    }
 }
-
-#[test]
-fn enum_schema_matches_its_golden_file() {
-    assert_golden("plan", &PlanTool::spec().input_schema);
-    assert_every_object_closed(&PlanTool::spec().input_schema);
-}
-
-#[test]
-fn option_vec_and_map_schema_matches_its_golden_file() {
-    assert_golden("collect", &CollectTool::spec().input_schema);
-    assert_every_object_closed(&CollectTool::spec().input_schema);
-}
-
-#[test]
-fn renamed_and_defaulted_fields_schema_matches_its_golden_file() {
-    assert_golden("lookup", &LookupTool::spec().input_schema);
-    assert_every_object_closed(&LookupTool::spec().input_schema);
-}
-
-// ---- schema and serde agree -------------------------------------------------
 
 fn assert_agreement<T: DeserializeOwned>(schema: &ToolSchema, valid: &[Value], invalid: &[Value]) {
     let validator = compile_schema(schema.as_value()).expect("the schema compiles");

@@ -8,18 +8,9 @@ use serde_json::json;
 use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{ExportTarget, export_tool, mcp};
-use tinyagents_tools::testkit::ToolHarness;
-use tinyagents_tools::{ErrorClass, Rendered, ToolSchema, async_trait};
-
-/// A temperature reading.
-#[derive(Serialize, JsonSchema)]
-struct Reading {
-    /// Degrees above absolute zero, never negative.
-    #[schemars(range(min = 0))]
-    kelvin: i64,
-    /// Where.
-    city: String,
-}
+use tinyagents_tools::testkit::{FakeTool, ToolHarness};
+use tinyagents_tools::{ErrorClass, ToolSchema};
+use tinyagents_tools_tests::{CityArgs, Reading, RenderedReadingTool};
 
 #[derive(Deserialize, JsonSchema)]
 struct ReadArgs {
@@ -36,29 +27,10 @@ async fn read_sensor(args: ReadArgs) -> Reading {
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
-struct CityArgs {
-    /// The city.
-    city: String,
-}
-
 /// Describes the weather in a city.
 #[tool]
 async fn weather(args: CityArgs) -> String {
     format!("It is sunny in {}.\nWarm.", args.city)
-}
-
-/// Today's reading in a city, with a one-line view for the model.
-#[tool]
-async fn rendered_reading(args: CityArgs) -> Rendered<Reading> {
-    let view = format!("{}: 294 K", args.city);
-    Rendered::new(
-        Reading {
-            kelvin: 294,
-            city: args.city,
-        },
-        view,
-    )
 }
 
 #[tokio::test]
@@ -97,7 +69,8 @@ async fn an_output_schema_that_does_not_compile_is_refused_at_registration() {
         .build()
         .unwrap();
     let mut registry = ToolRegistry::new();
-    let error = registry.register(Fixed(spec, json!(1))).unwrap_err();
+    let fixed = FakeTool::new(spec).answering(ToolOutput::structured(json!(1)));
+    let error = registry.register(fixed).unwrap_err();
     assert_eq!(error.rule(), "invalid_output_schema");
     assert!(error.to_string().contains("`odd`"), "{error}");
 }
@@ -110,9 +83,8 @@ async fn a_hand_written_tool_without_a_structured_value_fails_a_schema_that_need
         ))
         .build()
         .unwrap();
-    let harness = ToolHarness::builder(Fixed(spec, json!(null)))
-        .build()
-        .unwrap();
+    let fixed = FakeTool::new(spec).answering(ToolOutput::text("done"));
+    let harness = ToolHarness::builder(fixed).build().unwrap();
     let error = harness.call_err(json!({})).await;
     assert_eq!(error.kind(), &ErrorKind::InvalidOutput);
 }
@@ -161,27 +133,4 @@ async fn a_rendered_output_shows_the_model_its_view_and_keeps_the_value() {
     assert_eq!(schema.as_value()["properties"]["kelvin"]["minimum"], 0);
     let answer = mcp::call_tool_result(&result);
     assert_eq!(answer["structuredContent"]["city"], "Oslo");
-}
-
-/// A hand-written tool that returns a fixed structured value (none for
-/// `null`).
-struct Fixed(ToolSpec, serde_json::Value);
-
-#[async_trait]
-impl Tool for Fixed {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    async fn call(
-        &self,
-        _: &(),
-        _: &ToolRuntime,
-        _: serde_json::Value,
-    ) -> Result<ToolOutput, ToolError> {
-        Ok(match &self.1 {
-            serde_json::Value::Null => ToolOutput::text("done"),
-            value => ToolOutput::structured(value.clone()),
-        })
-    }
 }

@@ -203,28 +203,18 @@ fn aliases_follow_the_provider_rule_and_never_collide() {
     // The alias is kept apart from the canonical names.
     assert!(registry.get("Search-Docs").is_none());
 
-    let rule = |e: RegistryError| e.rule();
-    assert_eq!(
-        rule(registry.add_alias("fetch", "Search-Docs").unwrap_err()),
-        "duplicate"
-    );
-    assert_eq!(
-        rule(registry.add_alias("fetch", "search_docs").unwrap_err()),
-        "duplicate"
-    );
-    assert_eq!(
-        rule(registry.add_alias("fetch", "fetch page").unwrap_err()),
-        "whitespace"
-    );
-    assert_eq!(
-        rule(registry.add_alias("fetch", "fetch.page").unwrap_err()),
-        "invalid_char"
-    );
-    assert_eq!(rule(registry.add_alias("fetch", "").unwrap_err()), "empty");
-    assert_eq!(
-        rule(registry.add_alias("nope", "x").unwrap_err()),
-        "unknown_tool"
-    );
+    let refused = [
+        ("fetch", "Search-Docs", "duplicate"),
+        ("fetch", "search_docs", "duplicate"),
+        ("fetch", "fetch page", "whitespace"),
+        ("fetch", "fetch.page", "invalid_char"),
+        ("fetch", "", "empty"),
+        ("nope", "x", "unknown_tool"),
+    ];
+    for (tool, alias, rule) in refused {
+        let error = registry.add_alias(tool, alias).unwrap_err();
+        assert_eq!(error.rule(), rule, "{tool} as {alias:?}");
+    }
     // A tool named like an existing alias is a duplicate too.
     let err = registry
         .register(Fixed(spec_with_schema("search_docs", object_schema())))

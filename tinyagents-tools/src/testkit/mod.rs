@@ -9,6 +9,8 @@
 //!   failures, waits, panics), for testing what surrounds tools: an agent
 //!   loop, middleware, a policy; [`Spy`]: any tool, with the arguments of
 //!   every call it ran kept.
+//! - [`FnTool`]: a tool made of a spec and an async closure, for a body that
+//!   reads its runtime (cancellation, secrets, progress) or awaits.
 //! - [`BeforeTool`]: a middleware made of a name and a closure.
 //! - [`EventRecorder`]: an in-line subscriber that keeps every event, with
 //!   [`kinds`](EventRecorder::kinds), [`assert_kinds`](EventRecorder::assert_kinds)
@@ -23,10 +25,12 @@
 
 mod before;
 mod fake;
+mod fn_tool;
 mod harness;
 mod recorder;
 
 pub use before::BeforeTool;
 pub use fake::{FakeTool, Spy};
+pub use fn_tool::{FnTool, ToolFuture};
 pub use harness::{HarnessError, ToolHarness, ToolHarnessBuilder};
 pub use recorder::EventRecorder;
