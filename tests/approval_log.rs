@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{FakeTool, LogCapture, call, kind, spec};
+use tinyagents_tools_tests::{FakeTool, LogCapture, call, empty_input, kind, spawn_call};
 use tokio::sync::{Notify, oneshot};
 
 /// Tells the test it was asked, then answers what the test sends.
@@ -36,7 +36,7 @@ async fn a_late_approval_after_cancellation_is_ignored_and_logged() {
     let asked = Arc::new(Notify::new());
     let (tx, rx) = oneshot::channel();
     let mut registry = ToolRegistry::new();
-    let spec = spec("wipe", json!({"type": "object", "properties": {}}))
+    let spec = empty_input("wipe")
         .safety(ToolSafety::default().requires_confirmation(true))
         .build()
         .unwrap();
@@ -54,13 +54,7 @@ async fn a_late_approval_after_cancellation_is_ignored_and_logged() {
             .unwrap(),
     );
     let run = RunContext::builder(()).run_id("run-late").build();
-    let task = {
-        let (exec, run) = (exec.clone(), run.clone());
-        tokio::spawn(async move {
-            exec.execute(&run, &Turn::new(3), call("call-late", "wipe", json!({})))
-                .await
-        })
-    };
+    let task = spawn_call(&exec, &run, 3, call("call-late", "wipe", json!({})));
     asked.notified().await;
     run.cancel();
     let r = task.await.unwrap();

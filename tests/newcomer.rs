@@ -104,12 +104,17 @@ fn a_display_does_not_repeat_a_cause_the_message_already_says() {
     assert_eq!(error.to_string(), "disk full");
 }
 
-#[tokio::test]
-async fn an_unknown_tool_name_close_to_an_offered_one_gets_did_you_mean() {
-    let harness = ToolHarness::builder(ForecastTool)
+/// A harness over both tools.
+fn forecast_and_workspace() -> ToolHarness {
+    ToolHarness::builder(ForecastTool)
         .tool(ListWorkspaceTool)
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_unknown_tool_name_close_to_an_offered_one_gets_did_you_mean() {
+    let harness = forecast_and_workspace();
     let result = harness.call_tool("forcast", json!({})).await;
     assert_eq!(result.outcome(), "unknown_tool");
     assert_eq!(
@@ -125,13 +130,10 @@ async fn an_unknown_tool_name_close_to_an_offered_one_gets_did_you_mean() {
 
 #[tokio::test]
 async fn did_you_mean_never_names_a_tool_not_offered_this_turn() {
-    let mut registry = ToolRegistry::new();
-    registry.register(ForecastTool).unwrap();
-    registry.register(ListWorkspaceTool).unwrap();
-    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+    let harness = forecast_and_workspace();
     let turn = Turn::new(1).advertising(["list_workspace"]);
     let call = ToolCall::new("c1", "forcast", "{}");
-    let result = executor.execute(&RunContext::empty(), &turn, call).await;
+    let result = harness.executor().execute(harness.run(), &turn, call).await;
     assert_eq!(
         result.text(),
         "there is no tool named `forcast`; call one of the tools you were given"

@@ -1,6 +1,7 @@
 //! The README's first tool, kept compiling and running.
 
 use tinyagents_tools::prelude::*;
+use tinyagents_tools_tests::readme_block;
 
 /// What to look up.
 #[derive(Deserialize, JsonSchema)]
@@ -57,13 +58,8 @@ mod first_program {
 
 #[test]
 fn the_readmes_first_snippet_is_a_whole_program_that_compiles_and_runs() {
-    let readme = include_str!("../README.md");
-    let section = &readme[readme.find("## Your first tool").expect("the section")..];
-    let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
-    let block = &section[start..];
-    let block = &block[..block.find("```").expect("the block's end")];
     assert_eq!(
-        block,
+        readme_block("## Your first tool"),
         include_str!("../examples/first_tool.rs"),
         "the README's first snippet and examples/first_tool.rs differ"
     );

@@ -114,11 +114,7 @@ impl EventSubscriber for QueuedLog {
 #[tokio::test]
 async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() {
     let captured = LogCapture::default();
-    let subscriber = captured
-        .subscriber(tracing::Level::TRACE)
-        .with_span_events(FmtSpan::FULL)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = captured.set_default(tracing::Level::TRACE, FmtSpan::FULL);
 
     let recorder = Recorder::new();
     let queued = Arc::new(QueuedLog::default());

@@ -19,8 +19,9 @@ use tinyagents_tools::prelude::{Deserialize, JsonSchema, Serialize};
 use tinyagents_tools::retry::Jitter;
 use tinyagents_tools::spec::{InjectedKind, ToolSpecBuilder};
 use tinyagents_tools::*;
+use tracing::subscriber::DefaultGuard;
 use tracing_subscriber::filter::LevelFilter;
-use tracing_subscriber::fmt::format::{DefaultFields, Format};
+use tracing_subscriber::fmt::format::{DefaultFields, FmtSpan, Format};
 use tracing_subscriber::fmt::{MakeWriter, SubscriberBuilder};
 
 pub use tinyagents_tools::testkit::{
@@ -35,6 +36,11 @@ pub fn spec(name: &str, schema: Value) -> ToolSpecBuilder {
         .input_schema(ToolSchema::from_value(schema))
 }
 
+/// A spec builder for a tool named `name` that takes no argument.
+pub fn empty_input(name: &str) -> ToolSpecBuilder {
+    spec(name, json!({"type": "object", "properties": {}}))
+}
+
 /// The spec of a read-only tool named `name` with the input schema `schema`.
 pub fn read_only_spec(name: &str, schema: Value) -> ToolSpec {
     spec(name, schema)
@@ -45,7 +51,10 @@ pub fn read_only_spec(name: &str, schema: Value) -> ToolSpec {
 
 /// The spec of a read-only tool named `name` that takes no argument.
 pub fn pure_spec(name: &str) -> ToolSpec {
-    read_only_spec(name, json!({"type": "object", "properties": {}}))
+    empty_input(name)
+        .safety(ToolSafety::pure())
+        .build()
+        .expect("valid spec")
 }
 
 /// A registry of the given tools.
@@ -101,6 +110,27 @@ pub async fn execute_batch_once(exec: &ToolExecutor, calls: Vec<ToolCall>) -> Ve
 /// `i` in `ids`.
 pub fn calls_to(tool: &str, ids: Range<usize>) -> Vec<ToolCall> {
     ids.map(|i| call(&format!("c{i}"), tool, "{}")).collect()
+}
+
+/// Runs `call` through `exec` in `run`, in turn `turn`, on a task of its
+/// own.
+pub fn spawn_call(
+    exec: &Arc<ToolExecutor>,
+    run: &RunContext,
+    turn: u32,
+    call: ToolCall,
+) -> tokio::task::JoinHandle<ToolResult> {
+    let (exec, run) = (Arc::clone(exec), run.clone());
+    tokio::spawn(async move { exec.execute(&run, &Turn::new(turn), call).await })
+}
+
+/// The first Rust block of the README's section headed `heading`.
+pub fn readme_block(heading: &str) -> &'static str {
+    let readme = include_str!("../README.md");
+    let section = &readme[readme.find(heading).expect("the section")..];
+    let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
+    let block = &section[start..];
+    &block[..block.find("```").expect("the block's end")]
 }
 
 /// A call with an id, a name and arguments.
@@ -308,8 +338,7 @@ pub fn gauge(
     sequential: bool,
     max_concurrency: Option<usize>,
 ) -> Arc<dyn Tool> {
-    let mut builder =
-        spec(name, json!({"type": "object", "properties": {}})).safety(ToolSafety::pure());
+    let mut builder = empty_input(name).safety(ToolSafety::pure());
     if sequential {
         builder = builder.sequential();
     }
@@ -370,6 +399,13 @@ impl LogCapture {
             .with_writer(self.clone())
             .with_max_level(level)
             .with_ansi(false)
+    }
+
+    /// Sets a subscriber writing into this capture, up to `level` and with
+    /// the span events `spans`, as the thread's default until the guard is
+    /// dropped.
+    pub fn set_default(&self, level: tracing::Level, spans: FmtSpan) -> DefaultGuard {
+        tracing::subscriber::set_default(self.subscriber(level).with_span_events(spans).finish())
     }
 
     /// What was written so far.

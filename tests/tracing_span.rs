@@ -10,11 +10,7 @@ use tracing_subscriber::fmt::format::FmtSpan;
 #[tokio::test]
 async fn every_call_gets_an_execute_tool_span_with_its_tool_and_id() {
     let buffer = LogCapture::default();
-    let subscriber = buffer
-        .subscriber(tracing::Level::DEBUG)
-        .with_span_events(FmtSpan::CLOSE)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = buffer.set_default(tracing::Level::DEBUG, FmtSpan::CLOSE);
 
     let mut registry = ToolRegistry::new();
     registry.register_arc(echo()).unwrap();

@@ -17,8 +17,8 @@ const HANG: Duration = Duration::from_secs(30);
 /// A tool that waits for its token, then answers with an error of its own,
 /// as a tool that checks `cancel.is_cancelled()` does; the [`Spy`] counts
 /// its runs.
-fn stops_early(name: &str, error: fn() -> ToolError, shape: Shape) -> Arc<Spy<Arc<dyn Tool>>> {
-    let mut spec = spec(name, json!({"type": "object", "properties": {}}));
+fn stops_early(name: &str, error: ToolError, shape: Shape) -> Arc<Spy<Arc<dyn Tool>>> {
+    let mut spec = empty_input(name);
     match shape {
         Shape::Plain => {}
         Shape::Retried => {
@@ -29,9 +29,10 @@ fn stops_early(name: &str, error: fn() -> ToolError, shape: Shape) -> Arc<Spy<Ar
         Shape::Sequential => spec = spec.sequential(),
     }
     let tool = FnTool::new(spec.build().unwrap(), move |rt, _| {
+        let error = error.clone();
         Box::pin(async move {
             rt.cancellation().cancelled().await;
-            Err(error())
+            Err(error)
         })
     });
     Spy::new(Arc::new(tool) as Arc<dyn Tool>)
@@ -75,22 +76,14 @@ fn fixture(max_concurrency: usize) -> Fixture {
     let stoppers = vec![
         stops_early(
             "says_retry",
-            || ToolError::retry("stopped early"),
+            ToolError::retry("stopped early"),
             Shape::Plain,
         ),
-        stops_early(
-            "says_fatal",
-            || ToolError::fatal("interrupted"),
-            Shape::Plain,
-        ),
-        stops_early(
-            "retried",
-            || ToolError::retry("interrupted"),
-            Shape::Retried,
-        ),
+        stops_early("says_fatal", ToolError::fatal("interrupted"), Shape::Plain),
+        stops_early("retried", ToolError::retry("interrupted"), Shape::Retried),
         stops_early(
             "exclusive",
-            || ToolError::retry("interrupted"),
+            ToolError::retry("interrupted"),
             Shape::Sequential,
         ),
     ];
@@ -235,9 +228,7 @@ async fn a_batch_in_a_run_cancelled_before_it_starts_answers_every_call_cancelle
 
 #[tokio::test]
 async fn a_tool_that_panics_on_seeing_the_cancellation_stays_panicked() {
-    let spec = spec("panics_late", json!({"type": "object", "properties": {}}))
-        .build()
-        .unwrap();
+    let spec = empty_input("panics_late").build().unwrap();
     let tool = FnTool::new(spec, |rt, _| {
         Box::pin(async move {
             rt.run().cancel();

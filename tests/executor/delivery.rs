@@ -75,14 +75,30 @@ fn yields() -> Arc<dyn Tool> {
     }))
 }
 
-/// An executor over `tool` whose events go to `gate` (queued).
-fn gated(tool: Arc<dyn Tool>, gate: &Arc<Gate>) -> Arc<ToolExecutor> {
-    Arc::new(
-        executor(vec![tool])
-            .subscribe_arc(gate.clone())
-            .build()
-            .unwrap(),
-    )
+/// An executor whose events go to a [`Gate`] (queued), with the gate and
+/// its two channels.
+struct Gated {
+    exec: Arc<ToolExecutor>,
+    gate: Arc<Gate>,
+    /// Told once the gate is blocked in its first event.
+    blocked: mpsc::Receiver<()>,
+    /// Releases the gate.
+    release: mpsc::Sender<()>,
+}
+
+/// An executor over `tool` whose events go to a new [`Gate`].
+fn gated(tool: Arc<dyn Tool>) -> Gated {
+    let (gate, blocked, release) = Gate::new();
+    let exec = executor(vec![tool])
+        .subscribe_arc(gate.clone())
+        .build()
+        .unwrap();
+    Gated {
+        exec: Arc::new(exec),
+        gate,
+        blocked,
+        release,
+    }
 }
 
 /// A tokio runtime on the current thread only.
@@ -142,16 +158,15 @@ fn assert_every_event_accounted_for(
 
 #[test]
 fn a_blocked_subscriber_does_not_stall_calls_on_a_current_thread_runtime() {
-    let (gate, blocked, release) = Gate::new();
-    let exec = gated(yields(), &gate);
+    let g = gated(yields());
     let calls = 1_500;
-    let results = within_the_stall_bound(&exec, move |exec| {
+    let results = within_the_stall_bound(&g.exec, move |exec| {
         current_thread().block_on(async {
             let run = RunContext::empty();
             let first = exec
                 .execute_batch(&run, &Turn::new(1), calls_to("yields", 0..1))
                 .await;
-            blocked.recv().unwrap();
+            g.blocked.recv().unwrap();
             let rest = exec
                 .execute_batch(&run, &Turn::new(1), calls_to("yields", 1..calls))
                 .await;
@@ -160,7 +175,7 @@ fn a_blocked_subscriber_does_not_stall_calls_on_a_current_thread_runtime() {
     });
     assert_eq!(results.len(), calls);
     assert!(results.iter().all(|r| r.text() == "yielded"));
-    assert_every_event_accounted_for(&exec, &gate, release, calls);
+    assert_every_event_accounted_for(&g.exec, &g.gate, g.release, calls);
 }
 
 /// Drives a future to its end on the current thread, with no runtime.
@@ -184,10 +199,9 @@ fn block_on<F: Future>(future: F) -> F::Output {
 
 #[test]
 fn a_blocked_subscriber_does_not_stall_calls_made_without_any_runtime() {
-    let (gate, blocked, release) = Gate::new();
-    let exec = gated(echo(), &gate);
+    let g = gated(echo());
     let calls = 1_000;
-    let results = within_the_stall_bound(&exec, move |exec| {
+    let results = within_the_stall_bound(&g.exec, move |exec| {
         assert!(tokio::runtime::Handle::try_current().is_err());
         let run = RunContext::empty();
         let mut results = Vec::new();
@@ -196,7 +210,7 @@ fn a_blocked_subscriber_does_not_stall_calls_made_without_any_runtime() {
             let c = call(&format!("c{i}"), "echo", text);
             results.push(block_on(exec.execute(&run, &Turn::new(1), c)));
             if i == 0 {
-                blocked.recv().unwrap();
+                g.blocked.recv().unwrap();
             }
         }
         results
@@ -208,7 +222,7 @@ fn a_blocked_subscriber_does_not_stall_calls_made_without_any_runtime() {
             .enumerate()
             .all(|(i, r)| r.text() == format!("t{i}"))
     );
-    assert_every_event_accounted_for(&exec, &gate, release, calls);
+    assert_every_event_accounted_for(&g.exec, &g.gate, g.release, calls);
 }
 
 #[test]

@@ -70,9 +70,7 @@ async fn a_failed_call_emits_started_then_failed_with_the_error_class() {
 
 #[tokio::test]
 async fn progress_from_the_stream_writer_becomes_progress_events() {
-    let spec = spec("steps", json!({"type": "object", "properties": {}}))
-        .build()
-        .unwrap();
+    let spec = empty_input("steps").build().unwrap();
     let steps = FnTool::new(spec, |rt, _| {
         Box::pin(async move {
             rt.stream_writer().progress(1.0, Some(2.0), Some("half"));

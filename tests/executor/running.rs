@@ -151,9 +151,7 @@ async fn a_panicking_tool_in_a_batch_of_ten_leaves_nine_good_results() {
 async fn cancelling_the_run_fires_running_tokens_and_answers_pending_calls_as_cancelled() {
     // `cancel_run` cancels its own run, then waits for its token.
     let saw_cancel = Arc::new(AtomicBool::new(false));
-    let spec = spec("cancel_run", json!({"type": "object", "properties": {}}))
-        .build()
-        .unwrap();
+    let spec = empty_input("cancel_run").build().unwrap();
     let canceller = FnTool::new(spec, {
         let saw_cancel = Arc::clone(&saw_cancel);
         move |rt, _| {
@@ -190,16 +188,11 @@ async fn cancelling_the_run_fires_running_tokens_and_answers_pending_calls_as_ca
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_execute_future_can_be_spawned_on_another_task() {
     let exec = Arc::new(executor(vec![echo()]).build().unwrap());
-    let task = {
-        let exec = Arc::clone(&exec);
-        tokio::spawn(async move {
-            exec.execute(
-                &RunContext::empty(),
-                &Turn::new(1),
-                call("c1", "echo", r#"{"text":"x"}"#),
-            )
-            .await
-        })
-    };
+    let task = spawn_call(
+        &exec,
+        &RunContext::empty(),
+        1,
+        call("c1", "echo", r#"{"text":"x"}"#),
+    );
     assert_eq!(task.await.unwrap().text(), "x");
 }

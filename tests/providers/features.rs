@@ -99,61 +99,52 @@ fn allowed_tools_go_in_each_providers_tool_choice_while_the_list_stays_whole() {
     let full = export_declarations(Provider::OpenAiChat.default_target(), &specs);
     assert_eq!(full.declarations.len(), 3);
 
-    assert_eq!(
-        allowed_tools_choice(
-            Provider::OpenAiChat.default_target(),
-            allowed,
-            AllowedMode::Auto
+    // Each provider's published form of "only these tools this turn".
+    let expected = [
+        (
+            Provider::OpenAiChat,
+            AllowedMode::Auto,
+            Some(json!({
+                "type": "allowed_tools",
+                "allowed_tools": {"mode": "auto", "tools": [
+                    {"type": "function", "function": {"name": "get_weather"}},
+                    {"type": "function", "function": {"name": "get_time"}}
+                ]}
+            })),
         ),
-        Some(json!({
-            "type": "allowed_tools",
-            "allowed_tools": {"mode": "auto", "tools": [
-                {"type": "function", "function": {"name": "get_weather"}},
-                {"type": "function", "function": {"name": "get_time"}}
-            ]}
-        }))
-    );
-    assert_eq!(
-        allowed_tools_choice(
-            Provider::OpenAiResponses.default_target(),
-            allowed,
-            AllowedMode::Required
+        (
+            Provider::OpenAiResponses,
+            AllowedMode::Required,
+            Some(json!({
+                "type": "allowed_tools", "mode": "required", "tools": [
+                    {"type": "function", "name": "get_weather"},
+                    {"type": "function", "name": "get_time"}
+                ]
+            })),
         ),
-        Some(json!({
-            "type": "allowed_tools", "mode": "required", "tools": [
-                {"type": "function", "name": "get_weather"},
-                {"type": "function", "name": "get_time"}
-            ]
-        }))
-    );
-    assert_eq!(
-        allowed_tools_choice(
-            Provider::Gemini.default_target(),
-            allowed,
-            AllowedMode::Auto
+        (
+            Provider::Gemini,
+            AllowedMode::Auto,
+            Some(json!({"functionCallingConfig": {
+                "mode": "VALIDATED", "allowedFunctionNames": ["get_weather", "get_time"]
+            }})),
         ),
-        Some(json!({"functionCallingConfig": {
-            "mode": "VALIDATED", "allowedFunctionNames": ["get_weather", "get_time"]
-        }}))
-    );
-    assert_eq!(
-        allowed_tools_choice(
-            Provider::Gemini.default_target(),
-            allowed,
-            AllowedMode::Required
+        (
+            Provider::Gemini,
+            AllowedMode::Required,
+            Some(json!({"functionCallingConfig": {
+                "mode": "ANY", "allowedFunctionNames": ["get_weather", "get_time"]
+            }})),
         ),
-        Some(json!({"functionCallingConfig": {
-            "mode": "ANY", "allowedFunctionNames": ["get_weather", "get_time"]
-        }}))
-    );
-    assert_eq!(
-        allowed_tools_choice(
-            Provider::Anthropic.default_target(),
-            allowed,
-            AllowedMode::Auto
-        ),
-        None
-    );
+        (Provider::Anthropic, AllowedMode::Auto, None),
+    ];
+    for (provider, mode, choice) in expected {
+        assert_eq!(
+            allowed_tools_choice(provider.default_target(), allowed, mode),
+            choice,
+            "{provider:?} {mode:?}"
+        );
+    }
 }
 
 #[tokio::test]

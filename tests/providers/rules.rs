@@ -28,6 +28,14 @@ fn listed(pointer: &str) -> Vec<&'static str> {
 }
 
 /// Whether `name` follows the name rule of `provider` in the rules.
+/// Adds `bad name` to `out` unless `name` is a string that follows
+/// `provider`'s published name rule.
+fn name_rule(provider: &str, name: &Value, out: &mut Violations) {
+    if !name.as_str().is_some_and(|n| name_follows(provider, n)) {
+        out.push("bad name".into());
+    }
+}
+
 fn name_follows(provider: &str, name: &str) -> bool {
     let rule = &RULES[provider]["name"];
     let max = rule["max"].as_u64().expect("a maximum length") as usize;
@@ -162,12 +170,7 @@ pub fn openai_declaration_violations(decl: &Value, chat: bool) -> Violations {
     if decl["type"] != "function" {
         out.push("type is not function".into());
     }
-    if !f["name"]
-        .as_str()
-        .is_some_and(|n| name_follows("openai", n))
-    {
-        out.push("bad name".into());
-    }
+    name_rule("openai", &f["name"], &mut out);
     match f.get("strict") {
         Some(Value::Bool(true)) => out.extend(openai_strict_violations(&f["parameters"])),
         Some(Value::Bool(false)) => out.extend(openai_violations(&f["parameters"])),
@@ -295,12 +298,7 @@ fn recursive(root: &Value, node: &Value, stack: &mut Vec<String>) -> bool {
 /// An Anthropic tool; strict rules when it says `strict: true`.
 pub fn anthropic_violations(decl: &Value) -> Violations {
     let mut out = Vec::new();
-    if !decl["name"]
-        .as_str()
-        .is_some_and(|n| name_follows("anthropic", n))
-    {
-        out.push("bad name".into());
-    }
+    name_rule("anthropic", &decl["name"], &mut out);
     let schema = &decl["input_schema"];
     root_rules(schema, &mut out);
     refs_resolve(schema, &mut out);
@@ -339,12 +337,7 @@ pub fn anthropic_violations(decl: &Value) -> Violations {
 /// An MCP tool definition.
 pub fn mcp_violations(tool: &Value) -> Violations {
     let mut out = Vec::new();
-    if !tool["name"]
-        .as_str()
-        .is_some_and(|n| name_follows("mcp", n))
-    {
-        out.push("bad name".into());
-    }
+    name_rule("mcp", &tool["name"], &mut out);
     if tool["inputSchema"]["type"] != "object" {
         out.push("inputSchema is not type object".into());
     }

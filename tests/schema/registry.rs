@@ -30,6 +30,18 @@ fn spec_with_schema(name: &str, schema: Value) -> ToolSpec {
         .expect("valid spec")
 }
 
+/// A registry of tools with these names, each taking an object with a
+/// string `q`, in this order.
+fn registry_of(names: &[&str]) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for name in names {
+        registry
+            .register(Fixed(spec_with_schema(name, object_schema())))
+            .unwrap();
+    }
+    registry
+}
+
 fn object_schema() -> Value {
     json!({"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": false})
 }
@@ -74,10 +86,7 @@ fn names_at_the_limits_are_accepted() {
 
 #[test]
 fn a_duplicate_name_is_refused_and_the_first_tool_stays() {
-    let mut registry = ToolRegistry::new();
-    registry
-        .register(Fixed(spec_with_schema("lookup", object_schema())))
-        .unwrap();
+    let mut registry = registry_of(&["lookup"]);
     let other = ToolSpec::builder("lookup", "A different tool with the same name.")
         .build()
         .unwrap();
@@ -183,12 +192,7 @@ fn compile_schema_refuses_a_reference_it_cannot_resolve_without_fetching_it() {
 
 #[test]
 fn aliases_follow_the_provider_rule_and_never_collide() {
-    let mut registry = ToolRegistry::new();
-    registry
-        .register(Fixed(spec_with_schema("search_docs", object_schema())))
-        .unwrap()
-        .register(Fixed(spec_with_schema("fetch", object_schema())))
-        .unwrap();
+    let mut registry = registry_of(&["search_docs", "fetch"]);
     registry.add_alias("search_docs", "Search-Docs").unwrap();
     assert_eq!(
         registry
@@ -224,12 +228,7 @@ fn aliases_follow_the_provider_rule_and_never_collide() {
 
 #[test]
 fn iteration_follows_registration_order() {
-    let mut registry = ToolRegistry::new();
-    for name in ["zeta", "alpha", "mid"] {
-        registry
-            .register(Fixed(spec_with_schema(name, object_schema())))
-            .unwrap();
-    }
+    let registry = registry_of(&["zeta", "alpha", "mid"]);
     assert_eq!(
         registry.names().collect::<Vec<_>>(),
         ["zeta", "alpha", "mid"]
@@ -240,10 +239,7 @@ fn iteration_follows_registration_order() {
 
 #[test]
 fn the_compiled_validator_refuses_unknown_keys_and_accepts_good_arguments() {
-    let mut registry = ToolRegistry::new();
-    registry
-        .register(Fixed(spec_with_schema("lookup", object_schema())))
-        .unwrap();
+    let registry = registry_of(&["lookup"]);
     let schema = &registry.get("lookup").unwrap().spec().input_schema;
     let validator = compile_schema(schema.as_value()).unwrap();
     assert!(validator.is_valid(&json!({"q": "rust"})));
