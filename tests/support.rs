@@ -36,6 +36,20 @@ pub fn spec(name: &str, schema: Value) -> ToolSpecBuilder {
         .input_schema(ToolSchema::from_value(schema))
 }
 
+/// The schema of an object with `properties`, of which `required` are
+/// required (no `required` key when none is), and no other key.
+pub fn closed_object(properties: Value, required: &[&str]) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false
+    });
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
 /// A spec builder for a tool named `name` that takes no argument.
 pub fn empty_input(name: &str) -> ToolSpecBuilder {
     spec(name, json!({"type": "object", "properties": {}}))
@@ -191,17 +205,10 @@ pub fn echo_fake() -> FakeTool {
 
 /// `send_email`: mutating, non-idempotent, requires `to`; answers `sent`.
 pub fn send_email() -> Arc<FakeTool> {
-    let spec = spec(
-        "send_email",
-        json!({
-            "type": "object",
-            "properties": {"to": {"type": "string"}},
-            "required": ["to"],
-            "additionalProperties": false
-        }),
-    )
-    .build()
-    .expect("valid spec");
+    let properties = json!({"to": {"type": "string"}});
+    let spec = spec("send_email", closed_object(properties, &["to"]))
+        .build()
+        .expect("valid spec");
     FakeTool::new(spec)
         .answering(ToolOutput::text("sent"))
         .shared()
@@ -215,17 +222,11 @@ pub fn no_args(name: &str, read_only: bool) -> Arc<FakeTool> {
     } else {
         ToolSafety::default()
     };
-    let spec = spec(
-        name,
-        json!({
-            "type": "object",
-            "properties": {"page": {"type": "integer"}},
-            "additionalProperties": false
-        }),
-    )
-    .safety(safety)
-    .build()
-    .expect("valid spec");
+    let properties = json!({"page": {"type": "integer"}});
+    let spec = spec(name, closed_object(properties, &[]))
+        .safety(safety)
+        .build()
+        .expect("valid spec");
     FakeTool::new(spec)
         .answering(ToolOutput::text("listed"))
         .shared()

@@ -301,15 +301,10 @@ async fn a_tool_found_by_search_tools_is_callable_from_the_next_turn_only() {
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let run = RunContext::empty();
     let always = ["echo", ToolSearch::NAME];
+    let email = |id: &str| call(id, "send_email", json!({"to": "a@b.c"}));
 
     let turn1 = Turn::new(1).advertising(always);
-    let early = executor
-        .execute(
-            &run,
-            &turn1,
-            call("c-1", "send_email", json!({"to": "a@b.c"})),
-        )
-        .await;
+    let early = executor.execute(&run, &turn1, email("c-1")).await;
     assert_eq!(kind(&early), "not_advertised");
     let found = executor
         .execute(
@@ -327,13 +322,7 @@ async fn a_tool_found_by_search_tools_is_callable_from_the_next_turn_only() {
 
     let names = always.iter().map(|n| n.to_string()).chain(search.enabled());
     let turn2 = Turn::new(2).advertising(names);
-    let sent = executor
-        .execute(
-            &run,
-            &turn2,
-            call("c-3", "send_email", json!({"to": "a@b.c"})),
-        )
-        .await;
+    let sent = executor.execute(&run, &turn2, email("c-3")).await;
     assert_eq!(kind(&sent), "ok");
     assert_eq!(send.runs(), 1);
 }
