@@ -111,7 +111,7 @@ async fn run_with(layers: &[(&'static str, Action)]) -> Ran {
     let recorder = Recorder::new();
     let mut builder = executor(vec![echo.clone()]).subscribe_arc(recorder.clone());
     for (name, action) in layers {
-        builder = builder.middleware(Layer::new(*name, &log, action.clone()));
+        builder = builder.middleware(Layer::new(name, &log, action.clone()));
     }
     let exec = builder.build().unwrap();
     let result = execute_once(&exec, call("c1", "echo", json!({"text": "original"}))).await;
