@@ -6,7 +6,6 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
-use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::error::ToolError;
@@ -68,7 +67,8 @@ impl<F, C> std::fmt::Debug for FnTool<F, C> {
     }
 }
 
-#[async_trait]
+// Written without `#[async_trait]`: the body's future is already boxed, so
+// `call` hands it on as it is instead of boxing it a second time.
 impl<S, C, F> Tool<S, C> for FnTool<F, C>
 where
     S: Shared,
@@ -79,12 +79,18 @@ where
         &self.spec
     }
 
-    async fn call(
-        &self,
-        _: &S,
-        runtime: &ToolRuntime<C>,
+    fn call<'tool, 'state, 'runtime, 'call>(
+        &'tool self,
+        _: &'state S,
+        runtime: &'runtime ToolRuntime<C>,
         arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
-        (self.body)(runtime, arguments).await
+    ) -> ToolFuture<'call>
+    where
+        'tool: 'call,
+        'state: 'call,
+        'runtime: 'call,
+        Self: 'call,
+    {
+        (self.body)(runtime, arguments)
     }
 }
