@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tinyagents_tools::artifacts::{ArtifactError, ArtifactStore};
 use tinyagents_tools::call::RawArguments;
+use tinyagents_tools::events::{Delivery, EventSubscriber, ToolEvent};
 use tinyagents_tools::executor::ToolExecutorBuilder;
 use tinyagents_tools::output::ArtifactRef;
 use tinyagents_tools::prelude::{Deserialize, JsonSchema, Serialize};
@@ -357,6 +358,38 @@ pub fn gauge(
             })
         },
     ))
+}
+
+/// A subscriber that panics on every event it is handed, counting them;
+/// delivered inline or queued, as built.
+pub struct PanickingSubscriber {
+    delivery: Delivery,
+    handed: AtomicUsize,
+}
+
+impl PanickingSubscriber {
+    /// A subscriber delivered as `delivery` says.
+    pub fn new(delivery: Delivery) -> Arc<Self> {
+        Arc::new(PanickingSubscriber {
+            delivery,
+            handed: AtomicUsize::new(0),
+        })
+    }
+
+    /// How many events it was handed (and panicked on).
+    pub fn handed(&self) -> usize {
+        self.handed.load(Ordering::SeqCst)
+    }
+}
+
+impl EventSubscriber for PanickingSubscriber {
+    fn on_event(&self, _: &ToolEvent) {
+        self.handed.fetch_add(1, Ordering::SeqCst);
+        panic!("subscriber bug");
+    }
+    fn delivery(&self) -> Delivery {
+        self.delivery
+    }
 }
 
 /// An artifact store whose every write fails ("disk full").

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
@@ -227,14 +227,7 @@ fn a_blocked_subscriber_does_not_stall_calls_made_without_any_runtime() {
 
 #[test]
 fn a_queued_subscriber_that_always_panics_loses_only_its_own_events() {
-    struct Panics(AtomicUsize);
-    impl EventSubscriber for Panics {
-        fn on_event(&self, _: &ToolEvent) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-            panic!("subscriber bug");
-        }
-    }
-    let panics = Arc::new(Panics(AtomicUsize::new(0)));
+    let panics = PanickingSubscriber::new(Delivery::Queued);
     let recorder = Recorder::new();
     let exec = Arc::new(
         executor(vec![yields()])
@@ -252,7 +245,7 @@ fn a_queued_subscriber_that_always_panics_loses_only_its_own_events() {
     eventually("every event reaching the panicking subscriber", || {
         exec.events().panics() == 40
     });
-    assert_eq!(panics.0.load(Ordering::SeqCst), 40);
+    assert_eq!(panics.handed(), 40);
     assert_eq!(exec.events().dropped(), 0);
 }
 

@@ -132,17 +132,8 @@ async fn a_stuck_queued_subscriber_does_not_stall_calls() {
 #[tokio::test]
 async fn a_panicking_subscriber_breaks_neither_the_calls_nor_other_subscribers() {
     let recorder = Recorder::new();
-    struct Panics;
-    impl EventSubscriber for Panics {
-        fn on_event(&self, _: &ToolEvent) {
-            panic!("subscriber bug");
-        }
-        fn delivery(&self) -> Delivery {
-            Delivery::Inline
-        }
-    }
     let exec = executor(vec![echo()])
-        .subscribe(Panics)
+        .subscribe_arc(PanickingSubscriber::new(Delivery::Inline))
         .subscribe_arc(recorder.clone())
         .build()
         .unwrap();

@@ -153,23 +153,14 @@ async fn the_executor_still_refuses_a_call_outside_the_allowed_subset() {
     let registry = registry(vec![echo(), send.clone()]);
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let turn = Turn::new(1).advertising(["echo"]);
-    let refused = executor
-        .execute(
-            &RunContext::empty(),
-            &turn,
-            call("c-1", "send_email", json!({"to": "a@b.c"})),
-        )
-        .await;
+    let run = RunContext::empty();
+    let email = call("c-1", "send_email", json!({"to": "a@b.c"}));
+    let refused = executor.execute(&run, &turn, email).await;
     assert_eq!(kind(&refused), "not_advertised");
     assert_eq!(refused.tool_call_id.as_str(), "c-1");
     assert_eq!(send.runs(), 0);
-    let ok = executor
-        .execute(
-            &RunContext::empty(),
-            &turn,
-            call("c-2", "echo", json!({"text": "hi"})),
-        )
-        .await;
+    let echo = call("c-2", "echo", json!({"text": "hi"}));
+    let ok = executor.execute(&run, &turn, echo).await;
     assert_eq!(kind(&ok), "ok");
 }
 
