@@ -13,26 +13,26 @@ use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 use tracing_subscriber::fmt::format::FmtSpan;
 
-/// The API key a tool reads from the run's secrets.
-struct ApiKey(String);
+const API_KEY: &str = "sk-live-7f3c9a1e5b2d";
+const DB_PASSWORD: &str = "correct-horse-battery-staple";
+
+/// The API key ([`API_KEY`]) a tool reads from the run's secrets.
+struct ApiKey;
 
 impl AsRef<str> for ApiKey {
     fn as_ref(&self) -> &str {
-        &self.0
+        API_KEY
     }
 }
 
-/// A second secret of another type.
-struct DbPassword(String);
+/// A second secret of another type: [`DB_PASSWORD`].
+struct DbPassword;
 
 impl AsRef<str> for DbPassword {
     fn as_ref(&self) -> &str {
-        &self.0
+        DB_PASSWORD
     }
 }
-
-const API_KEY: &str = "sk-live-7f3c9a1e5b2d";
-const DB_PASSWORD: &str = "correct-horse-battery-staple";
 
 /// `leaky`: reads the API key and leaks it the way `mode` says.
 fn leaky() -> Arc<dyn Tool> {
@@ -53,13 +53,13 @@ fn leaky() -> Arc<dyn Tool> {
 /// What `leaky` does with the run's secrets.
 fn leak(rt: &ToolRuntime, args: &Value) -> Result<ToolOutput, ToolError> {
     let key = rt.run().secrets().get::<ApiKey>().expect("the key");
-    let key = key.expose().0.clone();
+    let key = key.expose().as_ref().to_owned();
     let db = rt
         .run()
         .secrets()
         .get::<DbPassword>()
         .expect("the password");
-    let db = db.expose().0.clone();
+    let db = db.expose().as_ref().to_owned();
     match args["mode"].as_str().unwrap_or_default() {
         "text" => Ok(ToolOutput::text(format!(
             "the key is {key} and the password {db}"
@@ -92,7 +92,7 @@ fn leak(rt: &ToolRuntime, args: &Value) -> Result<ToolOutput, ToolError> {
 fn leaky_policy(ctx: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
     if ctx.arguments()["mode"] == "deny" {
         let key = ctx.run().secrets().get::<ApiKey>().unwrap();
-        let reason = format!("not with key {}", key.expose().0);
+        let reason = format!("not with key {}", key.expose().as_ref());
         return Ok(BeforeOutcome::deny("leaky_policy", reason));
     }
     Ok(BeforeOutcome::Continue)
@@ -127,8 +127,8 @@ async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() 
         .build()
         .unwrap();
     let run = RunContext::builder(())
-        .secret(ApiKey(API_KEY.to_owned()))
-        .secret(DbPassword(DB_PASSWORD.to_owned()))
+        .secret(ApiKey)
+        .secret(DbPassword)
         .build();
 
     let modes = [
