@@ -19,7 +19,6 @@ mod report;
 
 use harness::Budget;
 use report::{Bound, Report};
-use serde_json::json;
 
 /// The `--profile-*` flags: each runs one loop `N` times and nothing else,
 /// for a profiler (`valgrind --tool=callgrind`, `perf`).
@@ -109,44 +108,42 @@ fn main() {
 
     // The per-call verdicts use the ratios paired by round (see
     // `harness::Interleaved::paired_ratio`).
-    report.targets(&[
-        (
-            "executor_vs_rmcp",
-            "ours executor / rmcp router (paired)",
-            Some(per_call.ours_vs_rmcp_paired),
-            Some(Bound::AtMost(0.80)),
-        ),
-        (
-            "observed_vs_bare",
-            "ours + 1 subscriber + 1 middleware / ours bare (paired)",
-            Some(per_call.observed_vs_ours_paired),
-            Some(Bound::AtMost(1.30)),
-        ),
-        (
-            "executor_vs_handrolled",
-            "ours (text) / hand-rolled (text), paired: reported",
-            Some(per_call.ours_text_vs_handrolled_paired),
-            None,
-        ),
-        (
-            "register_1000_vs_rmcp_router",
-            "ours register 1,000 / rmcp router of 1,000 (paired)",
-            Some(registration),
-            Some(Bound::AtMost(1.00)),
-        ),
-        (
-            "mcp_http_rps_vs_rmcp",
-            "ours / rmcp, MCP HTTP requests per second, 50 clients",
-            Some(mcp.rps_ratio),
-            Some(Bound::AtLeast(0.95)),
-        ),
-        (
-            "heap_per_inflight_call",
-            "heap per call in flight, 10,000 calls (bytes)",
-            inflight.heap_per_call,
-            Some(Bound::AtMost(2048.0)),
-        ),
-    ]);
+    report.target(
+        "executor_vs_rmcp",
+        "ours executor / rmcp router (paired)",
+        Some(per_call.ours_vs_rmcp_paired),
+        Some(Bound::AtMost(0.80)),
+    );
+    report.target(
+        "observed_vs_bare",
+        "ours + 1 subscriber + 1 middleware / ours bare (paired)",
+        Some(per_call.observed_vs_ours_paired),
+        Some(Bound::AtMost(1.30)),
+    );
+    report.target(
+        "executor_vs_handrolled",
+        "ours (text) / hand-rolled (text), paired: reported",
+        Some(per_call.ours_text_vs_handrolled_paired),
+        None,
+    );
+    report.target(
+        "register_1000_vs_rmcp_router",
+        "ours register 1,000 / rmcp router of 1,000 (paired)",
+        Some(registration),
+        Some(Bound::AtMost(1.00)),
+    );
+    report.target(
+        "mcp_http_rps_vs_rmcp",
+        "ours / rmcp, MCP HTTP requests per second, 50 clients",
+        Some(mcp.rps_ratio),
+        Some(Bound::AtLeast(0.95)),
+    );
+    report.target(
+        "heap_per_inflight_call",
+        "heap per call in flight, 10,000 calls (bytes)",
+        inflight.heap_per_call,
+        Some(Bound::AtMost(2048.0)),
+    );
     compile_time_targets(&mut report);
     if cfg!(feature = "rig") {
         report.target(
@@ -156,20 +153,18 @@ fn main() {
             Some(Bound::AtMost(1.0)),
         );
     }
-    report.targets(&[
-        (
-            "cached_declarations_vs_rmcp_listing",
-            "rmcp list_all / ours cached toolset of 1,000 (speed-up)",
-            Some(declarations.rmcp_list / declarations.ours_toolset_cached),
-            Some(Bound::AtLeast(50.0)),
-        ),
-        (
-            "batch_vs_buffer_unordered",
-            "batch wall time / buffer_unordered",
-            Some(batch_ratio),
-            Some(Bound::AtMost(1.05)),
-        ),
-    ]);
+    report.target(
+        "cached_declarations_vs_rmcp_listing",
+        "rmcp list_all / ours cached toolset of 1,000 (speed-up)",
+        Some(declarations.rmcp_list / declarations.ours_toolset_cached),
+        Some(Bound::AtLeast(50.0)),
+    );
+    report.target(
+        "batch_vs_buffer_unordered",
+        "batch wall time / buffer_unordered",
+        Some(batch_ratio),
+        Some(Bound::AtMost(1.05)),
+    );
 
     if json {
         eprint!("{}", report.table());
@@ -202,26 +197,24 @@ fn compile_time_targets(report: &mut Report) {
             f.clone(),
         );
     }
-    report.targets(&[
-        (
-            "compile_incremental_vs_hand",
-            "compile, one tool body edited: #[tool] / hand-written",
-            ratio("incremental_s", "ours_hand"),
-            Some(Bound::AtMost(1.2)),
-        ),
-        (
-            "compile_incremental_vs_rmcp",
-            "compile, one tool body edited: #[tool] / rmcp",
-            ratio("incremental_s", "rmcp_macro"),
-            Some(Bound::AtMost(1.0)),
-        ),
-        (
-            "compile_clean_vs_hand",
-            "compile, clean: #[tool] / hand-written",
-            ratio("clean_s", "ours_hand"),
-            Some(Bound::AtMost(1.2)),
-        ),
-    ]);
+    report.target(
+        "compile_incremental_vs_hand",
+        "compile, one tool body edited: #[tool] / hand-written",
+        ratio("incremental_s", "ours_hand"),
+        Some(Bound::AtMost(1.2)),
+    );
+    report.target(
+        "compile_incremental_vs_rmcp",
+        "compile, one tool body edited: #[tool] / rmcp",
+        ratio("incremental_s", "rmcp_macro"),
+        Some(Bound::AtMost(1.0)),
+    );
+    report.target(
+        "compile_clean_vs_hand",
+        "compile, clean: #[tool] / hand-written",
+        ratio("clean_s", "ours_hand"),
+        Some(Bound::AtMost(1.2)),
+    );
 }
 
 /// Records the machine and the build configuration.
@@ -242,26 +235,40 @@ fn machine(report: &mut Report, quick: bool) {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_else(|| "unknown".to_owned());
+    report.value("machine", "cpu", "cpu model", serde_json::json!(cpu));
+    report.value(
+        "machine",
+        "cores",
+        "available cores",
+        serde_json::json!(cores),
+    );
+    report.value(
+        "machine",
+        "rustc",
+        "rustc (on PATH)",
+        serde_json::json!(rustc),
+    );
     let load = std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default();
-    let rows = [
-        ("cpu", "cpu model", json!(cpu)),
-        ("cores", "available cores", json!(cores)),
-        ("rustc", "rustc (on PATH)", json!(rustc)),
-        (
-            "loadavg_at_start",
-            "load average at start (1, 5, 15 min)",
-            json!(load),
-        ),
-        ("quick", "--quick budget", json!(quick)),
-        (
-            "serde_json_preserve_order",
-            "serde_json preserve_order (on with rig)",
-            json!(cfg!(feature = "rig")),
-        ),
-    ];
-    report.values("machine", rows);
+    report.value(
+        "machine",
+        "loadavg_at_start",
+        "load average at start (1, 5, 15 min)",
+        serde_json::json!(load),
+    );
+    report.value(
+        "machine",
+        "quick",
+        "--quick budget",
+        serde_json::json!(quick),
+    );
+    report.value(
+        "machine",
+        "serde_json_preserve_order",
+        "serde_json preserve_order (on with rig)",
+        serde_json::json!(cfg!(feature = "rig")),
+    );
 }
 
 /// The word after `flag` in `args`, if `flag` is there.

@@ -109,14 +109,6 @@ impl Report {
         );
     }
 
-    /// Records targets, one per row `(key, label, figure, bound)` (see
-    /// [`Report::target`]).
-    pub fn targets(&mut self, rows: &[(&str, &str, Option<f64>, Option<Bound>)]) {
-        for &(key, label, figure, bound) in rows {
-            self.target(key, label, figure, bound);
-        }
-    }
-
     fn section(&mut self, name: &str) -> &mut Map<String, Value> {
         self.sections
             .entry(name.to_owned())
