@@ -20,9 +20,12 @@ mod report;
 use harness::Budget;
 use report::{Bound, Report};
 
+/// A `--profile-*` flag and the loop it runs `N` times.
+type Profile = (&'static str, fn(u64));
+
 /// The `--profile-*` flags: each runs one loop `N` times and nothing else,
 /// for a profiler (`valgrind --tool=callgrind`, `perf`).
-const PROFILES: &[(&str, fn(u64))] = &[
+const PROFILES: &[Profile] = &[
     // The per-call executor loop.
     ("--profile-executor", cases::per_call::profile_executor),
     // The executor loop with one subscriber and one middleware.
