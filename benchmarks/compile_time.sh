@@ -107,6 +107,20 @@ pub struct Out$i {
 EOF
 }
 
+# The function of tool $i that both of our crates serve, below the attribute
+# line given (none for the hand-written crate).
+add_fn() { # i, attribute line
+    local i="$1" attribute="$2"
+    echo "/// Add two integers (tool $i)."
+    if [[ -n "$attribute" ]]; then echo "$attribute"; fi
+    cat <<EOF
+pub async fn add_$i(args: Args$i) -> Result<Out$i, ToolError> {
+    Ok(Out$i { sum: args.a.wrapping_add(args.b).wrapping_add(/*BODY*/0) })
+}
+
+EOF
+}
+
 # --- ours, #[tool] ---------------------------------------------------------
 new_crate ours_macro tinyagents-tools serde schemars
 {
@@ -115,14 +129,7 @@ new_crate ours_macro tinyagents-tools serde schemars
     echo
     for i in $(seq 0 $((N - 1))); do
         args_struct "$i" "JsonSchema"
-        cat <<EOF
-/// Add two integers (tool $i).
-#[tool(read_only, idempotent)]
-pub async fn add_$i(args: Args$i) -> Result<Out$i, ToolError> {
-    Ok(Out$i { sum: args.a.wrapping_add(args.b).wrapping_add(/*BODY*/0) })
-}
-
-EOF
+        add_fn "$i" "#[tool(read_only, idempotent)]"
     done
 } > "$WS/ours_macro/src/lib.rs"
 
@@ -137,12 +144,8 @@ new_crate ours_hand tinyagents-tools serde serde_json schemars
     echo
     for i in $(seq 0 $((N - 1))); do
         args_struct "$i" "JsonSchema"
+        add_fn "$i" ""
         cat <<EOF
-/// Add two integers (tool $i).
-pub async fn add_$i(args: Args$i) -> Result<Out$i, ToolError> {
-    Ok(Out$i { sum: args.a.wrapping_add(args.b).wrapping_add(/*BODY*/0) })
-}
-
 /// The tool for [add_$i].
 pub struct Add$i;
 

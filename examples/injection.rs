@@ -232,13 +232,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("\n== 4. A run without the contacts store");
     let bare = run_with(false);
-    let r = executor
-        .execute(
-            &bare,
-            &turn,
-            ToolCall::new("c5", "send_greeting", json!({"name": "Grace"})),
-        )
-        .await;
+    let greeting = ToolCall::new("c5", "send_greeting", json!({"name": "Grace"}));
+    let r = executor.execute(&bare, &turn, greeting).await;
     let e = r.error.as_ref().expect("refused");
     println!("   {} [{}: {}]", r.text(), e.class(), e.kind().as_str());
     println!(

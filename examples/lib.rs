@@ -5,12 +5,15 @@
 //! - [`write_note`]: writes to a notebook, and requires confirmation;
 //! - [`read_file`]: reads a text file confined to the run's workspace root;
 //! - [`calculate`]: a pure calculator.
+//!
+//! [`ApproveAndReport`] is the approver the quickstart and the MCP server
+//! put behind `write_note`'s confirmation.
 
 use std::sync::Mutex;
 
-use tinyagents_tools::policy::WorkspacePath;
+use tinyagents_tools::policy::{ApprovalDecision, ApprovalRequest, Approver, WorkspacePath};
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::{RegistryError, WorkspaceRoot, tool};
+use tinyagents_tools::{RegistryError, WorkspaceRoot, async_trait, tool};
 
 pub mod agent;
 pub mod services;
@@ -296,4 +299,17 @@ pub async fn serve_http_until_ctrl_c<S: Shared, C: Shared>(
             shutdown,
         )
         .await
+}
+
+/// An approver that approves every call after handing its request to the
+/// function it holds (the examples print the request there): it stands in
+/// for a person, or records a confirmation the MCP host already asked for.
+pub struct ApproveAndReport(pub fn(&ApprovalRequest));
+
+#[async_trait]
+impl Approver for ApproveAndReport {
+    async fn review(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        (self.0)(request);
+        ApprovalDecision::Approve
+    }
 }

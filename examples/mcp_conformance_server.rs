@@ -10,13 +10,16 @@
 //! `.ci/run` runs the suite's tool scenarios these tools answer (see the
 //! README's MCP section for the list, and for the scenarios not served).
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer};
 use tinyagents_tools::prelude::*;
 
 /// A 1x1 red PNG, base64-encoded.
 const RED_PIXEL_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVQI12P4z8AAAAMBAQAY3Y2wAAAAAElFTkSuQmCC";
+
+/// What a tool that talks to the client answers: text, or why it failed.
+type Reply = Result<String, ToolError>;
 
 /// No arguments.
 #[derive(Deserialize, JsonSchema)]
@@ -72,10 +75,7 @@ async fn test_multiple_content_types(_args: NoArgs) -> ToolOutput {
 
 /// Sends three info log messages to the client, about 50 ms apart.
 #[tool(read_only, idempotent, local)]
-async fn test_tool_with_logging(
-    _args: NoArgs,
-    #[inject] client: McpPeer,
-) -> Result<String, ToolError> {
+async fn test_tool_with_logging(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
     let messages = [
         "Tool execution started",
         "Tool processing data",
@@ -100,7 +100,7 @@ struct SamplingArgs {
 
 /// Asks the client's model (sampling) and returns its answer.
 #[tool(read_only, local)]
-async fn test_sampling(args: SamplingArgs, #[inject] client: McpPeer) -> Result<String, ToolError> {
+async fn test_sampling(args: SamplingArgs, #[inject] client: McpPeer) -> Reply {
     let answer = client.sample(&args.prompt, 100).await?;
     Ok(format!("LLM response: {}", answer.text))
 }
@@ -115,54 +115,41 @@ struct ElicitationArgs {
 
 /// Asks the client's user for a name and an email (elicitation).
 #[tool(read_only, local)]
-async fn test_elicitation(
-    args: ElicitationArgs,
-    #[inject] client: McpPeer,
-) -> Result<String, ToolError> {
-    let form = json!({
-        "type": "object",
-        "properties": {
+async fn test_elicitation(args: ElicitationArgs, #[inject] client: McpPeer) -> Reply {
+    let form = object_form(
+        json!({
             "username": {"type": "string", "description": "User's response"},
             "email": {"type": "string", "description": "User's email address"},
-        },
-        "required": ["username", "email"],
-    });
-    let answer = client.elicit(&args.message, form).await?;
+        }),
+        &["username", "email"],
+    );
+    let (action, content) = elicit(&client, &args.message, form).await?;
     Ok(format!(
-        "User response: action: {}, content: {}",
-        answer.action.as_str(),
-        answer.content.unwrap_or_default()
+        "User response: action: {action}, content: {content}"
     ))
 }
 
 /// Asks the client's user with a form whose fields have defaults (SEP-1034).
 #[tool(read_only, local)]
-async fn test_elicitation_sep1034_defaults(
-    _args: NoArgs,
-    #[inject] client: McpPeer,
-) -> Result<String, ToolError> {
-    let form = json!({
-        "type": "object",
-        "properties": {
+async fn test_elicitation_sep1034_defaults(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
+    let form = object_form(
+        json!({
             "name": {"type": "string", "default": "John Doe"},
             "age": {"type": "integer", "default": 30},
             "score": {"type": "number", "default": 95.5},
             "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
             "verified": {"type": "boolean", "default": true},
-        },
-    });
+        }),
+        &[],
+    );
     elicitation_completed(&client, "Please review the defaults", form).await
 }
 
 /// Asks the client's user with every kind of enum field (SEP-1330).
 #[tool(read_only, local)]
-async fn test_elicitation_sep1330_enums(
-    _args: NoArgs,
-    #[inject] client: McpPeer,
-) -> Result<String, ToolError> {
-    let form = json!({
-        "type": "object",
-        "properties": {
+async fn test_elicitation_sep1330_enums(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
+    let form = object_form(
+        json!({
             "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
             "titledSingle": {"type": "string", "oneOf": [
                 {"const": "value1", "title": "First Option"},
@@ -182,21 +169,41 @@ async fn test_elicitation_sep1330_enums(
                 {"const": "value2", "title": "Second Choice"},
                 {"const": "value3", "title": "Third Choice"},
             ]}},
-        },
-    });
+        }),
+        &[],
+    );
     elicitation_completed(&client, "Please choose", form).await
 }
 
-async fn elicitation_completed(
+/// An elicitation form: an object with these `properties`, the `required`
+/// ones listed (no `required` key when none is).
+fn object_form(properties: Value, required: &[&str]) -> Value {
+    let mut form = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        form["required"] = json!(required);
+    }
+    form
+}
+
+/// Asks the client's user `message` with `form`; the answer's action and
+/// its content (`null` when the user sent none).
+async fn elicit(
     client: &McpPeer,
     message: &str,
-    form: serde_json::Value,
-) -> Result<String, ToolError> {
+    form: Value,
+) -> Result<(String, Value), ToolError> {
     let answer = client.elicit(message, form).await?;
+    Ok((
+        answer.action.as_str().to_owned(),
+        answer.content.unwrap_or_default(),
+    ))
+}
+
+/// The SEP elicitation tools' reply: the answer's action and content.
+async fn elicitation_completed(client: &McpPeer, message: &str, form: Value) -> Reply {
+    let (action, content) = elicit(client, message, form).await?;
     Ok(format!(
-        "Elicitation completed: action={}, content={}",
-        answer.action.as_str(),
-        answer.content.unwrap_or_default()
+        "Elicitation completed: action={action}, content={content}"
     ))
 }
 

@@ -42,29 +42,22 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tinyagents_tools::ToolExecutor;
 use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::policy::{
-    ApprovalDecision, ApprovalRequest, Approver, ConfirmationPolicy, WorkspacePolicy,
-};
-use tinyagents_tools::{ToolExecutor, async_trait};
+use tinyagents_tools::policy::{ApprovalRequest, ConfirmationPolicy, WorkspacePolicy};
 
 /// MCP hosts ask their user before every tool call (and show `write_note`'s
 /// annotations: not read-only, not idempotent), so a call that reaches this
 /// server was confirmed by the host. The approval is still recorded per call
-/// id with the arguments' fingerprint, and logged on stderr.
-struct ConfirmedByHost;
-
-#[async_trait]
-impl Approver for ConfirmedByHost {
-    async fn review(&self, request: &ApprovalRequest) -> ApprovalDecision {
-        eprintln!(
-            "mcp_server: `{}` ({}) confirmed by the host, fingerprint {}",
-            request.tool, request.call_id, request.fingerprint
-        );
-        ApprovalDecision::Approve
-    }
+/// id with the arguments' fingerprint, and logged on stderr here.
+fn log_confirmed_by_host(request: &ApprovalRequest) {
+    eprintln!(
+        "mcp_server: `{}` ({}) confirmed by the host, fingerprint {}",
+        request.tool, request.call_id, request.fingerprint
+    );
 }
-use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
+
+use tinyagents_tools_examples::{ApproveAndReport, NoteBook, quickstart_registry, quickstart_run};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -88,7 +81,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let executor = ToolExecutor::builder(quickstart_registry()?, ())
         .middleware(WorkspacePolicy)
-        .middleware(ConfirmationPolicy::new(ConfirmedByHost));
+        .middleware(ConfirmationPolicy::new(ApproveAndReport(
+            log_confirmed_by_host,
+        )));
     let server = McpServer::builder(executor)
         .name("tinyagents-quickstart")
         .instructions(

@@ -15,30 +15,22 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
-use tinyagents_tools::policy::{
-    ApprovalDecision, ApprovalRequest, Approver, ConfirmationPolicy, WorkspacePolicy,
-};
+use tinyagents_tools::policy::{ApprovalRequest, ConfirmationPolicy, WorkspacePolicy};
 use tinyagents_tools::providers::{
     AnthropicOptions, ExportTarget, OpenAiOptions, export_declarations, openai,
 };
-use tinyagents_tools::{ToolExecutor, Turn, async_trait};
-use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
+use tinyagents_tools::{ToolExecutor, Turn};
+use tinyagents_tools_examples::{ApproveAndReport, NoteBook, quickstart_registry, quickstart_run};
 
-/// Stands in for a person asked to approve a call: prints the request and
-/// approves it.
-struct ConsoleApprover;
-
-#[async_trait]
-impl Approver for ConsoleApprover {
-    async fn review(&self, request: &ApprovalRequest) -> ApprovalDecision {
-        println!(
-            "   ? approval asked for `{}` {} (fingerprint {}…): approved",
-            request.tool,
-            request.arguments,
-            &request.fingerprint[..12]
-        );
-        ApprovalDecision::Approve
-    }
+/// Stands in for a person asked to approve a call: prints the request (the
+/// approver then approves it).
+fn print_approval(request: &ApprovalRequest) {
+    println!(
+        "   ? approval asked for `{}` {} (fingerprint {}…): approved",
+        request.tool,
+        request.arguments,
+        &request.fingerprint[..12]
+    );
 }
 
 /// Prints every lifecycle event on one line.
@@ -146,7 +138,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let run = quickstart_run(&workspace, Arc::clone(&notebook));
     let executor = ToolExecutor::builder(registry, ())
         .middleware(WorkspacePolicy)
-        .middleware(ConfirmationPolicy::new(ConsoleApprover))
+        .middleware(ConfirmationPolicy::new(ApproveAndReport(print_approval)))
         .subscribe(PrintEvents)
         .configure(|c| c.max_concurrency = std::num::NonZeroUsize::MIN)
         .build()?;

@@ -366,6 +366,25 @@ async fn an_error_status_is_reported_with_the_key_masked() {
     assert!(!format!("{agent:?}").contains(KEY));
 }
 
+#[tokio::test]
+async fn a_reply_without_choices_is_a_protocol_error_naming_the_message_pointer() {
+    let server = FakeOpenAi::start(vec![(
+        200,
+        r#"{"id":"chatcmpl-1","object":"chat.completion"}"#.to_owned(),
+    )])
+    .await;
+    let agent = agent(&server, 2);
+    let run = quickstart_run(std::path::Path::new("."), Arc::new(NoteBook::default()));
+
+    let error = bounded(agent.run(&run, "hello")).await.unwrap_err();
+
+    assert_eq!(
+        error.to_string(),
+        "the reply is not a Chat Completions response: `/choices/0/message` is missing"
+    );
+    assert_eq!(server.received().len(), 1, "no second request");
+}
+
 #[test]
 fn the_command_line_reads_the_environment_and_flags() {
     let env = |name: &str| match name {

@@ -48,6 +48,15 @@ impl Budget {
     }
 }
 
+/// The single-threaded runtime (timers and I/O on) that every case and
+/// profiling loop runs on.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
 /// Median, fastest and slowest sample, in nanoseconds per iteration.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Stats {

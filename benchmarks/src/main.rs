@@ -20,6 +20,37 @@ mod report;
 use harness::Budget;
 use report::{Bound, Report};
 
+/// A `--profile-*` flag and the loop it runs `N` times.
+type Profile = (&'static str, fn(u64));
+
+/// The `--profile-*` flags: each runs one loop `N` times and nothing else,
+/// for a profiler (`valgrind --tool=callgrind`, `perf`).
+const PROFILES: &[Profile] = &[
+    // The per-call executor loop.
+    ("--profile-executor", cases::per_call::profile_executor),
+    // The executor loop with one subscriber and one middleware.
+    ("--profile-observed", cases::per_call::profile_observed),
+    // Registering 1,000 prebuilt tools.
+    ("--profile-register", cases::registration::profile_register),
+    // Building rmcp's router of 1,000 routes.
+    (
+        "--profile-rmcp-router",
+        cases::registration::profile_rmcp_router,
+    ),
+    // rmcp's per-call loop, to compare with `--profile-executor`.
+    ("--profile-rmcp-call", cases::per_call::profile_rmcp),
+    // Cached declarations to JSON text.
+    (
+        "--profile-declarations",
+        cases::declarations::profile_cached_json,
+    ),
+    // rmcp's listing of 1,000 tools to JSON text.
+    (
+        "--profile-rmcp-listing",
+        cases::declarations::profile_rmcp_listing,
+    ),
+];
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let json = args.iter().any(|a| a == "--json");
@@ -30,74 +61,13 @@ fn main() {
         Budget::standard()
     };
 
-    if let Some(n) = args
-        .iter()
-        .position(|a| a == "--profile-executor")
-        .and_then(|i| args.get(i + 1))
-    {
-        // Only the per-call executor loop, for `valgrind --tool=callgrind`.
-        cases::per_call::profile_executor(n.parse().expect("a call count"));
-        return;
+    for (flag, profile) in PROFILES {
+        if let Some(n) = flag_value(&args, flag) {
+            profile(n.parse().expect("a count"));
+            return;
+        }
     }
-    if let Some(n) = args
-        .iter()
-        .position(|a| a == "--profile-observed")
-        .and_then(|i| args.get(i + 1))
-    {
-        // The executor loop with one subscriber and one middleware.
-        cases::per_call::profile_observed(n.parse().expect("a call count"));
-        return;
-    }
-    if let Some(n) = args
-        .iter()
-        .position(|a| a == "--profile-register")
-        .and_then(|i| args.get(i + 1))
-    {
-        // Registering 1,000 prebuilt tools, `n` times.
-        cases::registration::profile_register(n.parse().expect("a count"));
-        return;
-    }
-    if let Some(n) = args
-        .iter()
-        .position(|a| a == "--profile-rmcp-router")
-        .and_then(|i| args.get(i + 1))
-    {
-        // Building rmcp's router of 1,000 routes, `n` times.
-        cases::registration::profile_rmcp_router(n.parse().expect("a count"));
-        return;
-    }
-    if let Some(n) = args
-        .iter()
-        .position(|a| a == "--profile-rmcp-call")
-        .and_then(|i| args.get(i + 1))
-    {
-        // Only rmcp's per-call loop, to compare with `--profile-executor`.
-        cases::per_call::profile_rmcp(n.parse().expect("a call count"));
-        return;
-    }
-    if let Some(n) = args
-        .iter()
-        .position(|a| a == "--profile-declarations")
-        .and_then(|i| args.get(i + 1))
-    {
-        // Only cached declarations to JSON text, for a profiler.
-        cases::declarations::profile_cached_json(n.parse().expect("a count"));
-        return;
-    }
-    if let Some(n) = args
-        .iter()
-        .position(|a| a == "--profile-rmcp-listing")
-        .and_then(|i| args.get(i + 1))
-    {
-        // Only rmcp's listing of 1,000 tools to JSON text, for a profiler.
-        cases::declarations::profile_rmcp_listing(n.parse().expect("a count"));
-        return;
-    }
-    if let Some(which) = args
-        .iter()
-        .position(|a| a == "--serve-stdio")
-        .and_then(|i| args.get(i + 1))
-    {
+    if let Some(which) = flag_value(&args, "--serve-stdio") {
         // The child process of the stdio round trip (case 6).
         cases::mcp_http::serve_stdio(which);
         return;
@@ -112,10 +82,7 @@ fn main() {
         return;
     }
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let rt = harness::runtime();
     let baseline = cases::batch::run_baseline(&rt, runs, &mut report);
     let ours_batch = cases::batch::run_ours(&rt, runs, &mut report);
     let batch_ratio = report.ratio(
@@ -305,4 +272,10 @@ fn machine(report: &mut Report, quick: bool) {
         "serde_json preserve_order (on with rig)",
         serde_json::json!(cfg!(feature = "rig")),
     );
+}
+
+/// The word after `flag` in `args`, if `flag` is there.
+fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    let i = args.iter().position(|a| a == flag)?;
+    args.get(i + 1).map(String::as_str)
 }

@@ -45,6 +45,33 @@ impl Report {
         r
     }
 
+    /// Records ratios `numerator / denominator` of two medians, one per row
+    /// `(key, label, numerator, denominator)`.
+    pub fn ratios(&mut self, rows: &[(&str, &str, f64, f64)]) {
+        for &(key, label, numerator, denominator) in rows {
+            self.ratio(key, label, numerator, denominator);
+        }
+    }
+
+    /// Records a ratio computed elsewhere (a median of paired ratios, for
+    /// example) under `ratios.key`, rounded to three decimals.
+    pub fn paired(&mut self, key: &str, label: &str, ratio: f64) {
+        self.value("ratios", key, label, json!(round3(ratio)));
+    }
+
+    /// Records the first and third quartile of a paired ratio under
+    /// `ratios.key`, each rounded to three decimals.
+    pub fn quartiles(&mut self, key: &str, label: &str, (q1, q3): (f64, f64)) {
+        self.value("ratios", key, label, json!([round3(q1), round3(q3)]));
+    }
+
+    /// Records values under `section`, one per row `(key, label, value)`.
+    pub fn values<const N: usize>(&mut self, section: &str, rows: [(&str, &str, Value); N]) {
+        for (key, label, value) in rows {
+            self.value(section, key, label, value);
+        }
+    }
+
     /// Records any other value under `section.key`.
     pub fn value(&mut self, section: &str, key: &str, label: &str, value: Value) {
         self.table

@@ -27,6 +27,9 @@ use tinyagents_tools::{ErrorClass, RunContext, Secret, ToolExecutor, Turn};
 pub use cli::{CliError, Invocation, cli, write_report};
 pub use client::{ApiKey, ChatClient, ClientError, MAX_ERROR_BODY};
 
+/// Where a Chat Completions reply holds the assistant message.
+const MESSAGE: &str = "/choices/0/message";
+
 /// The endpoint used when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -72,18 +75,19 @@ impl AgentConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentError {
-    /// A request failed.
-    #[error(transparent)]
-    Client(#[from] ClientError),
-    /// An advertised tool cannot be declared to OpenAI.
+    /// An advertised name is not a registered tool (the agent cannot start).
+    #[error("`{0}` is advertised but is not a registered tool")]
+    UnknownTool(String),
+    /// An advertised tool cannot be declared to OpenAI (the agent cannot
+    /// start).
     #[error("a tool cannot be declared: {0}")]
     Export(#[from] ExportError),
+    /// A request failed, or the client could not be built.
+    #[error(transparent)]
+    Client(#[from] ClientError),
     /// The reply has no `choices[0].message`, or its `tool_calls` are malformed.
     #[error("the reply is not a Chat Completions response: {0}")]
     Protocol(#[from] CallParseError),
-    /// An advertised name is not a registered tool.
-    #[error("`{0}` is advertised but is not a registered tool")]
-    UnknownTool(String),
 }
 
 /// Why a run ended.
@@ -243,13 +247,13 @@ where
                 .client
                 .complete(&self.request(&messages, &tools))
                 .await?;
+            // The library reads the calls (and checks `choices[0].message`
+            // when `choices` is there); the loop also needs the message's text.
             let calls = parse_chat_tool_calls(&reply)?;
-            let message =
-                reply
-                    .pointer("/choices/0/message")
-                    .ok_or_else(|| CallParseError::Missing {
-                        pointer: "/choices/0/message".into(),
-                    })?;
+            let Some(message) = reply.pointer(MESSAGE) else {
+                let pointer = MESSAGE.into();
+                return Err(CallParseError::Missing { pointer }.into());
+            };
             let content = message.get("content").and_then(Value::as_str);
             if calls.is_empty() {
                 let answer = content

@@ -86,7 +86,7 @@ pub fn run_ours(rt: &tokio::runtime::Runtime, runs: usize, report: &mut Report) 
     use tinyagents_tools::{RunContext, ToolCall, Turn};
 
     let executor = crate::contenders::ours_exec::with_concurrency(
-        crate::contenders::ours_exec::SleepyAdd::new(DELAY),
+        crate::contenders::ours::NamedAdd::sleepy(DELAY),
         CONCURRENCY,
     );
     let run = RunContext::empty();

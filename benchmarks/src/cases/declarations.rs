@@ -6,7 +6,6 @@
 //! per request, so an export of 1,000 for Chat would (rightly) leave 872
 //! out. Strict mode is on (the default).
 
-use tinyagents_tools::ToolRegistry;
 use tinyagents_tools::providers::{ExportCache, ExportTarget, OpenAiOptions, export_declarations};
 
 use crate::contenders::{ours, rmcp};
@@ -37,12 +36,7 @@ pub struct Declarations {
 pub fn run(budget: Budget, runs: usize, report: &mut Report) -> Declarations {
     let mut out = Declarations::default();
     let target = ExportTarget::OpenAiResponses(OpenAiOptions { strict: true });
-    let mut registry = ToolRegistry::new();
-    for i in 0..TOOLS {
-        registry
-            .register(ours::NamedAdd::new(i))
-            .expect("registers");
-    }
+    let registry = ours::named_registry(TOOLS);
 
     let first = export_declarations(target, registry.specs());
     assert!(
@@ -196,12 +190,7 @@ pub fn run(budget: Budget, runs: usize, report: &mut Report) -> Declarations {
 /// and nothing else, for a profiler.
 pub fn profile_cached_json(n: u64) {
     let target = ExportTarget::OpenAiResponses(OpenAiOptions { strict: true });
-    let mut registry = ToolRegistry::new();
-    for i in 0..TOOLS {
-        registry
-            .register(ours::NamedAdd::new(i))
-            .expect("registers");
-    }
+    let registry = ours::named_registry(TOOLS);
     let cache = ExportCache::new();
     for _ in 0..n {
         let exported = cache.export_declarations(target, registry.specs());

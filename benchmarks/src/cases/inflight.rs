@@ -8,10 +8,13 @@
 
 use std::time::Duration;
 
+use serde_json::json;
 use tinyagents_tools::prelude::{RunContext, ToolCall, Turn};
 
 use crate::add::sample_args;
-use crate::contenders::ours_exec::{SleepyAdd, with_concurrency};
+use crate::contenders::ours::NamedAdd;
+use crate::contenders::ours_exec::with_concurrency;
+use crate::harness::runtime;
 use crate::memory::{heap_in_use_bytes, trim};
 use crate::report::Report;
 
@@ -30,11 +33,8 @@ pub struct Inflight {
 
 /// Runs case 7 `runs` times (the median is the figure) and records it.
 pub fn run(runs: usize, report: &mut Report) -> Inflight {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let executor = with_concurrency(SleepyAdd::new(DELAY), CALLS);
+    let rt = runtime();
+    let executor = with_concurrency(NamedAdd::sleepy(DELAY), CALLS);
     let run = RunContext::empty();
     let turn = Turn::new(1);
 
@@ -77,35 +77,33 @@ pub fn run(runs: usize, report: &mut Report) -> Inflight {
     let heap_per_call = (!per_call.is_empty())
         .then(|| crate::harness::Stats::from_samples(per_call.clone(), 1).median_ns);
 
-    report.value(
-        "load",
-        "inflight_calls",
-        "calls in flight at once, each awaiting a timer",
-        serde_json::json!(CALLS),
-    );
-    report.value(
-        "load",
-        "heap_per_inflight_call_bytes",
-        "heap in use per call in flight (bytes, median of runs)",
-        serde_json::json!(heap_per_call.map(f64::round)),
-    );
-    report.value(
-        "load",
-        "heap_per_inflight_call_runs_bytes",
-        "heap in use per call in flight, each run (bytes)",
-        serde_json::json!(per_call.iter().map(|b| b.round()).collect::<Vec<_>>()),
-    );
-    report.value(
-        "load",
-        "execute_future_bytes",
-        "size_of the future of ToolExecutor::execute (bytes)",
-        serde_json::json!(future_size),
-    );
-    report.value(
-        "load",
-        "execute_batch_future_bytes",
-        "size_of the future of ToolExecutor::execute_batch (bytes)",
-        serde_json::json!(batch_future_size),
-    );
+    let rows = [
+        (
+            "inflight_calls",
+            "calls in flight at once, each awaiting a timer",
+            json!(CALLS),
+        ),
+        (
+            "heap_per_inflight_call_bytes",
+            "heap in use per call in flight (bytes, median of runs)",
+            json!(heap_per_call.map(f64::round)),
+        ),
+        (
+            "heap_per_inflight_call_runs_bytes",
+            "heap in use per call in flight, each run (bytes)",
+            json!(per_call.iter().map(|b| b.round()).collect::<Vec<_>>()),
+        ),
+        (
+            "execute_future_bytes",
+            "size_of the future of ToolExecutor::execute (bytes)",
+            json!(future_size),
+        ),
+        (
+            "execute_batch_future_bytes",
+            "size_of the future of ToolExecutor::execute_batch (bytes)",
+            json!(batch_future_size),
+        ),
+    ];
+    report.values("load", rows);
     Inflight { heap_per_call }
 }

@@ -5,10 +5,12 @@
 
 use std::time::{Duration, Instant};
 
+use serde_json::json;
 use tinyagents_tools::{RunContext, ToolCall, ToolExecutor, Turn};
 
 use crate::add::sample_args;
 use crate::contenders::{ours, ours_exec};
+use crate::harness::runtime;
 use crate::memory::{heap_in_use_kib, peak_rss_kib, rss_kib, trim};
 use crate::report::Report;
 
@@ -67,10 +69,7 @@ fn one_batch(rt: &tokio::runtime::Runtime, executor: &ToolExecutor, calls: usize
 
 /// Runs the load case with `calls` calls and records it.
 pub fn run(calls: usize, report: &mut Report) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let rt = runtime();
     let executor = ours_exec::with_concurrency(ours::MacroAddTool, 100);
     let peak_before = peak_rss_kib();
     let rss_before = rss_kib();
@@ -103,96 +102,71 @@ pub fn run(calls: usize, report: &mut Report) {
         _ => None,
     };
 
-    let kib = |v: Option<u64>| serde_json::json!(v);
-    report.value(
-        "load",
-        "calls",
-        "calls in one execute_batch",
-        serde_json::json!(calls),
-    );
-    report.value("load", "runs", "batches run", serde_json::json!(RUNS));
-    report.value(
-        "load",
-        "lost",
-        "lost results (all runs)",
-        serde_json::json!(lost),
-    );
-    report.value(
-        "load",
-        "duplicated",
-        "duplicated results (all runs)",
-        serde_json::json!(duplicated),
-    );
-    report.value(
-        "load",
-        "wall_ms",
-        "first run: wall time, building the calls included (ms)",
-        serde_json::json!(wall.as_millis() as u64),
-    );
-    report.value(
-        "load",
-        "build_calls_ms",
-        "of which building the ToolCalls (ms)",
-        serde_json::json!(built.as_millis() as u64),
-    );
-    report.value(
-        "load",
-        "ns_per_call",
-        "wall time per call, batch only (ns)",
-        serde_json::json!(((wall - built).as_nanos() / calls as u128) as u64),
-    );
-    report.value(
-        "load",
-        "rss_before_kib",
-        "VmRSS before (KiB)",
-        kib(rss_before),
-    );
-    report.value(
-        "load",
-        "peak_rss_before_kib",
-        "VmHWM before (KiB)",
-        kib(peak_before),
-    );
-    report.value(
-        "load",
-        "peak_rss_after_kib",
-        "VmHWM after the first run (KiB)",
-        kib(peak_after),
-    );
-    report.value(
-        "load",
-        "heap_before_kib",
-        "heap in use before (KiB, mallinfo2)",
-        kib(heap_before),
-    );
-    report.value(
-        "load",
-        "heap_after_runs_kib",
-        "heap in use after each run (KiB)",
-        serde_json::json!(heap_after),
-    );
-    report.value(
-        "load",
-        "heap_growth_kib",
-        "heap in use, growth first run to last (KiB)",
-        kib(growth(&heap_after)),
-    );
-    report.value(
-        "load",
-        "rss_after_runs_kib",
-        "VmRSS after each run, before malloc_trim (KiB)",
-        serde_json::json!(rss_after),
-    );
-    report.value(
-        "load",
-        "rss_trimmed_after_runs_kib",
-        "VmRSS after each run, after malloc_trim (KiB)",
-        serde_json::json!(rss_trimmed),
-    );
-    report.value(
-        "load",
-        "rss_trimmed_growth_kib",
-        "VmRSS after malloc_trim, growth first run to last (KiB)",
-        kib(growth(&rss_trimmed)),
-    );
+    let rows = [
+        ("calls", "calls in one execute_batch", json!(calls)),
+        ("runs", "batches run", json!(RUNS)),
+        ("lost", "lost results (all runs)", json!(lost)),
+        (
+            "duplicated",
+            "duplicated results (all runs)",
+            json!(duplicated),
+        ),
+        (
+            "wall_ms",
+            "first run: wall time, building the calls included (ms)",
+            json!(wall.as_millis() as u64),
+        ),
+        (
+            "build_calls_ms",
+            "of which building the ToolCalls (ms)",
+            json!(built.as_millis() as u64),
+        ),
+        (
+            "ns_per_call",
+            "wall time per call, batch only (ns)",
+            json!(((wall - built).as_nanos() / calls as u128) as u64),
+        ),
+        ("rss_before_kib", "VmRSS before (KiB)", json!(rss_before)),
+        (
+            "peak_rss_before_kib",
+            "VmHWM before (KiB)",
+            json!(peak_before),
+        ),
+        (
+            "peak_rss_after_kib",
+            "VmHWM after the first run (KiB)",
+            json!(peak_after),
+        ),
+        (
+            "heap_before_kib",
+            "heap in use before (KiB, mallinfo2)",
+            json!(heap_before),
+        ),
+        (
+            "heap_after_runs_kib",
+            "heap in use after each run (KiB)",
+            json!(heap_after),
+        ),
+        (
+            "heap_growth_kib",
+            "heap in use, growth first run to last (KiB)",
+            json!(growth(&heap_after)),
+        ),
+        (
+            "rss_after_runs_kib",
+            "VmRSS after each run, before malloc_trim (KiB)",
+            json!(rss_after),
+        ),
+        (
+            "rss_trimmed_after_runs_kib",
+            "VmRSS after each run, after malloc_trim (KiB)",
+            json!(rss_trimmed),
+        ),
+        (
+            "rss_trimmed_growth_kib",
+            "VmRSS after malloc_trim, growth first run to last (KiB)",
+            json!(growth(&rss_trimmed)),
+        ),
+    ];
+    report.values("load", rows);
 }

@@ -31,7 +31,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
 use crate::contenders::{ours, rmcp::AddServer};
-use crate::harness::{Stats, quartiles};
+use crate::harness::{Stats, quartiles, runtime};
 use crate::report::{Report, Unit};
 
 /// Concurrent clients.
@@ -134,14 +134,7 @@ impl Client {
             session: String::new(),
             next_id: 1,
         };
-        let init = serde_json::json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": PROTOCOL,
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "0"}
-            }
-        });
+        let init = initialize_request();
         let (session, body) = client.post(init.to_string()).await;
         client.session = session.expect("the server opened a session");
         assert!(answer_of(&body, 0).get("result").is_some(), "initialized");
@@ -368,20 +361,15 @@ pub fn run(
         "length of one measured window (ms)",
         serde_json::json!(window_len.as_millis() as u64),
     );
-    report.value(
-        "ratios",
+    report.paired(
         "ours_mcp_http_rps_vs_rmcp",
         "ours / rmcp, MCP HTTP requests per second (median of window pairs)",
-        serde_json::json!((ratio * 1000.0).round() / 1000.0),
+        ratio,
     );
-    report.value(
-        "ratios",
+    report.quartiles(
         "ours_mcp_http_rps_vs_rmcp_quartiles",
         "ours / rmcp, MCP HTTP rps: 1st and 3rd quartile over window pairs",
-        serde_json::json!([
-            (spread.0 * 1000.0).round() / 1000.0,
-            (spread.1 * 1000.0).round() / 1000.0
-        ]),
+        spread,
     );
 
     let mut stdio = Vec::new();
@@ -413,11 +401,7 @@ pub fn run(
 /// `server` on its stdio (this binary with `--serve-stdio`); stats over
 /// the calls after a warm-up of a tenth of them.
 fn stdio_round_trips(server: Server, calls: usize) -> Stats {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(async {
+    runtime().block_on(async {
         let which = match server {
             Server::Ours => "ours",
             Server::Rmcp => "rmcp",
@@ -432,14 +416,7 @@ fn stdio_round_trips(server: Server, calls: usize) -> Stats {
         let mut stdin = child.stdin.take().expect("stdin");
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut line = String::new();
-        let init = serde_json::json!({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {
-                "protocolVersion": PROTOCOL,
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "0"}
-            }
-        });
+        let init = initialize_request();
         stdin.write_all(format!("{init}\n").as_bytes()).await.expect("writes");
         stdout.read_line(&mut line).await.expect("reads");
         assert!(answer_of(line.as_bytes(), 0).get("result").is_some());
@@ -470,14 +447,22 @@ fn stdio_round_trips(server: Server, calls: usize) -> Stats {
     })
 }
 
+/// The `initialize` request (id 0) both load generators open a session with.
+fn initialize_request() -> Value {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL,
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"}
+        }
+    })
+}
+
 /// Serves one MCP session on this process's stdin and stdout: `which` is
 /// `ours` or `rmcp`. Returns when the client closes stdin.
 pub fn serve_stdio(which: &str) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(async {
+    runtime().block_on(async {
         match which {
             "ours" => {
                 let running = our_server().serve_stdio().await.expect("initializes");

@@ -11,13 +11,15 @@ use std::hint::black_box;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 
-use tinyagents_tools::{RunContext, ToolCall, ToolRegistry, ToolRuntime, Turn, __bench};
+use tinyagents_tools::{
+    __bench, RunContext, ToolCall, ToolExecutor, ToolRegistry, ToolRuntime, Turn,
+};
 
 use crate::add::{HandRolled, HandRolledError, expected_sum, raw, raw_text, sample_args};
 #[cfg(feature = "rig")]
 use crate::contenders::rig;
 use crate::contenders::{ours, ours_exec, rmcp};
-use crate::harness::{Budget, Contender, measure_interleaved};
+use crate::harness::{Budget, Contender, measure_interleaved, runtime};
 use crate::report::{Report, Unit};
 
 /// The medians the ratios and targets need.
@@ -57,10 +59,7 @@ pub struct PerCall {
 
 /// Runs case 1 and records it.
 pub fn run(budget: Budget, report: &mut Report) -> PerCall {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let rt = runtime();
     // Shorter samples, more rounds: the same time in all, interleaved more
     // finely.
     let budget = Budget {
@@ -279,57 +278,51 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         "the subscriber saw started and completed for every call"
     );
 
-    report.ratio(
-        "ours_executor_vs_raw",
-        "ours executor (#[tool]) / RAW",
-        out.ours,
-        out.raw,
-    );
-    report.ratio(
-        "ours_executor_hand_vs_raw",
-        "ours executor (hand-written) / RAW",
-        out.ours_hand,
-        out.raw,
-    );
-    report.ratio(
-        "ours_executor_observed_vs_raw",
-        "ours executor + subscriber + middleware / RAW",
-        out.ours_observed,
-        out.raw,
-    );
-    report.ratio("rmcp_router_vs_raw", "rmcp router / RAW", out.rmcp, out.raw);
-    report.value(
-        "ratios",
+    report.ratios(&[
+        (
+            "ours_executor_vs_raw",
+            "ours executor (#[tool]) / RAW",
+            out.ours,
+            out.raw,
+        ),
+        (
+            "ours_executor_hand_vs_raw",
+            "ours executor (hand-written) / RAW",
+            out.ours_hand,
+            out.raw,
+        ),
+        (
+            "ours_executor_observed_vs_raw",
+            "ours executor + subscriber + middleware / RAW",
+            out.ours_observed,
+            out.raw,
+        ),
+        ("rmcp_router_vs_raw", "rmcp router / RAW", out.rmcp, out.raw),
+    ]);
+    report.paired(
         "ours_executor_vs_raw_paired",
         "ours executor (#[tool]) / RAW, paired by round",
-        serde_json::json!((out.ours_vs_raw_paired * 1000.0).round() / 1000.0),
+        out.ours_vs_raw_paired,
     );
-    report.value(
-        "ratios",
+    report.paired(
         "ours_executor_vs_rmcp_paired",
         "ours executor (#[tool]) / rmcp router, paired by round",
-        serde_json::json!((out.ours_vs_rmcp_paired * 1000.0).round() / 1000.0),
+        out.ours_vs_rmcp_paired,
     );
-    report.value(
-        "ratios",
+    report.quartiles(
         "ours_executor_vs_rmcp_paired_quartiles",
         "ours / rmcp router, paired: 1st and 3rd quartile over rounds",
-        serde_json::json!([
-            round3(out.ours_vs_rmcp_spread.0),
-            round3(out.ours_vs_rmcp_spread.1)
-        ]),
+        out.ours_vs_rmcp_spread,
     );
-    report.value(
-        "ratios",
+    report.paired(
         "ours_executor_observed_vs_ours_executor_paired",
         "ours + 1 subscriber + 1 middleware / ours bare, paired by round",
-        serde_json::json!(round3(out.observed_vs_ours_paired)),
+        out.observed_vs_ours_paired,
     );
-    report.value(
-        "ratios",
+    report.paired(
         "ours_executor_vs_handrolled_paired",
         "ours (arguments as text) / hand-rolled (text), paired by round",
-        serde_json::json!(round3(out.ours_text_vs_handrolled_paired)),
+        out.ours_text_vs_handrolled_paired,
     );
     report.ratio(
         "rmcp_router_rebuilt_vs_raw",
@@ -338,25 +331,22 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         out.raw,
     );
     if cfg!(feature = "rig") {
-        report.ratio("rig_toolset_vs_raw", "rig tool set / RAW", out.rig, out.raw);
-        report.ratio(
-            "rig_toolset_vs_raw_text",
-            "rig tool set / RAW from text",
-            out.rig,
-            out.raw_text,
-        );
-        report.value(
-            "ratios",
+        report.ratios(&[
+            ("rig_toolset_vs_raw", "rig tool set / RAW", out.rig, out.raw),
+            (
+                "rig_toolset_vs_raw_text",
+                "rig tool set / RAW from text",
+                out.rig,
+                out.raw_text,
+            ),
+        ]);
+        report.paired(
             "ours_executor_vs_rig_paired",
             "ours executor (#[tool]) / rig tool set, paired by round",
-            serde_json::json!((out.ours_vs_rig_paired * 1000.0).round() / 1000.0),
+            out.ours_vs_rig_paired,
         );
     }
     out
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 fn check_ours(result: tinyagents_tools::ToolResult) {
@@ -376,33 +366,23 @@ fn assert_rmcp_sum(response: ::rmcp::model::CallToolResponse) {
 /// Runs `n` calls of "add" (`#[tool]`) through the executor and nothing else,
 /// for a profiler.
 pub fn profile_executor(n: u64) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(async {
-        let run = RunContext::empty();
-        let turn = Turn::new(1);
-        let call = ToolCall::new("call-1", "add", sample_args());
-        let executor = ours_exec::plain(ours::MacroAddTool);
-        for _ in 0..n {
-            black_box(executor.execute(&run, &turn, black_box(call.clone())).await);
-        }
-    });
+    profile_calls(n, || ours_exec::plain(ours::MacroAddTool));
 }
 
 /// Runs `n` calls of "add" through the executor with one inline subscriber
 /// and one middleware, for a profiler.
 pub fn profile_observed(n: u64) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(async {
+    profile_calls(n, || ours_exec::observed(ours::MacroAddTool).0);
+}
+
+/// Runs `n` calls of "add" through the executor `build` makes (on the
+/// runtime, before the loop), and nothing else.
+fn profile_calls(n: u64, build: impl FnOnce() -> ToolExecutor) {
+    runtime().block_on(async {
         let run = RunContext::empty();
         let turn = Turn::new(1);
         let call = ToolCall::new("call-1", "add", sample_args());
-        let (executor, _, _) = ours_exec::observed(ours::MacroAddTool);
+        let executor = build();
         for _ in 0..n {
             black_box(executor.execute(&run, &turn, black_box(call.clone())).await);
         }
@@ -412,11 +392,7 @@ pub fn profile_observed(n: u64) {
 /// The rmcp router loop alone (router built once), for comparing
 /// instruction counts with [`profile_executor`] under callgrind.
 pub fn profile_rmcp(n: u64) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(async {
+    runtime().block_on(async {
         let harness = rmcp::Harness::start();
         let args = sample_args();
         let args_object = args.as_object().expect("an object").clone();

@@ -14,12 +14,7 @@ pub const TOOLS: usize = 1_000;
 /// Returns ours / rmcp, paired by round.
 pub fn run(runs: usize, report: &mut Report) -> f64 {
     let stats = measure_runs(runs, || {
-        let mut registry = ToolRegistry::new();
-        for i in 0..TOOLS {
-            registry
-                .register(ours::NamedAdd::new(i))
-                .expect("registers");
-        }
+        let registry = ours::named_registry(TOOLS);
         assert_eq!(registry.len(), TOOLS);
         registry
     });
@@ -76,20 +71,15 @@ pub fn run(runs: usize, report: &mut Report) -> f64 {
         Unit::Ms,
         Stats::from_samples(theirs, 1),
     );
-    report.value(
-        "ratios",
+    report.paired(
         "ours_register_1000_vs_rmcp_router_1000",
         "ours register 1,000 / rmcp router of 1,000, paired by round",
-        serde_json::json!((paired * 1000.0).round() / 1000.0),
+        paired,
     );
-    report.value(
-        "ratios",
+    report.quartiles(
         "ours_register_1000_vs_rmcp_router_1000_quartiles",
         "ours register / rmcp router: 1st and 3rd quartile over rounds",
-        serde_json::json!([
-            (spread.0 * 1000.0).round() / 1000.0,
-            (spread.1 * 1000.0).round() / 1000.0
-        ]),
+        spread,
     );
     paired
 }

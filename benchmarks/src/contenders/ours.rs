@@ -2,10 +2,14 @@
 //! specs of many "add" tools for the registration and declaration cases.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use serde_json::Value;
-use tinyagents_tools::{Json, Tool, ToolError, ToolOutput, ToolRuntime, ToolSafety, ToolSchema, ToolSpec, async_trait};
-use tinyagents_tools::output::{IntoToolOutput};
+use tinyagents_tools::output::IntoToolOutput;
+use tinyagents_tools::{
+    Json, Tool, ToolError, ToolOutput, ToolRegistry, ToolRuntime, ToolSafety, ToolSchema, ToolSpec,
+    async_trait,
+};
 
 use crate::add::{AddArgs, Sum, add};
 
@@ -69,9 +73,12 @@ pub fn distinct_shape_spec(index: usize) -> ToolSpec {
         .expect("a valid spec")
 }
 
-/// An "add" tool with a name of its own, for the 1,000-tool cases.
+/// An "add" tool with a name of its own, for the 1,000-tool cases; or
+/// "sleepy_add", which awaits a timer before answering, for the batch and
+/// in-flight cases.
 pub struct NamedAdd {
     spec: ToolSpec,
+    delay: Option<Duration>,
 }
 
 impl NamedAdd {
@@ -79,6 +86,7 @@ impl NamedAdd {
     pub fn new(index: usize) -> Self {
         NamedAdd {
             spec: distinct_add_spec(&format!("add_{index}")),
+            delay: None,
         }
     }
 
@@ -87,6 +95,15 @@ impl NamedAdd {
     pub fn distinct_shape(index: usize) -> Self {
         NamedAdd {
             spec: distinct_shape_spec(index),
+            delay: None,
+        }
+    }
+
+    /// "sleepy_add", awaiting `delay` before answering.
+    pub fn sleepy(delay: Duration) -> Self {
+        NamedAdd {
+            spec: add_spec("sleepy_add"),
+            delay: Some(delay),
         }
     }
 }
@@ -99,8 +116,21 @@ impl Tool for NamedAdd {
 
     async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
         let args: AddArgs = serde_json::from_value(args)?;
+        if let Some(delay) = self.delay {
+            tokio::time::sleep(delay).await;
+        }
         Json(add(args)).into_tool_output()
     }
+}
+
+/// A registry of `n` "add" tools named `add_0` to `add_{n-1}`
+/// ([`NamedAdd::new`]).
+pub fn named_registry(n: usize) -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    for i in 0..n {
+        registry.register(NamedAdd::new(i)).expect("registers");
+    }
+    registry
 }
 
 /// "add" written with our `#[tool]` (the type is `MacroAddTool`).

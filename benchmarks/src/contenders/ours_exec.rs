@@ -1,19 +1,13 @@
 //! Our executor around "add": plain, and with one event subscriber and one
-//! middleware; the tool that awaits a timer for the batch and load cases.
+//! middleware, or running a bounded number of calls at once.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
-use serde_json::Value;
-use tinyagents_tools::{Json, Middleware, Tool, ToolError, ToolExecutor, ToolOutput, ToolRegistry, ToolRuntime, ToolSpec, async_trait};
 use tinyagents_tools::events::{Delivery, EventSubscriber, ToolEvent};
 use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
-use tinyagents_tools::output::{IntoToolOutput};
-
-use crate::add::{AddArgs, add};
-use crate::contenders::ours::add_spec;
+use tinyagents_tools::{Middleware, Tool, ToolError, ToolExecutor, ToolRegistry, async_trait};
 
 /// An executor over one tool, with nothing attached.
 pub fn plain(tool: impl Tool) -> ToolExecutor {
@@ -79,35 +73,6 @@ pub fn observed(
         .build()
         .expect("builds");
     (executor, subscriber, middleware)
-}
-
-/// "add" after awaiting a timer: the batch case's tool.
-pub struct SleepyAdd {
-    spec: ToolSpec,
-    delay: Duration,
-}
-
-impl SleepyAdd {
-    /// "sleepy_add", awaiting `delay` before answering.
-    pub fn new(delay: Duration) -> Self {
-        SleepyAdd {
-            spec: add_spec("sleepy_add"),
-            delay,
-        }
-    }
-}
-
-#[async_trait]
-impl Tool for SleepyAdd {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
-        let args: AddArgs = serde_json::from_value(args)?;
-        tokio::time::sleep(self.delay).await;
-        Json(add(args)).into_tool_output()
-    }
 }
 
 /// An executor over one tool running at most `n` calls of a batch at once.
