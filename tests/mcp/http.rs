@@ -16,7 +16,8 @@ use tinyagents_tools::{CancellationToken, ToolExecutor};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tokio::sync::mpsc;
 
-use crate::server::{Client, CountStepsTool, HANG, call_on, params, text};
+use crate::common::{HANG, call_on, params, text};
+use crate::server::{Client, CountStepsTool};
 
 /// Serves the quickstart tools and `count_steps` over streamable HTTP on
 /// 127.0.0.1; returns the address, the shutdown token and the serving task.
@@ -229,28 +230,46 @@ async fn raw(
 
 const LEGACY: &str = "2025-11-25";
 
-/// Initializes a legacy (session) connection; returns its session id.
-async fn initialized_session(addr: std::net::SocketAddr) -> String {
+/// A legacy (2025-11-25) session over streamable HTTP.
+struct LegacySession {
+    addr: std::net::SocketAddr,
+    id: String,
+}
+
+impl LegacySession {
+    /// One request with `body` in this session: the status and the JSON-RPC
+    /// messages of the answer.
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        body: String,
+    ) -> (reqwest::StatusCode, Vec<serde_json::Value>) {
+        let headers = [
+            ("mcp-session-id", self.id.as_str()),
+            ("mcp-protocol-version", LEGACY),
+        ];
+        let (status, _, messages) = raw(self.addr, method, &headers, body).await;
+        (status, messages)
+    }
+}
+
+/// Initializes a legacy (session) connection.
+async fn initialized_session(addr: std::net::SocketAddr) -> LegacySession {
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": LEGACY, "capabilities": {},
                    "clientInfo": {"name": "probe", "version": "1"}}
     });
-    let (status, session, _) = raw(addr, reqwest::Method::POST, &[], initialize.to_string()).await;
+    let (status, id, _) = raw(addr, reqwest::Method::POST, &[], initialize.to_string()).await;
     assert!(status.is_success(), "{status}");
-    let session = session.expect("a session id");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", LEGACY),
-    ];
-    let (status, _, _) = raw(
+    let session = LegacySession {
         addr,
-        reqwest::Method::POST,
-        &headers,
-        initialized.to_string(),
-    )
-    .await;
+        id: id.expect("a session id"),
+    };
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _) = session
+        .send(reqwest::Method::POST, initialized.to_string())
+        .await;
     assert!(status.is_success(), "{status}");
     session
 }
@@ -334,15 +353,11 @@ async fn over_streamable_http_listed_origins_replace_the_loopback_default() {
 async fn over_streamable_http_deleting_a_session_answers_no_content() {
     let (addr, shutdown, _serving, _workspace) = serve_over_http().await;
     let session = initialized_session(addr).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", LEGACY),
-    ];
-    let (status, _, _) = raw(addr, reqwest::Method::DELETE, &headers, String::new()).await;
+    let (status, _) = session.send(reqwest::Method::DELETE, String::new()).await;
     assert_eq!(status, reqwest::StatusCode::NO_CONTENT);
     // The session is gone.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
-    let (status, _, _) = raw(addr, reqwest::Method::POST, &headers, list).await;
+    let (status, _) = session.send(reqwest::Method::POST, list).await;
     assert_eq!(status, reqwest::StatusCode::NOT_FOUND);
     shutdown.cancel();
 }
@@ -351,19 +366,18 @@ async fn over_streamable_http_deleting_a_session_answers_no_content() {
 async fn over_streamable_http_malformed_messages_get_json_rpc_answers() {
     let (addr, shutdown, _serving, _workspace) = serve_over_http().await;
     let session = initialized_session(addr).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", LEGACY),
-    ];
 
-    let (status, _, messages) =
-        raw(addr, reqwest::Method::POST, &headers, "{not json".into()).await;
+    let (status, messages) = session
+        .send(reqwest::Method::POST, "{not json".into())
+        .await;
     assert_eq!(status, reqwest::StatusCode::BAD_REQUEST);
     assert_eq!(messages[0]["error"]["code"], -32700, "{messages:?}");
 
     let nameless = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                           "params": {"arguments": {}}});
-    let (_, _, messages) = raw(addr, reqwest::Method::POST, &headers, nameless.to_string()).await;
+    let (_, messages) = session
+        .send(reqwest::Method::POST, nameless.to_string())
+        .await;
     assert_eq!(messages[0]["id"], 3, "{messages:?}");
     assert_eq!(messages[0]["error"]["code"], -32602, "{messages:?}");
 
@@ -372,7 +386,7 @@ async fn over_streamable_http_malformed_messages_get_json_rpc_answers() {
     let deep = format!(
         r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"calculate","arguments":{{"a":{nested},"op":"add","b":1}}}}}}"#
     );
-    let (_, _, messages) = raw(addr, reqwest::Method::POST, &headers, deep).await;
+    let (_, messages) = session.send(reqwest::Method::POST, deep).await;
     assert_eq!(messages[0]["id"], 4, "{messages:?}");
     assert_eq!(messages[0]["result"]["isError"], true, "{messages:?}");
     let text = messages[0]["result"]["content"][0]["text"]
@@ -381,7 +395,7 @@ async fn over_streamable_http_malformed_messages_get_json_rpc_answers() {
     assert!(text.contains("nest deeper than 64 levels"), "{text}");
 
     let repeated = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"calculate","arguments":{"a":1,"op":"add","b":2,"b":3}}}"#;
-    let (_, _, messages) = raw(addr, reqwest::Method::POST, &headers, repeated.into()).await;
+    let (_, messages) = session.send(reqwest::Method::POST, repeated.into()).await;
     assert_eq!(messages[0]["result"]["isError"], true, "{messages:?}");
     let text = messages[0]["result"]["content"][0]["text"]
         .as_str()
@@ -416,13 +430,9 @@ async fn over_streamable_http_2026_07_28_results_carry_their_result_type() {
 
     // The same call on a 2025-11-25 session has no such field.
     let session = initialized_session(addr).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", LEGACY),
-    ];
     let call = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
                       "params": {"name": "calculate", "arguments": {"a": 1, "op": "add", "b": 2}}});
-    let (_, _, messages) = raw(addr, reqwest::Method::POST, &headers, call.to_string()).await;
+    let (_, messages) = session.send(reqwest::Method::POST, call.to_string()).await;
     assert_eq!(messages[0]["result"]["isError"], false, "{messages:?}");
     assert!(
         messages[0]["result"].get("resultType").is_none(),
