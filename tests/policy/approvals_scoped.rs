@@ -39,6 +39,11 @@ impl Counting {
     fn count(&self) -> usize {
         self.asked.lock().unwrap().len()
     }
+
+    /// The turn of every request, in the order asked.
+    fn turns(&self) -> Vec<u32> {
+        self.asked.lock().unwrap().iter().map(|r| r.turn).collect()
+    }
 }
 
 fn delete_file() -> Arc<Scripted> {
@@ -54,6 +59,15 @@ struct Setup {
     approver: Arc<Counting>,
     recorder: Arc<Recorder>,
     tool: Arc<Scripted>,
+}
+
+impl Setup {
+    /// The confirmation record of call `id` in `turn` of `run`.
+    fn record_of(&self, run: &RunContext, turn: u32, id: &str) -> ApprovalRecord {
+        self.policy
+            .record_of(run.run_id(), turn, &ToolCallId::from(id))
+            .expect("the call has a confirmation record")
+    }
 }
 
 fn setup() -> Setup {
@@ -122,15 +136,7 @@ async fn gemini_call_zero_approved_in_turn_one_is_asked_again_in_turn_five_with_
         s.exec.execute(&run, &Turn::new(turn + 10), reused).await;
     }
     assert_eq!(s.approver.count(), 7);
-    let turns: Vec<u32> = s
-        .approver
-        .asked
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|r| r.turn)
-        .collect();
-    assert_eq!(turns, [1, 5, 6, 7, 17, 8, 18]);
+    assert_eq!(s.approver.turns(), [1, 5, 6, 7, 17, 8, 18]);
     assert_eq!(s.tool.runs(), 7);
 }
 
@@ -143,10 +149,7 @@ async fn an_approval_never_carries_to_another_run_and_within_its_call_never_to_o
     s.exec.execute(&first, &Turn::new(1), c.clone()).await;
     s.exec.execute(&second, &Turn::new(1), c.clone()).await;
     assert_eq!(s.approver.count(), 2);
-    let record = s
-        .policy
-        .record_of(second.run_id(), 1, &ToolCallId::from("call-0"))
-        .unwrap();
+    let record = s.record_of(&second, 1, "call-0");
     assert!(record.approved);
     assert_eq!(record.scope, GrantScope::Call);
 
@@ -180,10 +183,7 @@ async fn a_standing_grant_is_explicit_scoped_and_reported_in_an_event() {
     assert_eq!(custom.len(), 3);
     assert_eq!(custom[0].0, "approval.standing_grant");
     assert_eq!(custom[0].1, json!({"scope": "run", "tool": "delete_file"}));
-    let record = s
-        .policy
-        .record_of(run.run_id(), 2, &ToolCallId::from("call-0"))
-        .unwrap();
+    let record = s.record_of(&run, 2, "call-0");
     assert_eq!(record.scope, GrantScope::Run(run.run_id().clone()));
 
     // Other arguments, or another run: the approver is asked.

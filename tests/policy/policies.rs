@@ -117,6 +117,16 @@ pub(crate) async fn run_one(s: &Setup, run: &RunContext, name: &str, args: Value
 
 // ---- Access lists and modes ---------------------------------------------
 
+/// `policy` refuses each of `refused` in `run`, and `lookup` still runs.
+async fn assert_mode_refuses(s: &Setup, run: &RunContext, refused: [&str; 2], policy: &str) {
+    for name in refused {
+        let r = run_one(s, run, name, json!({"text": "x"})).await;
+        assert_refused_by(s, &r, policy);
+    }
+    let lookup = run_one(s, run, "lookup", json!({"text": "x"})).await;
+    assert!(!lookup.is_error, "{lookup:?}");
+}
+
 fn mixed_tools() -> Vec<Arc<Scripted>> {
     vec![
         Scripted::echoing(tool_spec("lookup", ToolSafety::pure())),
@@ -144,15 +154,7 @@ async fn read_only_mode_refuses_mutating_tools_and_file_writers_through_the_exec
     let run = RunContext::builder(())
         .workspace_root(std::env::temp_dir())
         .build();
-    for name in ["delete_all", "save_file"] {
-        let r = run_one(&s, &run, name, json!({"text": "x"})).await;
-        assert_refused_by(&s, &r, "read_only_mode");
-    }
-    assert!(
-        !run_one(&s, &run, "lookup", json!({"text": "x"}))
-            .await
-            .is_error
-    );
+    assert_mode_refuses(&s, &run, ["delete_all", "save_file"], "read_only_mode").await;
     assert_eq!(tools[2].runs() + tools[3].runs(), 0);
 }
 
@@ -161,15 +163,7 @@ async fn local_only_mode_refuses_networked_tools_through_the_executor() {
     let tools = mixed_tools();
     let s = setup(tools.clone(), vec![Arc::new(AccessPolicy::local_only())]);
     let run = RunContext::empty();
-    for name in ["fetch_url", "delete_all"] {
-        let r = run_one(&s, &run, name, json!({"text": "x"})).await;
-        assert_refused_by(&s, &r, "local_only_mode");
-    }
-    assert!(
-        !run_one(&s, &run, "lookup", json!({"text": "x"}))
-            .await
-            .is_error
-    );
+    assert_mode_refuses(&s, &run, ["fetch_url", "delete_all"], "local_only_mode").await;
 }
 
 #[tokio::test]
@@ -244,6 +238,13 @@ async fn at_a_call_limit_the_choice_is_a_repairable_message_or_a_hard_stop() {
 
 // ---- Workspace root -------------------------------------------------------
 
+/// What a tool reading files under the run's workspace root declares.
+pub(crate) fn workspace_reader() -> ToolSafety {
+    ToolSafety::pure()
+        .filesystem(FilesystemAccess::Read)
+        .workspace(true)
+}
+
 fn file_tool() -> Arc<Scripted> {
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)]
@@ -253,11 +254,7 @@ fn file_tool() -> Arc<Scripted> {
     }
     let spec = ToolSpec::builder("read_it", "Read files.")
         .input_schema(ToolSchema::for_input::<Args>())
-        .safety(
-            ToolSafety::pure()
-                .filesystem(FilesystemAccess::Read)
-                .workspace(true),
-        )
+        .safety(workspace_reader())
         .build()
         .unwrap();
     Scripted::echoing(spec)
