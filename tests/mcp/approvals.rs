@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, ProtocolVersion,
+    ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ErrorData};
@@ -19,7 +18,7 @@ use tinyagents_tools::mcp::{APPROVAL_META_KEY, McpApprover, McpServer};
 use tinyagents_tools::policy::{ConfirmationPolicy, approval_fingerprint};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 
-use crate::common::{call_on, connect_to, params, text};
+use crate::common::{call_on, client_config, connect_to, params, text};
 
 /// What the client answers an elicitation with.
 #[derive(Clone, Copy, PartialEq)]
@@ -40,12 +39,7 @@ pub(crate) struct Asked {
 
 impl ClientHandler for Asked {
     fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        if self.elicits {
-            capabilities.elicitation = Some(serde_json::from_value(json!({"form": {}})).unwrap());
-        }
-        ClientConfig::new(capabilities, Implementation::new("approvals-test", "0"))
-            .with_protocol_version(self.version.clone())
+        client_config("approvals-test", &self.version, self.elicits, false)
     }
 
     async fn create_elicitation(

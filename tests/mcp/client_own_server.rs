@@ -24,6 +24,12 @@ fn quickstart_server() -> McpServer {
     .unwrap()
 }
 
+/// Asks the imported `calculate` for 6 times 7, in call `c1`.
+async fn multiply_6_by_7(executor: &ToolExecutor) -> tinyagents_tools::ToolResult {
+    let args = json!({"a": 6, "op": "multiply", "b": 7});
+    execute_call(executor, "c1", "calculate", args).await
+}
+
 #[tokio::test]
 async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
     let server = quickstart_server();
@@ -47,13 +53,7 @@ async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
         assert_eq!(remote.safety.reach, spec.safety.reach, "{}", spec.name);
     }
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = execute_call(
-        &executor,
-        "c1",
-        "calculate",
-        json!({"a": 6, "op": "multiply", "b": 7}),
-    )
-    .await;
+    let result = multiply_6_by_7(&executor).await;
     assert!(!result.is_error, "{}", result.text());
     assert!(result.text().contains("42"), "{}", result.text());
     let result = execute_call(
@@ -91,13 +91,7 @@ async fn tools_of_the_projects_own_server_are_imported_over_streamable_http() {
     let (registry, report) = imported(&client, &ImportOptions::new()).await;
     assert_eq!(report.imported.len(), 4);
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = execute_call(
-        &executor,
-        "c1",
-        "calculate",
-        json!({"a": 6, "op": "multiply", "b": 7}),
-    )
-    .await;
+    let result = multiply_6_by_7(&executor).await;
     assert!(result.text().contains("42"), "{}", result.text());
     stop.cancel();
 }

@@ -4,10 +4,13 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject,
+    ProtocolVersion,
+};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::mcp::client::McpClient;
 use tokio::io::DuplexStream;
@@ -22,6 +25,25 @@ impl AsRef<str> for SecretText {
     fn as_ref(&self) -> &str {
         self.0
     }
+}
+
+/// What a test client named `name` declares at `version`: elicitation when
+/// `elicits`, sampling when `samples`.
+pub(crate) fn client_config(
+    name: &str,
+    version: &ProtocolVersion,
+    elicits: bool,
+    samples: bool,
+) -> ClientConfig {
+    let mut capabilities = ClientCapabilities::default();
+    if samples {
+        capabilities.sampling = Some(Default::default());
+    }
+    if elicits {
+        capabilities.elicitation = Some(serde_json::from_value(json!({"form": {}})).unwrap());
+    }
+    ClientConfig::new(capabilities, Implementation::new(name, "0"))
+        .with_protocol_version(version.clone())
 }
 
 /// Serves a new session of `server` as JSON lines over an in-process pipe

@@ -253,14 +253,28 @@ impl LegacySession {
     }
 }
 
-/// Initializes a legacy (session) connection.
-async fn initialized_session(addr: std::net::SocketAddr) -> LegacySession {
-    let initialize = json!({
+/// A legacy (2025-11-25) `initialize` request, as text.
+fn initialize_legacy() -> String {
+    json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": LEGACY, "capabilities": {},
                    "clientInfo": {"name": "probe", "version": "1"}}
-    });
-    let (status, id, _) = raw(addr, reqwest::Method::POST, &[], initialize.to_string()).await;
+    })
+    .to_string()
+}
+
+/// [`raw`]: a POST of `body` sent from a page at `origin`.
+async fn post_from(
+    addr: std::net::SocketAddr,
+    origin: &str,
+    body: String,
+) -> (reqwest::StatusCode, Option<String>, Vec<serde_json::Value>) {
+    raw(addr, reqwest::Method::POST, &[("origin", origin)], body).await
+}
+
+/// Initializes a legacy (session) connection.
+async fn initialized_session(addr: std::net::SocketAddr) -> LegacySession {
+    let (status, id, _) = raw(addr, reqwest::Method::POST, &[], initialize_legacy()).await;
     assert!(status.is_success(), "{status}");
     let session = LegacySession {
         addr,
@@ -277,44 +291,21 @@ async fn initialized_session(addr: std::net::SocketAddr) -> LegacySession {
 #[tokio::test]
 async fn over_streamable_http_a_foreign_origin_is_refused_and_loopback_origins_are_not() {
     let (addr, shutdown, _serving, _workspace) = serve_over_http().await;
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": LEGACY, "capabilities": {},
-                   "clientInfo": {"name": "probe", "version": "1"}}
-    })
-    .to_string();
+    let initialize = initialize_legacy();
     for origin in ["http://evil.example", "https://evil.example:443", "null"] {
-        let (status, session, _) = raw(
-            addr,
-            reqwest::Method::POST,
-            &[("origin", origin)],
-            initialize.clone(),
-        )
-        .await;
+        let (status, session, _) = post_from(addr, origin, initialize.clone()).await;
         assert_eq!(status, reqwest::StatusCode::FORBIDDEN, "{origin}");
         assert_eq!(session, None, "{origin}: no session is made");
     }
     // Not even a body the screen answers itself gets past a foreign Origin.
-    let (status, _, _) = raw(
-        addr,
-        reqwest::Method::POST,
-        &[("origin", "http://evil.example")],
-        "not json".into(),
-    )
-    .await;
+    let (status, _, _) = post_from(addr, "http://evil.example", "not json".into()).await;
     assert_eq!(status, reqwest::StatusCode::FORBIDDEN);
     for origin in [
         "http://localhost:5173",
         "http://127.0.0.1:8080",
         "https://[::1]:3000",
     ] {
-        let (status, _, _) = raw(
-            addr,
-            reqwest::Method::POST,
-            &[("origin", origin)],
-            initialize.clone(),
-        )
-        .await;
+        let (status, _, _) = post_from(addr, origin, initialize.clone()).await;
         assert!(status.is_success(), "{origin}: {status}");
     }
     // No Origin (a client that is not a browser) is not refused.
@@ -328,19 +319,13 @@ async fn over_streamable_http_listed_origins_replace_the_loopback_default() {
     let config =
         StreamableHttpServerConfig::default().with_allowed_origins(["https://app.example.com:443"]);
     let (addr, shutdown, _serving, _workspace) = serve_with(config).await;
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": LEGACY, "capabilities": {},
-                   "clientInfo": {"name": "probe", "version": "1"}}
-    })
-    .to_string();
+    let initialize = initialize_legacy();
     for (origin, allowed) in [
         ("https://app.example.com", true),
         ("http://evil.example", false),
         ("http://localhost:5173", false),
     ] {
-        let headers = [("origin", origin)];
-        let (status, _, _) = raw(addr, reqwest::Method::POST, &headers, initialize.clone()).await;
+        let (status, _, _) = post_from(addr, origin, initialize.clone()).await;
         assert_eq!(status.is_success(), allowed, "{origin}: {status}");
         if !allowed {
             assert_eq!(status, reqwest::StatusCode::FORBIDDEN, "{origin}");

@@ -10,10 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CancelledNotificationParam, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
-    LoggingLevel, LoggingMessageNotificationParam, ProtocolVersion, SamplingMessage,
-    SetLevelRequestParams,
+    CancelledNotificationParam, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, LoggingLevel,
+    LoggingMessageNotificationParam, ProtocolVersion, SamplingMessage, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -23,7 +22,7 @@ use tinyagents_tools::Turn;
 use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer, stateless_config};
 use tinyagents_tools::prelude::*;
 
-use crate::common::{HANG, SecretText, call_on, connect_to, params, text};
+use crate::common::{HANG, SecretText, call_on, client_config, connect_to, params, text};
 use crate::protocol::Wire;
 
 const API_KEY: &str = "sk-peer-5e1f0c9d";
@@ -116,13 +115,8 @@ impl TestClient {
 
 impl ClientHandler for TestClient {
     fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        if self.answers != Answers::Undeclared {
-            capabilities.sampling = Some(Default::default());
-            capabilities.elicitation = Some(serde_json::from_value(json!({"form": {}})).unwrap());
-        }
-        ClientConfig::new(capabilities, Implementation::new("peer-test", "0"))
-            .with_protocol_version(self.version.clone())
+        let declared = self.answers != Answers::Undeclared;
+        client_config("peer-test", &self.version, declared, declared)
     }
 
     async fn create_message(

@@ -131,6 +131,23 @@ impl Wire {
         self.answer_to(&json!(id)).await
     }
 
+    /// Sends `line`, which the server must answer with error `code` and no
+    /// id (it could not read one).
+    pub(crate) async fn assert_line_refused(&mut self, line: &str, code: i64) {
+        self.send_line(line).await;
+        let answer = self.next().await;
+        assert_eq!(answer["error"]["code"], code, "{line:.80}: {answer}");
+        assert_eq!(answer["id"], Value::Null, "{line:.80}: {answer}");
+    }
+
+    /// Asks `calculate` for 1 + 1 in request `id`: the session still serves.
+    pub(crate) async fn assert_still_serves(&mut self, id: u64) {
+        let answer = self
+            .call(id, "2025-11-25", "calculate", r#"{"a":1,"op":"add","b":1}"#)
+            .await;
+        assert_eq!(answer["result"]["content"][0]["text"], "2.0", "{answer}");
+    }
+
     /// The answer with id `id`, skipping notifications.
     pub(crate) async fn answer_to(&mut self, id: &Value) -> Value {
         loop {
@@ -208,15 +225,9 @@ async fn a_line_that_is_not_json_is_answered_parse_error_and_the_session_goes_on
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/list""#,
         "{]",
     ] {
-        wire.send_line(line).await;
-        let answer = wire.next().await;
-        assert_eq!(answer["error"]["code"], -32700, "{line}: {answer}");
-        assert_eq!(answer["id"], Value::Null, "{line}: {answer}");
+        wire.assert_line_refused(line, -32700).await;
     }
-    let answer = wire
-        .call(6, "2025-11-25", "calculate", r#"{"a":1,"op":"add","b":1}"#)
-        .await;
-    assert_eq!(answer["result"]["content"][0]["text"], "2.0", "{answer}");
+    wire.assert_still_serves(6).await;
 }
 
 #[tokio::test]
@@ -398,12 +409,6 @@ async fn a_line_longer_than_4_mib_is_answered_invalid_request_and_the_session_go
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"pad":"{}"}}}}}}"#,
         "x".repeat(5 << 20)
     );
-    wire.send_line(&huge).await;
-    let answer = wire.next().await;
-    assert_eq!(answer["error"]["code"], -32600, "{answer}");
-    assert_eq!(answer["id"], Value::Null, "{answer}");
-    let answer = wire
-        .call(2, "2025-11-25", "calculate", r#"{"a":1,"op":"add","b":1}"#)
-        .await;
-    assert_eq!(answer["result"]["content"][0]["text"], "2.0", "{answer}");
+    wire.assert_line_refused(&huge, -32600).await;
+    wire.assert_still_serves(2).await;
 }

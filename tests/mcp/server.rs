@@ -240,9 +240,8 @@ async fn a_good_call_returns_structured_content_with_a_text_copy() {
 
 #[tokio::test]
 async fn bad_arguments_come_back_as_an_error_result_with_the_repair_message() {
-    let fx = start().await;
     let message = error_text(
-        &fx,
+        &start().await,
         "search_docs",
         json!({"query": "retries", "limit": 500, "verbose": true}),
     )
@@ -256,8 +255,8 @@ async fn bad_arguments_come_back_as_an_error_result_with_the_repair_message() {
 
 #[tokio::test]
 async fn a_tool_failure_is_an_error_result_not_a_protocol_error() {
-    let fx = start().await;
-    let message = error_text(&fx, "calculate", json!({"a": 1, "op": "divide", "b": 0})).await;
+    let divide = json!({"a": 1, "op": "divide", "b": 0});
+    let message = error_text(&start().await, "calculate", divide).await;
     assert_eq!(message, "`b`: division by zero; use a non-zero divisor");
 }
 
