@@ -170,20 +170,16 @@ async fn local_only_mode_refuses_networked_tools_through_the_executor() {
 async fn allow_and_deny_lists_refuse_through_the_executor() {
     let tools = mixed_tools();
     let names = ["lookup", "fetch_url", "save_file", "delete_all"];
-    let allow = AccessPolicy::builder()
-        .allow(["lookup"])
-        .build(names)
-        .unwrap();
-    let s = setup(tools.clone(), vec![Arc::new(allow)]);
-    let r = run_one(&s, &RunContext::empty(), "fetch_url", json!({"text": "x"})).await;
-    assert_refused_by(&s, &r, "allow_list");
-    let deny = AccessPolicy::builder()
-        .deny(["lookup"])
-        .build(names)
-        .unwrap();
-    let s = setup(tools.clone(), vec![Arc::new(deny)]);
-    let r = run_one(&s, &RunContext::empty(), "lookup", json!({"text": "x"})).await;
-    assert_refused_by(&s, &r, "deny_list");
+    let allow = AccessPolicy::builder().allow(["lookup"]);
+    let deny = AccessPolicy::builder().deny(["lookup"]);
+    for (list, refused, rule) in [
+        (allow, "fetch_url", "allow_list"),
+        (deny, "lookup", "deny_list"),
+    ] {
+        let s = setup(tools.clone(), vec![Arc::new(list.build(names).unwrap())]);
+        let r = run_one(&s, &RunContext::empty(), refused, json!({"text": "x"})).await;
+        assert_refused_by(&s, &r, rule);
+    }
     assert_eq!(tools[0].runs() + tools[1].runs(), 0);
 }
 

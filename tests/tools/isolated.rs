@@ -38,14 +38,17 @@ fn build(tools: Vec<Arc<dyn Tool>>) -> ToolExecutor {
     executor(tools).build().unwrap()
 }
 
-/// An executor over `tool` and an `isolated_echo` bounded by `bounds`, both
-/// in `pool`.
-fn beside_echo(
-    pool: &WorkerPool,
-    tool: Arc<dyn Tool>,
+/// A pool of `size` workers and an executor over the tool `in_pool` makes
+/// and an `isolated_echo` bounded by `bounds`, both in that pool.
+fn beside_echo<T: Tool + 'static>(
+    size: usize,
+    in_pool: impl FnOnce(WorkerPool) -> T,
     bounds: impl FnOnce(ToolSpecBuilder) -> ToolSpecBuilder,
-) -> ToolExecutor {
-    build(vec![tool, isolated("isolated_echo", pool, bounds)])
+) -> (WorkerPool, ToolExecutor) {
+    let pool = pool(size);
+    let tool: Arc<dyn Tool> = Arc::new(in_pool(pool.clone()));
+    let exec = build(vec![tool, isolated("isolated_echo", &pool, bounds)]);
+    (pool, exec)
 }
 
 /// Waits up to five seconds for `done` to hold (it may still not).
@@ -87,12 +90,7 @@ async fn an_isolated_tool_answers_from_a_worker_that_serves_the_next_call_too() 
 #[tokio::test]
 async fn allocating_4_gib_under_a_256_mib_cap_is_resource_exhausted_and_the_next_call_is_answered()
 {
-    let pool = pool(1);
-    let exec = beside_echo(
-        &pool,
-        Arc::new(IsolatedAllocTool::in_pool(pool.clone())),
-        capped_memory,
-    );
+    let (pool, exec) = beside_echo(1, IsolatedAllocTool::in_pool, capped_memory);
     let before = pid(&run(&exec, "c0", "isolated_echo").await);
 
     let result = run(&exec, "c1", "isolated_alloc").await;
@@ -113,12 +111,9 @@ async fn allocating_4_gib_under_a_256_mib_cap_is_resource_exhausted_and_the_next
 
 #[tokio::test]
 async fn an_endless_loop_under_a_one_second_cpu_cap_is_stopped_by_the_os() {
-    let pool = pool(1);
-    let exec = beside_echo(
-        &pool,
-        Arc::new(IsolatedSpinTool::in_pool(pool.clone())),
-        |b| b.max_cpu(Duration::from_secs(1)),
-    );
+    let (_pool, exec) = beside_echo(1, IsolatedSpinTool::in_pool, |b| {
+        b.max_cpu(Duration::from_secs(1))
+    });
     let started = Instant::now();
     let result = run(&exec, "spin-1", "isolated_spin").await;
     assert_eq!(result.tool_call_id.as_str(), "spin-1");
@@ -129,12 +124,7 @@ async fn an_endless_loop_under_a_one_second_cpu_cap_is_stopped_by_the_os() {
 
 #[tokio::test]
 async fn an_abort_is_a_crash_and_the_other_calls_of_the_batch_are_answered() {
-    let pool = pool(2);
-    let exec = beside_echo(
-        &pool,
-        Arc::new(IsolatedAbortTool::in_pool(pool.clone())),
-        |b| b,
-    );
+    let (_pool, exec) = beside_echo(2, IsolatedAbortTool::in_pool, |b| b);
     let results = exec
         .execute_batch(
             &RunContext::empty(),
@@ -159,12 +149,7 @@ async fn an_abort_is_a_crash_and_the_other_calls_of_the_batch_are_answered() {
 
 #[tokio::test]
 async fn a_panic_in_the_worker_is_a_panicked_error_and_the_worker_lives_on() {
-    let pool = pool(1);
-    let exec = beside_echo(
-        &pool,
-        Arc::new(IsolatedPanicTool::in_pool(pool.clone())),
-        |b| b,
-    );
+    let (_pool, exec) = beside_echo(1, IsolatedPanicTool::in_pool, |b| b);
     let before = pid(&run(&exec, "c0", "isolated_echo").await);
     let result = run(&exec, "c1", "isolated_panic").await;
     assert_eq!(result.outcome(), "panicked");
@@ -216,12 +201,7 @@ fn is_dead(pid: u64) -> bool {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_timeout_kills_the_worker_blocked_in_its_call() {
-    let pool = pool(1);
-    let exec = beside_echo(
-        &pool,
-        Arc::new(IsolatedSleepTool::in_pool(pool.clone())),
-        |b| b,
-    );
+    let (pool, exec) = beside_echo(1, IsolatedSleepTool::in_pool, |b| b);
     let worker = pid(&run(&exec, "c0", "isolated_echo").await);
     let result = run(&exec, "c1", "isolated_sleep").await;
     assert_eq!(result.outcome(), "timeout");
@@ -297,7 +277,10 @@ async fn a_program_that_is_not_a_worker_is_refused_with_a_fatal_error() {
 #[tokio::test]
 async fn a_tool_the_worker_does_not_know_is_a_fatal_error_and_the_worker_lives_on() {
     let pool = pool(1);
-    let exec = beside_echo(&pool, isolated("isolated_missing", &pool, |b| b), |b| b);
+    let exec = build(vec![
+        isolated("isolated_missing", &pool, |b| b),
+        isolated("isolated_echo", &pool, |b| b),
+    ]);
     let missing = run(&exec, "c1", "isolated_missing").await;
     assert_eq!(missing.error.as_ref().unwrap().class(), ErrorClass::Fatal);
     assert!(!run(&exec, "c2", "isolated_echo").await.is_error);
