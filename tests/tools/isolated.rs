@@ -59,6 +59,16 @@ async fn wait_until(done: impl Fn() -> bool) {
     }
 }
 
+/// What `isolated_injected` answers call `id` with in a run holding the
+/// secret `key`.
+async fn injected(exec: &ToolExecutor, key: &str, id: &str) -> Option<serde_json::Value> {
+    let mut secrets = Secrets::new();
+    secrets.insert(key.to_owned());
+    let run = RunContext::builder(()).secrets(secrets).build();
+    let result = execute_in(exec, &run, call(id, "isolated_injected", "{}")).await;
+    result.structured.clone()
+}
+
 fn capped_memory(b: ToolSpecBuilder) -> ToolSpecBuilder {
     b.max_memory(256 * MIB)
 }
@@ -231,12 +241,8 @@ async fn an_idle_worker_killed_from_outside_is_not_handed_the_next_call() {
 async fn hidden_ids_and_secrets_cross_into_the_worker() {
     let pool = pool(1);
     let exec = build(vec![Arc::new(IsolatedInjectedTool::in_pool(pool))]);
-    let mut secrets = Secrets::new();
-    secrets.insert("hunter22".to_owned());
-    let run_cx = RunContext::builder(()).secrets(secrets).build();
-    let result = execute_in(&exec, &run_cx, call("call-7", "isolated_injected", "{}")).await;
     assert_eq!(
-        result.structured,
+        injected(&exec, "hunter22", "call-7").await,
         Some(json!({"injected_id": "call-7", "key_len": 8}))
     );
 }
@@ -324,12 +330,8 @@ async fn a_hand_built_isolated_tool_sends_the_hidden_values_it_names() {
         .inject::<ToolCallId>("id")
         .inject::<Secret<String>>("key");
     let exec = build(vec![Arc::new(tool)]);
-    let mut secrets = Secrets::new();
-    secrets.insert("hunter2".to_owned());
-    let run_cx = RunContext::builder(()).secrets(secrets).build();
-    let result = execute_in(&exec, &run_cx, call("call-8", "isolated_injected", "{}")).await;
     assert_eq!(
-        result.structured,
+        injected(&exec, "hunter2", "call-8").await,
         Some(json!({"injected_id": "call-8", "key_len": 7}))
     );
 }

@@ -35,17 +35,9 @@ async fn harness_runs_a_tool_with_a_fake_store_through_the_executor() {
         .await;
 
     assert_eq!(result.tool_call_id.as_str(), "call-1");
-    assert_eq!(result.structured.as_ref().unwrap()[0]["id"], "retries");
-    assert_eq!(
-        result
-            .structured
-            .as_ref()
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
+    let hits = result.structured.as_ref().unwrap();
+    assert_eq!(hits[0]["id"], "retries");
+    assert_eq!(hits.as_array().unwrap().len(), 1);
     harness.events().assert_kinds(&[Started, Completed]);
 }
 
