@@ -256,6 +256,11 @@ fn file_tool() -> Arc<Scripted> {
     Scripted::echoing(spec)
 }
 
+/// Calls `read_it` (the [`file_tool`]) with `args` in `run`.
+async fn read_it(s: &Setup, run: &RunContext, args: Value) -> ToolResult {
+    run_one(s, run, "read_it", args).await
+}
+
 #[tokio::test]
 async fn workspace_escapes_are_refused_before_the_tool_runs() {
     let ws = tempfile::tempdir().unwrap();
@@ -263,13 +268,7 @@ async fn workspace_escapes_are_refused_before_the_tool_runs() {
     let tool = file_tool();
     let s = setup(vec![tool.clone()], vec![Arc::new(WorkspacePolicy)]);
     let run = RunContext::builder(()).workspace_root(ws.path()).build();
-    let good = run_one(
-        &s,
-        &run,
-        "read_it",
-        json!({"path": "a.txt", "copies": ["b/c.txt"]}),
-    )
-    .await;
+    let good = read_it(&s, &run, json!({"path": "a.txt", "copies": ["b/c.txt"]})).await;
     assert!(!good.is_error, "{good:?}");
     for (args, field) in [
         (json!({"path": "../etc/passwd", "copies": []}), "`path`"),
@@ -279,19 +278,13 @@ async fn workspace_escapes_are_refused_before_the_tool_runs() {
         ),
         (json!({"path": "~/.ssh/id_rsa", "copies": []}), "`path`"),
     ] {
-        let r = run_one(&s, &run, "read_it", args.clone()).await;
+        let r = read_it(&s, &run, args.clone()).await;
         assert_refused_by(&s, &r, "workspace_root");
         // Said as a policy refusal, not as a schema problem.
         let prefix = format!("the workspace policy refuses {field}: ");
         assert!(r.text().starts_with(&prefix), "{args}: {}", r.text());
     }
-    let both = run_one(
-        &s,
-        &run,
-        "read_it",
-        json!({"path": "../x", "copies": ["/etc/shadow"]}),
-    )
-    .await;
+    let both = read_it(&s, &run, json!({"path": "../x", "copies": ["/etc/shadow"]})).await;
     assert_refused_by(&s, &both, "workspace_root");
     assert!(
         both.text()
@@ -310,10 +303,9 @@ async fn workspace_escapes_are_refused_before_the_tool_runs() {
 async fn a_filesystem_tool_is_refused_in_a_run_without_a_workspace() {
     let tool = file_tool();
     let s = setup(vec![tool.clone()], vec![Arc::new(WorkspacePolicy)]);
-    let r = run_one(
+    let r = read_it(
         &s,
         &RunContext::empty(),
-        "read_it",
         json!({"path": "a.txt", "copies": []}),
     )
     .await;
