@@ -8,18 +8,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, ProtocolVersion,
+    ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ErrorData, ServiceExt};
+use rmcp::{ClientHandler, ErrorData};
 use serde_json::{Value, json};
 use tinyagents_tools::ToolExecutor;
 use tinyagents_tools::mcp::{APPROVAL_META_KEY, McpApprover, McpServer};
 use tinyagents_tools::policy::{ConfirmationPolicy, approval_fingerprint};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 
-use crate::server::{HANG, params, text};
+use crate::common::{call_on, client_config, connect_to, params, text};
 
 /// What the client answers an elicitation with.
 #[derive(Clone, Copy, PartialEq)]
@@ -40,12 +39,7 @@ pub(crate) struct Asked {
 
 impl ClientHandler for Asked {
     fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        if self.elicits {
-            capabilities.elicitation = Some(serde_json::from_value(json!({"form": {}})).unwrap());
-        }
-        ClientConfig::new(capabilities, Implementation::new("approvals-test", "0"))
-            .with_protocol_version(self.version.clone())
+        client_config("approvals-test", &self.version, self.elicits, false)
     }
 
     async fn create_elicitation(
@@ -90,12 +84,6 @@ async fn session(version: ProtocolVersion, elicits: bool, answer: Answer) -> Ses
         .approver(approver)
         .build(move || quickstart_run(&root, Arc::clone(&notes)))
         .unwrap();
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        let (read, write) = tokio::io::split(server_io);
-        let running = server.serve_lines(read, write).await.unwrap();
-        let _ = running.waiting().await;
-    });
     let seen = Arc::new(Mutex::new(Vec::new()));
     let handler = Asked {
         version,
@@ -103,10 +91,7 @@ async fn session(version: ProtocolVersion, elicits: bool, answer: Answer) -> Ses
         answer,
         seen: Arc::clone(&seen),
     };
-    let client = tokio::time::timeout(HANG, handler.serve(client_io))
-        .await
-        .unwrap()
-        .unwrap();
+    let client = connect_to(server, handler).await;
     Session {
         client,
         seen,
@@ -120,12 +105,16 @@ pub(crate) fn note() -> Value {
 }
 
 async fn write_note(session: &Session) -> Value {
-    let call = params("write_note", note());
-    let answer = tokio::time::timeout(HANG, session.client.call_tool(call))
-        .await
-        .expect("the call is answered in time")
-        .expect("the call is answered with a result");
-    serde_json::to_value(answer).unwrap()
+    call_on(&session.client, "write_note", note()).await
+}
+
+/// Calls `write_note`, which must be refused with `reason` in its text and
+/// leave the notebook empty.
+async fn write_note_refused(session: &Session, reason: &str) {
+    let answer = write_note(session).await;
+    assert_eq!(answer["isError"], true, "{answer}");
+    assert!(text(&answer).contains(reason), "{}", text(&answer));
+    assert!(session.notebook.notes().is_empty());
 }
 
 const VERSIONS: [ProtocolVersion; 2] =
@@ -156,10 +145,7 @@ async fn an_accepting_mcp_client_is_asked_with_the_tool_and_fingerprint_and_the_
 async fn a_declining_mcp_client_keeps_the_call_from_running() {
     for version in VERSIONS {
         let s = session(version.clone(), true, Answer::Decline).await;
-        let answer = write_note(&s).await;
-        assert_eq!(answer["isError"], true, "on {version}: {answer}");
-        assert!(text(&answer).contains("declined"), "{}", text(&answer));
-        assert!(s.notebook.notes().is_empty(), "on {version}");
+        write_note_refused(&s, "declined").await;
         assert_eq!(s.seen.lock().unwrap().len(), 1);
     }
 }
@@ -168,15 +154,8 @@ async fn a_declining_mcp_client_keeps_the_call_from_running() {
 async fn an_mcp_client_that_never_answers_is_refused_at_the_policy_timeout() {
     let s = session(ProtocolVersion::V_2025_06_18, true, Answer::Nothing).await;
     let started = std::time::Instant::now();
-    let answer = write_note(&s).await;
-    assert_eq!(answer["isError"], true, "{answer}");
-    assert!(
-        text(&answer).contains("no approval arrived in time"),
-        "{}",
-        text(&answer)
-    );
+    write_note_refused(&s, "no approval arrived in time").await;
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert!(s.notebook.notes().is_empty());
     assert_eq!(s.seen.lock().unwrap().len(), 1);
 }
 
@@ -184,14 +163,7 @@ async fn an_mcp_client_that_never_answers_is_refused_at_the_policy_timeout() {
 async fn an_mcp_client_without_elicitation_is_refused_without_being_asked() {
     for version in VERSIONS {
         let s = session(version.clone(), false, Answer::Accept).await;
-        let answer = write_note(&s).await;
-        assert_eq!(answer["isError"], true, "on {version}: {answer}");
-        assert!(
-            text(&answer).contains("did not declare elicitation"),
-            "{}",
-            text(&answer)
-        );
-        assert!(s.notebook.notes().is_empty());
+        write_note_refused(&s, "did not declare elicitation").await;
         assert!(s.seen.lock().unwrap().is_empty());
     }
 }

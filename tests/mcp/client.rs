@@ -25,8 +25,7 @@ use tinyagents_tools::{
 use tinyagents_tools_tests::execute_in;
 use tokio::sync::mpsc;
 
-/// Generous: only a hang (a broken rule) comes near it.
-pub(crate) const HANG: Duration = Duration::from_secs(30);
+use crate::common::HANG;
 
 /// What the test server saw.
 #[derive(Default)]
@@ -226,6 +225,16 @@ pub(crate) fn call(id: &str, name: &str, args: Value) -> ToolCall {
     ToolCall::new(id, name, args.to_string())
 }
 
+/// Executes the call `id` of `name` with `args` in an empty run context.
+pub(crate) async fn execute_call(
+    executor: &ToolExecutor,
+    id: &str,
+    name: &str,
+    args: Value,
+) -> tinyagents_tools::ToolResult {
+    execute_in(executor, &RunContext::empty(), call(id, name, args)).await
+}
+
 #[tokio::test]
 async fn import_registers_valid_remote_tools_and_reports_each_refused_one_with_its_rule() {
     let fx = fixture().await;
@@ -286,12 +295,7 @@ async fn a_prefixed_tool_is_called_on_the_server_by_its_own_name() {
     assert_eq!(report.imported[0].local_name, "calc_add");
     assert_eq!(report.imported[0].remote_name, "add");
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = execute_in(
-        &executor,
-        &RunContext::empty(),
-        call("c1", "calc_add", json!({"a": 2, "b": 40})),
-    )
-    .await;
+    let result = execute_call(&executor, "c1", "calc_add", json!({"a": 2, "b": 40})).await;
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(result.structured, Some(json!({"sum": 42})));
     assert_eq!(result.tool_call_id.as_str(), "c1");
@@ -320,12 +324,7 @@ async fn importing_a_name_already_taken_leaves_the_registered_tool_in_place() {
 async fn bad_arguments_are_refused_locally_and_never_reach_the_server() {
     let fx = fixture().await;
     let executor = executor_over(&fx.client, &ImportOptions::new()).await;
-    let result = execute_in(
-        &executor,
-        &RunContext::empty(),
-        call("c1", "add", json!({"a": "two", "b": 1, "c": 3})),
-    )
-    .await;
+    let result = execute_call(&executor, "c1", "add", json!({"a": "two", "b": 1, "c": 3})).await;
     assert_eq!(result.outcome(), "invalid_arguments");
     assert_eq!(fx.seen.calls.load(Ordering::SeqCst), 0);
 }
@@ -334,12 +333,7 @@ async fn bad_arguments_are_refused_locally_and_never_reach_the_server() {
 async fn structured_content_that_breaks_the_remote_output_schema_is_a_fatal_error() {
     let fx = fixture().await;
     let executor = executor_over(&fx.client, &ImportOptions::new()).await;
-    let result = execute_in(
-        &executor,
-        &RunContext::empty(),
-        call("c1", "wrong_shape", json!({})),
-    )
-    .await;
+    let result = execute_call(&executor, "c1", "wrong_shape", json!({})).await;
     assert!(result.is_error);
     let error = result.error.as_ref().unwrap();
     assert_eq!(error.class(), ErrorClass::Fatal);
@@ -371,12 +365,7 @@ async fn a_timed_out_call_sends_notifications_cancelled_and_its_progress_became_
         .build()
         .unwrap();
     let started = std::time::Instant::now();
-    let result = execute_in(
-        &executor,
-        &RunContext::empty(),
-        call("c1", "slow", json!({})),
-    )
-    .await;
+    let result = execute_call(&executor, "c1", "slow", json!({})).await;
     assert_eq!(result.outcome(), "timeout");
     assert!(started.elapsed() < Duration::from_secs(5));
     let seen = tokio::time::timeout(HANG, fx.cancelled.recv()).await;
@@ -417,23 +406,13 @@ async fn only_tools_the_remote_declares_idempotent_are_retried() {
     let options = ImportOptions::new().retry(RetryPolicy::attempts(3, Duration::from_millis(1)));
     let fx = fixture().await;
     let executor = executor_over(&fx.client, &options).await;
-    let result = execute_in(
-        &executor,
-        &RunContext::empty(),
-        call("c1", "flaky", json!({})),
-    )
-    .await;
+    let result = execute_call(&executor, "c1", "flaky", json!({})).await;
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(fx.seen.flaky_calls.load(Ordering::SeqCst), 2);
 
     let fx = fixture().await;
     let executor = executor_over(&fx.client, &options).await;
-    let result = execute_in(
-        &executor,
-        &RunContext::empty(),
-        call("c1", "flaky_write", json!({})),
-    )
-    .await;
+    let result = execute_call(&executor, "c1", "flaky_write", json!({})).await;
     assert!(result.is_error);
     assert_eq!(result.error.as_ref().unwrap().class(), ErrorClass::Retry);
     assert_eq!(fx.seen.flaky_calls.load(Ordering::SeqCst), 1);
@@ -445,12 +424,7 @@ async fn list_changed_is_picked_up_by_a_new_import_between_turns() {
     let options = ImportOptions::new();
     let executor = executor_over(&fx.client, &options).await;
     assert!(!fx.client.take_tools_changed());
-    let result = execute_in(
-        &executor,
-        &RunContext::empty(),
-        call("c1", "grow", json!({})),
-    )
-    .await;
+    let result = execute_call(&executor, "c1", "grow", json!({})).await;
     assert!(!result.is_error, "{}", result.text());
     tokio::time::timeout(HANG, fx.client.tools_changed_notified())
         .await

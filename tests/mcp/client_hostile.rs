@@ -12,7 +12,7 @@ use tinyagents_tools::{ErrorClass, RunContext, ToolCall, ToolExecutor, ToolRegis
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
-const HANG: Duration = Duration::from_secs(30);
+use crate::common::HANG;
 
 /// What the raw server does with a `tools/call`.
 #[derive(Clone, Copy)]

@@ -6,9 +6,9 @@ use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::mcp::client::{ImportOptions, McpClient};
 use tinyagents_tools::safety::SafetyItem;
 use tinyagents_tools::{ErrorClass, RunContext, ToolExecutor};
-use tinyagents_tools_tests::execute_in;
 
-use crate::client::{HANG, call, imported};
+use crate::client::{execute_call, imported};
+use crate::common::mcp_client_of;
 
 /// The project's own server over the quickstart tools; it leaves
 /// confirmation to its MCP host, explicitly.
@@ -24,16 +24,16 @@ fn quickstart_server() -> McpServer {
     .unwrap()
 }
 
+/// Asks the imported `calculate` for 6 times 7, in call `c1`.
+async fn multiply_6_by_7(executor: &ToolExecutor) -> tinyagents_tools::ToolResult {
+    let args = json!({"a": 6, "op": "multiply", "b": 7});
+    execute_call(executor, "c1", "calculate", args).await
+}
+
 #[tokio::test]
 async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
     let server = quickstart_server();
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = McpClient::connect(client_io, HANG).await.unwrap();
+    let client = mcp_client_of(server).await;
     let (registry, report) = imported(&client, &ImportOptions::new()).await;
     assert!(report.refused.is_empty(), "{:?}", report.refused);
     let local = tinyagents_tools_examples::quickstart_registry().unwrap();
@@ -53,18 +53,14 @@ async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
         assert_eq!(remote.safety.reach, spec.safety.reach, "{}", spec.name);
     }
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = execute_in(
-        &executor,
-        &RunContext::empty(),
-        call("c1", "calculate", json!({"a": 6, "op": "multiply", "b": 7})),
-    )
-    .await;
+    let result = multiply_6_by_7(&executor).await;
     assert!(!result.is_error, "{}", result.text());
     assert!(result.text().contains("42"), "{}", result.text());
-    let result = execute_in(
+    let result = execute_call(
         &executor,
-        &RunContext::empty(),
-        call("c2", "calculate", json!({"a": 1, "op": "divide", "b": 0})),
+        "c2",
+        "calculate",
+        json!({"a": 1, "op": "divide", "b": 0}),
     )
     .await;
     assert_eq!(
@@ -95,12 +91,7 @@ async fn tools_of_the_projects_own_server_are_imported_over_streamable_http() {
     let (registry, report) = imported(&client, &ImportOptions::new()).await;
     assert_eq!(report.imported.len(), 4);
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let result = execute_in(
-        &executor,
-        &RunContext::empty(),
-        call("c1", "calculate", json!({"a": 6, "op": "multiply", "b": 7})),
-    )
-    .await;
+    let result = multiply_6_by_7(&executor).await;
     assert!(result.text().contains("42"), "{}", result.text());
     stop.cancel();
 }

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::mcp::client::{ImportOptions, McpClient};
+use tinyagents_tools::mcp::client::ImportOptions;
 use tinyagents_tools::mcp::rmcp::ServiceExt;
 use tinyagents_tools::mcp::rmcp::model::ClientConfig;
 use tinyagents_tools::prelude::*;
@@ -14,17 +14,9 @@ use tinyagents_tools::{ToolResult, Turn};
 use tinyagents_tools_tests::execute_in;
 
 use crate::client::{call, executor_over};
-use crate::server::{HANG, params};
+use crate::common::{SecretText, call_on, mcp_client_of, pipe_to};
 
 const SECRET: &str = "hunter2-resource-secret";
-
-struct Password;
-
-impl AsRef<str> for Password {
-    fn as_ref(&self) -> &str {
-        SECRET
-    }
-}
 
 /// How much audio to return.
 #[derive(Deserialize, JsonSchema)]
@@ -60,7 +52,7 @@ fn registry() -> ToolRegistry {
 }
 
 fn run() -> RunContext {
-    RunContext::builder(()).secret(Password).build()
+    RunContext::builder(()).secret(SecretText(SECRET)).build()
 }
 
 async fn media_result(audio_bytes: usize, max_content_bytes: usize) -> ToolResult {
@@ -82,21 +74,11 @@ async fn audio_and_embedded_resources_reach_an_mcp_client_as_mcp_content() {
     let server = McpServer::builder(ToolExecutor::builder(registry(), ()))
         .build(run)
         .unwrap();
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        let (read, write) = tokio::io::split(server_io);
-        let running = server.serve_lines(read, write).await.unwrap();
-        let _ = running.waiting().await;
-    });
-    let client = ClientConfig::default().serve(client_io).await.unwrap();
-    let answer = tokio::time::timeout(
-        HANG,
-        client.call_tool(params("media", json!({"audio_bytes": 8}))),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    let answer = serde_json::to_value(answer).unwrap();
+    let client = ClientConfig::default()
+        .serve(pipe_to(server))
+        .await
+        .unwrap();
+    let answer = call_on(&client, "media", json!({"audio_bytes": 8})).await;
     assert_eq!(answer["isError"], false, "{answer}");
     let content = answer["content"].as_array().unwrap();
     assert_eq!(
@@ -167,13 +149,7 @@ async fn the_mcp_client_keeps_a_remote_servers_audio_and_resources_as_such() {
     let server = McpServer::builder(ToolExecutor::builder(registry(), ()))
         .build(RunContext::empty)
         .unwrap();
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = McpClient::connect(client_io, HANG).await.unwrap();
+    let client = mcp_client_of(server).await;
     let executor = executor_over(&client, &ImportOptions::new()).await;
     // Here the secret is the importing side's: its redaction applies to
     // what the remote server sent.

@@ -16,7 +16,8 @@ use tinyagents_tools::{CancellationToken, ToolExecutor};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tokio::sync::mpsc;
 
-use crate::server::{Client, CountStepsTool, HANG, call_on, params, text};
+use crate::common::{HANG, call_on, params, text};
+use crate::server::{Client, CountStepsTool};
 
 /// Serves the quickstart tools and `count_steps` over streamable HTTP on
 /// 127.0.0.1; returns the address, the shutdown token and the serving task.
@@ -229,28 +230,60 @@ async fn raw(
 
 const LEGACY: &str = "2025-11-25";
 
-/// Initializes a legacy (session) connection; returns its session id.
-async fn initialized_session(addr: std::net::SocketAddr) -> String {
-    let initialize = json!({
+/// A legacy (2025-11-25) session over streamable HTTP.
+struct LegacySession {
+    addr: std::net::SocketAddr,
+    id: String,
+}
+
+impl LegacySession {
+    /// One request with `body` in this session: the status and the JSON-RPC
+    /// messages of the answer.
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        body: String,
+    ) -> (reqwest::StatusCode, Vec<serde_json::Value>) {
+        let headers = [
+            ("mcp-session-id", self.id.as_str()),
+            ("mcp-protocol-version", LEGACY),
+        ];
+        let (status, _, messages) = raw(self.addr, method, &headers, body).await;
+        (status, messages)
+    }
+}
+
+/// A legacy (2025-11-25) `initialize` request, as text.
+fn initialize_legacy() -> String {
+    json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": LEGACY, "capabilities": {},
                    "clientInfo": {"name": "probe", "version": "1"}}
-    });
-    let (status, session, _) = raw(addr, reqwest::Method::POST, &[], initialize.to_string()).await;
+    })
+    .to_string()
+}
+
+/// [`raw`]: a POST of `body` sent from a page at `origin`.
+async fn post_from(
+    addr: std::net::SocketAddr,
+    origin: &str,
+    body: String,
+) -> (reqwest::StatusCode, Option<String>, Vec<serde_json::Value>) {
+    raw(addr, reqwest::Method::POST, &[("origin", origin)], body).await
+}
+
+/// Initializes a legacy (session) connection.
+async fn initialized_session(addr: std::net::SocketAddr) -> LegacySession {
+    let (status, id, _) = raw(addr, reqwest::Method::POST, &[], initialize_legacy()).await;
     assert!(status.is_success(), "{status}");
-    let session = session.expect("a session id");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", LEGACY),
-    ];
-    let (status, _, _) = raw(
+    let session = LegacySession {
         addr,
-        reqwest::Method::POST,
-        &headers,
-        initialized.to_string(),
-    )
-    .await;
+        id: id.expect("a session id"),
+    };
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _) = session
+        .send(reqwest::Method::POST, initialized.to_string())
+        .await;
     assert!(status.is_success(), "{status}");
     session
 }
@@ -258,44 +291,21 @@ async fn initialized_session(addr: std::net::SocketAddr) -> String {
 #[tokio::test]
 async fn over_streamable_http_a_foreign_origin_is_refused_and_loopback_origins_are_not() {
     let (addr, shutdown, _serving, _workspace) = serve_over_http().await;
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": LEGACY, "capabilities": {},
-                   "clientInfo": {"name": "probe", "version": "1"}}
-    })
-    .to_string();
+    let initialize = initialize_legacy();
     for origin in ["http://evil.example", "https://evil.example:443", "null"] {
-        let (status, session, _) = raw(
-            addr,
-            reqwest::Method::POST,
-            &[("origin", origin)],
-            initialize.clone(),
-        )
-        .await;
+        let (status, session, _) = post_from(addr, origin, initialize.clone()).await;
         assert_eq!(status, reqwest::StatusCode::FORBIDDEN, "{origin}");
         assert_eq!(session, None, "{origin}: no session is made");
     }
     // Not even a body the screen answers itself gets past a foreign Origin.
-    let (status, _, _) = raw(
-        addr,
-        reqwest::Method::POST,
-        &[("origin", "http://evil.example")],
-        "not json".into(),
-    )
-    .await;
+    let (status, _, _) = post_from(addr, "http://evil.example", "not json".into()).await;
     assert_eq!(status, reqwest::StatusCode::FORBIDDEN);
     for origin in [
         "http://localhost:5173",
         "http://127.0.0.1:8080",
         "https://[::1]:3000",
     ] {
-        let (status, _, _) = raw(
-            addr,
-            reqwest::Method::POST,
-            &[("origin", origin)],
-            initialize.clone(),
-        )
-        .await;
+        let (status, _, _) = post_from(addr, origin, initialize.clone()).await;
         assert!(status.is_success(), "{origin}: {status}");
     }
     // No Origin (a client that is not a browser) is not refused.
@@ -309,19 +319,13 @@ async fn over_streamable_http_listed_origins_replace_the_loopback_default() {
     let config =
         StreamableHttpServerConfig::default().with_allowed_origins(["https://app.example.com:443"]);
     let (addr, shutdown, _serving, _workspace) = serve_with(config).await;
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": LEGACY, "capabilities": {},
-                   "clientInfo": {"name": "probe", "version": "1"}}
-    })
-    .to_string();
+    let initialize = initialize_legacy();
     for (origin, allowed) in [
         ("https://app.example.com", true),
         ("http://evil.example", false),
         ("http://localhost:5173", false),
     ] {
-        let headers = [("origin", origin)];
-        let (status, _, _) = raw(addr, reqwest::Method::POST, &headers, initialize.clone()).await;
+        let (status, _, _) = post_from(addr, origin, initialize.clone()).await;
         assert_eq!(status.is_success(), allowed, "{origin}: {status}");
         if !allowed {
             assert_eq!(status, reqwest::StatusCode::FORBIDDEN, "{origin}");
@@ -334,15 +338,11 @@ async fn over_streamable_http_listed_origins_replace_the_loopback_default() {
 async fn over_streamable_http_deleting_a_session_answers_no_content() {
     let (addr, shutdown, _serving, _workspace) = serve_over_http().await;
     let session = initialized_session(addr).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", LEGACY),
-    ];
-    let (status, _, _) = raw(addr, reqwest::Method::DELETE, &headers, String::new()).await;
+    let (status, _) = session.send(reqwest::Method::DELETE, String::new()).await;
     assert_eq!(status, reqwest::StatusCode::NO_CONTENT);
     // The session is gone.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
-    let (status, _, _) = raw(addr, reqwest::Method::POST, &headers, list).await;
+    let (status, _) = session.send(reqwest::Method::POST, list).await;
     assert_eq!(status, reqwest::StatusCode::NOT_FOUND);
     shutdown.cancel();
 }
@@ -351,19 +351,18 @@ async fn over_streamable_http_deleting_a_session_answers_no_content() {
 async fn over_streamable_http_malformed_messages_get_json_rpc_answers() {
     let (addr, shutdown, _serving, _workspace) = serve_over_http().await;
     let session = initialized_session(addr).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", LEGACY),
-    ];
 
-    let (status, _, messages) =
-        raw(addr, reqwest::Method::POST, &headers, "{not json".into()).await;
+    let (status, messages) = session
+        .send(reqwest::Method::POST, "{not json".into())
+        .await;
     assert_eq!(status, reqwest::StatusCode::BAD_REQUEST);
     assert_eq!(messages[0]["error"]["code"], -32700, "{messages:?}");
 
     let nameless = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                           "params": {"arguments": {}}});
-    let (_, _, messages) = raw(addr, reqwest::Method::POST, &headers, nameless.to_string()).await;
+    let (_, messages) = session
+        .send(reqwest::Method::POST, nameless.to_string())
+        .await;
     assert_eq!(messages[0]["id"], 3, "{messages:?}");
     assert_eq!(messages[0]["error"]["code"], -32602, "{messages:?}");
 
@@ -372,7 +371,7 @@ async fn over_streamable_http_malformed_messages_get_json_rpc_answers() {
     let deep = format!(
         r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"calculate","arguments":{{"a":{nested},"op":"add","b":1}}}}}}"#
     );
-    let (_, _, messages) = raw(addr, reqwest::Method::POST, &headers, deep).await;
+    let (_, messages) = session.send(reqwest::Method::POST, deep).await;
     assert_eq!(messages[0]["id"], 4, "{messages:?}");
     assert_eq!(messages[0]["result"]["isError"], true, "{messages:?}");
     let text = messages[0]["result"]["content"][0]["text"]
@@ -381,7 +380,7 @@ async fn over_streamable_http_malformed_messages_get_json_rpc_answers() {
     assert!(text.contains("nest deeper than 64 levels"), "{text}");
 
     let repeated = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"calculate","arguments":{"a":1,"op":"add","b":2,"b":3}}}"#;
-    let (_, _, messages) = raw(addr, reqwest::Method::POST, &headers, repeated.into()).await;
+    let (_, messages) = session.send(reqwest::Method::POST, repeated.into()).await;
     assert_eq!(messages[0]["result"]["isError"], true, "{messages:?}");
     let text = messages[0]["result"]["content"][0]["text"]
         .as_str()
@@ -416,13 +415,9 @@ async fn over_streamable_http_2026_07_28_results_carry_their_result_type() {
 
     // The same call on a 2025-11-25 session has no such field.
     let session = initialized_session(addr).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", LEGACY),
-    ];
     let call = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
                       "params": {"name": "calculate", "arguments": {"a": 1, "op": "add", "b": 2}}});
-    let (_, _, messages) = raw(addr, reqwest::Method::POST, &headers, call.to_string()).await;
+    let (_, messages) = session.send(reqwest::Method::POST, call.to_string()).await;
     assert_eq!(messages[0]["result"]["isError"], false, "{messages:?}");
     assert!(
         messages[0]["result"].get("resultType").is_none(),

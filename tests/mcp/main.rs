@@ -7,6 +7,7 @@ mod client;
 mod client_hostile;
 mod client_own_server;
 mod client_python;
+mod common;
 mod content;
 mod http;
 mod peer;

@@ -10,10 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CancelledNotificationParam, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
-    LoggingLevel, LoggingMessageNotificationParam, ProtocolVersion, SamplingMessage,
-    SetLevelRequestParams,
+    CancelledNotificationParam, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, LoggingLevel,
+    LoggingMessageNotificationParam, ProtocolVersion, SamplingMessage, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -23,18 +22,10 @@ use tinyagents_tools::Turn;
 use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer, stateless_config};
 use tinyagents_tools::prelude::*;
 
+use crate::common::{HANG, SecretText, call_on, client_config, connect_to, params, text};
 use crate::protocol::Wire;
-use crate::server::{HANG, params, text};
 
 const API_KEY: &str = "sk-peer-5e1f0c9d";
-
-struct ApiKey;
-
-impl AsRef<str> for ApiKey {
-    fn as_ref(&self) -> &str {
-        API_KEY
-    }
-}
 
 /// What the tool should do with its client.
 #[derive(Deserialize, JsonSchema)]
@@ -124,13 +115,8 @@ impl TestClient {
 
 impl ClientHandler for TestClient {
     fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        if self.answers != Answers::Undeclared {
-            capabilities.sampling = Some(Default::default());
-            capabilities.elicitation = Some(serde_json::from_value(json!({"form": {}})).unwrap());
-        }
-        ClientConfig::new(capabilities, Implementation::new("peer-test", "0"))
-            .with_protocol_version(self.version.clone())
+        let declared = self.answers != Answers::Undeclared;
+        client_config("peer-test", &self.version, declared, declared)
     }
 
     async fn create_message(
@@ -184,7 +170,7 @@ fn server() -> McpServer {
     let mut registry = ToolRegistry::new();
     registry.register(AskTool).unwrap();
     McpServer::builder(ToolExecutor::builder(registry, ()))
-        .build(|| RunContext::builder(()).secret(ApiKey).build())
+        .build(|| RunContext::builder(()).secret(SecretText(API_KEY)).build())
         .unwrap()
 }
 
@@ -198,31 +184,18 @@ async fn connect_on(
     version: ProtocolVersion,
 ) -> (RunningService<RoleClient, TestClient>, Arc<Mutex<Seen>>) {
     let server = server();
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        let (read, write) = tokio::io::split(server_io);
-        let running = server.serve_lines(read, write).await.unwrap();
-        let _ = running.waiting().await;
-    });
     let seen = Arc::new(Mutex::new(Seen::default()));
     let handler = TestClient {
         answers,
         version,
         seen: Arc::clone(&seen),
     };
-    let client = tokio::time::timeout(HANG, handler.serve(client_io))
-        .await
-        .unwrap()
-        .unwrap();
+    let client = connect_to(server, handler).await;
     (client, seen)
 }
 
 async fn ask_on(client: &RunningService<RoleClient, TestClient>, arguments: Value) -> Value {
-    let answer = tokio::time::timeout(HANG, client.call_tool(params("ask", arguments)))
-        .await
-        .expect("the call is answered in time")
-        .expect("the call is answered with a result");
-    serde_json::to_value(answer).unwrap()
+    call_on(client, "ask", arguments).await
 }
 
 /// Waits until `done` holds for what the client saw (notifications arrive

@@ -14,7 +14,7 @@ use tinyagents_tools::{RunContext, ToolRegistry};
 use tinyagents_tools_examples::CalculateTool;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
 
-use crate::server::HANG;
+use crate::common::HANG;
 
 /// Arguments of [`echo_size`].
 #[derive(Deserialize, JsonSchema)]
@@ -114,6 +114,40 @@ impl Wire {
         self.answer_to(&id).await
     }
 
+    /// Calls tool `name` with `arguments` (raw JSON text) in request `id` at
+    /// `version` and returns the answer.
+    pub(crate) async fn call(
+        &mut self,
+        id: u64,
+        version: &str,
+        name: &str,
+        arguments: &str,
+    ) -> Value {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{},"name":"{name}","arguments":{arguments}}}}}"#,
+            context(version)
+        );
+        self.send_line(&line).await;
+        self.answer_to(&json!(id)).await
+    }
+
+    /// Sends `line`, which the server must answer with error `code` and no
+    /// id (it could not read one).
+    pub(crate) async fn assert_line_refused(&mut self, line: &str, code: i64) {
+        self.send_line(line).await;
+        let answer = self.next().await;
+        assert_eq!(answer["error"]["code"], code, "{line:.80}: {answer}");
+        assert_eq!(answer["id"], Value::Null, "{line:.80}: {answer}");
+    }
+
+    /// Asks `calculate` for 1 + 1 in request `id`: the session still serves.
+    pub(crate) async fn assert_still_serves(&mut self, id: u64) {
+        let answer = self
+            .call(id, "2025-11-25", "calculate", r#"{"a":1,"op":"add","b":1}"#)
+            .await;
+        assert_eq!(answer["result"]["content"][0]["text"], "2.0", "{answer}");
+    }
+
     /// The answer with id `id`, skipping notifications.
     pub(crate) async fn answer_to(&mut self, id: &Value) -> Value {
         loop {
@@ -137,13 +171,6 @@ fn context(version: &str) -> Value {
     })
 }
 
-fn call(id: u64, version: &str, name: &str, arguments: &str) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{},"name":"{name}","arguments":{arguments}}}}}"#,
-        context(version)
-    )
-}
-
 const VERSIONS: [&str; 3] = ["2025-06-18", "2025-11-25", "2026-07-28"];
 
 #[tokio::test]
@@ -156,30 +183,15 @@ async fn tools_call_results_are_valid_for_every_protocol_version_the_server_acce
             .await;
         assert!(listed["result"]["tools"].is_array(), "{version}: {listed}");
 
-        wire.send_line(&call(
-            2,
-            version,
-            "calculate",
-            r#"{"a":2,"op":"add","b":3}"#,
-        ))
-        .await;
-        let ok = wire.answer_to(&json!(2)).await;
-        wire.send_line(&call(
-            3,
-            version,
-            "calculate",
-            r#"{"a":1,"op":"modulo","b":2}"#,
-        ))
-        .await;
-        let failed = wire.answer_to(&json!(3)).await;
-        wire.send_line(&call(
-            4,
-            version,
-            "calculate",
-            r#"{"a":1,"op":"div","b":0}"#,
-        ))
-        .await;
-        let tool_error = wire.answer_to(&json!(4)).await;
+        let ok = wire
+            .call(2, version, "calculate", r#"{"a":2,"op":"add","b":3}"#)
+            .await;
+        let failed = wire
+            .call(3, version, "calculate", r#"{"a":1,"op":"modulo","b":2}"#)
+            .await;
+        let tool_error = wire
+            .call(4, version, "calculate", r#"{"a":1,"op":"div","b":0}"#)
+            .await;
 
         for (answer, is_error) in [(&ok, false), (&failed, true), (&tool_error, true)] {
             let result = &answer["result"];
@@ -213,20 +225,9 @@ async fn a_line_that_is_not_json_is_answered_parse_error_and_the_session_goes_on
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/list""#,
         "{]",
     ] {
-        wire.send_line(line).await;
-        let answer = wire.next().await;
-        assert_eq!(answer["error"]["code"], -32700, "{line}: {answer}");
-        assert_eq!(answer["id"], Value::Null, "{line}: {answer}");
+        wire.assert_line_refused(line, -32700).await;
     }
-    wire.send_line(&call(
-        6,
-        "2025-11-25",
-        "calculate",
-        r#"{"a":1,"op":"add","b":1}"#,
-    ))
-    .await;
-    let answer = wire.answer_to(&json!(6)).await;
-    assert_eq!(answer["result"]["content"][0]["text"], "2.0", "{answer}");
+    wire.assert_still_serves(6).await;
 }
 
 #[tokio::test]
@@ -269,9 +270,7 @@ async fn arguments_nested_100_to_100000_levels_get_the_same_classified_depth_err
         let nested = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
         let arguments = format!(r#"{{"a":{nested},"op":"add","b":1}}"#);
         let started = std::time::Instant::now();
-        wire.send_line(&call(id, "2025-11-25", "calculate", &arguments))
-            .await;
-        let answer = wire.answer_to(&json!(id)).await;
+        let answer = wire.call(id, "2025-11-25", "calculate", &arguments).await;
         assert!(
             started.elapsed() < Duration::from_secs(10),
             "{levels} levels"
@@ -296,14 +295,14 @@ async fn arguments_nested_100_to_100000_levels_get_the_same_classified_depth_err
 #[tokio::test]
 async fn a_repeated_key_in_mcp_arguments_is_refused_as_on_every_other_path() {
     let mut wire = Wire::at("2025-11-25").await;
-    wire.send_line(&call(
-        1,
-        "2025-11-25",
-        "calculate",
-        r#"{"a":1,"op":"add","b":2,"b":40}"#,
-    ))
-    .await;
-    let answer = wire.answer_to(&json!(1)).await;
+    let answer = wire
+        .call(
+            1,
+            "2025-11-25",
+            "calculate",
+            r#"{"a":1,"op":"add","b":2,"b":40}"#,
+        )
+        .await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     let text = answer["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("appears more than once"), "{text}");
@@ -410,17 +409,6 @@ async fn a_line_longer_than_4_mib_is_answered_invalid_request_and_the_session_go
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{{"pad":"{}"}}}}}}"#,
         "x".repeat(5 << 20)
     );
-    wire.send_line(&huge).await;
-    let answer = wire.next().await;
-    assert_eq!(answer["error"]["code"], -32600, "{answer}");
-    assert_eq!(answer["id"], Value::Null, "{answer}");
-    wire.send_line(&call(
-        2,
-        "2025-11-25",
-        "calculate",
-        r#"{"a":1,"op":"add","b":1}"#,
-    ))
-    .await;
-    let answer = wire.answer_to(&json!(2)).await;
-    assert_eq!(answer["result"]["content"][0]["text"], "2.0", "{answer}");
+    wire.assert_line_refused(&huge, -32600).await;
+    wire.assert_still_serves(2).await;
 }

@@ -31,6 +31,23 @@ fn formatted(result: &ToolResult) -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// Every formatter's output for `result` as text, by name, each checked to
+/// be under `limit` bytes plus 1 KiB of envelope.
+fn formatted_under(result: &ToolResult, limit: usize) -> Vec<(&'static str, String)> {
+    formatted(result)
+        .into_iter()
+        .map(|(provider, out)| {
+            let text = out.to_string();
+            assert!(
+                text.len() < limit + 1024,
+                "{provider}: {} bytes",
+                text.len()
+            );
+            (provider, text)
+        })
+        .collect()
+}
+
 async fn one_mb(with_store: bool) -> ToolResult {
     let mut registry = ToolRegistry::new();
     registry.register(EchoSizeTool).unwrap();
@@ -59,10 +76,8 @@ async fn every_result_formatter_bounds_a_1_mb_output_to_the_content_limit() {
     // The application has the whole value.
     assert!(full_size(&result) > MB);
     let limit = ExecutorConfig::default().max_content_bytes;
-    for (provider, out) in formatted(&result) {
-        let size = out.to_string().len();
-        assert!(size < limit + 1024, "{provider}: {size} bytes");
-        assert!(out.to_string().contains("output truncated"), "{provider}");
+    for (provider, text) in formatted_under(&result, limit) {
+        assert!(text.contains("output truncated"), "{provider}");
     }
     let part = gemini::function_response_part(&result);
     assert!(
@@ -82,13 +97,7 @@ async fn with_an_artifact_store_every_formatter_sends_the_preview_and_the_artifa
     assert!(full_size(&result) > MB);
     let artifact = result.artifacts.first().expect("the output was stored");
     let preview = ExecutorConfig::default().preview_bytes;
-    for (provider, out) in formatted(&result) {
-        let text = out.to_string();
-        assert!(
-            text.len() < preview + 1024,
-            "{provider}: {} bytes",
-            text.len()
-        );
+    for (provider, text) in formatted_under(&result, preview) {
         assert!(text.contains(&artifact.key), "{provider}: {text}");
     }
 }
@@ -102,13 +111,7 @@ fn a_hand_built_result_without_content_is_cut_at_the_structured_limit() {
         structured: Some(json!({"text": "x".repeat(MB)})),
         is_error: false,
     });
-    for (provider, out) in formatted(&result) {
-        let text = out.to_string();
-        assert!(
-            text.len() < MAX_STRUCTURED_BYTES + 1024,
-            "{provider}: {} bytes",
-            text.len()
-        );
+    for (provider, text) in formatted_under(&result, MAX_STRUCTURED_BYTES) {
         assert!(text.contains("output truncated"), "{provider}");
     }
 }

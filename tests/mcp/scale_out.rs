@@ -22,7 +22,7 @@ use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::approvals::{Answer, Asked, note};
-use crate::server::{HANG, params, text};
+use crate::common::{HANG, params, text};
 
 /// One server instance: its address, how many requests it made a run for
 /// (one per session, or one per request when stateless), and its shutdown.

@@ -5,12 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, ErrorCode, JsonObject,
-    ProgressNotificationParam,
-};
+use rmcp::model::{CallToolRequest, ClientRequest, ErrorCode, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
-use rmcp::{ClientHandler, ServiceError, ServiceExt};
+use rmcp::{ClientHandler, ServiceError};
 use serde_json::{Value, json};
 use tinyagents_tools::ToolSafety;
 use tinyagents_tools::events::EventKind;
@@ -23,8 +20,7 @@ use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tinyagents_tools_tests::{FakeTool, Recorder, sleeper, spec};
 use tokio::sync::mpsc;
 
-/// Generous: only a hang (a broken rule) comes near it.
-pub(crate) const HANG: Duration = Duration::from_secs(30);
+use crate::common::{HANG, call_on, connect_to, params, text};
 
 /// Arguments of [`count_steps`].
 #[derive(Deserialize, JsonSchema)]
@@ -129,29 +125,9 @@ async fn connect(
     RunningService<RoleClient, Client>,
     mpsc::UnboundedReceiver<ProgressNotificationParam>,
 ) {
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let serving = server.clone();
-    tokio::spawn(async move {
-        let (read, write) = tokio::io::split(server_io);
-        let running = serving
-            .serve_lines(read, write)
-            .await
-            .expect("the server starts");
-        let _ = running.waiting().await;
-    });
     let (tx, progress) = mpsc::unbounded_channel();
-    let client = Client { progress: tx }
-        .serve(client_io)
-        .await
-        .expect("the client connects");
+    let client = connect_to(server.clone(), Client { progress: tx }).await;
     (client, progress)
-}
-
-pub(crate) fn params(name: &'static str, arguments: Value) -> CallToolRequestParams {
-    let Value::Object(arguments) = arguments else {
-        panic!("arguments must be an object");
-    };
-    CallToolRequestParams::new(name).with_arguments(arguments as JsonObject)
 }
 
 /// Calls a tool and gives the result as JSON, as it went over the wire.
@@ -159,26 +135,13 @@ async fn call(fx: &Fixture, name: &'static str, arguments: Value) -> Value {
     call_on(&fx.client, name, arguments).await
 }
 
-pub(crate) async fn call_on(
-    client: &RunningService<RoleClient, Client>,
-    name: &'static str,
-    arguments: Value,
-) -> Value {
-    let result = tokio::time::timeout(HANG, client.call_tool(params(name, arguments)))
-        .await
-        .expect("the call answers")
-        .expect("the call is not a protocol error");
-    serde_json::to_value(result).unwrap()
-}
-
-pub(crate) fn text(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|block| block["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
+/// Calls a tool that must fail and gives its error text; an error result
+/// carries no structured content.
+async fn error_text(fx: &Fixture, name: &'static str, arguments: Value) -> String {
+    let result = call(fx, name, arguments).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    text(&result)
 }
 
 #[tokio::test]
@@ -277,17 +240,12 @@ async fn a_good_call_returns_structured_content_with_a_text_copy() {
 
 #[tokio::test]
 async fn bad_arguments_come_back_as_an_error_result_with_the_repair_message() {
-    let fx = start().await;
-    let result = call(
-        &fx,
+    let message = error_text(
+        &start().await,
         "search_docs",
         json!({"query": "retries", "limit": 500, "verbose": true}),
     )
     .await;
-
-    assert_eq!(result["isError"], true);
-    assert!(result.get("structuredContent").is_none());
-    let message = text(&result);
     assert!(
         message.contains("`limit`: 500 is greater than the maximum 10"),
         "{message}"
@@ -297,28 +255,20 @@ async fn bad_arguments_come_back_as_an_error_result_with_the_repair_message() {
 
 #[tokio::test]
 async fn a_tool_failure_is_an_error_result_not_a_protocol_error() {
-    let fx = start().await;
-    let result = call(&fx, "calculate", json!({"a": 1, "op": "divide", "b": 0})).await;
-
-    assert_eq!(result["isError"], true);
-    assert_eq!(
-        text(&result),
-        "`b`: division by zero; use a non-zero divisor"
-    );
+    let divide = json!({"a": 1, "op": "divide", "b": 0});
+    let message = error_text(&start().await, "calculate", divide).await;
+    assert_eq!(message, "`b`: division by zero; use a non-zero divisor");
 }
 
 #[tokio::test]
 async fn a_forged_hidden_key_is_refused_and_the_tool_never_runs() {
     let fx = start().await;
-    let result = call(
+    let message = error_text(
         &fx,
         "write_note",
         json!({"title": "hi", "body": "there", "notebook": {"notes": []}}),
     )
     .await;
-
-    assert_eq!(result["isError"], true);
-    let message = text(&result);
     assert!(message.contains("`notebook`"), "{message}");
     assert!(message.contains("supplied by the runtime"), "{message}");
     assert!(fx.notebook.notes().is_empty(), "the tool must not have run");

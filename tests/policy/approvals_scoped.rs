@@ -39,6 +39,11 @@ impl Counting {
     fn count(&self) -> usize {
         self.asked.lock().unwrap().len()
     }
+
+    /// The turn of every request, in the order asked.
+    fn turns(&self) -> Vec<u32> {
+        self.asked.lock().unwrap().iter().map(|r| r.turn).collect()
+    }
 }
 
 fn delete_file() -> Arc<Scripted> {
@@ -54,6 +59,25 @@ struct Setup {
     approver: Arc<Counting>,
     recorder: Arc<Recorder>,
     tool: Arc<Scripted>,
+}
+
+/// A run with the id `id`.
+fn run_named(id: &str) -> RunContext {
+    RunContext::builder(()).run_id(id).build()
+}
+
+/// Call `id` of `delete_file` for the file `text`.
+fn delete(id: &str, text: &str) -> ToolCall {
+    call(id, "delete_file", json!({"text": text}))
+}
+
+impl Setup {
+    /// The confirmation record of call `id` in `turn` of `run`.
+    fn record_of(&self, run: &RunContext, turn: u32, id: &str) -> ApprovalRecord {
+        self.policy
+            .record_of(run.run_id(), turn, &ToolCallId::from(id))
+            .expect("the call has a confirmation record")
+    }
 }
 
 fn setup() -> Setup {
@@ -122,37 +146,26 @@ async fn gemini_call_zero_approved_in_turn_one_is_asked_again_in_turn_five_with_
         s.exec.execute(&run, &Turn::new(turn + 10), reused).await;
     }
     assert_eq!(s.approver.count(), 7);
-    let turns: Vec<u32> = s
-        .approver
-        .asked
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|r| r.turn)
-        .collect();
-    assert_eq!(turns, [1, 5, 6, 7, 17, 8, 18]);
+    assert_eq!(s.approver.turns(), [1, 5, 6, 7, 17, 8, 18]);
     assert_eq!(s.tool.runs(), 7);
 }
 
 #[tokio::test]
 async fn an_approval_never_carries_to_another_run_and_within_its_call_never_to_other_arguments() {
     let s = setup();
-    let first = RunContext::builder(()).run_id("run-a").build();
-    let second = RunContext::builder(()).run_id("run-b").build();
-    let c = call("call-0", "delete_file", json!({"text": "a.txt"}));
+    let first = run_named("run-a");
+    let second = run_named("run-b");
+    let c = delete("call-0", "a.txt");
     s.exec.execute(&first, &Turn::new(1), c.clone()).await;
     s.exec.execute(&second, &Turn::new(1), c.clone()).await;
     assert_eq!(s.approver.count(), 2);
-    let record = s
-        .policy
-        .record_of(second.run_id(), 1, &ToolCallId::from("call-0"))
-        .unwrap();
+    let record = s.record_of(&second, 1, "call-0");
     assert!(record.approved);
     assert_eq!(record.scope, GrantScope::Call);
 
     // The same call id in the same turn and run with other arguments is
     // refused (the decision was for other arguments), not asked again.
-    let other = call("call-0", "delete_file", json!({"text": "z.txt"}));
+    let other = delete("call-0", "z.txt");
     let r = s.exec.execute(&second, &Turn::new(1), other).await;
     assert_eq!(kind(&r), "denied");
     assert!(r.text().contains("different arguments"), "{}", r.text());
@@ -163,15 +176,15 @@ async fn an_approval_never_carries_to_another_run_and_within_its_call_never_to_o
 #[tokio::test]
 async fn a_standing_grant_is_explicit_scoped_and_reported_in_an_event() {
     let s = setup();
-    let run = RunContext::builder(()).run_id("run-a").build();
-    let elsewhere = RunContext::builder(()).run_id("run-b").build();
+    let run = run_named("run-a");
+    let elsewhere = run_named("run-b");
     s.policy.grant_standing(
         "delete_file",
         GrantScope::Run(run.run_id().clone()),
         Some(&json!({"text": "cache.tmp"})),
     );
     for turn in 1..=3 {
-        let c = call("call-0", "delete_file", json!({"text": "cache.tmp"}));
+        let c = delete("call-0", "cache.tmp");
         let r = s.exec.execute(&run, &Turn::new(turn), c).await;
         assert!(!r.is_error, "{r:?}");
     }
@@ -180,23 +193,20 @@ async fn a_standing_grant_is_explicit_scoped_and_reported_in_an_event() {
     assert_eq!(custom.len(), 3);
     assert_eq!(custom[0].0, "approval.standing_grant");
     assert_eq!(custom[0].1, json!({"scope": "run", "tool": "delete_file"}));
-    let record = s
-        .policy
-        .record_of(run.run_id(), 2, &ToolCallId::from("call-0"))
-        .unwrap();
+    let record = s.record_of(&run, 2, "call-0");
     assert_eq!(record.scope, GrantScope::Run(run.run_id().clone()));
 
     // Other arguments, or another run: the approver is asked.
-    let c = call("call-1", "delete_file", json!({"text": "important.db"}));
+    let c = delete("call-1", "important.db");
     s.exec.execute(&run, &Turn::new(4), c).await;
-    let c = call("call-0", "delete_file", json!({"text": "cache.tmp"}));
+    let c = delete("call-0", "cache.tmp");
     s.exec.execute(&elsewhere, &Turn::new(1), c).await;
     assert_eq!(s.approver.count(), 2);
 
     // A grant for every run, then revoked.
     s.policy
         .grant_standing("delete_file", GrantScope::AllRuns, None);
-    let c = call("call-9", "delete_file", json!({"text": "anything"}));
+    let c = delete("call-9", "anything");
     s.exec.execute(&elsewhere, &Turn::new(2), c).await;
     assert_eq!(s.approver.count(), 2);
     assert_eq!(
@@ -204,7 +214,7 @@ async fn a_standing_grant_is_explicit_scoped_and_reported_in_an_event() {
         "all_runs"
     );
     s.policy.revoke_standing();
-    let c = call("call-10", "delete_file", json!({"text": "anything"}));
+    let c = delete("call-10", "anything");
     s.exec.execute(&elsewhere, &Turn::new(3), c).await;
     assert_eq!(s.approver.count(), 3);
 }
@@ -252,11 +262,11 @@ async fn cancelling_the_run_while_the_approver_decides_answers_cancelled_at_once
             .build()
             .unwrap(),
     );
-    let run = RunContext::builder(()).run_id("run-c").build();
+    let run = run_named("run-c");
     let task = {
         let (exec, run) = (exec.clone(), run.clone());
         tokio::spawn(async move {
-            let c = call("call-7", "delete_file", json!({"text": "a.txt"}));
+            let c = delete("call-7", "a.txt");
             exec.execute(&run, &Turn::new(2), c).await
         })
     };
@@ -308,19 +318,14 @@ impl Approver for Crossing {
 #[tokio::test]
 async fn a_call_approved_after_its_run_was_cancelled_never_runs() {
     let tool = delete_file();
-    let run = RunContext::builder(()).run_id("run-d").build();
+    let run = run_named("run-d");
     let mut registry = ToolRegistry::new();
     registry.register_arc(tool.clone()).unwrap();
     let exec = ToolExecutor::builder(registry, ())
         .middleware(ConfirmationPolicy::new(Crossing(run.clone())))
         .build()
         .unwrap();
-    let r = execute_in(
-        &exec,
-        &run,
-        call("call-1", "delete_file", json!({"text": "a"})),
-    )
-    .await;
+    let r = execute_in(&exec, &run, delete("call-1", "a")).await;
     assert_eq!(r.tool_call_id.as_str(), "call-1");
     assert_eq!(kind(&r), "cancelled");
     assert_eq!(tool.runs(), 0);

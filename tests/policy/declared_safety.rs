@@ -8,13 +8,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::policies::workspace_reader;
 use serde_json::{Value, json};
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::policy::*;
-use tinyagents_tools::safety::{FilesystemAccess, RedactionPolicy, SafetyItem};
+use tinyagents_tools::safety::{RedactionPolicy, SafetyItem};
 use tinyagents_tools::*;
-use tinyagents_tools_tests::{Recorder, call, execute_in, kind, spec};
+use tinyagents_tools_tests::{FakeTool, Recorder, call, execute_in, kind, spec};
 
 /// Reads `path` joined to the run's root without checking it: the tool
 /// trusts the workspace policy it declared, as a tool author would.
@@ -34,11 +35,7 @@ impl TrustingReader {
                 "additionalProperties": false
             }),
         )
-        .safety(
-            ToolSafety::pure()
-                .filesystem(FilesystemAccess::Read)
-                .workspace(true),
-        )
+        .safety(workspace_reader())
         .build()
         .unwrap();
         Arc::new(TrustingReader {
@@ -60,6 +57,11 @@ impl Tool for TrustingReader {
         let text = std::fs::read_to_string(path)?;
         Ok(ToolOutput::text(text))
     }
+}
+
+/// Asks `read_text` for `path` in call `id` of `run`.
+async fn read_text(exec: &ToolExecutor, run: &RunContext, id: &str, path: &str) -> ToolResult {
+    execute_in(exec, run, call(id, "read_text", json!({"path": path}))).await
 }
 
 fn registry_of(tool: Arc<dyn Tool>) -> ToolRegistry {
@@ -108,7 +110,7 @@ async fn a_workspace_tool_cannot_escape_its_root_even_when_the_executor_was_buil
     ];
     for (i, path) in escapes.iter().enumerate() {
         let id = format!("esc-{i}");
-        let r = execute_in(&exec, &run, call(&id, "read_text", json!({"path": path}))).await;
+        let r = read_text(&exec, &run, &id, path).await;
         assert!(r.is_error, "{path}: {r:?}");
         assert_eq!(r.tool_call_id.as_str(), id);
         assert_eq!(kind(&r), "denied", "{path}: {}", r.text());
@@ -120,19 +122,9 @@ async fn a_workspace_tool_cannot_escape_its_root_even_when_the_executor_was_buil
     assert_eq!(tool.runs.load(Ordering::SeqCst), 0);
 
     // A path inside still works, and a run without a root is refused.
-    let ok = execute_in(
-        &exec,
-        &run,
-        call("in", "read_text", json!({"path": "inside.txt"})),
-    )
-    .await;
+    let ok = read_text(&exec, &run, "in", "inside.txt").await;
     assert_eq!(ok.text(), "inside");
-    let no_root = execute_in(
-        &exec,
-        &RunContext::empty(),
-        call("no-root", "read_text", json!({"path": "inside.txt"})),
-    )
-    .await;
+    let no_root = read_text(&exec, &RunContext::empty(), "no-root", "inside.txt").await;
     assert_eq!(kind(&no_root), "denied");
     assert_eq!(tool.runs.load(Ordering::SeqCst), 1);
 }
@@ -146,34 +138,21 @@ async fn leaving_the_workspace_unenforced_is_an_explicit_choice_that_runs_the_to
         .build()
         .unwrap();
     let run = RunContext::builder(()).workspace_root(&l.root).build();
-    let r = execute_in(
-        &exec,
-        &run,
-        call("c", "read_text", json!({"path": "../outside.txt"})),
-    )
-    .await;
+    let r = read_text(&exec, &run, "c", "../outside.txt").await;
     assert_eq!(r.text(), "OUTSIDE-TEXT");
     assert_eq!(tool.runs.load(Ordering::SeqCst), 1);
 }
 
 /// A tool declaring `flag` (`requires_confirmation`, `spend` or `shell`).
 fn needs_confirmation(name: &str, safety: ToolSafety) -> Arc<dyn Tool> {
-    struct Plain(ToolSpec);
-    #[async_trait]
-    impl Tool for Plain {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
-        async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-            Ok(ToolOutput::text("ran"))
-        }
-    }
-    Arc::new(Plain(
+    FakeTool::new(
         spec(name, json!({"type": "object", "properties": {}}))
             .safety(safety)
             .build()
             .unwrap(),
-    ))
+    )
+    .answering(ToolOutput::text("ran"))
+    .shared()
 }
 
 struct ApproveAll;
@@ -291,17 +270,11 @@ fn workspace_on_a_tool_without_a_path_argument_is_refused_at_registration() {
     .safety(ToolSafety::default().workspace(true))
     .build()
     .unwrap();
-    struct Nested(ToolSpec);
-    #[async_trait]
-    impl Tool for Nested {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
-        async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-            Ok(ToolOutput::empty())
-        }
-    }
-    assert!(ToolRegistry::<()>::new().register(Nested(nested)).is_ok());
+    assert!(
+        ToolRegistry::<()>::new()
+            .register(FakeTool::new(nested))
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -311,27 +284,14 @@ async fn turning_secret_redaction_off_is_refused_at_registration_unless_the_tool
         ..RedactionPolicy::default()
     };
     let tool = |safety: ToolSafety| -> Arc<dyn Tool> {
-        struct Leaky(ToolSpec);
-        #[async_trait]
-        impl Tool for Leaky {
-            fn spec(&self) -> &ToolSpec {
-                &self.0
-            }
-            async fn call(
-                &self,
-                _: &(),
-                _: &ToolRuntime,
-                _: Value,
-            ) -> Result<ToolOutput, ToolError> {
-                Ok(ToolOutput::text("token sk-live-777"))
-            }
-        }
-        Arc::new(Leaky(
+        FakeTool::new(
             spec("show_token", json!({"type": "object", "properties": {}}))
                 .safety(safety)
                 .build()
                 .unwrap(),
-        ))
+        )
+        .answering(ToolOutput::text("token sk-live-777"))
+        .shared()
     };
     let refused = ToolRegistry::<()>::new()
         .register_arc(tool(ToolSafety::pure().redaction(unmasked())))

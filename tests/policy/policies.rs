@@ -117,6 +117,16 @@ pub(crate) async fn run_one(s: &Setup, run: &RunContext, name: &str, args: Value
 
 // ---- Access lists and modes ---------------------------------------------
 
+/// `policy` refuses each of `refused` in `run`, and `lookup` still runs.
+async fn assert_mode_refuses(s: &Setup, run: &RunContext, refused: [&str; 2], policy: &str) {
+    for name in refused {
+        let r = run_one(s, run, name, json!({"text": "x"})).await;
+        assert_refused_by(s, &r, policy);
+    }
+    let lookup = run_one(s, run, "lookup", json!({"text": "x"})).await;
+    assert!(!lookup.is_error, "{lookup:?}");
+}
+
 fn mixed_tools() -> Vec<Arc<Scripted>> {
     vec![
         Scripted::echoing(tool_spec("lookup", ToolSafety::pure())),
@@ -144,15 +154,7 @@ async fn read_only_mode_refuses_mutating_tools_and_file_writers_through_the_exec
     let run = RunContext::builder(())
         .workspace_root(std::env::temp_dir())
         .build();
-    for name in ["delete_all", "save_file"] {
-        let r = run_one(&s, &run, name, json!({"text": "x"})).await;
-        assert_refused_by(&s, &r, "read_only_mode");
-    }
-    assert!(
-        !run_one(&s, &run, "lookup", json!({"text": "x"}))
-            .await
-            .is_error
-    );
+    assert_mode_refuses(&s, &run, ["delete_all", "save_file"], "read_only_mode").await;
     assert_eq!(tools[2].runs() + tools[3].runs(), 0);
 }
 
@@ -161,35 +163,23 @@ async fn local_only_mode_refuses_networked_tools_through_the_executor() {
     let tools = mixed_tools();
     let s = setup(tools.clone(), vec![Arc::new(AccessPolicy::local_only())]);
     let run = RunContext::empty();
-    for name in ["fetch_url", "delete_all"] {
-        let r = run_one(&s, &run, name, json!({"text": "x"})).await;
-        assert_refused_by(&s, &r, "local_only_mode");
-    }
-    assert!(
-        !run_one(&s, &run, "lookup", json!({"text": "x"}))
-            .await
-            .is_error
-    );
+    assert_mode_refuses(&s, &run, ["fetch_url", "delete_all"], "local_only_mode").await;
 }
 
 #[tokio::test]
 async fn allow_and_deny_lists_refuse_through_the_executor() {
     let tools = mixed_tools();
     let names = ["lookup", "fetch_url", "save_file", "delete_all"];
-    let allow = AccessPolicy::builder()
-        .allow(["lookup"])
-        .build(names)
-        .unwrap();
-    let s = setup(tools.clone(), vec![Arc::new(allow)]);
-    let r = run_one(&s, &RunContext::empty(), "fetch_url", json!({"text": "x"})).await;
-    assert_refused_by(&s, &r, "allow_list");
-    let deny = AccessPolicy::builder()
-        .deny(["lookup"])
-        .build(names)
-        .unwrap();
-    let s = setup(tools.clone(), vec![Arc::new(deny)]);
-    let r = run_one(&s, &RunContext::empty(), "lookup", json!({"text": "x"})).await;
-    assert_refused_by(&s, &r, "deny_list");
+    let allow = AccessPolicy::builder().allow(["lookup"]);
+    let deny = AccessPolicy::builder().deny(["lookup"]);
+    for (list, refused, rule) in [
+        (allow, "fetch_url", "allow_list"),
+        (deny, "lookup", "deny_list"),
+    ] {
+        let s = setup(tools.clone(), vec![Arc::new(list.build(names).unwrap())]);
+        let r = run_one(&s, &RunContext::empty(), refused, json!({"text": "x"})).await;
+        assert_refused_by(&s, &r, rule);
+    }
     assert_eq!(tools[0].runs() + tools[1].runs(), 0);
 }
 
@@ -244,6 +234,13 @@ async fn at_a_call_limit_the_choice_is_a_repairable_message_or_a_hard_stop() {
 
 // ---- Workspace root -------------------------------------------------------
 
+/// What a tool reading files under the run's workspace root declares.
+pub(crate) fn workspace_reader() -> ToolSafety {
+    ToolSafety::pure()
+        .filesystem(FilesystemAccess::Read)
+        .workspace(true)
+}
+
 fn file_tool() -> Arc<Scripted> {
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[allow(dead_code)]
@@ -253,14 +250,15 @@ fn file_tool() -> Arc<Scripted> {
     }
     let spec = ToolSpec::builder("read_it", "Read files.")
         .input_schema(ToolSchema::for_input::<Args>())
-        .safety(
-            ToolSafety::pure()
-                .filesystem(FilesystemAccess::Read)
-                .workspace(true),
-        )
+        .safety(workspace_reader())
         .build()
         .unwrap();
     Scripted::echoing(spec)
+}
+
+/// Calls `read_it` (the [`file_tool`]) with `args` in `run`.
+async fn read_it(s: &Setup, run: &RunContext, args: Value) -> ToolResult {
+    run_one(s, run, "read_it", args).await
 }
 
 #[tokio::test]
@@ -270,13 +268,7 @@ async fn workspace_escapes_are_refused_before_the_tool_runs() {
     let tool = file_tool();
     let s = setup(vec![tool.clone()], vec![Arc::new(WorkspacePolicy)]);
     let run = RunContext::builder(()).workspace_root(ws.path()).build();
-    let good = run_one(
-        &s,
-        &run,
-        "read_it",
-        json!({"path": "a.txt", "copies": ["b/c.txt"]}),
-    )
-    .await;
+    let good = read_it(&s, &run, json!({"path": "a.txt", "copies": ["b/c.txt"]})).await;
     assert!(!good.is_error, "{good:?}");
     for (args, field) in [
         (json!({"path": "../etc/passwd", "copies": []}), "`path`"),
@@ -286,19 +278,13 @@ async fn workspace_escapes_are_refused_before_the_tool_runs() {
         ),
         (json!({"path": "~/.ssh/id_rsa", "copies": []}), "`path`"),
     ] {
-        let r = run_one(&s, &run, "read_it", args.clone()).await;
+        let r = read_it(&s, &run, args.clone()).await;
         assert_refused_by(&s, &r, "workspace_root");
         // Said as a policy refusal, not as a schema problem.
         let prefix = format!("the workspace policy refuses {field}: ");
         assert!(r.text().starts_with(&prefix), "{args}: {}", r.text());
     }
-    let both = run_one(
-        &s,
-        &run,
-        "read_it",
-        json!({"path": "../x", "copies": ["/etc/shadow"]}),
-    )
-    .await;
+    let both = read_it(&s, &run, json!({"path": "../x", "copies": ["/etc/shadow"]})).await;
     assert_refused_by(&s, &both, "workspace_root");
     assert!(
         both.text()
@@ -317,10 +303,9 @@ async fn workspace_escapes_are_refused_before_the_tool_runs() {
 async fn a_filesystem_tool_is_refused_in_a_run_without_a_workspace() {
     let tool = file_tool();
     let s = setup(vec![tool.clone()], vec![Arc::new(WorkspacePolicy)]);
-    let r = run_one(
+    let r = read_it(
         &s,
         &RunContext::empty(),
-        "read_it",
         json!({"path": "a.txt", "copies": []}),
     )
     .await;

@@ -1,22 +1,10 @@
 //! Policy rules on their own: access lists, modes and per-turn selection.
 
-use serde_json::Value;
 use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::policy::{AccessPolicy, PolicyError, ToolSelector};
 use tinyagents_tools::safety::{Effect, Reach};
 use tinyagents_tools::*;
-
-struct T(ToolSpec);
-
-#[async_trait]
-impl Tool for T {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::empty())
-    }
-}
+use tinyagents_tools_tests::FakeTool;
 
 fn spec(name: &str, description: &str, safety: ToolSafety, tags: &[&str]) -> ToolSpec {
     let mut b = ToolSpec::builder(name, description).safety(safety);
@@ -28,21 +16,21 @@ fn spec(name: &str, description: &str, safety: ToolSafety, tags: &[&str]) -> Too
 
 fn registry() -> ToolRegistry {
     let mut r = ToolRegistry::new();
-    r.register(T(spec(
+    r.register(FakeTool::new(spec(
         "search_docs",
         "Search the documentation index.",
         ToolSafety::pure(),
         &["docs"],
     )))
     .unwrap();
-    r.register(T(spec(
+    r.register(FakeTool::new(spec(
         "get_weather",
         "Current weather for a city.",
         ToolSafety::pure().reach(Reach::Networked),
         &["web"],
     )))
     .unwrap();
-    r.register(T(spec(
+    r.register(FakeTool::new(spec(
         "delete_note",
         "Delete a note by id.",
         ToolSafety::default()
@@ -51,7 +39,7 @@ fn registry() -> ToolRegistry {
         &["notes"],
     )))
     .unwrap();
-    r.register(T(spec(
+    r.register(FakeTool::new(spec(
         "run_shell",
         "Run a shell command.",
         ToolSafety::default().shell(true),
@@ -59,6 +47,11 @@ fn registry() -> ToolRegistry {
     )))
     .unwrap();
     r
+}
+
+/// The spec of the registered tool `name`.
+fn spec_in<'r>(r: &'r ToolRegistry, name: &str) -> &'r ToolSpec {
+    r.get(name).unwrap().spec()
 }
 
 fn denied_policy(err: ToolError) -> String {
@@ -108,10 +101,8 @@ fn the_allow_list_admits_only_its_tools() {
         .allow(["search_docs"])
         .build(r.names())
         .unwrap();
-    assert!(policy.check(r.get("search_docs").unwrap().spec()).is_ok());
-    let err = policy
-        .check(r.get("get_weather").unwrap().spec())
-        .unwrap_err();
+    assert!(policy.check(spec_in(&r, "search_docs")).is_ok());
+    let err = policy.check(spec_in(&r, "get_weather")).unwrap_err();
     assert_eq!(denied_policy(err), "allow_list");
 }
 
@@ -122,15 +113,13 @@ fn the_deny_list_refuses_its_tools() {
         .deny(["run_shell"])
         .build(r.names())
         .unwrap();
-    let err = policy
-        .check(r.get("run_shell").unwrap().spec())
-        .unwrap_err();
+    let err = policy.check(spec_in(&r, "run_shell")).unwrap_err();
     assert_eq!(denied_policy(err.clone()), "deny_list");
     assert_eq!(
         err.message(),
         "the tool `run_shell` is not allowed in this run"
     );
-    assert!(policy.check(r.get("delete_note").unwrap().spec()).is_ok());
+    assert!(policy.check(spec_in(&r, "delete_note")).is_ok());
 }
 
 #[test]
@@ -142,15 +131,13 @@ fn a_safety_predicate_denies_every_matching_tool() {
         })
         .build(r.names())
         .unwrap();
-    let err = policy
-        .check(r.get("run_shell").unwrap().spec())
-        .unwrap_err();
+    let err = policy.check(spec_in(&r, "run_shell")).unwrap_err();
     assert_eq!(
         err.message(),
         "the tool `run_shell` cannot be used: shell access is disabled here"
     );
     assert_eq!(denied_policy(err), "no_shell");
-    assert!(policy.check(r.get("search_docs").unwrap().spec()).is_ok());
+    assert!(policy.check(spec_in(&r, "search_docs")).is_ok());
 }
 
 #[test]
@@ -158,11 +145,11 @@ fn read_only_mode_refuses_mutating_and_destructive_tools() {
     let r = registry();
     let policy = AccessPolicy::read_only();
     for name in ["delete_note", "run_shell"] {
-        let err = policy.check(r.get(name).unwrap().spec()).unwrap_err();
+        let err = policy.check(spec_in(&r, name)).unwrap_err();
         assert_eq!(denied_policy(err), "read_only_mode", "{name}");
     }
     for name in ["search_docs", "get_weather"] {
-        assert!(policy.allows(r.get(name).unwrap().spec()), "{name}");
+        assert!(policy.allows(spec_in(&r, name)), "{name}");
     }
 }
 
@@ -171,19 +158,19 @@ fn local_only_mode_refuses_networked_tools() {
     let r = registry();
     let policy = AccessPolicy::local_only();
     for name in ["get_weather", "run_shell"] {
-        let err = policy.check(r.get(name).unwrap().spec()).unwrap_err();
+        let err = policy.check(spec_in(&r, name)).unwrap_err();
         assert_eq!(denied_policy(err), "local_only_mode", "{name}");
     }
-    assert!(policy.allows(r.get("delete_note").unwrap().spec()));
+    assert!(policy.allows(spec_in(&r, "delete_note")));
 }
 
 #[test]
 fn combined_policies_must_all_pass() {
     let r = registry();
     let policy = AccessPolicy::read_only().and(AccessPolicy::local_only());
-    assert!(policy.allows(r.get("search_docs").unwrap().spec()));
-    assert!(!policy.allows(r.get("get_weather").unwrap().spec()));
-    assert!(!policy.allows(r.get("delete_note").unwrap().spec()));
+    assert!(policy.allows(spec_in(&r, "search_docs")));
+    assert!(!policy.allows(spec_in(&r, "get_weather")));
+    assert!(!policy.allows(spec_in(&r, "delete_note")));
 }
 
 #[test]

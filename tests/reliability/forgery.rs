@@ -46,12 +46,6 @@ fn everything_shown(result: &ToolResult, recorder: &Recorder) -> String {
     out
 }
 
-struct Case {
-    tool: &'static str,
-    valid: Value,
-    injected: Vec<&'static str>,
-}
-
 #[tokio::test]
 async fn every_forged_hidden_key_is_refused_before_the_body_runs_and_its_value_never_shown() {
     let ws = tempfile::tempdir().unwrap();
@@ -71,63 +65,44 @@ async fn every_forged_hidden_key_is_refused_before_the_body_runs_and_its_value_n
         .unenforced(SafetyItem::Confirmation)
         .build()
         .unwrap();
+    // Each tool, valid arguments for it, and the key its runtime injects.
     let cases = [
-        Case {
-            tool: "echo",
-            valid: json!({"text": "hi"}),
-            injected: vec!["cancel"],
-        },
-        Case {
-            tool: "open",
-            valid: json!({"anything": "goes"}),
-            injected: vec!["cancel"],
-        },
-        Case {
-            tool: "search_docs",
-            valid: json!({"query": "tools"}),
-            injected: vec!["index"],
-        },
-        Case {
-            tool: "read_file",
-            valid: json!({"path": "a.txt"}),
-            injected: vec!["root"],
-        },
-        Case {
-            tool: "write_note",
-            valid: json!({"title": "t", "body": "b"}),
-            injected: vec!["notebook"],
-        },
+        ("echo", json!({"text": "hi"}), "cancel"),
+        ("open", json!({"anything": "goes"}), "cancel"),
+        ("search_docs", json!({"query": "tools"}), "index"),
+        ("read_file", json!({"path": "a.txt"}), "root"),
+        ("write_note", json!({"title": "t", "body": "b"}), "notebook"),
     ];
     let run = run(ws.path());
     let mut n = 0;
-    for case in &cases {
+    for (tool, valid, injected) in &cases {
         let spec_injected: Vec<&str> = exec
             .registry()
-            .get(case.tool)
+            .get(tool)
             .unwrap()
             .spec()
             .injected
             .iter()
             .map(|a| a.name.as_str())
             .collect();
-        assert_eq!(spec_injected, case.injected, "{}", case.tool);
+        assert_eq!(spec_injected, [*injected], "{tool}");
         let keys = ["call_id", "tool_call_id", "run_id", "thread_id"]
             .into_iter()
-            .chain(case.injected.iter().copied());
+            .chain([*injected]);
         for key in keys {
             for forged in [format!("FORGED-{key}-{n}"), SECRET.to_owned()] {
                 n += 1;
                 let id = format!("f{n}");
-                let mut args = case.valid.as_object().unwrap().clone();
+                let mut args = valid.as_object().unwrap().clone();
                 args.insert(key.to_owned(), json!(forged));
                 // As a parsed object and as provider text.
                 for raw in [
                     RawArguments::Json(Value::Object(args.clone())),
                     RawArguments::Text(Value::Object(args.clone()).to_string()),
                 ] {
-                    let r = execute_in(&exec, &run, call(&id, case.tool, raw)).await;
+                    let r = execute_in(&exec, &run, call(&id, tool, raw)).await;
                     assert_eq!(r.tool_call_id.as_str(), id);
-                    assert_eq!(kind(&r), "invalid_arguments", "{}: {key}", case.tool);
+                    assert_eq!(kind(&r), "invalid_arguments", "{tool}: {key}");
                     assert!(r.text().contains(&format!("`{key}`")), "{}", r.text());
                     let last = recorder.events().pop().unwrap();
                     assert_eq!(
@@ -135,7 +110,7 @@ async fn every_forged_hidden_key_is_refused_before_the_body_runs_and_its_value_n
                         (EventKind::Rejected, id.as_str())
                     );
                     let shown = everything_shown(&r, &recorder);
-                    assert!(!shown.contains(&forged), "{}: {key}: {shown}", case.tool);
+                    assert!(!shown.contains(&forged), "{tool}: {key}: {shown}");
                 }
             }
         }

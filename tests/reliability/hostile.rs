@@ -11,7 +11,7 @@ use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::executor::ExecutorConfig;
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::{ErrorClass, ToolExecutor, ToolResult, Turn, tool};
+use tinyagents_tools::{ErrorClass, ToolExecutor, ToolResult, tool};
 use tinyagents_tools_tests::*;
 
 static COUNT_RUNS: AtomicUsize = AtomicUsize::new(0);
@@ -35,6 +35,12 @@ pub struct CountArgs {
 pub async fn count_up(args: CountArgs) -> String {
     COUNT_RUNS.fetch_add(1, Ordering::SeqCst);
     format!("{} {:?} {:?}", args.count, args.offset, args.small)
+}
+
+/// Echo's arguments with `levels` empty arrays nested under `n`, as text.
+pub(crate) fn echo_nested(levels: usize) -> String {
+    let (open, close) = ("[".repeat(levels), "]".repeat(levels));
+    format!(r#"{{"text": "x", "n": {open}{close}}}"#)
 }
 
 pub(crate) fn run() -> RunContext {
@@ -100,10 +106,9 @@ async fn every_malformed_argument_text_gets_a_classified_refusal_and_runs_nothin
             "appears more than once",
         ),
     ];
-    let turn = Turn::new(1);
     for (i, (text, tool, expected)) in corpus.iter().enumerate() {
         let id = format!("m{i}");
-        let r = exec.execute(&run(), &turn, call(&id, tool, *text)).await;
+        let r = execute_once(&exec, call(&id, tool, *text)).await;
         assert_refused(&r, &id, "invalid_arguments", &recorder);
         assert!(
             r.text().contains(expected),
@@ -118,18 +123,14 @@ async fn every_malformed_argument_text_gets_a_classified_refusal_and_runs_nothin
         .enumerate()
     {
         let id = format!("v{i}");
-        let r = exec.execute(&run(), &turn, call(&id, "echo", value)).await;
+        let r = execute_once(&exec, call(&id, "echo", value)).await;
         assert_refused(&r, &id, "invalid_arguments", &recorder);
     }
-    let r = exec
-        .execute(&run(), &turn, call("null", "send_email", Value::Null))
-        .await;
+    let r = execute_once(&exec, call("null", "send_email", Value::Null)).await;
     assert_refused(&r, "null", "invalid_arguments", &recorder);
     assert_eq!((echo.runs(), send.runs()), (0, 0));
     // The executor goes on as before.
-    let ok = exec
-        .execute(&run(), &turn, call("ok", "echo", r#"{"text":"fine"}"#))
-        .await;
+    let ok = execute_once(&exec, call("ok", "echo", r#"{"text":"fine"}"#)).await;
     assert_eq!(ok.text(), "fine");
 }
 
@@ -147,9 +148,7 @@ async fn a_key_sent_twice_is_refused_wherever_it_is_nested_and_located_by_pointe
     ];
     for (i, (text, field)) in cases.iter().enumerate() {
         let id = format!("d{i}");
-        let r = exec
-            .execute(&run(), &Turn::new(1), call(&id, "echo", *text))
-            .await;
+        let r = execute_once(&exec, call(&id, "echo", *text)).await;
         assert_refused(&r, &id, "invalid_arguments", &recorder);
         assert_eq!(
             r.text(),
@@ -183,26 +182,22 @@ async fn numbers_too_large_for_the_field_are_refused_before_the_tool_decodes_the
     ];
     for (i, text) in refused.iter().enumerate() {
         let id = format!("n{i}");
-        let r = exec
-            .execute(&run(), &Turn::new(1), call(&id, "count_up", *text))
-            .await;
+        let r = execute_once(&exec, call(&id, "count_up", *text)).await;
         assert_refused(&r, &id, "invalid_arguments", &recorder);
     }
     assert_eq!(COUNT_RUNS.load(Ordering::SeqCst), before);
     // Just below `i64::MIN` the parser rounds to the float -2^63, which the
     // schema's minimum (`i64::MIN`) cannot tell apart: the deserializer
     // refuses it, still a classified repair error and still before the body.
-    let r = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call(
-                "min",
-                "count_up",
-                r#"{"count": 1, "offset": -9223372036854775809}"#,
-            ),
-        )
-        .await;
+    let r = execute_once(
+        &exec,
+        call(
+            "min",
+            "count_up",
+            r#"{"count": 1, "offset": -9223372036854775809}"#,
+        ),
+    )
+    .await;
     assert_eq!(kind(&r), "invalid_arguments");
     assert_eq!(r.error.as_ref().unwrap().class(), ErrorClass::Repair);
     assert_eq!(COUNT_RUNS.load(Ordering::SeqCst), before);
@@ -218,24 +213,16 @@ async fn numbers_too_large_for_the_field_are_refused_before_the_tool_decodes_the
             RawArguments::from(json!({"count": 5.0, "small": 1e3})),
         ),
     ] {
-        let r = exec
-            .execute(&run(), &Turn::new(1), call(id, "count_up", args))
-            .await;
+        let r = execute_once(&exec, call(id, "count_up", args)).await;
         assert_eq!(r.text(), "5 None Some(1000)", "{id}");
     }
     assert_eq!(COUNT_RUNS.load(Ordering::SeqCst), before + 2);
     // The extremes that do fit are accepted.
-    let ok = exec
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call(
+    let ok = execute_once(&exec, call(
                 "fits",
                 "count_up",
                 r#"{"count": 18446744073709551615, "offset": -9223372036854775808, "small": 4294967295}"#,
-            ),
-        )
-        .await;
+            )).await;
     assert_eq!(
         ok.text(),
         "18446744073709551615 Some(-9223372036854775808) Some(4294967295)"
@@ -247,9 +234,7 @@ async fn ten_megabyte_strings_are_refused_by_size_in_text_and_in_parsed_values()
     let (echo, recorder, exec) = recorded_echo();
     let huge = "x".repeat(10 << 20);
     let text = format!(r#"{{"text": "{huge}"}}"#);
-    let r = exec
-        .execute(&run(), &Turn::new(1), call("text", "echo", text))
-        .await;
+    let r = execute_once(&exec, call("text", "echo", text)).await;
     assert_refused(&r, "text", "limit_exceeded", &recorder);
     assert!(
         r.text().contains("the limit is 1048576 bytes"),
@@ -257,9 +242,7 @@ async fn ten_megabyte_strings_are_refused_by_size_in_text_and_in_parsed_values()
         r.text()
     );
     let value = json!({ "text": huge.clone() });
-    let r = exec
-        .execute(&run(), &Turn::new(1), call("value", "echo", value))
-        .await;
+    let r = execute_once(&exec, call("value", "echo", value)).await;
     assert_refused(&r, "value", "limit_exceeded", &recorder);
     // Many small strings add up the same way.
     let many: Vec<Value> = (0..200_000).map(|i| json!(format!("item-{i}"))).collect();
@@ -278,17 +261,15 @@ async fn ten_megabyte_strings_are_refused_by_size_in_text_and_in_parsed_values()
         .configure(|c| c.max_argument_bytes = 16 << 20)
         .build()
         .unwrap();
-    let r = roomy
-        .execute(
-            &run(),
-            &Turn::new(1),
-            call(
-                "roomy",
-                "echo",
-                RawArguments::Text(format!(r#"{{"text": "{huge}"}}"#)),
-            ),
-        )
-        .await;
+    let r = execute_once(
+        &roomy,
+        call(
+            "roomy",
+            "echo",
+            RawArguments::Text(format!(r#"{{"text": "{huge}"}}"#)),
+        ),
+    )
+    .await;
     assert!(!r.is_error);
     assert!(r.text().len() < (64 << 10) + 100, "{}", r.text().len());
     assert!(r.text().ends_with(&format!(
@@ -335,30 +316,16 @@ async fn the_argument_limits_have_safe_defaults_that_hold_exactly_at_the_edge() 
     let echo = echo();
     let exec = executor(vec![echo.clone()]).build().unwrap();
     // The root object is level 1, so 63 arrays under `n` make 64 levels.
-    let at_edge = format!(
-        r#"{{"text": "x", "n": {}{}}}"#,
-        "[".repeat(63),
-        "]".repeat(63)
-    );
-    let over = format!(
-        r#"{{"text": "x", "n": {}{}}}"#,
-        "[".repeat(64),
-        "]".repeat(64)
-    );
-    let r = exec
-        .execute(&run(), &Turn::new(1), call("edge", "echo", at_edge))
-        .await;
+    let at_edge = echo_nested(63);
+    let over = echo_nested(64);
+    let r = execute_once(&exec, call("edge", "echo", at_edge)).await;
     // Within the bounds, the schema decides (`n` is not an argument of echo).
     assert_eq!(kind(&r), "invalid_arguments");
-    let r = exec
-        .execute(&run(), &Turn::new(1), call("over", "echo", over))
-        .await;
+    let r = execute_once(&exec, call("over", "echo", over)).await;
     assert_eq!(kind(&r), "limit_exceeded");
     let exact = format!(r#"{{"text": "{}"}}"#, "y".repeat((1 << 20) - 12));
     assert_eq!(exact.len(), 1 << 20);
-    let r = exec
-        .execute(&run(), &Turn::new(1), call("exact", "echo", exact.clone()))
-        .await;
+    let r = execute_once(&exec, call("exact", "echo", exact.clone())).await;
     assert!(!r.is_error, "{}", r.text());
     let r = execute_in(&exec, &run(), call("one_more", "echo", format!("{exact} "))).await;
     assert_eq!(kind(&r), "limit_exceeded");

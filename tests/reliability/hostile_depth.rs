@@ -9,7 +9,7 @@ use tinyagents_tools::events::EventKind;
 use tinyagents_tools::middleware::BeforeOutcome;
 use tinyagents_tools_tests::*;
 
-use crate::hostile::{assert_refused, run};
+use crate::hostile::{assert_refused, echo_nested, run};
 
 /// A value nested `depth` levels deep, built without recursion.
 fn nested(depth: usize, objects: bool) -> Value {
@@ -29,11 +29,7 @@ fn nested(depth: usize, objects: bool) -> Value {
 #[tokio::test]
 async fn ten_thousand_levels_of_nesting_in_text_are_refused_before_parsing() {
     let (echo, recorder, exec) = recorded_echo();
-    let arrays = format!(
-        r#"{{"text": "x", "n": {}{}}}"#,
-        "[".repeat(10_000),
-        "]".repeat(10_000)
-    );
+    let arrays = echo_nested(10_000);
     let objects = format!(
         r#"{{"text": "x", "n": {}1{}}}"#,
         r#"{"a":"#.repeat(10_000),
@@ -45,9 +41,7 @@ async fn ten_thousand_levels_of_nesting_in_text_are_refused_before_parsing() {
         ("objects", objects),
         ("unclosed", unclosed),
     ] {
-        let r = exec
-            .execute(&run(), &Turn::new(1), call(id, "echo", text))
-            .await;
+        let r = execute_once(&exec, call(id, "echo", text)).await;
         assert_refused(&r, id, "limit_exceeded", &recorder);
         assert!(r.text().contains("deeper than 64 levels"), "{}", r.text());
     }
@@ -58,9 +52,7 @@ async fn ten_thousand_levels_of_nesting_in_text_are_refused_before_parsing() {
         .build()
         .unwrap();
     let text = format!(r#"{{"text": "x", "n": {}}}"#, "[".repeat(10_000));
-    let r = lifted
-        .execute(&run(), &Turn::new(1), call("lifted", "echo", text))
-        .await;
+    let r = execute_once(&lifted, call("lifted", "echo", text)).await;
     assert_eq!(kind(&r), "invalid_arguments");
     assert!(r.text().contains("not valid JSON"), "{}", r.text());
     assert_eq!(echo.runs(), 0);
@@ -79,21 +71,13 @@ async fn parsed_values_nested_far_deeper_than_the_stack_allows_are_refused_and_d
             let mut args = Map::new();
             args.insert("text".to_owned(), json!("x"));
             args.insert("n".to_owned(), nested(depth, objects));
-            let r = exec
-                .execute(&run(), &turn, call(&id, "echo", Value::Object(args)))
-                .await;
+            let r = execute_once(&exec, call(&id, "echo", Value::Object(args))).await;
             assert_refused(&r, &id, "limit_exceeded", &recorder);
         }
         // Refused before its arguments are even looked at: the value is
         // still taken apart without recursion.
         let id = format!("unknown{i}");
-        let r = exec
-            .execute(
-                &run(),
-                &turn,
-                call(&id, "no_such_tool", nested(depth, true)),
-            )
-            .await;
+        let r = execute_once(&exec, call(&id, "no_such_tool", nested(depth, true))).await;
         assert_refused(&r, &id, "unknown_tool", &recorder);
         let id = format!("batch{i}");
         let results = exec
@@ -125,9 +109,7 @@ async fn a_middleware_that_rewrites_arguments_into_a_hostile_depth_is_refused_in
         .subscribe_arc(recorder.clone())
         .build()
         .unwrap();
-    let r = exec
-        .execute(&run(), &Turn::new(1), call("mw", "echo", r#"{"text":"x"}"#))
-        .await;
+    let r = execute_once(&exec, call("mw", "echo", r#"{"text":"x"}"#)).await;
     assert_eq!(kind(&r), "limit_exceeded");
     let last = recorder.events().pop().unwrap();
     assert_eq!(last.kind, EventKind::Rejected);

@@ -4,7 +4,7 @@
 //! `CallParseError::TooDeep` (no stack overflow), and a value just inside the
 //! bound is read.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tinyagents_tools::providers::{
     CallParseError, MAX_CALL_ARGUMENT_DEPTH, anthropic, gemini, mcp, openai,
 };
@@ -33,59 +33,37 @@ fn dispose(value: Value) {
     }
 }
 
-/// An object from pairs, without going through `json!` (which would
-/// serialize a deep value recursively).
-fn obj(pairs: Vec<(&str, Value)>) -> Value {
-    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
-}
-
-fn s(text: &str) -> Value {
-    Value::String(text.to_owned())
+/// `shape` with `args` put at `pointer`, without going through `json!`
+/// (which would serialize a deep value recursively).
+fn with_args(mut shape: Value, pointer: &str, args: Value) -> Value {
+    *shape.pointer_mut(pointer).expect("the arguments' place") = args;
+    shape
 }
 
 /// Every parser's payload with `args` as the call's arguments.
 fn payloads(make: &dyn Fn() -> Value) -> Vec<(&'static str, Value)> {
+    let chat = json!({"tool_calls": [{"id": "c1", "type": "function",
+                                      "function": {"name": "t", "arguments": null}}]});
+    let responses =
+        json!([{"type": "function_call", "call_id": "c1", "name": "t", "arguments": null}]);
+    let tool_use = json!([{"type": "tool_use", "id": "c1", "name": "t", "input": null}]);
+    let function_call = json!([{"functionCall": {"name": "t", "args": null}}]);
+    let params = json!({"name": "t", "arguments": null});
     vec![
         (
             "openai_chat",
-            obj(vec![(
-                "tool_calls",
-                Value::Array(vec![obj(vec![
-                    ("id", s("c1")),
-                    ("type", s("function")),
-                    (
-                        "function",
-                        obj(vec![("name", s("t")), ("arguments", make())]),
-                    ),
-                ])]),
-            )]),
+            with_args(chat, "/tool_calls/0/function/arguments", make()),
         ),
         (
             "openai_responses",
-            Value::Array(vec![obj(vec![
-                ("type", s("function_call")),
-                ("call_id", s("c1")),
-                ("name", s("t")),
-                ("arguments", make()),
-            ])]),
+            with_args(responses, "/0/arguments", make()),
         ),
-        (
-            "anthropic",
-            Value::Array(vec![obj(vec![
-                ("type", s("tool_use")),
-                ("id", s("c1")),
-                ("name", s("t")),
-                ("input", make()),
-            ])]),
-        ),
+        ("anthropic", with_args(tool_use, "/0/input", make())),
         (
             "gemini",
-            Value::Array(vec![obj(vec![(
-                "functionCall",
-                obj(vec![("name", s("t")), ("args", make())]),
-            )])]),
+            with_args(function_call, "/0/functionCall/args", make()),
         ),
-        ("mcp", obj(vec![("name", s("t")), ("arguments", make())])),
+        ("mcp", with_args(params, "/arguments", make())),
     ]
 }
 

@@ -35,8 +35,6 @@ async fn every_collected_tool_is_registered_with_its_definitions_place() {
     );
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let call = ToolCall::new("c1", "collected_shout", json!({"text": "hi"}));
-    let result = executor
-        .execute(&RunContext::empty(), &Turn::new(1), call)
-        .await;
+    let result = tinyagents_tools_tests::execute_once(&executor, call).await;
     assert_eq!(result.text(), "HI");
 }

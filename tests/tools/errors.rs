@@ -119,23 +119,32 @@ async fn error_of(tool: impl Tool) -> ToolError {
         .await
 }
 
+/// The error `tool` fails with, which must be of `class` with `message`.
+async fn error_with(tool: impl Tool, class: ErrorClass, message: &str) -> ToolError {
+    let err = error_of(tool).await;
+    assert_eq!(err.class(), class, "{err:?}");
+    assert_eq!(err.message(), message);
+    err
+}
+
 #[tokio::test]
 async fn a_result_alias_is_a_success_or_a_failure_not_a_value() {
     let harness = ToolHarness::builder(AliasOkTool).build().unwrap();
     let result = harness.call_ok(json!({})).await;
     assert_eq!(result.structured, Some(json!(2)));
 
-    let err = error_of(AliasErrTool).await;
-    assert_eq!(err.class(), ErrorClass::Repair);
-    assert_eq!(err.message(), "no such city");
+    error_with(AliasErrTool, ErrorClass::Repair, "no such city").await;
 }
 
 #[tokio::test]
 async fn an_anyhow_error_is_a_repairable_error_showing_its_display_only() {
-    let err = error_of(AnyhowErrTool).await;
-    assert_eq!(err.class(), ErrorClass::Repair);
+    let err = error_with(
+        AnyhowErrTool,
+        ErrorClass::Repair,
+        "the city code is not a number",
+    )
+    .await;
     assert_eq!(err.kind().as_str(), "tool");
-    assert_eq!(err.message(), "the city code is not a number");
 }
 
 #[tokio::test]
@@ -147,17 +156,18 @@ async fn an_io_result_keeps_the_io_errors_class_and_hides_its_text() {
 
 #[tokio::test]
 async fn an_application_error_shows_its_display_never_its_debug_form() {
-    let err = error_of(CustomErrTool).await;
-    assert_eq!(err.class(), ErrorClass::Repair);
-    assert_eq!(err.message(), "the lookup service refused the query");
+    let err = error_with(
+        CustomErrTool,
+        ErrorClass::Repair,
+        "the lookup service refused the query",
+    )
+    .await;
     assert!(!format!("{err}").contains("tok-123"));
 }
 
 #[tokio::test]
 async fn an_error_type_chooses_its_class_through_classify_error() {
-    let err = error_of(ClassifiedErrTool).await;
-    assert_eq!(err.class(), ErrorClass::Retry);
-    assert_eq!(err.message(), "the service is busy");
+    error_with(ClassifiedErrTool, ErrorClass::Retry, "the service is busy").await;
 }
 
 #[tokio::test]

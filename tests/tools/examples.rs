@@ -8,6 +8,7 @@ use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{
     AnthropicOptions, ExportTarget, GeminiOptions, OpenAiOptions, export_tool,
 };
+use tinyagents_tools_tests::FakeTool;
 
 /// Current weather in a city.
 #[tool(
@@ -124,23 +125,8 @@ fn an_example_that_is_not_an_object_is_refused_at_the_root() {
 }
 
 fn registry_with(spec: ToolSpec) -> Result<ToolRegistry, RegistryError> {
-    struct Fixed(ToolSpec);
-    #[tinyagents_tools::async_trait]
-    impl Tool for Fixed {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
-        async fn call(
-            &self,
-            _: &(),
-            _: &ToolRuntime,
-            _: serde_json::Value,
-        ) -> Result<ToolOutput, ToolError> {
-            Ok(ToolOutput::text("ok"))
-        }
-    }
     let mut registry = ToolRegistry::new();
-    registry.register(Fixed(spec))?;
+    registry.register(FakeTool::new(spec))?;
     Ok(registry)
 }
 

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::inject::Secrets;
 use tinyagents_tools::isolated::{IsolatedTool, WorkerPool};
@@ -13,6 +12,8 @@ use tinyagents_tools::spec::{InjectedKind, ToolSpecBuilder};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::isolated_bodies::*;
 use tinyagents_tools_tests::*;
+
+use crate::common::exhausted;
 
 const WORKER: &str = env!("CARGO_BIN_EXE_isolated-worker");
 const MIB: u64 = 1 << 20;
@@ -32,6 +33,42 @@ fn isolated(
     Arc::new(IsolatedTool::new(spec).with_pool(pool.clone()))
 }
 
+/// An executor over `tools`.
+fn build(tools: Vec<Arc<dyn Tool>>) -> ToolExecutor {
+    executor(tools).build().unwrap()
+}
+
+/// A pool of `size` workers and an executor over the tool `in_pool` makes
+/// and an `isolated_echo` bounded by `bounds`, both in that pool.
+fn beside_echo<T: Tool + 'static>(
+    size: usize,
+    in_pool: impl FnOnce(WorkerPool) -> T,
+    bounds: impl FnOnce(ToolSpecBuilder) -> ToolSpecBuilder,
+) -> (WorkerPool, ToolExecutor) {
+    let pool = pool(size);
+    let tool: Arc<dyn Tool> = Arc::new(in_pool(pool.clone()));
+    let exec = build(vec![tool, isolated("isolated_echo", &pool, bounds)]);
+    (pool, exec)
+}
+
+/// Waits up to five seconds for `done` to hold (it may still not).
+async fn wait_until(done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !done() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// What `isolated_injected` answers call `id` with in a run holding the
+/// secret `key`.
+async fn injected(exec: &ToolExecutor, key: &str, id: &str) -> Option<serde_json::Value> {
+    let mut secrets = Secrets::new();
+    secrets.insert(key.to_owned());
+    let run = RunContext::builder(()).secrets(secrets).build();
+    let result = execute_in(exec, &run, call(id, "isolated_injected", "{}")).await;
+    result.structured.clone()
+}
+
 fn capped_memory(b: ToolSpecBuilder) -> ToolSpecBuilder {
     b.max_memory(256 * MIB)
 }
@@ -48,9 +85,7 @@ fn pid(result: &ToolResult) -> u64 {
 #[tokio::test]
 async fn an_isolated_tool_answers_from_a_worker_that_serves_the_next_call_too() {
     let pool = pool(1);
-    let exec = executor(vec![isolated("isolated_echo", &pool, |b| b)])
-        .build()
-        .unwrap();
+    let exec = build(vec![isolated("isolated_echo", &pool, |b| b)]);
     let first = execute_once(&exec, call("c1", "isolated_echo", r#"{"x":1}"#)).await;
     assert_eq!(
         first.structured.as_ref().unwrap()["arguments"],
@@ -65,33 +100,18 @@ async fn an_isolated_tool_answers_from_a_worker_that_serves_the_next_call_too() 
 #[tokio::test]
 async fn allocating_4_gib_under_a_256_mib_cap_is_resource_exhausted_and_the_next_call_is_answered()
 {
-    let pool = pool(1);
-    let exec = executor(vec![
-        Arc::new(IsolatedAllocTool::in_pool(pool.clone())),
-        isolated("isolated_echo", &pool, capped_memory),
-    ])
-    .build()
-    .unwrap();
+    let (pool, exec) = beside_echo(1, IsolatedAllocTool::in_pool, capped_memory);
     let before = pid(&run(&exec, "c0", "isolated_echo").await);
 
     let result = run(&exec, "c1", "isolated_alloc").await;
     assert_eq!(result.tool_call_id.as_str(), "c1");
     assert_eq!(result.outcome(), "resource_exhausted", "{:?}", result.error);
-    let error = result.error.as_ref().unwrap();
-    assert_eq!(
-        error.kind(),
-        &ErrorKind::ResourceExhausted {
-            resource: "memory".into()
-        }
-    );
+    let error = exhausted(&result, "memory");
     assert_eq!(error.class(), ErrorClass::Repair);
     assert!(result.text().contains("256 MiB"), "{}", result.text());
 
     // The replacement starts in the background, before any call needs it.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while pool.stats().idle == 0 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until(|| pool.stats().idle > 0).await;
     assert_eq!(pool.stats().idle, 1);
     let after = pid(&run(&exec, "c2", "isolated_echo").await);
     assert_ne!(before, after, "the dead worker was replaced");
@@ -101,37 +121,20 @@ async fn allocating_4_gib_under_a_256_mib_cap_is_resource_exhausted_and_the_next
 
 #[tokio::test]
 async fn an_endless_loop_under_a_one_second_cpu_cap_is_stopped_by_the_os() {
-    let pool = pool(1);
-    let exec = executor(vec![
-        Arc::new(IsolatedSpinTool::in_pool(pool.clone())),
-        isolated("isolated_echo", &pool, |b| {
-            b.max_cpu(Duration::from_secs(1))
-        }),
-    ])
-    .build()
-    .unwrap();
+    let (_pool, exec) = beside_echo(1, IsolatedSpinTool::in_pool, |b| {
+        b.max_cpu(Duration::from_secs(1))
+    });
     let started = Instant::now();
     let result = run(&exec, "spin-1", "isolated_spin").await;
     assert_eq!(result.tool_call_id.as_str(), "spin-1");
-    assert_eq!(
-        result.error.as_ref().unwrap().kind(),
-        &ErrorKind::ResourceExhausted {
-            resource: "cpu".into()
-        }
-    );
+    exhausted(&result, "cpu");
     assert!(started.elapsed() < Duration::from_secs(30));
     assert!(!run(&exec, "c2", "isolated_echo").await.is_error);
 }
 
 #[tokio::test]
 async fn an_abort_is_a_crash_and_the_other_calls_of_the_batch_are_answered() {
-    let pool = pool(2);
-    let exec = executor(vec![
-        Arc::new(IsolatedAbortTool::in_pool(pool.clone())),
-        isolated("isolated_echo", &pool, |b| b),
-    ])
-    .build()
-    .unwrap();
+    let (_pool, exec) = beside_echo(2, IsolatedAbortTool::in_pool, |b| b);
     let results = exec
         .execute_batch(
             &RunContext::empty(),
@@ -156,13 +159,7 @@ async fn an_abort_is_a_crash_and_the_other_calls_of_the_batch_are_answered() {
 
 #[tokio::test]
 async fn a_panic_in_the_worker_is_a_panicked_error_and_the_worker_lives_on() {
-    let pool = pool(1);
-    let exec = executor(vec![
-        Arc::new(IsolatedPanicTool::in_pool(pool.clone())),
-        isolated("isolated_echo", &pool, |b| b),
-    ])
-    .build()
-    .unwrap();
+    let (_pool, exec) = beside_echo(1, IsolatedPanicTool::in_pool, |b| b);
     let before = pid(&run(&exec, "c0", "isolated_echo").await);
     let result = run(&exec, "c1", "isolated_panic").await;
     assert_eq!(result.outcome(), "panicked");
@@ -214,20 +211,11 @@ fn is_dead(pid: u64) -> bool {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_timeout_kills_the_worker_blocked_in_its_call() {
-    let pool = pool(1);
-    let exec = executor(vec![
-        Arc::new(IsolatedSleepTool::in_pool(pool.clone())),
-        isolated("isolated_echo", &pool, |b| b),
-    ])
-    .build()
-    .unwrap();
+    let (pool, exec) = beside_echo(1, IsolatedSleepTool::in_pool, |b| b);
     let worker = pid(&run(&exec, "c0", "isolated_echo").await);
     let result = run(&exec, "c1", "isolated_sleep").await;
     assert_eq!(result.outcome(), "timeout");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !is_dead(worker) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until(|| is_dead(worker)).await;
     assert!(is_dead(worker), "worker {worker} still runs");
     assert_eq!(pool.stats().killed, 1);
     assert_ne!(pid(&run(&exec, "c2", "isolated_echo").await), worker);
@@ -237,18 +225,13 @@ async fn a_timeout_kills_the_worker_blocked_in_its_call() {
 #[tokio::test]
 async fn an_idle_worker_killed_from_outside_is_not_handed_the_next_call() {
     let pool = pool(1);
-    let exec = executor(vec![isolated("isolated_echo", &pool, |b| b)])
-        .build()
-        .unwrap();
+    let exec = build(vec![isolated("isolated_echo", &pool, |b| b)]);
     let worker = pid(&run(&exec, "c1", "isolated_echo").await);
     std::process::Command::new("kill")
         .args(["-9", &worker.to_string()])
         .status()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !is_dead(worker) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until(|| is_dead(worker)).await;
     let next = run(&exec, "c2", "isolated_echo").await;
     assert_ne!(pid(&next), worker);
     assert_eq!(pool.stats().died, 0);
@@ -257,15 +240,9 @@ async fn an_idle_worker_killed_from_outside_is_not_handed_the_next_call() {
 #[tokio::test]
 async fn hidden_ids_and_secrets_cross_into_the_worker() {
     let pool = pool(1);
-    let exec = executor(vec![Arc::new(IsolatedInjectedTool::in_pool(pool))])
-        .build()
-        .unwrap();
-    let mut secrets = Secrets::new();
-    secrets.insert("hunter22".to_owned());
-    let run_cx = RunContext::builder(()).secrets(secrets).build();
-    let result = execute_in(&exec, &run_cx, call("call-7", "isolated_injected", "{}")).await;
+    let exec = build(vec![Arc::new(IsolatedInjectedTool::in_pool(pool))]);
     assert_eq!(
-        result.structured,
+        injected(&exec, "hunter22", "call-7").await,
         Some(json!({"injected_id": "call-7", "key_len": 8}))
     );
 }
@@ -273,9 +250,7 @@ async fn hidden_ids_and_secrets_cross_into_the_worker() {
 #[tokio::test]
 async fn text_the_tool_prints_to_stdout_does_not_disturb_its_answer() {
     let pool = pool(1);
-    let exec = executor(vec![Arc::new(IsolatedNoisyTool::in_pool(pool))])
-        .build()
-        .unwrap();
+    let exec = build(vec![Arc::new(IsolatedNoisyTool::in_pool(pool))]);
     for id in ["c1", "c2"] {
         assert_eq!(run(&exec, id, "isolated_noisy").await.text(), "answered");
     }
@@ -284,9 +259,7 @@ async fn text_the_tool_prints_to_stdout_does_not_disturb_its_answer() {
 #[tokio::test]
 async fn a_tool_error_crosses_with_its_class_and_message() {
     let pool = pool(1);
-    let exec = executor(vec![Arc::new(IsolatedTypedTool::in_pool(pool))])
-        .build()
-        .unwrap();
+    let exec = build(vec![Arc::new(IsolatedTypedTool::in_pool(pool))]);
     let ok = execute_once(&exec, call("c1", "isolated_typed", r#"{"n":21}"#)).await;
     assert_eq!(ok.structured, Some(json!(42)));
     let bad = run(&exec, "c2", "isolated_typed").await;
@@ -297,9 +270,7 @@ async fn a_tool_error_crosses_with_its_class_and_message() {
 #[tokio::test]
 async fn a_program_that_is_not_a_worker_is_refused_with_a_fatal_error() {
     let pool = WorkerPool::with_program("/bin/true", 1);
-    let exec = executor(vec![isolated("isolated_echo", &pool, |b| b)])
-        .build()
-        .unwrap();
+    let exec = build(vec![isolated("isolated_echo", &pool, |b| b)]);
     let result = run(&exec, "c1", "isolated_echo").await;
     assert_eq!(result.error.as_ref().unwrap().class(), ErrorClass::Fatal);
     assert!(
@@ -312,12 +283,10 @@ async fn a_program_that_is_not_a_worker_is_refused_with_a_fatal_error() {
 #[tokio::test]
 async fn a_tool_the_worker_does_not_know_is_a_fatal_error_and_the_worker_lives_on() {
     let pool = pool(1);
-    let exec = executor(vec![
+    let exec = build(vec![
         isolated("isolated_missing", &pool, |b| b),
         isolated("isolated_echo", &pool, |b| b),
-    ])
-    .build()
-    .unwrap();
+    ]);
     let missing = run(&exec, "c1", "isolated_missing").await;
     assert_eq!(missing.error.as_ref().unwrap().class(), ErrorClass::Fatal);
     assert!(!run(&exec, "c2", "isolated_echo").await.is_error);
@@ -360,13 +329,9 @@ async fn a_hand_built_isolated_tool_sends_the_hidden_values_it_names() {
         .with_pool(pool)
         .inject::<ToolCallId>("id")
         .inject::<Secret<String>>("key");
-    let exec = executor(vec![Arc::new(tool)]).build().unwrap();
-    let mut secrets = Secrets::new();
-    secrets.insert("hunter2".to_owned());
-    let run_cx = RunContext::builder(()).secrets(secrets).build();
-    let result = execute_in(&exec, &run_cx, call("call-8", "isolated_injected", "{}")).await;
+    let exec = build(vec![Arc::new(tool)]);
     assert_eq!(
-        result.structured,
+        injected(&exec, "hunter2", "call-8").await,
         Some(json!({"injected_id": "call-8", "key_len": 7}))
     );
 }

@@ -4,6 +4,7 @@
 
 mod builtins;
 mod collect;
+mod common;
 mod errors;
 mod examples;
 mod fakes;

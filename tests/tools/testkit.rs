@@ -18,38 +18,32 @@ use tinyagents_tools_examples::{
 
 use EventKind::{Completed, Progress, Rejected, Started};
 
-#[tokio::test]
-async fn harness_runs_a_tool_with_a_fake_store_through_the_executor() {
-    let harness = ToolHarness::builder(SearchDocsTool)
+/// A harness for `search_docs` over the built-in document index.
+fn search_harness() -> ToolHarness {
+    ToolHarness::builder(SearchDocsTool)
         .store(DocIndex::builtin())
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn harness_runs_a_tool_with_a_fake_store_through_the_executor() {
+    let harness = search_harness();
 
     let result = harness
         .call_ok(json!({"query": "retries and timeouts", "limit": 1}))
         .await;
 
     assert_eq!(result.tool_call_id.as_str(), "call-1");
-    assert_eq!(result.structured.as_ref().unwrap()[0]["id"], "retries");
-    assert_eq!(
-        result
-            .structured
-            .as_ref()
-            .unwrap()
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
+    let hits = result.structured.as_ref().unwrap();
+    assert_eq!(hits[0]["id"], "retries");
+    assert_eq!(hits.as_array().unwrap().len(), 1);
     harness.events().assert_kinds(&[Started, Completed]);
 }
 
 #[tokio::test]
 async fn harness_refuses_arguments_with_the_registrys_validator() {
-    let harness = ToolHarness::builder(SearchDocsTool)
-        .store(DocIndex::builtin())
-        .build()
-        .unwrap();
+    let harness = search_harness();
 
     let error = harness
         .call_err(json!({"query": "tools", "limit": 500}))
@@ -112,10 +106,7 @@ async fn a_missing_injection_fails_the_call_without_naming_the_type_to_the_model
 
 #[tokio::test]
 async fn inject_builds_the_values_a_tool_fn_takes_when_called_directly() {
-    let harness = ToolHarness::builder(SearchDocsTool)
-        .store(DocIndex::builtin())
-        .build()
-        .unwrap();
+    let harness = search_harness();
 
     let args = SearchArgs {
         query: "provider formats".into(),

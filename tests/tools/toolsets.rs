@@ -8,6 +8,7 @@ use tinyagents_tools::testkit::EventRecorder;
 use tinyagents_tools::{RegistryError, Toolset};
 
 use tinyagents_tools_examples::services::{github, jira};
+use tinyagents_tools_tests::execute_once;
 
 #[tokio::test]
 async fn prefixed_toolsets_with_colliding_names_merge_and_each_call_reaches_its_own_tool() {
@@ -100,14 +101,10 @@ async fn a_renamed_tool_keeps_its_schema_and_safety_and_runs_under_its_new_name(
     assert!(registry.get("search").is_none());
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let call = ToolCall::new("c1", "tickets", json!({"text": "login"}));
-    let result = executor
-        .execute(&RunContext::empty(), &Turn::new(1), call)
-        .await;
+    let result = execute_once(&executor, call).await;
     assert_eq!(result.text(), "jira tickets about login");
     let old = ToolCall::new("c2", "search", json!({"text": "login"}));
-    let refused = executor
-        .execute(&RunContext::empty(), &Turn::new(1), old)
-        .await;
+    let refused = execute_once(&executor, old).await;
     assert_eq!(refused.outcome(), "unknown_tool");
 }
 

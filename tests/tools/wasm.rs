@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::spec::ToolSpecBuilder;
 use tinyagents_tools::wasm::{DEFAULT_FUEL, DEFAULT_MAX_MEMORY, WasmError, WasmTool};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
+
+use crate::common::exhausted;
 
 /// Bump allocation from offset 1024; `call` answers `{"ok":<input>}`.
 const ECHO: &str = include_str!("../../tinyagents-tools/examples/echo.wat");
@@ -94,13 +95,7 @@ async fn an_endless_loop_runs_out_of_fuel_and_the_next_call_is_answered() {
     ]);
     let result = execute_once(&exec, call("spin-1", "wasm_spin", "{}")).await;
     assert_eq!(result.tool_call_id.as_str(), "spin-1");
-    let error = result.error.as_ref().unwrap();
-    assert_eq!(
-        error.kind(),
-        &ErrorKind::ResourceExhausted {
-            resource: "fuel".into()
-        }
-    );
+    let error = exhausted(&result, "fuel");
     assert_eq!(error.class(), ErrorClass::Repair);
     assert!(result.text().contains("1000000"), "{}", result.text());
     let next = execute_once(&exec, call("c2", "wasm_echo", r#"{"a":1}"#)).await;
@@ -116,12 +111,7 @@ async fn an_allocation_bomb_stops_at_the_memory_limit() {
         b.max_memory(4 << 20).fuel(u64::MAX / 2)
     })]);
     let result = execute_once(&exec, call("c1", "wasm_bomb", "{}")).await;
-    assert_eq!(
-        result.error.as_ref().unwrap().kind(),
-        &ErrorKind::ResourceExhausted {
-            resource: "memory".into()
-        }
-    );
+    exhausted(&result, "memory");
     assert!(result.text().contains("4 MiB"), "{}", result.text());
 }
 

@@ -1,31 +1,22 @@
 //! Registered tools handed to rig run through the tinyagents executor:
 //! validation, events and classified refusals come back as rig results.
 
+#[path = "support/executor.rs"]
+mod executor;
+
 use std::sync::Arc;
 
 use rig_core::tool::{ErasedTool, ToolContext, ToolErrorKind};
 use serde_json::json;
-use tinyagents_tools::builtins::{EchoTool, HashTool};
+use tinyagents_tools::RunContext;
 use tinyagents_tools::events::EventKind;
-use tinyagents_tools::testkit::EventRecorder;
-use tinyagents_tools::{RunContext, ToolExecutor, ToolRegistry};
 use tinyagents_tools_rig::{RigTool, UnknownTool, rig_tools};
 
-fn executor() -> (Arc<ToolExecutor>, Arc<EventRecorder>) {
-    let mut registry: ToolRegistry = ToolRegistry::new();
-    registry.register(EchoTool).unwrap();
-    registry.register(HashTool).unwrap();
-    let recorder = EventRecorder::new();
-    let executor = ToolExecutor::builder(registry, ())
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
-    (Arc::new(executor), recorder)
-}
+use executor::recorded_executor;
 
 #[tokio::test]
 async fn a_whole_registry_becomes_rig_tools_that_run_through_the_executor() {
-    let (executor, recorder) = executor();
+    let (executor, recorder) = recorded_executor();
     let tools = rig_tools(executor, Arc::new(RunContext::empty()));
     let names: Vec<String> = tools.iter().map(ErasedTool::name).collect();
     assert_eq!(names, ["echo", "hash"]);
@@ -46,7 +37,7 @@ async fn a_whole_registry_becomes_rig_tools_that_run_through_the_executor() {
 
 #[tokio::test]
 async fn invalid_arguments_from_rig_are_refused_classified_and_the_tool_never_runs() {
-    let (executor, recorder) = executor();
+    let (executor, recorder) = recorded_executor();
     let hash = RigTool::new(executor, Arc::new(RunContext::empty()), "hash").unwrap();
     let result = hash
         .execute(r#"{"text": 7}"#.to_owned(), &mut ToolContext::default())
@@ -73,7 +64,7 @@ async fn invalid_arguments_from_rig_are_refused_classified_and_the_tool_never_ru
 
 #[tokio::test]
 async fn a_rig_dynamic_tool_keeps_the_definition_and_unknown_names_are_refused() {
-    let (executor, _) = executor();
+    let (executor, _) = recorded_executor();
     let run = Arc::new(RunContext::empty());
     assert_eq!(
         RigTool::new(executor.clone(), run.clone(), "nope").err(),

@@ -10,30 +10,37 @@ use std::sync::Arc;
 use rig_agent::{Agent, AgentBuilder};
 use rig_core::providers::openai::OpenAIConfig;
 use serde_json::Value;
+use support::executor::recorded_executor;
 use support::stub;
-use tinyagents_tools::builtins::{EchoTool, HashTool};
+use tinyagents_tools::RunContext;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::testkit::EventRecorder;
-use tinyagents_tools::{RunContext, ToolExecutor, ToolRegistry};
 use tinyagents_tools_rig::AgentToolsExt;
 
-fn agent(base_url: &str) -> (Agent, Arc<EventRecorder>) {
-    let mut registry: ToolRegistry = ToolRegistry::new();
-    registry.register(EchoTool).unwrap();
-    registry.register(HashTool).unwrap();
-    let recorder = EventRecorder::new();
-    let executor = ToolExecutor::builder(registry, ())
-        .subscribe_arc(recorder.clone())
-        .build()
-        .unwrap();
+/// Prompts an agent over the registry's tools, against a stub model
+/// answering `script`: the agent's answer, the executor's events and the
+/// requests the model got.
+async fn prompted(script: Vec<Value>, prompt: &str) -> (String, Arc<EventRecorder>, Vec<Value>) {
+    let stub = stub::start(script).await.unwrap();
+    let (executor, recorder) = recorded_executor();
     let model = OpenAIConfig::new("stub-key")
-        .with_base_url(base_url.to_owned())
+        .with_base_url(stub.base_url.clone())
         .client()
         .chat("stub-model");
-    let agent = AgentBuilder::new(model)
-        .tinyagents_tools(Arc::new(executor), Arc::new(RunContext::empty()))
+    let agent: Agent = AgentBuilder::new(model)
+        .tinyagents_tools(executor, Arc::new(RunContext::empty()))
         .build();
-    (agent, recorder)
+    let response = agent.prompt(prompt).max_turns(4).await.unwrap();
+    let requests = stub.requests.lock().unwrap().clone();
+    (response.output().to_owned(), recorder, requests)
+}
+
+/// The tool message of the second and last request, answering `call_1`.
+fn answer_to_call_1(requests: &[Value]) -> Value {
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let result = tool_message(&requests[1]);
+    assert_eq!(result["tool_call_id"], "call_1");
+    result
 }
 
 /// The `tool` message of `request` (the last one), as the model gets it.
@@ -60,23 +67,17 @@ fn content_text(message: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rig_agent_calls_a_registered_tool_through_the_executor() {
-    let stub = stub::start(vec![
+    let script = vec![
         stub::tool_call("call_1", "echo", r#"{"text": "through the executor"}"#),
         stub::text("done"),
-    ])
-    .await
-    .unwrap();
-    let (agent, recorder) = agent(&stub.base_url);
-
-    let response = agent.prompt("Echo something.").max_turns(4).await.unwrap();
-    assert_eq!(response.output(), "done");
+    ];
+    let (output, recorder, requests) = prompted(script, "Echo something.").await;
+    assert_eq!(output, "done");
 
     assert_eq!(
         recorder.kinds_for("rig-echo-1"),
         [EventKind::Started, EventKind::Completed]
     );
-    let requests = stub.requests.lock().unwrap().clone();
-    assert_eq!(requests.len(), 2, "{requests:?}");
     // The agent listed the registry's tools to the model...
     let listed: Vec<&str> = requests[0]["tools"]
         .as_array()
@@ -86,24 +87,19 @@ async fn a_rig_agent_calls_a_registered_tool_through_the_executor() {
         .collect();
     assert_eq!(listed, ["echo", "hash"]);
     // ...and sent the tool's output back under the provider's call id.
-    let result = tool_message(&requests[1]);
-    assert_eq!(result["tool_call_id"], "call_1");
+    let result = answer_to_call_1(&requests);
     assert_eq!(content_text(&result), "through the executor");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_forged_argument_from_the_model_is_refused_and_the_tool_never_runs() {
-    let stub = stub::start(vec![
+    let script = vec![
         // `text` must be a string: the executor refuses this call.
         stub::tool_call("call_1", "hash", r#"{"text": 7}"#),
         stub::text("gave up"),
-    ])
-    .await
-    .unwrap();
-    let (agent, recorder) = agent(&stub.base_url);
-
-    let response = agent.prompt("Hash something.").max_turns(4).await.unwrap();
-    assert_eq!(response.output(), "gave up");
+    ];
+    let (output, recorder, requests) = prompted(script, "Hash something.").await;
+    assert_eq!(output, "gave up");
 
     // Refused by the executor's validation: never started, never completed.
     assert_eq!(recorder.kinds_for("rig-hash-1"), [EventKind::Rejected]);
@@ -116,10 +112,6 @@ async fn a_forged_argument_from_the_model_is_refused_and_the_tool_never_runs() {
         recorder.events()
     );
     // The model got the executor's classified refusal as the tool result.
-    let requests = stub.requests.lock().unwrap().clone();
-    assert_eq!(requests.len(), 2, "{requests:?}");
-    let result = tool_message(&requests[1]);
-    assert_eq!(result["tool_call_id"], "call_1");
-    let feedback = content_text(&result);
+    let feedback = content_text(&answer_to_call_1(&requests));
     assert!(feedback.contains("text"), "{feedback}");
 }

@@ -1,2 +1,3 @@
 //! Shared by the integration tests.
+pub mod executor;
 pub mod stub;
