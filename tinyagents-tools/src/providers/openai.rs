@@ -189,22 +189,10 @@ pub fn parse_responses_function_calls(payload: &Value) -> Result<Vec<ToolCall>, 
         Value::Object(obj) => (read::field(obj, "output", "")?, "/output"),
         other => (other, ""),
     };
-    let mut calls = Vec::new();
-    for (i, item) in read::array(items, ptr)?.iter().enumerate() {
-        let ptr = format!("{ptr}/{i}");
-        let obj = read::object(item, &ptr)?;
-        if obj.get("type").and_then(Value::as_str) != Some("function_call") {
-            continue;
-        }
-        let id = read::string(obj, "call_id", &ptr)?;
-        let name = read::string(obj, "name", &ptr)?;
-        calls.push(ToolCall::new(
-            id,
-            name,
-            arguments(obj.get("arguments"), &ptr)?,
-        ));
-    }
-    Ok(calls)
+    let items = read::array(items, ptr)?;
+    read::typed_calls(items, ptr, "function_call", "call_id", |obj, ptr| {
+        arguments(obj.get("arguments"), ptr)
+    })
 }
 
 /// The Chat Completions message answering a call:
