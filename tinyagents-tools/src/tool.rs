@@ -199,6 +199,9 @@ pub trait InstantTool: Send + Sync + 'static {
     fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError>;
 }
 
+// A type that is not a `Tool` is reported as such, not as a missing
+// `InstantTool`.
+#[diagnostic::do_not_recommend]
 #[async_trait]
 impl<S: Shared, C: Shared, T: InstantTool> Tool<S, C> for T {
     fn spec(&self) -> &ToolSpec {
