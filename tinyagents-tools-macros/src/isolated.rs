@@ -13,6 +13,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::attr::{ToolOptions, parse_duration_ms, parse_size_bytes};
+use crate::expand::Parts;
 use crate::valid::{Errors, Model};
 
 /// The resolved isolation of a tool.
@@ -76,17 +77,6 @@ pub fn spec_bounds(isolation: &Isolation) -> TokenStream {
         .max_cpu_ms
         .map(|ms| quote!(.max_cpu(::core::time::Duration::from_millis(#ms))));
     quote!(#memory #cpu)
-}
-
-/// What the tool impl needs from the rest of the expansion.
-pub struct Parts<'a> {
-    pub tool: &'a syn::Ident,
-    pub generics: &'a [TokenStream],
-    pub s_ty: &'a TokenStream,
-    pub c_ty: &'a TokenStream,
-    pub locals: &'a [syn::Ident],
-    pub unwrap_result: &'a TokenStream,
-    pub convert: &'a TokenStream,
 }
 
 /// `Tool`, `IsolatedFn` and `WorkerEntry` for an isolated tool.
@@ -164,7 +154,7 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
         quote!(#fn_ident(#(#locals),*).await)
     };
 
-    quote! {
+    let impls = quote! {
         impl #tool {
             /// The tool, its calls run by `pool` instead of the global
             /// worker pool.
@@ -212,12 +202,10 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
             }
         }
 
-        #[#p::async_trait]
-        impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
-            fn spec(&self) -> &#krate::ToolSpec {
-                #tool::spec()
-            }
-
+    };
+    let tool_trait = parts.tool_trait_impl(
+        &krate,
+        quote! {
             async fn call(
                 &self,
                 __state: &#s_ty,
@@ -232,6 +220,7 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
                 )
                 .await
             }
-        }
-    }
+        },
+    );
+    quote!(#impls #tool_trait)
 }
