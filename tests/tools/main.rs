@@ -9,6 +9,7 @@ mod errors;
 mod examples;
 mod fakes;
 mod injection;
+mod instant;
 mod isolated;
 mod plain_parameters;
 mod resource_bounds;

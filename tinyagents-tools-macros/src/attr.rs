@@ -318,38 +318,28 @@ impl FromMeta for Retry {
                 _ => None,
             };
             match name.as_str() {
-                "max_attempts" => match value {
-                    Some(syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(n),
-                        ..
-                    })) if retry.max_attempts.is_none() => retry.max_attempts = Some(n.clone()),
-                    _ if retry.max_attempts.is_some() => errors.push(
-                        darling::Error::custom("`retry(max_attempts)` is given twice: keep one")
-                            .with_span(meta),
-                    ),
-                    _ => errors.push(
-                        darling::Error::custom(
-                            "`retry(max_attempts)` takes a whole number, every attempt counted: write `max_attempts = 3`",
-                        )
-                        .with_span(meta),
-                    ),
-                },
-                "backoff" => match value {
-                    Some(syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Str(s),
-                        ..
-                    })) if retry.backoff.is_none() => retry.backoff = Some(s.clone()),
-                    _ if retry.backoff.is_some() => errors.push(
-                        darling::Error::custom("`retry(backoff)` is given twice: keep one")
-                            .with_span(meta),
-                    ),
-                    _ => errors.push(
-                        darling::Error::custom(
-                            "`retry(backoff)` takes a duration string such as \"100ms\" or \"1s\": write `backoff = \"100ms\"`",
-                        )
-                        .with_span(meta),
-                    ),
-                },
+                "max_attempts" => set_once(
+                    &mut retry.max_attempts,
+                    value,
+                    |lit| match lit {
+                        syn::Lit::Int(n) => Some(n.clone()),
+                        _ => None,
+                    },
+                    meta,
+                    "takes a whole number, every attempt counted: write `max_attempts = 3`",
+                    &mut errors,
+                ),
+                "backoff" => set_once(
+                    &mut retry.backoff,
+                    value,
+                    |lit| match lit {
+                        syn::Lit::Str(s) => Some(s.clone()),
+                        _ => None,
+                    },
+                    meta,
+                    "takes a duration string such as \"100ms\" or \"1s\": write `backoff = \"100ms\"`",
+                    &mut errors,
+                ),
                 other => errors.push(
                     darling::Error::custom(format_args!(
                         "unknown `retry(...)` option `{other}`: the options are `max_attempts` (required) and `backoff`"
@@ -371,6 +361,33 @@ impl FromMeta for Retry {
         } else {
             Err(darling::Error::multiple(errors))
         }
+    }
+}
+
+/// Sets the `retry(...)` option `meta` into `slot` from the literal `read`
+/// accepts; otherwise an error: the option given twice, or of the wrong form
+/// (`form` says what it takes and what to write).
+fn set_once<T>(
+    slot: &mut Option<T>,
+    value: Option<&syn::Expr>,
+    read: impl Fn(&syn::Lit) -> Option<T>,
+    meta: &syn::Meta,
+    form: &str,
+    errors: &mut Vec<darling::Error>,
+) {
+    let option = path_name(meta.path());
+    let literal = match value {
+        Some(syn::Expr::Lit(syn::ExprLit { lit, .. })) => read(lit),
+        _ => None,
+    };
+    match literal {
+        _ if slot.is_some() => errors.push(
+            darling::Error::custom(format_args!("`retry({option})` is given twice: keep one"))
+                .with_span(meta),
+        ),
+        Some(literal) => *slot = Some(literal),
+        None => errors
+            .push(darling::Error::custom(format_args!("`retry({option})` {form}")).with_span(meta)),
     }
 }
 
@@ -479,6 +496,34 @@ mod tests {
         assert_eq!(parse_duration_ms("1.5s"), Err(DurationError::Fraction));
         assert_eq!(parse_duration_ms("s"), Err(DurationError::NoNumber));
         assert_eq!(parse_duration_ms("3d"), Err(DurationError::UnknownUnit));
+    }
+
+    #[test]
+    fn a_retry_option_given_twice_or_in_the_wrong_form_is_named() {
+        let messages = |args: TokenStream| -> Vec<String> {
+            let Err(error) = ToolOptions::parse(args) else {
+                panic!("the options were accepted");
+            };
+            error.into_iter().map(|e| e.to_string()).collect()
+        };
+        assert_eq!(
+            messages(quote::quote!(retry(max_attempts = 3, max_attempts = 4))),
+            ["`retry(max_attempts)` is given twice: keep one"]
+        );
+        assert_eq!(
+            messages(quote::quote!(retry(max_attempts = "3"))),
+            [
+                "`retry(max_attempts)` takes a whole number, every attempt counted: write `max_attempts = 3`"
+            ]
+        );
+        assert_eq!(
+            messages(quote::quote!(retry(
+                max_attempts = 3,
+                backoff = "1s",
+                backoff = 2
+            ))),
+            ["`retry(backoff)` is given twice: keep one"]
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `Tool` whose spec is built once.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::Type;
 use syn::spanned::Spanned;
 
@@ -115,6 +115,45 @@ fn state_and_context(m: &Model<'_>) -> (Option<Type>, Option<Type>) {
         }
     }
     (state, context)
+}
+
+/// What the tool impl needs from the rest of the expansion.
+pub(crate) struct Parts<'a> {
+    pub tool: &'a syn::Ident,
+    pub generics: &'a [TokenStream],
+    pub s_ty: &'a TokenStream,
+    pub c_ty: &'a TokenStream,
+    pub locals: &'a [syn::Ident],
+    pub unwrap_result: &'a TokenStream,
+    pub convert: &'a TokenStream,
+}
+
+impl Parts<'_> {
+    /// `impl Tool<S, C> for` the tool, under `async_trait`: its spec is the
+    /// tool's own, its other methods are `methods`.
+    pub(crate) fn tool_trait_impl(
+        &self,
+        krate: &impl ToTokens,
+        methods: TokenStream,
+    ) -> TokenStream {
+        let Parts {
+            tool,
+            generics,
+            s_ty,
+            c_ty,
+            ..
+        } = self;
+        quote! {
+            #[#krate::tool_macro::async_trait]
+            impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
+                fn spec(&self) -> &#krate::ToolSpec {
+                    #tool::spec()
+                }
+
+                #methods
+            }
+        }
+    }
 }
 
 pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
@@ -306,26 +345,24 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
     };
     let result = quote!(::core::result::Result<#krate::ToolOutput, #krate::ToolError>);
     let bounds = m.isolated.as_ref().map(crate::isolated::spec_bounds);
+    let parts = Parts {
+        tool: &tool,
+        generics: &generics,
+        s_ty: &s_ty,
+        c_ty: &c_ty,
+        locals: &locals,
+        unwrap_result: &unwrap_result,
+        convert: &convert,
+    };
     let tool_impl = if m.isolated.is_some() {
-        crate::isolated::tool_impl(
-            m,
-            &crate::isolated::Parts {
-                tool: &tool,
-                generics: &generics,
-                s_ty: &s_ty,
-                c_ty: &c_ty,
-                locals: &locals,
-                unwrap_result: &unwrap_result,
-                convert: &convert,
-            },
-        )
+        crate::isolated::tool_impl(m, &parts)
     } else if f.service.is_none() && !m.blocking && crate::ready::never_waits(&item.block) {
         // A body that never waits: the fn's future is polled once, in place
         // (`call_now`); `call` hands the same plain fn to a ready future.
         // No state machine is generated beyond the fn's own.
         let now_types = call_types(arguments_mut);
         let plain_types = call_types(None);
-        quote! {
+        let now_fn = quote! {
             impl #tool {
                 #[doc(hidden)]
                 fn __tinyagents_now<#(#generics),*>(#now_types) -> #result {
@@ -338,12 +375,10 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
                 }
             }
 
-            #[#p::async_trait]
-            impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
-                fn spec(&self) -> &#krate::ToolSpec {
-                    #tool::spec()
-                }
-
+        };
+        let tool_trait = parts.tool_trait_impl(
+            &krate,
+            quote! {
                 // What `async_trait` makes of `async fn call`, written out so
                 // that the future is the shared `NowCall`, not a state
                 // machine of this tool's own.
@@ -376,8 +411,9 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
                 fn call_now(&self, #plain_types) -> #result {
                     #tool::__tinyagents_now(__state, __runtime, __arguments)
                 }
-            }
-        }
+            },
+        );
+        quote!(#now_fn #tool_trait)
     } else {
         let types = call_types(arguments_mut);
         // The body carries the span of the fn's name, so that a future that
@@ -399,16 +435,7 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
             quote!(async fn call(&self, #types) -> #result),
             fn_ident.span(),
         );
-        quote! {
-            #[#p::async_trait]
-            impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
-                fn spec(&self) -> &#krate::ToolSpec {
-                    #tool::spec()
-                }
-
-                #call_sig #call_body
-            }
-        }
+        parts.tool_trait_impl(&krate, quote!(#call_sig #call_body))
     };
 
     let collect = m.collect.then(|| quote!(#krate::__collect_tool!(#tool);));

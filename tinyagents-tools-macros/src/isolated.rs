@@ -13,6 +13,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::attr::{ToolOptions, parse_duration_ms, parse_size_bytes};
+use crate::expand::Parts;
 use crate::valid::{Errors, Model};
 
 /// The resolved isolation of a tool.
@@ -25,48 +26,61 @@ pub struct Isolation {
 pub fn check(o: &ToolOptions, errors: &mut Errors) -> Option<Isolation> {
     let isolated = o.isolated.is_present();
     let max_memory = o.max_memory.as_ref().and_then(|size| {
-        let lit = &size.0;
-        if !isolated {
-            errors.push(
-                lit.span(),
-                "`max_memory` is enforced by the OS in an isolated worker process: add `isolated` (`#[tool(isolated, max_memory = \"256MiB\")]`), or remove `max_memory`",
-            );
-        }
-        match parse_size_bytes(&lit.value()) {
-            Some(0) => errors.push(
-                lit.span(),
-                "a zero `max_memory` would fail every call: give a positive size such as \"256MiB\", or remove `max_memory`",
-            ),
-            Some(bytes) => return Some(bytes),
-            None => errors.push(
-                lit.span(),
-                "this memory size is not a whole number and a unit: write for example \"256MiB\" (units KiB, MiB, GiB)",
-            ),
-        }
-        None
+        bound(&size.0, "max_memory", "size", "256MiB", isolated, errors, |text| {
+            parse_size_bytes(text).ok_or_else(|| {
+                "this memory size is not a whole number and a unit: write for example \"256MiB\" (units KiB, MiB, GiB)"
+                    .to_owned()
+            })
+        })
     });
     let max_cpu_ms = o.max_cpu.as_ref().and_then(|cpu| {
-        let lit = &cpu.0;
-        if !isolated {
-            errors.push(
-                lit.span(),
-                "`max_cpu` is enforced by the OS in an isolated worker process: add `isolated` (`#[tool(isolated, max_cpu = \"2s\")]`), or remove `max_cpu`",
-            );
-        }
-        match parse_duration_ms(&lit.value()) {
-            Ok(0) => errors.push(
-                lit.span(),
-                "a zero `max_cpu` would fail every call: give a positive duration such as \"2s\", or remove `max_cpu`",
-            ),
-            Ok(ms) => return Some(ms),
-            Err(e) => errors.push(lit.span(), e.message("CPU time")),
-        }
-        None
+        bound(
+            &cpu.0,
+            "max_cpu",
+            "duration",
+            "2s",
+            isolated,
+            errors,
+            |text| parse_duration_ms(text).map_err(|e| e.message("CPU time")),
+        )
     });
     isolated.then_some(Isolation {
         max_memory,
         max_cpu_ms,
     })
+}
+
+/// One bound the OS enforces on the worker (`option`, a `what` such as
+/// `example`): refused without `isolated`, when zero, or when `parse` refuses
+/// it (with its message).
+fn bound(
+    lit: &syn::LitStr,
+    option: &str,
+    what: &str,
+    example: &str,
+    isolated: bool,
+    errors: &mut Errors,
+    parse: impl Fn(&str) -> Result<u64, String>,
+) -> Option<u64> {
+    if !isolated {
+        errors.push(
+            lit.span(),
+            format_args!(
+                "`{option}` is enforced by the OS in an isolated worker process: add `isolated` (`#[tool(isolated, {option} = \"{example}\")]`), or remove `{option}`"
+            ),
+        );
+    }
+    match parse(&lit.value()) {
+        Ok(0) => errors.push(
+            lit.span(),
+            format_args!(
+                "a zero `{option}` would fail every call: give a positive {what} such as \"{example}\", or remove `{option}`"
+            ),
+        ),
+        Ok(value) => return Some(value),
+        Err(message) => errors.push(lit.span(), message),
+    }
+    None
 }
 
 /// The spec builder calls for the bounds.
@@ -76,17 +90,6 @@ pub fn spec_bounds(isolation: &Isolation) -> TokenStream {
         .max_cpu_ms
         .map(|ms| quote!(.max_cpu(::core::time::Duration::from_millis(#ms))));
     quote!(#memory #cpu)
-}
-
-/// What the tool impl needs from the rest of the expansion.
-pub struct Parts<'a> {
-    pub tool: &'a syn::Ident,
-    pub generics: &'a [TokenStream],
-    pub s_ty: &'a TokenStream,
-    pub c_ty: &'a TokenStream,
-    pub locals: &'a [syn::Ident],
-    pub unwrap_result: &'a TokenStream,
-    pub convert: &'a TokenStream,
 }
 
 /// `Tool`, `IsolatedFn` and `WorkerEntry` for an isolated tool.
@@ -164,7 +167,7 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
         quote!(#fn_ident(#(#locals),*).await)
     };
 
-    quote! {
+    let impls = quote! {
         impl #tool {
             /// The tool, its calls run by `pool` instead of the global
             /// worker pool.
@@ -212,12 +215,10 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
             }
         }
 
-        #[#p::async_trait]
-        impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
-            fn spec(&self) -> &#krate::ToolSpec {
-                #tool::spec()
-            }
-
+    };
+    let tool_trait = parts.tool_trait_impl(
+        &krate,
+        quote! {
             async fn call(
                 &self,
                 __state: &#s_ty,
@@ -232,6 +233,7 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
                 )
                 .await
             }
-        }
-    }
+        },
+    );
+    quote!(#impls #tool_trait)
 }

@@ -238,8 +238,9 @@ pub fn rig_dynamic_tools<S: Shared, C: Shared>(
         .collect()
 }
 
-/// Adds a whole tinyagents registry to a [`rig_agent`] agent builder.
-pub trait AgentToolsExt {
+/// Adds a whole tinyagents registry to a [`rig_agent`] agent builder (one
+/// without tools yet, or one with some already).
+pub trait AgentToolsExt: sealed::AddDynamicTools {
     /// Adds every tool of `executor`'s registry (as [`rig_dynamic_tools`]
     /// makes them) to the agent: each call the agent makes runs through
     /// `executor` in `run`.
@@ -247,25 +248,33 @@ pub trait AgentToolsExt {
         self,
         executor: Arc<ToolExecutor<S, C>>,
         run: Arc<RunContext<C>>,
-    ) -> AgentBuilder<WithBuilderTools>;
-}
-
-impl AgentToolsExt for AgentBuilder<NoToolConfig> {
-    fn tinyagents_tools<S: Shared, C: Shared>(
-        self,
-        executor: Arc<ToolExecutor<S, C>>,
-        run: Arc<RunContext<C>>,
     ) -> AgentBuilder<WithBuilderTools> {
-        self.dynamic_tools(rig_dynamic_tools(executor, run))
+        self.add_dynamic_tools(rig_dynamic_tools(executor, run))
     }
 }
 
-impl AgentToolsExt for AgentBuilder<WithBuilderTools> {
-    fn tinyagents_tools<S: Shared, C: Shared>(
-        self,
-        executor: Arc<ToolExecutor<S, C>>,
-        run: Arc<RunContext<C>>,
-    ) -> AgentBuilder<WithBuilderTools> {
-        self.dynamic_tools(rig_dynamic_tools(executor, run))
+impl<B: sealed::AddDynamicTools> AgentToolsExt for B {}
+
+/// The agent builders [`AgentToolsExt`] extends: rig writes `dynamic_tools`
+/// once per builder state, so each state is named here once.
+mod sealed {
+    use super::{AgentBuilder, DynamicTool, NoToolConfig, WithBuilderTools};
+
+    /// An agent builder that takes dynamic tools.
+    pub trait AddDynamicTools: Sized {
+        /// Rig's `dynamic_tools` of this builder state.
+        fn add_dynamic_tools(self, tools: Vec<DynamicTool>) -> AgentBuilder<WithBuilderTools>;
+    }
+
+    impl AddDynamicTools for AgentBuilder<NoToolConfig> {
+        fn add_dynamic_tools(self, tools: Vec<DynamicTool>) -> AgentBuilder<WithBuilderTools> {
+            self.dynamic_tools(tools)
+        }
+    }
+
+    impl AddDynamicTools for AgentBuilder<WithBuilderTools> {
+        fn add_dynamic_tools(self, tools: Vec<DynamicTool>) -> AgentBuilder<WithBuilderTools> {
+            self.dynamic_tools(tools)
+        }
     }
 }

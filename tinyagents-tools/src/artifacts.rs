@@ -51,6 +51,15 @@ pub fn artifact_key(bytes: &[u8]) -> String {
     sha256_hex(bytes)
 }
 
+/// The reference a store hands back for `bytes` of `mime_type`.
+fn reference(bytes: &[u8], mime_type: &str) -> ArtifactRef {
+    ArtifactRef {
+        key: artifact_key(bytes),
+        mime_type: mime_type.to_owned(),
+        size: bytes.len() as u64,
+    }
+}
+
 fn check_key(key: &str) -> Result<(), ArtifactError> {
     if key.len() == 64 && key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         Ok(())
@@ -91,16 +100,11 @@ impl InMemoryArtifactStore {
 #[async_trait]
 impl ArtifactStore for InMemoryArtifactStore {
     async fn put(&self, bytes: Vec<u8>, mime_type: &str) -> Result<ArtifactRef, ArtifactError> {
-        let key = artifact_key(&bytes);
-        let size = bytes.len() as u64;
+        let stored = reference(&bytes, mime_type);
         self.lock()
-            .entry(key.clone())
+            .entry(stored.key.clone())
             .or_insert_with(|| Arc::from(bytes));
-        Ok(ArtifactRef {
-            key,
-            mime_type: mime_type.to_owned(),
-            size,
-        })
+        Ok(stored)
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ArtifactError> {
@@ -161,18 +165,13 @@ impl FsArtifactStore {
 #[async_trait]
 impl ArtifactStore for FsArtifactStore {
     async fn put(&self, bytes: Vec<u8>, mime_type: &str) -> Result<ArtifactRef, ArtifactError> {
-        let key = artifact_key(&bytes);
-        let size = bytes.len() as u64;
+        let stored = reference(&bytes, mime_type);
         let root = self.root.clone();
-        let k = key.clone();
-        tokio::task::spawn_blocking(move || FsArtifactStore::write(&root, &k, &bytes))
+        let key = stored.key.clone();
+        tokio::task::spawn_blocking(move || FsArtifactStore::write(&root, &key, &bytes))
             .await
             .map_err(|e| ArtifactError::Io(std::io::Error::other(e)))??;
-        Ok(ArtifactRef {
-            key,
-            mime_type: mime_type.to_owned(),
-            size,
-        })
+        Ok(stored)
     }
 
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ArtifactError> {

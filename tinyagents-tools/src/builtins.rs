@@ -34,17 +34,14 @@
 
 use std::sync::OnceLock;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::error::{ArgumentProblem, ToolError};
 use crate::output::ToolOutput;
-use crate::runtime::ToolRuntime;
 use crate::safety::ToolSafety;
 use crate::schema::ToolSchema;
 use crate::spec::ToolSpec;
-use crate::tool::Shared;
-use crate::tool::Tool;
+use crate::tool::InstantTool;
 
 /// `echo`: returns its `text` argument unchanged, as text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -96,40 +93,17 @@ impl HashTool {
     }
 }
 
-/// The `Tool` impl of a built-in that answers synchronously from one text
-/// argument: its spec (built once) and `call`/`call_now` through `answer`.
+/// The [`InstantTool`] impl of a built-in that answers from one text
+/// argument: its spec (built once) and its `answer`.
 macro_rules! text_tool {
     ($tool:ty, $name:literal, $description:literal, $text:literal) => {
-        #[async_trait]
-        impl<S, C> Tool<S, C> for $tool
-        where
-            S: Shared,
-            C: Shared,
-        {
+        impl InstantTool for $tool {
             fn spec(&self) -> &ToolSpec {
                 static SPEC: OnceLock<ToolSpec> = OnceLock::new();
                 SPEC.get_or_init(|| text_spec($name, $description, $text))
             }
 
-            async fn call(
-                &self,
-                _: &S,
-                _: &ToolRuntime<C>,
-                arguments: Value,
-            ) -> Result<ToolOutput, ToolError> {
-                <$tool>::answer(&arguments)
-            }
-
-            fn never_waits(&self) -> bool {
-                true
-            }
-
-            fn call_now(
-                &self,
-                _: &S,
-                _: &ToolRuntime<C>,
-                arguments: Value,
-            ) -> Result<ToolOutput, ToolError> {
+            fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
                 <$tool>::answer(&arguments)
             }
         }

@@ -12,6 +12,38 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use crate::name_rules::{MAX_NAME_LEN, NameError};
 
+/// The string views every name and id here shares, through its `as_str`:
+/// `Debug` as the quoted string, `Display` as the bare string, and
+/// `AsRef<str>` and `Borrow<str>` (so a map keyed by it is read with a
+/// `&str`; hashing and ordering are the string's).
+macro_rules! str_views {
+    ($name:ty) => {
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(self.as_str(), f)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                self.as_str()
+            }
+        }
+
+        impl Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                self.as_str()
+            }
+        }
+    };
+}
+
 /// A canonical tool name: ASCII snake_case, 1 to 64 characters.
 ///
 /// Construction validates the name (see [`NameError`] for every rule), so a
@@ -44,29 +76,7 @@ impl ToolName {
     }
 }
 
-impl fmt::Debug for ToolName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
-    }
-}
-
-impl fmt::Display for ToolName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl AsRef<str> for ToolName {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Borrow<str> for ToolName {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
+str_views!(ToolName);
 
 impl TryFrom<&str> for ToolName {
     type Error = NameError;
@@ -107,23 +117,7 @@ macro_rules! opaque_id {
             }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&*self.0, f)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                &self.0
-            }
-        }
+        str_views!($name);
 
         impl From<&str> for $name {
             fn from(value: &str) -> Self {
@@ -194,29 +188,7 @@ impl std::ops::Deref for CallName {
     }
 }
 
-impl fmt::Debug for CallName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl fmt::Display for CallName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl AsRef<str> for CallName {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Borrow<str> for CallName {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
+str_views!(CallName);
 
 impl From<&str> for CallName {
     fn from(value: &str) -> Self {
@@ -291,5 +263,28 @@ mod call_name_tests {
         let json = serde_json::to_string(&short).unwrap();
         assert_eq!(json, "\"get_weather_forecast_now\"");
         assert_eq!(serde_json::from_str::<CallName>(&json).unwrap(), short);
+    }
+}
+
+#[cfg(test)]
+mod str_view_tests {
+    use std::collections::{BTreeMap, HashMap};
+
+    use super::*;
+
+    #[test]
+    fn names_and_ids_print_as_their_string_and_are_found_by_a_str_key() {
+        let runs = HashMap::from([(RunId::new("run-7"), 7)]);
+        assert_eq!(runs.get("run-7"), Some(&7));
+        let threads = BTreeMap::from([(ThreadId::from("t-1"), 1)]);
+        assert_eq!(threads.get("t-1"), Some(&1));
+        let tools = HashMap::from([(ToolName::new("search_docs").unwrap(), 2)]);
+        assert_eq!(tools.get("search_docs"), Some(&2));
+
+        let id = ToolCallId::from("call \"1\"");
+        assert_eq!(format!("{id} {id:?}"), r#"call "1" "call \"1\"""#);
+        let name = CallName::from("get_weather");
+        assert_eq!(format!("{name} {name:?}"), r#"get_weather "get_weather""#);
+        assert_eq!(AsRef::<str>::as_ref(&id), "call \"1\"");
     }
 }

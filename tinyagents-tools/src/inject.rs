@@ -128,67 +128,29 @@ pub trait Inject<S, C>: Sized + Send {
     fn inject(state: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError>;
 }
 
-impl<S, C: Send + Sync> Inject<S, C> for RunContext<C> {
-    const KIND: InjectedKind = InjectedKind::RunContext;
-    fn inject(_: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
-        Ok(runtime.run().clone())
-    }
+/// `Inject` for the values a call reads from its runtime alone, whatever the
+/// state: per row the type, its [`InjectedKind`] and how `runtime` gives it.
+macro_rules! from_runtime {
+    ($($ty:ty => $kind:ident, |$runtime:ident| $read:expr;)*) => {$(
+        impl<S, C: Send + Sync> Inject<S, C> for $ty {
+            const KIND: InjectedKind = InjectedKind::$kind;
+            fn inject(_: &S, $runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
+                Ok($read)
+            }
+        }
+    )*};
 }
 
-impl<S, C: Send + Sync> Inject<S, C> for Ctx<C> {
-    const KIND: InjectedKind = InjectedKind::Context;
-    fn inject(_: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
-        Ok(Ctx::from(runtime.run().clone()))
-    }
-}
-
-impl<S, C: Send + Sync> Inject<S, C> for ToolRuntime<C> {
-    const KIND: InjectedKind = InjectedKind::Runtime;
-    fn inject(_: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
-        Ok(runtime.clone())
-    }
-}
-
-impl<S, C> Inject<S, C> for ThreadId {
-    const KIND: InjectedKind = InjectedKind::ThreadId;
-    fn inject(_: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
-        Ok(runtime.run().thread_id().clone())
-    }
-}
-
-impl<S, C> Inject<S, C> for RunId {
-    const KIND: InjectedKind = InjectedKind::RunId;
-    fn inject(_: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
-        Ok(runtime.run().run_id().clone())
-    }
-}
-
-impl<S, C> Inject<S, C> for ToolCallId {
-    const KIND: InjectedKind = InjectedKind::ToolCallId;
-    fn inject(_: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
-        Ok(runtime.call_id().clone())
-    }
-}
-
-impl<S, C> Inject<S, C> for CancellationToken {
-    const KIND: InjectedKind = InjectedKind::Cancellation;
-    fn inject(_: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
-        Ok(runtime.cancellation().clone())
-    }
-}
-
-impl<S, C> Inject<S, C> for EventEmitter {
-    const KIND: InjectedKind = InjectedKind::Events;
-    fn inject(_: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
-        Ok(runtime.emitter())
-    }
-}
-
-impl<S, C> Inject<S, C> for StreamWriter {
-    const KIND: InjectedKind = InjectedKind::Stream;
-    fn inject(_: &S, runtime: &ToolRuntime<C>) -> Result<Self, InjectError> {
-        Ok(runtime.stream_writer())
-    }
+from_runtime! {
+    RunContext<C> => RunContext, |runtime| runtime.run().clone();
+    Ctx<C> => Context, |runtime| Ctx::from(runtime.run().clone());
+    ToolRuntime<C> => Runtime, |runtime| runtime.clone();
+    ThreadId => ThreadId, |runtime| runtime.run().thread_id().clone();
+    RunId => RunId, |runtime| runtime.run().run_id().clone();
+    ToolCallId => ToolCallId, |runtime| runtime.call_id().clone();
+    CancellationToken => Cancellation, |runtime| runtime.cancellation().clone();
+    EventEmitter => Events, |runtime| runtime.emitter();
+    StreamWriter => Stream, |runtime| runtime.stream_writer();
 }
 
 impl<S, C, T: Send + Sync + 'static> Inject<S, C> for Secret<T> {

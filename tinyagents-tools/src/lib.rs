@@ -10,7 +10,8 @@
 //! crate root and in [`prelude`]):
 //! - [`spec`], [`schema`], [`safety`], [`retry`]: what a tool is and
 //!   declares ([`ToolSpec`], [`ToolSchema`], [`ToolSafety`], [`RetryPolicy`]);
-//! - [`Tool`]: the trait every tool implements (by hand or via `#[tool]`);
+//! - [`Tool`]: the trait every tool implements (by hand or via `#[tool]`;
+//!   [`prelude::InstantTool`] for a stateless tool that answers at once);
 //! - [`inject`]: hidden parameters ([`Inject`] and the built-in injectables
 //!   [`Store`], [`Secret`], [`State`], ...);
 //! - [`runtime`]: the run ([`RunContext`]) and the per-call handle
@@ -149,7 +150,7 @@ pub use turn::Turn;
 
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {
-    pub use crate::tool::Shared;
+    pub use crate::tool::{InstantTool, Shared};
     pub use crate::{
         CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
         RunId, Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,

@@ -1,4 +1,5 @@
-//! The [`Tool`] trait: a spec and an async call.
+//! The [`Tool`] trait: a spec and an async call; and [`InstantTool`], the
+//! shorter way to write a stateless tool that answers at once.
 
 use std::sync::Arc;
 
@@ -55,6 +56,9 @@ impl<T: Send + Sync + 'static + ?Sized> Shared for T {}
 ///     }
 /// }
 /// ```
+///
+/// A tool that never waits and reads nothing but its arguments is shorter as
+/// an [`InstantTool`].
 #[async_trait]
 pub trait Tool<S = (), C = ()>: Send + Sync + 'static
 where
@@ -134,5 +138,95 @@ where
         arguments: Value,
     ) -> Result<ToolOutput, ToolError> {
         (**self).call_now(state, runtime, arguments)
+    }
+}
+
+/// A tool that answers at once from its arguments alone: no state, no run
+/// context, no runtime, nothing to wait for. Implementing it makes the type a
+/// [`Tool`] for every state and context type, one that
+/// [never waits](Tool::never_waits): the executor answers its calls through
+/// [`call_now`](Tool::call_now), without a future, and `call` gives the same
+/// answer. A tool that needs more implements [`Tool`] (or uses `#[tool]`).
+///
+/// ```
+/// use std::sync::OnceLock;
+/// use serde_json::{json, Value};
+/// use tinyagents_tools::prelude::*;
+/// use tinyagents_tools::ToolSchema;
+///
+/// struct Upper;
+///
+/// impl InstantTool for Upper {
+///     fn spec(&self) -> &ToolSpec {
+///         static SPEC: OnceLock<ToolSpec> = OnceLock::new();
+///         SPEC.get_or_init(|| {
+///             ToolSpec::builder("upper", "Return the text in capitals.")
+///                 .input_schema(ToolSchema::from_value(json!({
+///                     "type": "object",
+///                     "properties": {"text": {"type": "string"}},
+///                     "required": ["text"],
+///                     "additionalProperties": false
+///                 })))
+///                 .build()
+///                 .expect("a valid spec")
+///         })
+///     }
+///
+///     fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
+///         let text = arguments["text"].as_str().unwrap_or_default();
+///         Ok(ToolOutput::text(text.to_uppercase()))
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut registry: ToolRegistry = ToolRegistry::new();
+/// registry.register(Upper)?;
+/// let executor = ToolExecutor::builder(registry, ()).build()?;
+/// let run = RunContext::builder(()).build();
+/// let result = executor
+///     .execute(&run, &Turn::new(1), ToolCall::new("c1", "upper", r#"{"text":"hi"}"#))
+///     .await;
+/// assert_eq!(result.text(), "HI");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+pub trait InstantTool: Send + Sync + 'static {
+    /// The tool's spec. Must return the same spec every time (build it once).
+    fn spec(&self) -> &ToolSpec;
+
+    /// Answers one call with validated `arguments` (an object matching the
+    /// input schema).
+    fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError>;
+}
+
+// A type that is not a `Tool` is reported as such, not as a missing
+// `InstantTool`.
+#[diagnostic::do_not_recommend]
+#[async_trait]
+impl<S: Shared, C: Shared, T: InstantTool> Tool<S, C> for T {
+    fn spec(&self) -> &ToolSpec {
+        InstantTool::spec(self)
+    }
+
+    async fn call(
+        &self,
+        _: &S,
+        _: &ToolRuntime<C>,
+        arguments: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        self.answer(arguments)
+    }
+
+    fn never_waits(&self) -> bool {
+        true
+    }
+
+    fn call_now(
+        &self,
+        _: &S,
+        _: &ToolRuntime<C>,
+        arguments: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        self.answer(arguments)
     }
 }

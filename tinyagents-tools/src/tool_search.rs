@@ -37,17 +37,14 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use crate::error::{ArgumentProblem, ToolError};
 use crate::output::ToolOutput;
-use crate::runtime::ToolRuntime;
 use crate::safety::ToolSafety;
 use crate::schema::ToolSchema;
 use crate::spec::ToolSpec;
-use crate::tool::Shared;
-use crate::tool::Tool;
+use crate::tool::InstantTool;
 
 /// One deferred tool as the search sees it.
 #[derive(Debug, Clone)]
@@ -210,31 +207,12 @@ fn spec() -> &'static ToolSpec {
     })
 }
 
-#[async_trait]
-impl<S: Shared, C: Shared> Tool<S, C> for ToolSearch {
+impl InstantTool for ToolSearch {
     fn spec(&self) -> &ToolSpec {
         spec()
     }
 
-    async fn call(
-        &self,
-        _: &S,
-        _: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
-        self.answer(&arguments)
-    }
-
-    fn never_waits(&self) -> bool {
-        true
-    }
-
-    fn call_now(
-        &self,
-        _: &S,
-        _: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
-        self.answer(&arguments)
+    fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
+        ToolSearch::answer(self, &arguments)
     }
 }

@@ -117,20 +117,13 @@ pub fn parse_tool_uses(payload: &Value) -> Result<Vec<ToolCall>, CallParseError>
             }),
         };
     };
-    let mut calls = Vec::new();
-    for (i, block) in blocks.iter().enumerate() {
-        let ptr = format!("{ptr}/{i}");
-        let obj = read::object(block, &ptr)?;
-        if obj.get("type").and_then(Value::as_str) != Some("tool_use") {
-            continue;
-        }
-        let id = read::string(obj, "id", &ptr)?;
-        let name = read::string(obj, "name", &ptr)?;
-        let input = read::field(obj, "input", &ptr)?;
-        let input = read::arguments(input, &format!("{ptr}/input"))?;
-        calls.push(ToolCall::new(id, name, RawArguments::Json(input)));
-    }
-    Ok(calls)
+    read::typed_calls(blocks, ptr, "tool_use", "id", |obj, ptr| {
+        let input = read::field(obj, "input", ptr)?;
+        Ok(RawArguments::Json(read::arguments(
+            input,
+            &format!("{ptr}/input"),
+        )?))
+    })
 }
 
 /// The `tool_result` block answering a call: `{"type": "tool_result",

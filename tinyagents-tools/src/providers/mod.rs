@@ -31,6 +31,7 @@ mod limits;
 pub mod mcp;
 mod names;
 pub mod openai;
+pub(crate) mod read;
 mod refs;
 mod results;
 mod transform;
@@ -40,7 +41,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::spec::ToolSpec;
 
@@ -408,73 +409,3 @@ pub(crate) fn assemble<'a>(
 /// built in memory to any depth is refused with
 /// [`CallParseError::TooDeep`] instead of overflowing the stack.
 pub const MAX_CALL_ARGUMENT_DEPTH: usize = 128;
-
-/// Reading helpers shared by the call parsers.
-pub(crate) mod read {
-    use super::*;
-
-    /// A copy of a call's arguments at `ptr`, refused without recursion when
-    /// they nest deeper than [`MAX_CALL_ARGUMENT_DEPTH`].
-    pub fn arguments(value: &Value, ptr: &str) -> Result<Value, CallParseError> {
-        let too_deep = || CallParseError::TooDeep {
-            pointer: ptr.to_owned(),
-            max: MAX_CALL_ARGUMENT_DEPTH,
-        };
-        let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
-        while let Some((v, depth)) = stack.pop() {
-            match v {
-                Value::Array(_) | Value::Object(_) if depth > MAX_CALL_ARGUMENT_DEPTH => {
-                    return Err(too_deep());
-                }
-                Value::Array(items) => stack.extend(items.iter().map(|c| (c, depth + 1))),
-                Value::Object(map) => stack.extend(map.values().map(|c| (c, depth + 1))),
-                _ => {}
-            }
-        }
-        Ok(value.clone())
-    }
-
-    /// The field `key` of `obj`, or a `Missing` error at `ptr/key`.
-    pub fn field<'v>(
-        obj: &'v Map<String, Value>,
-        key: &str,
-        ptr: &str,
-    ) -> Result<&'v Value, CallParseError> {
-        obj.get(key).ok_or_else(|| CallParseError::Missing {
-            pointer: format!("{ptr}/{key}"),
-        })
-    }
-
-    /// The string field `key` of `obj`.
-    pub fn string<'v>(
-        obj: &'v Map<String, Value>,
-        key: &str,
-        ptr: &str,
-    ) -> Result<&'v str, CallParseError> {
-        field(obj, key, ptr)?
-            .as_str()
-            .ok_or_else(|| CallParseError::WrongType {
-                pointer: format!("{ptr}/{key}"),
-                expected: "a string",
-            })
-    }
-
-    /// `value` as an object.
-    pub fn object<'v>(
-        value: &'v Value,
-        ptr: &str,
-    ) -> Result<&'v Map<String, Value>, CallParseError> {
-        value.as_object().ok_or_else(|| CallParseError::WrongType {
-            pointer: ptr.to_owned(),
-            expected: "an object",
-        })
-    }
-
-    /// `value` as an array.
-    pub fn array<'v>(value: &'v Value, ptr: &str) -> Result<&'v Vec<Value>, CallParseError> {
-        value.as_array().ok_or_else(|| CallParseError::WrongType {
-            pointer: ptr.to_owned(),
-            expected: "an array",
-        })
-    }
-}

@@ -8,7 +8,7 @@
 //! `items` schema and state `strict` explicitly (Responses reads a missing
 //! `strict` as `true`).
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::refs::{self, InlineMode};
 use super::results::{MAX_STRUCTURED_BYTES, result_text};
@@ -67,23 +67,33 @@ fn parameters(spec: &ToolSpec, options: OpenAiOptions, cx: &Cx) -> Result<Value,
     Ok(s)
 }
 
+/// `{name, description, parameters, strict}`: the function both APIs declare.
+fn function(
+    spec: &ToolSpec,
+    options: OpenAiOptions,
+    cx: &Cx,
+) -> Result<Map<String, Value>, ExportError> {
+    let parameters = parameters(spec, options, cx)?;
+    let mut function = Map::new();
+    function.insert("name".into(), spec.name.as_str().into());
+    function.insert(
+        "description".into(),
+        super::description_with_examples(spec).into(),
+    );
+    function.insert("parameters".into(), parameters);
+    function.insert("strict".into(), options.strict.into());
+    Ok(function)
+}
+
 /// `{"type": "function", "function": {name, description, parameters, strict}}`.
 pub(crate) fn chat_declaration(
     spec: &ToolSpec,
     options: OpenAiOptions,
     cx: &Cx,
 ) -> Result<Declaration, ExportError> {
-    let parameters = parameters(spec, options, cx)?;
+    let function = function(spec, options, cx)?;
     Ok(Declaration::new(
-        json!({
-            "type": "function",
-            "function": {
-                "name": spec.name.as_str(),
-                "description": super::description_with_examples(spec),
-                "parameters": parameters,
-                "strict": options.strict,
-            }
-        }),
+        json!({"type": "function", "function": function}),
         Usage::default(),
     ))
 }
@@ -94,15 +104,11 @@ pub(crate) fn responses_declaration(
     options: OpenAiOptions,
     cx: &Cx,
 ) -> Result<Declaration, ExportError> {
-    let parameters = parameters(spec, options, cx)?;
+    let mut declaration = Map::new();
+    declaration.insert("type".into(), "function".into());
+    declaration.extend(function(spec, options, cx)?);
     Ok(Declaration::new(
-        json!({
-            "type": "function",
-            "name": spec.name.as_str(),
-            "description": super::description_with_examples(spec),
-            "parameters": parameters,
-            "strict": options.strict,
-        }),
+        Value::Object(declaration),
         Usage::default(),
     ))
 }
@@ -183,22 +189,10 @@ pub fn parse_responses_function_calls(payload: &Value) -> Result<Vec<ToolCall>, 
         Value::Object(obj) => (read::field(obj, "output", "")?, "/output"),
         other => (other, ""),
     };
-    let mut calls = Vec::new();
-    for (i, item) in read::array(items, ptr)?.iter().enumerate() {
-        let ptr = format!("{ptr}/{i}");
-        let obj = read::object(item, &ptr)?;
-        if obj.get("type").and_then(Value::as_str) != Some("function_call") {
-            continue;
-        }
-        let id = read::string(obj, "call_id", &ptr)?;
-        let name = read::string(obj, "name", &ptr)?;
-        calls.push(ToolCall::new(
-            id,
-            name,
-            arguments(obj.get("arguments"), &ptr)?,
-        ));
-    }
-    Ok(calls)
+    let items = read::array(items, ptr)?;
+    read::typed_calls(items, ptr, "function_call", "call_id", |obj, ptr| {
+        arguments(obj.get("arguments"), ptr)
+    })
 }
 
 /// The Chat Completions message answering a call:

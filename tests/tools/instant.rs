@@ -1,0 +1,76 @@
+//! `InstantTool`: a stateless tool that answers at once is a `Tool` for any
+//! state and context, one the executor answers without a future.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+use tinyagents_tools::builtins::{EchoTool, HashTool};
+use tinyagents_tools::prelude::*;
+use tinyagents_tools::testkit::ToolHarness;
+use tinyagents_tools::tool_search::ToolSearch;
+
+/// Counts its answers; answers with the length of its `text`.
+#[derive(Default)]
+struct Length {
+    answers: AtomicUsize,
+}
+
+impl InstantTool for Length {
+    fn spec(&self) -> &ToolSpec {
+        static SPEC: OnceLock<ToolSpec> = OnceLock::new();
+        SPEC.get_or_init(|| {
+            ToolSpec::builder("length", "Count the characters of the text.")
+                .input_schema(tinyagents_tools::ToolSchema::from_value(json!({
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                    "additionalProperties": false
+                })))
+                .build()
+                .unwrap()
+        })
+    }
+
+    fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
+        self.answers.fetch_add(1, Ordering::SeqCst);
+        let text = arguments["text"].as_str().unwrap_or_default();
+        Ok(ToolOutput::structured(
+            json!({"length": text.chars().count()}),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn an_instant_tool_never_waits_and_answers_the_same_through_call_and_call_now() {
+    let tool = Length::default();
+    assert!(Tool::<(), ()>::never_waits(&tool));
+    assert!(Tool::<String, u8>::never_waits(&tool));
+    assert_eq!(Tool::<(), ()>::spec(&tool).name.as_str(), "length");
+
+    let harness = ToolHarness::builder(EchoTool).build().unwrap();
+    let runtime = harness.runtime("c1");
+    let arguments = json!({"text": "héllo"});
+    let now = Tool::call_now(&tool, &(), &runtime, arguments.clone()).unwrap();
+    let later = Tool::call(&tool, &(), &runtime, arguments).await.unwrap();
+    assert_eq!(now.structured, Some(json!({"length": 5})));
+    assert_eq!(later.structured, now.structured);
+    assert_eq!(tool.answers.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn an_instant_tool_runs_through_the_executor_like_any_tool() {
+    let harness = ToolHarness::builder(Length::default()).build().unwrap();
+    let result = harness.call_ok(json!({"text": "four"})).await;
+    assert_eq!(result.structured, Some(json!({"length": 4})));
+    let refused = harness.call_err(json!({"text": 4})).await;
+    assert!(refused.is_repairable());
+}
+
+#[test]
+fn the_builtins_and_tool_search_answer_at_once() {
+    assert!(Tool::<(), ()>::never_waits(&EchoTool));
+    assert!(Tool::<(), ()>::never_waits(&HashTool));
+    let search = ToolSearch::new([Tool::<(), ()>::spec(&EchoTool)]);
+    assert!(Tool::<(), ()>::never_waits(&search));
+}
