@@ -41,6 +41,7 @@ use crate::output::ToolOutput;
 use crate::safety::ToolSafety;
 use crate::schema::ToolSchema;
 use crate::spec::ToolSpec;
+use crate::tool::CallResult;
 use crate::tool::InstantTool;
 
 /// `echo`: returns its `text` argument unchanged, as text.
@@ -77,7 +78,7 @@ fn text_argument(arguments: &Value) -> Result<&str, ToolError> {
 }
 
 impl EchoTool {
-    fn answer(arguments: &Value) -> Result<ToolOutput, ToolError> {
+    fn answer(arguments: &Value) -> CallResult {
         text_argument(arguments).map(ToolOutput::text)
     }
 }
@@ -88,7 +89,7 @@ impl HashTool {
         blake3::hash(text.as_bytes()).to_hex().to_string()
     }
 
-    fn answer(arguments: &Value) -> Result<ToolOutput, ToolError> {
+    fn answer(arguments: &Value) -> CallResult {
         text_argument(arguments).map(|text| ToolOutput::text(HashTool::digest(text)))
     }
 }
@@ -103,7 +104,7 @@ macro_rules! text_tool {
                 SPEC.get_or_init(|| text_spec($name, $description, $text))
             }
 
-            fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
+            fn answer(&self, arguments: Value) -> CallResult {
                 <$tool>::answer(&arguments)
             }
         }

@@ -150,7 +150,7 @@ pub use turn::Turn;
 
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {
-    pub use crate::tool::{InstantTool, Shared};
+    pub use crate::tool::{CallResult, InstantTool, Shared};
     pub use crate::{
         CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
         RunId, Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,

@@ -11,6 +11,11 @@ use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
 
+/// What one call of a tool answers: its output, or a classified error. The
+/// return type of [`Tool::call`], [`Tool::call_now`] and
+/// [`InstantTool::answer`].
+pub type CallResult = Result<ToolOutput, ToolError>;
+
 /// The bound every application state `S` and run context `C` meets: the
 /// executor shares them across tasks and threads for as long as it lives, so
 /// they are `Send + Sync + 'static`. Every such type implements it already
@@ -51,7 +56,7 @@ impl<T: Send + Sync + 'static + ?Sized> Shared for T {}
 ///         })
 ///     }
 ///
-///     async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
+///     async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> CallResult {
 ///         Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default()))
 ///     }
 /// }
@@ -70,12 +75,7 @@ where
 
     /// Runs one call with validated `arguments` (an object matching the input
     /// schema).
-    async fn call(
-        &self,
-        state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError>;
+    async fn call(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult;
 
     /// Whether this tool never waits: then the executor runs every attempt
     /// through [`call_now`](Tool::call_now), without a future, instead of
@@ -93,12 +93,7 @@ where
     ///
     /// The default, for a tool that waits, runs nothing and answers with a
     /// fatal error that says so.
-    fn call_now(
-        &self,
-        state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    fn call_now(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         let _ = (state, runtime, arguments);
         Err(ToolError::fatal(format!(
             "tool `{}` waits: it answers through `call`, not `call_now`",
@@ -118,12 +113,7 @@ where
         (**self).spec()
     }
 
-    async fn call(
-        &self,
-        state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         (**self).call(state, runtime, arguments).await
     }
 
@@ -131,12 +121,7 @@ where
         (**self).never_waits()
     }
 
-    fn call_now(
-        &self,
-        state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    fn call_now(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         (**self).call_now(state, runtime, arguments)
     }
 }
@@ -172,7 +157,7 @@ where
 ///         })
 ///     }
 ///
-///     fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
+///     fn answer(&self, arguments: Value) -> CallResult {
 ///         let text = arguments["text"].as_str().unwrap_or_default();
 ///         Ok(ToolOutput::text(text.to_uppercase()))
 ///     }
@@ -196,7 +181,7 @@ pub trait InstantTool: Send + Sync + 'static {
 
     /// Answers one call with validated `arguments` (an object matching the
     /// input schema).
-    fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError>;
+    fn answer(&self, arguments: Value) -> CallResult;
 }
 
 // A type that is not a `Tool` is reported as such, not as a missing
@@ -208,12 +193,7 @@ impl<S: Shared, C: Shared, T: InstantTool> Tool<S, C> for T {
         InstantTool::spec(self)
     }
 
-    async fn call(
-        &self,
-        _: &S,
-        _: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, _: &S, _: &ToolRuntime<C>, arguments: Value) -> CallResult {
         self.answer(arguments)
     }
 
@@ -221,12 +201,7 @@ impl<S: Shared, C: Shared, T: InstantTool> Tool<S, C> for T {
         true
     }
 
-    fn call_now(
-        &self,
-        _: &S,
-        _: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    fn call_now(&self, _: &S, _: &ToolRuntime<C>, arguments: Value) -> CallResult {
         self.answer(arguments)
     }
 }

@@ -44,6 +44,7 @@ use crate::output::ToolOutput;
 use crate::safety::ToolSafety;
 use crate::schema::ToolSchema;
 use crate::spec::ToolSpec;
+use crate::tool::CallResult;
 use crate::tool::InstantTool;
 
 /// One deferred tool as the search sees it.
@@ -157,7 +158,7 @@ impl ToolSearch {
     }
 
     /// One call: the matches, which become enabled.
-    fn answer(&self, arguments: &Value) -> Result<ToolOutput, ToolError> {
+    fn answer(&self, arguments: &Value) -> CallResult {
         let query = arguments
             .get("query")
             .and_then(Value::as_str)
@@ -212,7 +213,7 @@ impl InstantTool for ToolSearch {
         spec()
     }
 
-    fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
+    fn answer(&self, arguments: Value) -> CallResult {
         ToolSearch::answer(self, &arguments)
     }
 }

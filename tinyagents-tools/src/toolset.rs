@@ -14,12 +14,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::error::ToolError;
 use crate::ids::ToolName;
-use crate::output::ToolOutput;
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::CallResult;
 use crate::tool::Shared;
 use crate::tool::Tool;
 
@@ -241,12 +240,7 @@ impl<S: Shared, C: Shared> Tool<S, C> for Renamed<S, C> {
         &self.spec
     }
 
-    async fn call(
-        &self,
-        state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         self.inner.call(state, runtime, arguments).await
     }
 
@@ -254,12 +248,7 @@ impl<S: Shared, C: Shared> Tool<S, C> for Renamed<S, C> {
         self.inner.never_waits()
     }
 
-    fn call_now(
-        &self,
-        state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    fn call_now(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         self.inner.call_now(state, runtime, arguments)
     }
 }

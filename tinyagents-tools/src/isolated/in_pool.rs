@@ -7,9 +7,9 @@ use serde_json::{Map, Value};
 use super::pool::WorkerPool;
 use super::worker::WorkerEntry;
 use crate::error::ToolError;
-use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::CallResult;
 use crate::tool::Shared;
 use crate::tool::Tool;
 
@@ -57,7 +57,7 @@ pub async fn run_isolated<T, S, C>(
     state: &S,
     runtime: &ToolRuntime<C>,
     arguments: Value,
-) -> Result<ToolOutput, ToolError>
+) -> CallResult
 where
     T: IsolatedFn<S, C>,
 {
@@ -77,12 +77,7 @@ where
         T::isolated_spec()
     }
 
-    async fn call(
-        &self,
-        state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         run_isolated::<T, S, C>(&self.pool, state, runtime, arguments).await
     }
 }

@@ -7,9 +7,9 @@ use super::crosses::CrossesProcess;
 use super::pool::WorkerPool;
 use crate::error::ToolError;
 use crate::inject::Inject;
-use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::CallResult;
 use crate::tool::Shared;
 use crate::tool::Tool;
 
@@ -89,12 +89,7 @@ impl<S: Shared, C: Shared> Tool<S, C> for IsolatedTool<S, C> {
         &self.spec
     }
 
-    async fn call(
-        &self,
-        state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         let mut injected = Map::new();
         for (name, send) in &self.senders {
             injected.insert(name.clone(), send(state, runtime)?);

@@ -14,11 +14,12 @@ use crate::ids::ToolCallId;
 use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::CallResult;
 use crate::tool::Shared;
 use crate::tool::Tool;
 
 /// What a [`FakeTool`] answers, from the call's id and arguments.
-type Answer = Box<dyn Fn(&ToolCallId, &Value) -> Result<ToolOutput, ToolError> + Send + Sync>;
+type Answer = Box<dyn Fn(&ToolCallId, &Value) -> CallResult + Send + Sync>;
 
 /// How a [`FakeTool`] waits before it answers.
 #[derive(Debug, Clone, Copy)]
@@ -115,7 +116,7 @@ impl FakeTool {
     /// panic in it is the tool's panic).
     pub fn answering_with(
         mut self,
-        answer: impl Fn(&ToolCallId, &Value) -> Result<ToolOutput, ToolError> + Send + Sync + 'static,
+        answer: impl Fn(&ToolCallId, &Value) -> CallResult + Send + Sync + 'static,
     ) -> Self {
         self.answer = Box::new(answer);
         self
@@ -194,12 +195,7 @@ impl<S: Shared, C: Shared> Tool<S, C> for FakeTool {
         &self.spec
     }
 
-    async fn call(
-        &self,
-        _: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, _: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         self.seen.record(&arguments);
         match self.wait {
             Wait::None => {}
@@ -276,12 +272,7 @@ where
         self.inner.spec()
     }
 
-    async fn call(
-        &self,
-        state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         self.seen.record(&arguments);
         self.inner.call(state, runtime, arguments).await
     }

@@ -50,6 +50,7 @@ use crate::error::ToolError;
 use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::{ResourceBounds, ToolSpec};
+use crate::tool::CallResult;
 use crate::tool::Shared;
 use crate::tool::Tool;
 
@@ -145,7 +146,7 @@ impl WasmTool {
 
     /// Runs one call synchronously, in a fresh instance: what
     /// [`Tool::call`] does on the blocking pool.
-    pub fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError> {
+    pub fn run(&self, arguments: &Value) -> CallResult {
         self.runner.run(arguments)
     }
 }
@@ -174,7 +175,7 @@ impl Runner {
         Ok((store, instance))
     }
 
-    fn run(&self, arguments: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, arguments: &Value) -> CallResult {
         let input = serde_json::to_vec(arguments)?;
         let (mut store, instance) = self.instantiate().map_err(|e| self.classify(&e))?;
         let abi = exports(&mut store, &instance).map_err(|_| malformed())?;
@@ -265,12 +266,7 @@ impl<S: Shared, C: Shared> Tool<S, C> for WasmTool {
         &self.spec
     }
 
-    async fn call(
-        &self,
-        _: &S,
-        _: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, _: &S, _: &ToolRuntime<C>, arguments: Value) -> CallResult {
         let runner = self.runner.clone();
         match tokio::task::spawn_blocking(move || runner.run(&arguments)).await {
             Ok(result) => result,

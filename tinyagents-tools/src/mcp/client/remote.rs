@@ -13,9 +13,9 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 
 use crate::error::{ErrorClass, ErrorKind, MAX_ERROR_TEXT, ToolError};
-use crate::output::ToolOutput;
 use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
+use crate::tool::CallResult;
 use crate::tool::Shared;
 use crate::tool::Tool;
 
@@ -99,7 +99,7 @@ fn service_error(error: ServiceError) -> ToolError {
 
 impl RemoteTool {
     /// The answer to a `tools/call` as the tool's output or error.
-    fn answer(&self, result: ServerResult) -> Result<ToolOutput, ToolError> {
+    fn answer(&self, result: ServerResult) -> CallResult {
         let ServerResult::CallToolResult(result) = result else {
             return Err(ToolError::fatal(
                 "the MCP server did not answer with a tool result",
@@ -130,12 +130,7 @@ impl<S: Shared, C: Shared> Tool<S, C> for RemoteTool {
         &self.spec
     }
 
-    async fn call(
-        &self,
-        _state: &S,
-        runtime: &ToolRuntime<C>,
-        arguments: Value,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, _state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         let Value::Object(mut arguments) = arguments else {
             return Err(ToolError::repair("the arguments must be a JSON object"));
         };
