@@ -15,6 +15,7 @@ use async_trait::async_trait;
 
 use crate::hash::sha256_hex;
 use crate::output::ArtifactRef;
+use crate::sync::lock;
 
 /// Why an artifact could not be stored or read.
 #[derive(Debug, thiserror::Error)]
@@ -93,7 +94,7 @@ impl InMemoryArtifactStore {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<[u8]>>> {
-        self.items.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.items)
     }
 }
 

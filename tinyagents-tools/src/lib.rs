@@ -116,6 +116,7 @@ mod secret;
 mod secret_forms;
 mod service;
 pub mod spec;
+mod sync;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tool;

@@ -44,6 +44,7 @@ use crate::output::ToolOutput;
 use crate::safety::ToolSafety;
 use crate::schema::ToolSchema;
 use crate::spec::ToolSpec;
+use crate::sync::lock;
 use crate::tool::CallResult;
 use crate::tool::InstantTool;
 
@@ -153,7 +154,7 @@ impl ToolSearch {
     /// The deferred tools found so far, by name: add them to the next
     /// turn's exported and advertised tools.
     pub fn enabled(&self) -> Vec<String> {
-        let enabled = self.enabled.lock().unwrap_or_else(|e| e.into_inner());
+        let enabled = lock(&self.enabled);
         enabled.iter().cloned().collect()
     }
 
@@ -166,7 +167,7 @@ impl ToolSearch {
                 ToolError::invalid_arguments(vec![ArgumentProblem::new("/query", "is required")])
             })?;
         let found = self.rank(query);
-        let mut enabled = self.enabled.lock().unwrap_or_else(|e| e.into_inner());
+        let mut enabled = lock(&self.enabled);
         let tools: Vec<Value> = found
             .iter()
             .filter_map(|name| self.entries.iter().find(|e| e.name == *name))

@@ -40,11 +40,7 @@ impl Turn {
     }
 
     /// Restricts the turn to the tools named (canonical names).
-    pub fn advertising<I, N>(mut self, names: I) -> Self
-    where
-        I: IntoIterator<Item = N>,
-        N: Into<String>,
-    {
+    pub fn advertising(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.advertised = Some(Arc::new(names.into_iter().map(Into::into).collect()));
         self
     }

@@ -199,11 +199,7 @@ pub struct AccessPolicyBuilder {
 
 impl AccessPolicyBuilder {
     /// Only the listed tools may run (several calls add to the list).
-    pub fn allow<I, N>(mut self, names: I) -> Self
-    where
-        I: IntoIterator<Item = N>,
-        N: Into<String>,
-    {
+    pub fn allow(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.policy
             .allow
             .get_or_insert_with(BTreeSet::new)
@@ -212,11 +208,7 @@ impl AccessPolicyBuilder {
     }
 
     /// The listed tools may not run.
-    pub fn deny<I, N>(mut self, names: I) -> Self
-    where
-        I: IntoIterator<Item = N>,
-        N: Into<String>,
-    {
+    pub fn deny(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.policy.deny.extend(names.into_iter().map(Into::into));
         self
     }

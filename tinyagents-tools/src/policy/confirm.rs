@@ -27,6 +27,7 @@ use crate::ids::{RunId, ToolCallId};
 use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::safety::SafetyItem;
 use crate::spec::ToolSpec;
+use crate::sync::lock;
 use crate::tool::Shared;
 
 /// The policy name in refusals and events.
@@ -179,22 +180,16 @@ impl ConfirmationPolicy {
         if scope == GrantScope::Call {
             return;
         }
-        self.standing
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(StandingGrant {
-                tool: tool.to_owned(),
-                scope,
-                fingerprint: arguments.map(|a| approval_fingerprint(tool, a)),
-            });
+        lock(&self.standing).push(StandingGrant {
+            tool: tool.to_owned(),
+            scope,
+            fingerprint: arguments.map(|a| approval_fingerprint(tool, a)),
+        });
     }
 
     /// Withdraws every standing grant.
     pub fn revoke_standing(&self) {
-        self.standing
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        lock(&self.standing).clear();
     }
 
     /// The recorded decision for call `call_id` of turn `turn` in run
@@ -210,23 +205,16 @@ impl ConfirmationPolicy {
             turn,
             call: call_id.clone(),
         };
-        self.records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .cloned()
+        lock(&self.records).get(&key).cloned()
     }
 
     fn record(&self, key: CallKey, record: ApprovalRecord) {
-        self.records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, record);
+        lock(&self.records).insert(key, record);
     }
 
     /// The scope of a standing grant covering this call, if any.
     fn standing_scope(&self, run: &RunId, tool: &str, fingerprint: &str) -> Option<GrantScope> {
-        let grants = self.standing.lock().unwrap_or_else(|e| e.into_inner());
+        let grants = lock(&self.standing);
         grants
             .iter()
             .find(|g| {
@@ -324,12 +312,7 @@ impl<S: Shared, C: Shared> Middleware<S, C> for ConfirmationPolicy {
             turn: ctx.turn().index(),
             call: ctx.call_id().clone(),
         };
-        let known = self
-            .records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .cloned();
+        let known = lock(&self.records).get(&key).cloned();
         if let Some(record) = known {
             if record.tool != tool || record.fingerprint != fingerprint {
                 return Ok(BeforeOutcome::deny(

@@ -16,6 +16,7 @@ use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
 use crate::safety::Determinism;
 use crate::spec::ToolSpec;
+use crate::sync::lock;
 
 /// The key of a recorded result: the run (`None` for a cache shared by every
 /// run), the tool and the canonical hash of the arguments. Kept in the call's
@@ -95,7 +96,7 @@ impl ReplayCache {
 
     /// The number of recorded results.
     pub fn len(&self) -> usize {
-        self.records.lock().unwrap_or_else(|e| e.into_inner()).len()
+        lock(&self.records).len()
     }
 
     /// True when nothing is recorded.
@@ -125,12 +126,7 @@ impl<S: Shared, C: Shared> Middleware<S, C> for ReplayCache {
             tool: ctx.spec().name.as_str().to_owned(),
             arguments: canonical_hash(ctx.arguments()),
         };
-        let recorded = self
-            .records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .cloned();
+        let recorded = lock(&self.records).get(&key).cloned();
         if let Some(output) = recorded {
             return Ok(BeforeOutcome::Respond(output));
         }
@@ -150,10 +146,7 @@ impl<S: Shared, C: Shared> Middleware<S, C> for ReplayCache {
                 ctx.run().secrets().redaction_forms(),
             );
             redactor.output(&mut output);
-            self.records
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(key, output);
+            lock(&self.records).insert(key, output);
         }
     }
 }

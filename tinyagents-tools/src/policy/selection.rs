@@ -160,11 +160,7 @@ impl<C: Shared> ToolSelectorBuilder<C> {
     }
 
     /// Advertises only tools tagged with one of `groups`.
-    pub fn groups<I, G>(mut self, groups: I) -> Self
-    where
-        I: IntoIterator<Item = G>,
-        G: Into<String>,
-    {
+    pub fn groups(mut self, groups: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.selector
             .groups
             .get_or_insert_with(BTreeSet::new)
@@ -181,11 +177,7 @@ impl<C: Shared> ToolSelectorBuilder<C> {
     }
 
     /// Always advertises these tools, whatever the other rules say.
-    pub fn always_include<I, N>(mut self, names: I) -> Self
-    where
-        I: IntoIterator<Item = N>,
-        N: Into<String>,
-    {
+    pub fn always_include(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.selector
             .always
             .extend(names.into_iter().map(Into::into));

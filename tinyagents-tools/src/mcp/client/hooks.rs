@@ -13,6 +13,7 @@ use rmcp::service::{MaybeSendFuture, NotificationContext, RoleClient};
 use tokio::sync::Notify;
 
 use crate::runtime::StreamWriter;
+use crate::sync::lock;
 
 /// What the handler shares with the client and its tools.
 #[derive(Default)]
@@ -27,17 +28,11 @@ pub(super) struct HookState {
 
 impl HookState {
     pub(super) fn watch_progress(&self, token: ProgressToken, writer: StreamWriter) {
-        self.progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(token, writer);
+        lock(&self.progress).insert(token, writer);
     }
 
     pub(super) fn unwatch_progress(&self, token: &ProgressToken) {
-        self.progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(token);
+        lock(&self.progress).remove(token);
     }
 
     pub(super) fn take_changed(&self) -> bool {
@@ -63,13 +58,7 @@ impl ClientHandler for Hooks {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        let writer = self
-            .0
-            .progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&params.progress_token)
-            .cloned();
+        let writer = lock(&self.0.progress).get(&params.progress_token).cloned();
         if let Some(writer) = writer
             && params.progress.is_finite()
         {
