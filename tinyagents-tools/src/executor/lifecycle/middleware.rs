@@ -14,7 +14,8 @@ use super::answer::Stop;
 use super::attempts::{Ran, first_poll};
 use super::{CallCx, Step, now, waits};
 use crate::error::{ErrorKind, ToolError};
-use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
+use crate::events::Digest;
+use crate::executor::{ToolExecutor, Turn, args, limits};
 use crate::extensions::Extensions;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
@@ -166,7 +167,7 @@ where
                     return Err(Stop::refused(e, own_policy()));
                 }
                 if self.events.wants_digests() {
-                    cx.args_hash = Some(canonical_hash(arguments));
+                    cx.args_hash = Some(Digest::of(arguments.clone()));
                 }
                 Ok(None)
             }

@@ -23,6 +23,7 @@ use futures_util::future::{BoxFuture, Either};
 use tracing::Instrument;
 
 use crate::call::{RawArguments, ToolCall};
+use crate::events::Digest;
 use crate::executor::batch::Place;
 use crate::executor::{ToolExecutor, Turn, args};
 use crate::ids::{CallName, ToolCallId};
@@ -79,8 +80,8 @@ struct CallCx<'a, C> {
     /// Time spent waiting so far (batch queue, permits, `before_tool`
     /// middleware), measured on tokio's clock: not the call's own time.
     waited: Duration,
-    /// The canonical hash of the arguments, when events are on.
-    args_hash: Option<String>,
+    /// The digest of the arguments, when a subscriber may read it.
+    args_hash: Option<Digest>,
     /// Masks secrets and the tool's patterns in what the call shows; `None`
     /// when there is nothing to mask.
     redactor: Option<Arc<Redactor>>,
