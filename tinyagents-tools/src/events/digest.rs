@@ -2,15 +2,13 @@
 
 use std::fmt;
 use std::ops::Deref;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::hash::canonical_hash;
-
-/// How a digest is computed, once.
-type Compute = Box<dyn FnOnce() -> String + Send>;
+use crate::output::ContentBlock;
 
 /// A SHA-256 digest of a value's canonical JSON
 /// ([`canonical_hash`](crate::hash::canonical_hash)), as 64 lowercase hex
@@ -32,22 +30,56 @@ type Compute = Box<dyn FnOnce() -> String + Send>;
 /// assert_eq!(digest.len(), 64);
 /// ```
 #[derive(Clone)]
-pub struct Digest(Arc<LazyLock<String, Compute>>);
+pub struct Digest(Arc<Lazy>);
+
+/// What a digest is of, and its hex text once computed.
+struct Lazy {
+    source: Source,
+    hex: OnceLock<String>,
+}
+
+enum Source {
+    /// A JSON value (arguments, a structured result).
+    Value(Value),
+    /// A message's content blocks, digested as their JSON array.
+    Content(Vec<ContentBlock>),
+}
 
 impl Digest {
     /// The digest of `value`'s canonical JSON, computed when first read.
     pub fn of(value: Value) -> Self {
-        Digest::later(move || canonical_hash(&value))
+        Digest::from_source(Source::Value(value))
     }
 
-    /// A digest `compute` gives when first read.
-    pub(crate) fn later(compute: impl FnOnce() -> String + Send + 'static) -> Self {
-        Digest(Arc::new(LazyLock::new(Box::new(compute))))
+    /// The digest of `content` as a JSON array, computed when first read.
+    pub(crate) fn of_content(content: Vec<ContentBlock>) -> Self {
+        Digest::from_source(Source::Content(content))
+    }
+
+    fn from_source(source: Source) -> Self {
+        Digest(Arc::new(Lazy {
+            source,
+            hex: OnceLock::new(),
+        }))
+    }
+
+    /// The value digested, when it is a JSON value: the executor lends a
+    /// call's arguments from here instead of keeping a second copy.
+    pub(crate) fn value(&self) -> Option<&Value> {
+        match &self.0.source {
+            Source::Value(value) => Some(value),
+            Source::Content(_) => None,
+        }
     }
 
     /// The hex text (computed now if it was not yet).
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.hex.get_or_init(|| match &self.0.source {
+            Source::Value(value) => canonical_hash(value),
+            Source::Content(content) => {
+                canonical_hash(&serde_json::to_value(content).unwrap_or(Value::Null))
+            }
+        })
     }
 }
 
@@ -93,25 +125,27 @@ impl Serialize for Digest {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicU32, Ordering};
-
     use serde_json::json;
 
     use super::*;
 
     #[test]
     fn a_digest_is_computed_only_when_read_and_only_once() {
-        let runs = Arc::new(AtomicU32::new(0));
-        let counted = Arc::clone(&runs);
-        let digest = Digest::later(move || {
-            counted.fetch_add(1, Ordering::Relaxed);
-            canonical_hash(&json!({"a": 1}))
-        });
+        let digest = Digest::of(json!({"a": 1}));
         let copy = digest.clone();
-        assert_eq!(runs.load(Ordering::Relaxed), 0, "made and cloned, not read");
+        assert!(digest.0.hex.get().is_none(), "made and cloned, not read");
         assert_eq!(copy.as_str(), canonical_hash(&json!({"a": 1})));
-        assert_eq!(&*digest, copy.as_str());
-        assert_eq!(runs.load(Ordering::Relaxed), 1);
+        assert!(digest.0.hex.get().is_some(), "clones share the computation");
+        assert_eq!(digest.value(), Some(&json!({"a": 1})));
+    }
+
+    #[test]
+    fn a_content_digest_is_the_digest_of_the_blocks_as_json() {
+        let blocks = vec![ContentBlock::text("hi")];
+        let expected = canonical_hash(&serde_json::to_value(&blocks).unwrap());
+        let digest = Digest::of_content(blocks);
+        assert_eq!(digest.value(), None);
+        assert_eq!(digest.as_str(), expected);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::attempts::Ran;
 use super::{CallCx, Step, now, waits};
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::events::{Digest, EventKind, ToolEvent};
-use crate::executor::{ToolExecutor, canonical_hash, content};
+use crate::executor::{ToolExecutor, content};
 use crate::output::{ArtifactRef, ContentBlock, ToolMessage, ToolResult};
 use crate::panics::PanicMessage;
 use crate::registry::RegisteredTool;
@@ -321,11 +321,6 @@ where
 fn result_digest(message: &ToolMessage) -> Digest {
     match &message.structured {
         Some(value) => Digest::of(value.clone()),
-        None => {
-            let content = message.content.clone();
-            Digest::later(move || {
-                canonical_hash(&serde_json::to_value(&content).unwrap_or(Value::Null))
-            })
-        }
+        None => Digest::of_content(message.content.clone()),
     }
 }

@@ -79,7 +79,8 @@ struct CallCx<'a, C> {
     /// Time spent waiting so far (batch queue, permits, `before_tool`
     /// middleware), measured on tokio's clock: not the call's own time.
     waited: Duration,
-    /// The digest of the arguments, when a subscriber may read it.
+    /// The digest of the arguments, when a subscriber may read it (made
+    /// again when a hook changes them and lets the call through).
     args_hash: Option<Digest>,
     /// Masks secrets and the tool's patterns in what the call shows; `None`
     /// when there is nothing to mask.
