@@ -19,7 +19,7 @@ use crate::output::ContentBlock;
 /// subscriber that never reads them costs no hashing, one that does gets
 /// the same text as `canonical_hash` of the value the call had when the
 /// event was made. Clones share the one computation. It reads as a `&str`
-/// (through `Deref`), compares, prints and serializes as its hex text.
+/// (through `Deref`), compares, displays and serializes as its hex text.
 ///
 /// ```
 /// use serde_json::json;
@@ -107,7 +107,7 @@ impl Eq for Digest {}
 
 impl fmt::Debug for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
+        f.debug_tuple("Digest").field(&self.as_str()).finish()
     }
 }
 
@@ -158,7 +158,7 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, Digest::of(json!({"x": [2, 1]})));
         assert_eq!(a.to_string(), hex);
-        assert_eq!(format!("{a:?}"), format!("{hex:?}"));
+        assert_eq!(format!("{a:?}"), format!("Digest({hex:?})"));
         assert_eq!(serde_json::to_value(&a).unwrap(), json!(hex));
     }
 }
