@@ -220,3 +220,35 @@ async fn a_panicking_middleware_still_answers_the_call() {
     assert_eq!(r.tool_call_id.as_str(), "c9");
     assert_eq!(kind(&r), "panicked");
 }
+
+/// Records the arguments its `after_tool` sees.
+struct SeesArguments(Arc<Mutex<Vec<serde_json::Value>>>);
+
+#[async_trait]
+impl Middleware for SeesArguments {
+    fn name(&self) -> &str {
+        "sees_arguments"
+    }
+
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
+        self.0.lock().unwrap().push(ctx.arguments().clone());
+    }
+}
+
+#[tokio::test]
+async fn after_tool_sees_the_arguments_the_tool_ran_with_whether_events_are_observed_or_not() {
+    for observed in [true, false] {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let echo = echo();
+        let mut builder = executor(vec![echo.clone()])
+            .middleware(SeesArguments(Arc::clone(&seen)))
+            .middleware(Layer::new("b", &Log::default(), Action::SetText("changed")));
+        if observed {
+            builder = builder.subscribe_arc(Recorder::new());
+        }
+        let exec = builder.build().unwrap();
+        let r = execute_once(&exec, call("c1", "echo", json!({"text": "original"}))).await;
+        assert_eq!(r.text(), "changed", "observed: {observed}");
+        assert_eq!(*seen.lock().unwrap(), [json!({"text": "changed"})]);
+    }
+}

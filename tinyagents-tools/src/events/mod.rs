@@ -2,7 +2,8 @@
 //!
 //! The executor emits a [`ToolEvent`] at each step of a call
 //! (`tool.started`, `tool.completed`, ...). Events carry ids, timing, error
-//! class and *hashes* of the canonical arguments and result, never the values.
+//! class and *hashes* of the canonical arguments and result, never the values;
+//! a hash is computed only when a subscriber reads it ([`Digest`]).
 //!
 //! Delivery is built so that observers cannot hurt execution:
 //! - an event no subscriber [accepts](EventSubscriber::accepts) is never
@@ -18,6 +19,7 @@
 //! - a panic in a subscriber is caught and counted ([`EventBus::panics`]);
 //!   the subscriber keeps receiving later events.
 
+mod digest;
 mod queue;
 
 use std::borrow::Cow;
@@ -33,6 +35,7 @@ use serde_json::Value;
 use crate::error::ErrorClass;
 use crate::ids::{RunId, ThreadId, ToolCallId};
 use crate::spec::ResourceBounds;
+pub use digest::Digest;
 
 /// Which step of a call an event reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -155,10 +158,11 @@ pub struct ToolEvent {
     pub policy: Option<Cow<'static, str>>,
     /// Keys of artifacts the call stored.
     pub artifact_keys: Vec<String>,
-    /// SHA-256 of the canonical arguments (stable key order), hex.
-    pub args_hash: Option<String>,
-    /// SHA-256 of the canonical result, hex.
-    pub result_hash: Option<String>,
+    /// SHA-256 of the canonical arguments (stable key order), hex, computed
+    /// when first read.
+    pub args_hash: Option<Digest>,
+    /// SHA-256 of the canonical result, hex, computed when first read.
+    pub result_hash: Option<Digest>,
     /// Progress, for `tool.progress`.
     pub progress: Option<Progress>,
     /// A custom event's name, for `tool.custom`.
@@ -335,7 +339,7 @@ impl EventBus {
     /// True when some subscriber accepts a lifecycle event that carries the
     /// digest of the call's arguments (`tool.started`, `tool.completed`,
     /// `tool.failed`, `tool.rejected`, `tool.retrying`): with none, the
-    /// digest need not be computed.
+    /// call keeps no copy of its arguments for a digest.
     #[inline]
     pub fn wants_digests(&self) -> bool {
         const CARRY: u16 = EventKind::Started.bit()

@@ -56,7 +56,6 @@ use crate::runtime::RunContext;
 use crate::limits;
 use crate::safety::SafetyItem;
 
-pub(crate) use crate::hash::canonical_hash;
 pub use crate::limits::{CallCounter, CallLimits, RunCallCounts};
 pub use crate::turn::Turn;
 pub use config::{ExecutorBuildError, ExecutorConfig};

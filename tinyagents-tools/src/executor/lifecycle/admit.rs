@@ -13,8 +13,9 @@ use super::answer::Stop;
 use super::attempts::first_poll;
 use super::{CallCx, Step, now, redactor_for, waits};
 use crate::error::ToolError;
+use crate::events::Digest;
 use crate::executor::batch::Place;
-use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
+use crate::executor::{ToolExecutor, Turn, args, limits};
 use crate::registry::RegisteredTool;
 
 /// Permits a call holds while it runs.
@@ -79,7 +80,7 @@ where
         );
         let arguments = parsed.map_err(Stop::rejected)?;
         if self.events.wants_digests() {
-            cx.args_hash = Some(canonical_hash(&arguments));
+            cx.args_hash = Some(Digest::of(arguments.clone()));
         }
         if !cx.span.is_disabled() {
             self.describe_span(cx, registered, &arguments);

@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::attempts::Ran;
 use super::{CallCx, Step, now, waits};
 use crate::error::{ErrorClass, ErrorKind, ToolError};
-use crate::events::{EventKind, ToolEvent};
-use crate::executor::{ToolExecutor, canonical_hash, content};
+use crate::events::{Digest, EventKind, ToolEvent};
+use crate::executor::{ToolExecutor, content};
 use crate::output::{ArtifactRef, ContentBlock, ToolMessage, ToolResult};
 use crate::panics::PanicMessage;
 use crate::registry::RegisteredTool;
@@ -205,7 +205,7 @@ where
             cx.span.record("gen_ai.tool.call.result", text.as_str());
         }
         self.emit(cx, EventKind::Completed, done.attempts, |event| {
-            event.result_hash = Some(content_hash(&message));
+            event.result_hash = Some(result_digest(&message));
             event.artifact_keys = done.artifacts.iter().map(|a| a.key.clone()).collect();
         });
         ToolResult {
@@ -276,7 +276,7 @@ where
             event.error_class = error.map(ToolError::class);
             event.error_kind = error.map(|e| e.kind().as_str());
             event.policy = policy;
-            event.result_hash = Some(content_hash(&result.message));
+            event.result_hash = Some(result_digest(&result.message));
             if let Some(message) = panic {
                 event.data = Some(serde_json::json!({ "panic": message }));
             }
@@ -316,11 +316,11 @@ where
     }
 }
 
-/// The digest of what a message says: its structured value when it has
-/// one, otherwise its content.
-fn content_hash(message: &ToolMessage) -> String {
+/// The digest of what a message says (its structured value when it has
+/// one, otherwise its content), computed when a subscriber reads it.
+fn result_digest(message: &ToolMessage) -> Digest {
     match &message.structured {
-        Some(value) => canonical_hash(value),
-        None => canonical_hash(&serde_json::to_value(&message.content).unwrap_or(Value::Null)),
+        Some(value) => Digest::of(value.clone()),
+        None => Digest::of_content(message.content.clone()),
     }
 }

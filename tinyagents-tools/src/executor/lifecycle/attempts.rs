@@ -57,7 +57,8 @@ where
     /// Step 6: runs the tool, unless a `before_tool` hook answered; an
     /// idempotent tool whose [`RetryPolicy`](crate::RetryPolicy) allows it
     /// is retried after a retryable error, with the policy's delay. The
-    /// arguments stay in `before` for `after_tool` hooks that need them.
+    /// arguments stay in `before` for `after_tool` hooks that need them
+    /// ([`Before::arguments`]).
     pub(super) fn run_tool<'a>(
         &'a self,
         cx: &'a CallCx<'_, C>,
@@ -77,11 +78,15 @@ where
             let retrying: BoxFuture<'a, Ran> = Box::pin(self.retrying(cx, registered, before));
             return Either::Right(Either::Right(retrying));
         }
-        // One attempt: it takes the arguments unless a hook needs them.
-        let arguments = if before.entered > 0 {
-            before.arguments.clone()
-        } else {
-            std::mem::take(&mut before.arguments)
+        // One attempt takes the arguments; when hooks need them after, they
+        // read the copy the arguments' digest holds, or a clone.
+        let arguments = match (&cx.args_hash, before.entered) {
+            (_, 0) => std::mem::take(&mut before.arguments),
+            (Some(digest), _) => {
+                before.lent = Some(digest.clone());
+                std::mem::take(&mut before.arguments)
+            }
+            (None, _) => before.arguments.clone(),
         };
         let ran = |outcome: Attempted| Ran {
             outcome,

@@ -14,7 +14,8 @@ use super::answer::Stop;
 use super::attempts::{Ran, first_poll};
 use super::{CallCx, Step, now, waits};
 use crate::error::{ErrorKind, ToolError};
-use crate::executor::{ToolExecutor, Turn, args, canonical_hash, limits};
+use crate::events::Digest;
+use crate::executor::{ToolExecutor, Turn, args, limits};
 use crate::extensions::Extensions;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
@@ -30,6 +31,9 @@ pub(super) struct Before {
     /// answers gets none).
     pub(super) entered: usize,
     extensions: Extensions,
+    /// The digest the arguments were lent from when the tool took them: it
+    /// holds the same value, which `after_tool` hooks then read.
+    pub(super) lent: Option<Digest>,
 }
 
 impl<S, C> ToolExecutor<S, C>
@@ -54,6 +58,7 @@ where
                 answered: None,
                 entered: 0,
                 extensions: Extensions::new(),
+                lent: None,
             }));
         }
         waits(self.before_hooks(cx, turn, registered, arguments))
@@ -82,6 +87,7 @@ where
                         answered: Some(Box::new(output)),
                         entered: i,
                         extensions,
+                        lent: None,
                     });
                 }
                 Err(refusal) => {
@@ -97,6 +103,7 @@ where
             answered: None,
             entered: self.middleware.len(),
             extensions,
+            lent: None,
         })
     }
 
@@ -166,7 +173,7 @@ where
                     return Err(Stop::refused(e, own_policy()));
                 }
                 if self.events.wants_digests() {
-                    cx.args_hash = Some(canonical_hash(arguments));
+                    cx.args_hash = Some(Digest::of(arguments.clone()));
                 }
                 Ok(None)
             }
@@ -194,13 +201,21 @@ where
         cx: &'a CallCx<'_, C>,
         turn: &'a Turn,
         registered: &'a RegisteredTool<S, C>,
-        mut before: Before,
+        before: Before,
         ran: Ran,
     ) -> Step<'a, Ran> {
         if before.entered == 0 {
             return now(ran);
         }
         waits(async move {
+            let Before {
+                arguments,
+                mut extensions,
+                lent,
+                ..
+            } = before;
+            // The tool may have taken the arguments: then they are lent.
+            let arguments = lent.as_ref().and_then(Digest::value).unwrap_or(&arguments);
             let mut after = AfterToolCtx {
                 spec: registered.spec(),
                 called_name: &cx.name,
@@ -208,10 +223,10 @@ where
                 run: cx.run,
                 turn,
                 state: &*self.state,
-                arguments: &before.arguments,
+                arguments,
                 attempts: ran.attempts,
                 outcome: ran.outcome,
-                extensions: &mut before.extensions,
+                extensions: &mut extensions,
             };
             for mw in self.middleware[..before.entered].iter().rev() {
                 mw.after_tool(&mut after).await;

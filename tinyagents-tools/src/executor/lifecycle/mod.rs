@@ -14,15 +14,15 @@ mod span;
 use std::borrow::Cow;
 use std::future::{Future, Ready};
 use std::panic::AssertUnwindSafe;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
-use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Either};
-use tracing::Instrument;
 
 use crate::call::{RawArguments, ToolCall};
+use crate::events::Digest;
 use crate::executor::batch::Place;
 use crate::executor::{ToolExecutor, Turn, args};
 use crate::ids::{CallName, ToolCallId};
@@ -79,8 +79,9 @@ struct CallCx<'a, C> {
     /// Time spent waiting so far (batch queue, permits, `before_tool`
     /// middleware), measured on tokio's clock: not the call's own time.
     waited: Duration,
-    /// The canonical hash of the arguments, when events are on.
-    args_hash: Option<String>,
+    /// The digest of the arguments, when a subscriber may read it (made
+    /// again when a hook changes them and lets the call through).
+    args_hash: Option<Digest>,
     /// Masks secrets and the tool's patterns in what the call shows; `None`
     /// when there is nothing to mask.
     redactor: Option<Arc<Redactor>>,
@@ -138,12 +139,17 @@ where
             redactor,
         };
         let outcome = {
-            let steps = pin!(self.steps(&mut cx, turn, arguments, batch));
-            let caught = AssertUnwindSafe(panics::Quiet(steps)).catch_unwind();
-            caught
-                .instrument(span.clone())
-                .await
-                .unwrap_or_else(|_| Err(Stop::panicked()))
+            // Each poll runs in the call's span (entered by reference: the
+            // future keeps no second handle to it), with panics kept quiet
+            // and caught.
+            let mut steps = panics::Quiet(pin!(self.steps(&mut cx, turn, arguments, batch)));
+            std::future::poll_fn(|task| {
+                let _in_span = span.enter();
+                let polled =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut steps).poll(task)));
+                polled.unwrap_or_else(|_| Poll::Ready(Err(Stop::panicked())))
+            })
+            .await
         };
         let answered = std::panic::catch_unwind(AssertUnwindSafe(|| {
             span.in_scope(|| panics::quietly(|| self.answer(&cx, outcome)))

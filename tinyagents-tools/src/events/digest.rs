@@ -1,0 +1,164 @@
+//! The digests events carry, computed when a subscriber first reads them.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use crate::hash::canonical_hash;
+use crate::output::ContentBlock;
+
+/// A SHA-256 digest of a value's canonical JSON
+/// ([`canonical_hash`](crate::hash::canonical_hash)), as 64 lowercase hex
+/// digits, computed the first time it is read and then kept.
+///
+/// An event's [`args_hash`](crate::events::ToolEvent::args_hash) and
+/// [`result_hash`](crate::events::ToolEvent::result_hash) are digests: a
+/// subscriber that never reads them costs no hashing, one that does gets
+/// the same text as `canonical_hash` of the value the call had when the
+/// event was made. Clones share the one computation. It reads as a `&str`
+/// (through `Deref`), compares, displays and serializes as its hex text.
+///
+/// ```
+/// use serde_json::json;
+/// use tinyagents_tools::events::Digest;
+/// use tinyagents_tools::hash::canonical_hash;
+/// let digest = Digest::of(json!({"b": 2, "a": 1}));
+/// assert_eq!(&*digest, canonical_hash(&json!({"a": 1, "b": 2})));
+/// assert_eq!(digest.len(), 64);
+/// ```
+#[derive(Clone)]
+pub struct Digest(Arc<Lazy>);
+
+/// What a digest is of, and its hex text once computed.
+struct Lazy {
+    source: Source,
+    hex: OnceLock<String>,
+}
+
+enum Source {
+    /// A JSON value (arguments, a structured result).
+    Value(Value),
+    /// A message's content blocks, digested as their JSON array.
+    Content(Vec<ContentBlock>),
+}
+
+impl Digest {
+    /// The digest of `value`'s canonical JSON, computed when first read.
+    pub fn of(value: Value) -> Self {
+        Digest::from_source(Source::Value(value))
+    }
+
+    /// The digest of `content` as a JSON array, computed when first read.
+    pub(crate) fn of_content(content: Vec<ContentBlock>) -> Self {
+        Digest::from_source(Source::Content(content))
+    }
+
+    fn from_source(source: Source) -> Self {
+        Digest(Arc::new(Lazy {
+            source,
+            hex: OnceLock::new(),
+        }))
+    }
+
+    /// The value digested, when it is a JSON value: the executor lends a
+    /// call's arguments from here instead of keeping a second copy.
+    pub(crate) fn value(&self) -> Option<&Value> {
+        match &self.0.source {
+            Source::Value(value) => Some(value),
+            Source::Content(_) => None,
+        }
+    }
+
+    /// The hex text (computed now if it was not yet).
+    pub fn as_str(&self) -> &str {
+        self.0.hex.get_or_init(|| match &self.0.source {
+            Source::Value(value) => canonical_hash(value),
+            Source::Content(content) => {
+                canonical_hash(&serde_json::to_value(content).unwrap_or(Value::Null))
+            }
+        })
+    }
+}
+
+impl Deref for Digest {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Digest {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Digest {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Digest {}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Digest").field(&self.as_str()).finish()
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Digest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_digest_is_computed_only_when_read_and_only_once() {
+        let digest = Digest::of(json!({"a": 1}));
+        let copy = digest.clone();
+        assert!(digest.0.hex.get().is_none(), "made and cloned, not read");
+        assert_eq!(copy.as_str(), canonical_hash(&json!({"a": 1})));
+        assert!(digest.0.hex.get().is_some(), "clones share the computation");
+        assert_eq!(digest.value(), Some(&json!({"a": 1})));
+    }
+
+    #[test]
+    fn a_content_digest_is_the_digest_of_the_blocks_as_json() {
+        let blocks = vec![ContentBlock::text("hi")];
+        let expected = canonical_hash(&serde_json::to_value(&blocks).unwrap());
+        let digest = Digest::of_content(blocks);
+        assert_eq!(digest.value(), None);
+        assert_eq!(digest.as_str(), expected);
+    }
+
+    #[test]
+    fn a_digest_prints_compares_and_serializes_as_its_hex_text() {
+        let (a, b) = (
+            Digest::of(json!({"x": [1, 2]})),
+            Digest::of(json!({"x": [1, 2]})),
+        );
+        let hex = canonical_hash(&json!({"x": [1, 2]}));
+        assert_eq!(a, b);
+        assert_ne!(a, Digest::of(json!({"x": [2, 1]})));
+        assert_eq!(a.to_string(), hex);
+        assert_eq!(format!("{a:?}"), format!("Digest({hex:?})"));
+        assert_eq!(serde_json::to_value(&a).unwrap(), json!(hex));
+    }
+}
