@@ -34,6 +34,7 @@ use crate::output::ToolOutput;
 use crate::runtime::RunContext;
 use crate::safety::SafetyItem;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::turn::Turn;
 
 /// What a `before_tool` decided.
@@ -99,6 +100,10 @@ macro_rules! call_accessors {
         }
     };
 }
+
+/// What a [`before_tool`](Middleware::before_tool) hook answers: go on,
+/// answer in the tool's place, or refuse with a classified error.
+pub type BeforeResult = Result<BeforeOutcome, ToolError>;
 
 /// What `before_tool` sees of a call that passed every executor check.
 pub struct BeforeToolCtx<'a, S = (), C = ()> {
@@ -223,11 +228,7 @@ impl<'a, S, C> AfterToolCtx<'a, S, C> {
 /// }
 /// ```
 #[async_trait]
-pub trait Middleware<S = (), C = ()>: Send + Sync + 'static
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+pub trait Middleware<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
     /// A short stable name, used as the policy name when this middleware
     /// refuses a call with an error.
     fn name(&self) -> &str;
@@ -242,10 +243,7 @@ where
     }
 
     /// Runs before the tool, after the executor's own checks.
-    async fn before_tool(
-        &self,
-        ctx: &mut BeforeToolCtx<'_, S, C>,
-    ) -> Result<BeforeOutcome, ToolError> {
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
         let _ = ctx;
         Ok(BeforeOutcome::Continue)
     }

@@ -65,11 +65,7 @@ impl<T: Send + Sync + 'static + ?Sized> Shared for T {}
 /// A tool that never waits and reads nothing but its arguments is shorter as
 /// an [`InstantTool`].
 #[async_trait]
-pub trait Tool<S = (), C = ()>: Send + Sync + 'static
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+pub trait Tool<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
     /// The tool's spec. Must return the same spec every time (build it once).
     fn spec(&self) -> &ToolSpec;
 
@@ -103,12 +99,7 @@ where
 }
 
 #[async_trait]
-impl<S, C, T> Tool<S, C> for Arc<T>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-    T: Tool<S, C> + ?Sized,
-{
+impl<S: Shared, C: Shared, T: Tool<S, C> + ?Sized> Tool<S, C> for Arc<T> {
     fn spec(&self) -> &ToolSpec {
         (**self).spec()
     }

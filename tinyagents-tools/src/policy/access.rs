@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::ToolError;
-use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::middleware::{BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
 use crate::safety::{FilesystemAccess, Reach};
 use crate::spec::ToolSpec;
 use crate::tool::Shared;
@@ -262,10 +262,7 @@ impl<S: Shared, C: Shared> Middleware<S, C> for AccessPolicy {
         "access_policy"
     }
 
-    async fn before_tool(
-        &self,
-        ctx: &mut BeforeToolCtx<'_, S, C>,
-    ) -> Result<BeforeOutcome, ToolError> {
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
         self.check(ctx.spec()).map(|()| BeforeOutcome::Continue)
     }
 }

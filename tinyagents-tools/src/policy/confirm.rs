@@ -24,7 +24,7 @@ use super::approval::{
 };
 use crate::error::ToolError;
 use crate::ids::{RunId, ToolCallId};
-use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::middleware::{BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
 use crate::safety::SafetyItem;
 use crate::spec::ToolSpec;
 use crate::sync::lock;
@@ -296,10 +296,7 @@ impl<S: Shared, C: Shared> Middleware<S, C> for ConfirmationPolicy {
         &[SafetyItem::Confirmation]
     }
 
-    async fn before_tool(
-        &self,
-        ctx: &mut BeforeToolCtx<'_, S, C>,
-    ) -> Result<BeforeOutcome, ToolError> {
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
         let reasons = self.reasons(ctx.spec());
         if reasons.is_empty() {
             return Ok(BeforeOutcome::Continue);

@@ -10,9 +10,8 @@ use crate::tool::Shared;
 
 use async_trait::async_trait;
 
-use crate::error::ToolError;
 use crate::hash::canonical_hash;
-use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
 use crate::safety::Determinism;
 use crate::spec::ToolSpec;
@@ -111,10 +110,7 @@ impl<S: Shared, C: Shared> Middleware<S, C> for ReplayCache {
         "replay_cache"
     }
 
-    async fn before_tool(
-        &self,
-        ctx: &mut BeforeToolCtx<'_, S, C>,
-    ) -> Result<BeforeOutcome, ToolError> {
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
         if !self.replays(ctx.spec()) {
             return Ok(BeforeOutcome::Continue);
         }

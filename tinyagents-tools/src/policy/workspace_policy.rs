@@ -6,8 +6,8 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use crate::error::{ArgumentProblem, ToolError};
-use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::error::ArgumentProblem;
+use crate::middleware::{BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
 use crate::safety::{FilesystemAccess, SafetyItem};
 use crate::schema::escape_pointer;
 use crate::tool::Shared;
@@ -140,10 +140,7 @@ impl<S: Shared, C: Shared> Middleware<S, C> for WorkspacePolicy {
         &[SafetyItem::Workspace]
     }
 
-    async fn before_tool(
-        &self,
-        ctx: &mut BeforeToolCtx<'_, S, C>,
-    ) -> Result<BeforeOutcome, ToolError> {
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
         let safety = &ctx.spec().safety;
         if !safety.workspace && safety.filesystem == FilesystemAccess::None {
             return Ok(BeforeOutcome::Continue);

@@ -5,8 +5,7 @@ use std::marker::PhantomData;
 
 use async_trait::async_trait;
 
-use crate::error::ToolError;
-use crate::middleware::{BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::middleware::{BeforeResult, BeforeToolCtx, Middleware};
 use crate::tool::Shared;
 
 /// A middleware whose `before_tool` is a closure: it sees each call (its
@@ -40,7 +39,7 @@ pub struct BeforeTool<F, S = (), C = ()> {
 
 impl<F, S, C> BeforeTool<F, S, C>
 where
-    F: Fn(&mut BeforeToolCtx<'_, S, C>) -> Result<BeforeOutcome, ToolError>,
+    F: Fn(&mut BeforeToolCtx<'_, S, C>) -> BeforeResult,
 {
     /// A middleware named `name` that runs `decide` before each call.
     pub fn new(name: impl Into<String>, decide: F) -> Self {
@@ -55,7 +54,7 @@ where
 #[async_trait]
 impl<F, S, C> Middleware<S, C> for BeforeTool<F, S, C>
 where
-    F: Fn(&mut BeforeToolCtx<'_, S, C>) -> Result<BeforeOutcome, ToolError> + Send + Sync + 'static,
+    F: Fn(&mut BeforeToolCtx<'_, S, C>) -> BeforeResult + Send + Sync + 'static,
     S: Shared,
     C: Shared,
 {
@@ -63,10 +62,7 @@ where
         &self.name
     }
 
-    async fn before_tool(
-        &self,
-        ctx: &mut BeforeToolCtx<'_, S, C>,
-    ) -> Result<BeforeOutcome, ToolError> {
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
         (self.decide)(ctx)
     }
 }
