@@ -245,12 +245,11 @@ where
                 tool: name.to_owned(),
             });
         }
-        let properties: Vec<&str> = spec.input_schema.property_names().collect();
-        if let Some(arg) = spec
-            .injected
-            .iter()
-            .find(|arg| properties.contains(&arg.name.as_str()))
-        {
+        if let Some(arg) = spec.injected.iter().find(|arg| {
+            spec.input_schema
+                .property_names()
+                .any(|p| p == arg.name.as_str())
+        }) {
             return Err(RegistryError::SchemaExposesInjected {
                 tool: name.to_owned(),
                 argument: arg.name.clone(),

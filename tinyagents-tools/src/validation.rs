@@ -67,8 +67,7 @@ pub(crate) fn compile_bounded(
 
 /// The input check of one registered tool.
 pub(crate) struct InputValidator {
-    full: Arc<jsonschema::Validator>,
-    flat: Option<FlatSchema>,
+    checks: Arc<Compiled>,
 }
 
 impl InputValidator {
@@ -85,11 +84,8 @@ impl InputValidator {
         schema: &Value,
         cache: &mut ValidatorCache,
     ) -> Result<Self, SchemaError> {
-        let bounded = bounded_schema(schema);
-        let full = cache.compile(&bounded)?;
         Ok(InputValidator {
-            full,
-            flat: FlatSchema::compile(&bounded),
+            checks: cache.compile(schema)?,
         })
     }
 
@@ -105,10 +101,10 @@ impl InputValidator {
     /// the flat check asks only about the others).
     #[inline]
     pub(crate) fn is_valid_where(&self, value: &Value, undeclared: impl Fn(&str) -> bool) -> bool {
-        match &self.flat {
+        match &self.checks.flat {
             Some(flat) => flat.is_valid(value, undeclared),
             None => {
-                self.full.is_valid(value)
+                self.checks.full.is_valid(value)
                     && value
                         .as_object()
                         .is_none_or(|map| map.keys().all(|key| undeclared(key)))
@@ -118,13 +114,13 @@ impl InputValidator {
 
     /// The full validator (for the list of problems in an error).
     pub(crate) fn full(&self) -> &jsonschema::Validator {
-        &self.full
+        &self.checks.full
     }
 
     /// Whether the flat check is in use.
     #[cfg(test)]
     pub(crate) fn is_flat(&self) -> bool {
-        self.flat.is_some()
+        self.checks.flat.is_some()
     }
 }
 
@@ -483,6 +479,7 @@ fn compare(n: &Number, bound: i128) -> Ordering {
 
 mod cache;
 mod output;
+use cache::Compiled;
 pub(crate) use cache::ValidatorCache;
 pub(crate) use output::OutputValidator;
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{SchemaError, compile_bounded};
+use super::{FlatSchema, SchemaError, bounded_schema, compile_bounded};
 use crate::fasthash::NameMap;
 use crate::schema::{Slot as SubSchemas, slot as sub_schemas};
 
@@ -34,31 +34,53 @@ const ANNOTATIONS: &[(&str, WellTyped)] = &[
     ("writeOnly", Value::is_boolean),
 ];
 
-/// Validators compiled so far, by the canonical text of their schema with
+/// The checks compiled for one schema: the full validator and, when the
+/// schema has the flat shape, the direct check.
+pub(super) struct Compiled {
+    /// The `jsonschema` validator of the bounded schema.
+    pub(super) full: jsonschema::Validator,
+    /// The flat check of the bounded schema, when it has that shape.
+    pub(super) flat: Option<FlatSchema>,
+}
+
+impl Compiled {
+    /// Bounds `schema`'s integer formats and compiles both checks.
+    fn new(schema: &Value) -> Result<Self, SchemaError> {
+        let bounded = bounded_schema(schema);
+        Ok(Compiled {
+            full: compile_bounded(&bounded)?,
+            flat: FlatSchema::compile(&bounded),
+        })
+    }
+}
+
+/// Checks compiled so far, by the canonical text of their schema with
 /// annotations left out.
 #[derive(Default, Clone)]
 pub(crate) struct ValidatorCache {
-    compiled: NameMap<Box<str>, Arc<jsonschema::Validator>>,
+    compiled: NameMap<Box<str>, Arc<Compiled>>,
+    /// The key being written (kept to reuse its buffer).
+    key: String,
 }
 
 impl ValidatorCache {
-    /// The validator of `bounded` (a schema already passed through
-    /// `bounded_schema`): one compiled earlier for a schema with the same
-    /// key, or a new one. Errors exactly when compiling `bounded` on its own
-    /// errors.
-    pub(crate) fn compile(
-        &mut self,
-        bounded: &Value,
-    ) -> Result<Arc<jsonschema::Validator>, SchemaError> {
-        let Some(key) = key_of(bounded) else {
-            return compile_bounded(bounded).map(Arc::new);
-        };
-        if let Some(found) = self.compiled.get(key.as_str()) {
+    /// The checks of `schema` (integer formats bounded as
+    /// [`bounded_schema`] does): the ones compiled earlier for a schema with
+    /// the same key, or new ones. Errors exactly when compiling `schema` on
+    /// its own errors. The key is written from `schema` itself: two schemas
+    /// equal but for annotations stay so once bounded, so a hit needs no
+    /// bounded copy.
+    pub(super) fn compile(&mut self, schema: &Value) -> Result<Arc<Compiled>, SchemaError> {
+        self.key.clear();
+        if !write_schema(&mut self.key, schema) {
+            return Compiled::new(schema).map(Arc::new);
+        }
+        if let Some(found) = self.compiled.get(self.key.as_str()) {
             return Ok(Arc::clone(found));
         }
-        let compiled = Arc::new(compile_bounded(bounded)?);
+        let compiled = Arc::new(Compiled::new(schema)?);
         self.compiled
-            .insert(key.into_boxed_str(), Arc::clone(&compiled));
+            .insert(self.key.as_str().into(), Arc::clone(&compiled));
         Ok(compiled)
     }
 }
@@ -66,6 +88,7 @@ impl ValidatorCache {
 /// The key of `schema`: its canonical JSON text (keys sorted) without the
 /// annotations of any schema object, or `None` when it must be compiled on
 /// its own.
+#[cfg(test)]
 pub(crate) fn key_of(schema: &Value) -> Option<String> {
     let mut out = String::with_capacity(256);
     write_schema(&mut out, schema).then_some(out)
@@ -158,13 +181,32 @@ fn is_local_definition(reference: &str) -> bool {
     name.is_some_and(|n| !n.is_empty() && !n.contains(['/', '~']))
 }
 
-/// The entries of `obj` by key, in byte order.
+/// Objects with at most this many entries are sorted on the stack.
+const SORTED_ON_STACK: usize = 16;
+
+/// A filler for the unused slots of the stack buffer.
+static NULL: Value = Value::Null;
+
+/// The entries of `obj` by key, in byte order (sorted without allocating
+/// for objects of up to [`SORTED_ON_STACK`] entries).
 fn sorted(obj: &Map<String, Value>) -> impl Iterator<Item = (&str, &Value)> {
-    let mut entries: Vec<(&str, &Value)> = obj.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let len = obj.len();
+    let mut small = [("", &NULL); SORTED_ON_STACK];
+    let mut large = Vec::new();
+    let entries: &mut [(&str, &Value)] = if len <= SORTED_ON_STACK {
+        for (slot, (k, v)) in small.iter_mut().zip(obj) {
+            *slot = (k.as_str(), v);
+        }
+        &mut small[..len]
+    } else {
+        large.extend(obj.iter().map(|(k, v)| (k.as_str(), v)));
+        &mut large
+    };
     if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
         entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
     }
-    entries.into_iter()
+    let on_stack = if len <= SORTED_ON_STACK { len } else { 0 };
+    small.into_iter().take(on_stack).chain(large)
 }
 
 /// A data value (`enum`, `const`, `default`, ...) in canonical form.
@@ -252,6 +294,24 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_check_keeps_the_integer_format_bounds_of_its_schema() {
+        let mut cache = ValidatorCache::default();
+        let schema = |doc: &str| {
+            json!({"type": "object", "description": doc, "required": ["n"],
+                "properties": {"n": {"type": "integer", "format": "uint8"}}})
+        };
+        let first = cache.compile(&schema("first")).unwrap();
+        let second = cache.compile(&schema("second")).unwrap();
+        assert!(Arc::ptr_eq(&first, &second));
+        assert!(second.flat.is_some(), "the flat check is shared too");
+        for (value, valid) in [(json!({"n": 255}), true), (json!({"n": 256}), false)] {
+            assert_eq!(second.full.is_valid(&value), valid, "{value}");
+            let flat = second.flat.as_ref().unwrap();
+            assert_eq!(flat.is_valid(&value, |_| true), valid, "{value}");
+        }
+    }
+
+    #[test]
     fn a_shared_validator_answers_as_a_fresh_one() {
         let mut cache = ValidatorCache::default();
         let first = json!({"type": "object", "description": "first",
@@ -271,7 +331,7 @@ mod tests {
             json!({}),
             json!({"n": "x"}),
         ] {
-            assert_eq!(b.is_valid(&value), fresh.is_valid(&value), "{value}");
+            assert_eq!(b.full.is_valid(&value), fresh.is_valid(&value), "{value}");
         }
     }
 }

@@ -7,13 +7,13 @@ use serde_json::Value;
 
 use std::sync::Arc;
 
-use super::{SchemaError, ValidatorCache, bounded_schema};
+use super::{Compiled, SchemaError, ValidatorCache};
 use crate::error::ToolError;
 use crate::output::ToolOutput;
 
 /// The output check of one registered tool with an output schema.
 pub(crate) struct OutputValidator {
-    full: Arc<jsonschema::Validator>,
+    checks: Arc<Compiled>,
 }
 
 impl OutputValidator {
@@ -22,7 +22,7 @@ impl OutputValidator {
     /// annotations.
     pub(crate) fn compile(schema: &Value, cache: &mut ValidatorCache) -> Result<Self, SchemaError> {
         Ok(OutputValidator {
-            full: cache.compile(&bounded_schema(schema))?,
+            checks: cache.compile(schema)?,
         })
     }
 
@@ -31,11 +31,11 @@ impl OutputValidator {
     /// the mismatches as its source, for the application only.
     pub(crate) fn check(&self, output: &ToolOutput) -> Result<(), ToolError> {
         let value = output.structured.as_ref().unwrap_or(&Value::Null);
-        if self.full.is_valid(value) {
+        let full = &self.checks.full;
+        if full.is_valid(value) {
             return Ok(());
         }
-        let problems = self
-            .full
+        let problems = full
             .iter_errors(value)
             .map(|e| {
                 let at = e.instance_path().as_str();
