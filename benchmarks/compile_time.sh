@@ -140,6 +140,7 @@ new_crate ours_hand tinyagents-tools serde serde_json schemars
     echo 'use std::sync::OnceLock;'
     echo 'use serde_json::Value;'
     echo 'use tinyagents_tools::*;'
+    echo 'use tinyagents_tools::output::IntoToolOutput;'
     echo 'use schemars::JsonSchema;'
     echo
     for i in $(seq 0 $((N - 1))); do
