@@ -239,7 +239,11 @@ pub fn rig_dynamic_tools<S: Shared, C: Shared>(
 }
 
 /// Adds a whole tinyagents registry to a [`rig_agent`] agent builder.
-pub trait AgentToolsExt {
+pub trait AgentToolsExt: Sized {
+    /// Adds rig [`DynamicTool`]s to the agent, as rig's own
+    /// `dynamic_tools` does for this builder state.
+    fn with_dynamic_tools(self, tools: Vec<DynamicTool>) -> AgentBuilder<WithBuilderTools>;
+
     /// Adds every tool of `executor`'s registry (as [`rig_dynamic_tools`]
     /// makes them) to the agent: each call the agent makes runs through
     /// `executor` in `run`.
@@ -247,25 +251,19 @@ pub trait AgentToolsExt {
         self,
         executor: Arc<ToolExecutor<S, C>>,
         run: Arc<RunContext<C>>,
-    ) -> AgentBuilder<WithBuilderTools>;
+    ) -> AgentBuilder<WithBuilderTools> {
+        self.with_dynamic_tools(rig_dynamic_tools(executor, run))
+    }
 }
 
 impl AgentToolsExt for AgentBuilder<NoToolConfig> {
-    fn tinyagents_tools<S: Shared, C: Shared>(
-        self,
-        executor: Arc<ToolExecutor<S, C>>,
-        run: Arc<RunContext<C>>,
-    ) -> AgentBuilder<WithBuilderTools> {
-        self.dynamic_tools(rig_dynamic_tools(executor, run))
+    fn with_dynamic_tools(self, tools: Vec<DynamicTool>) -> AgentBuilder<WithBuilderTools> {
+        self.dynamic_tools(tools)
     }
 }
 
 impl AgentToolsExt for AgentBuilder<WithBuilderTools> {
-    fn tinyagents_tools<S: Shared, C: Shared>(
-        self,
-        executor: Arc<ToolExecutor<S, C>>,
-        run: Arc<RunContext<C>>,
-    ) -> AgentBuilder<WithBuilderTools> {
-        self.dynamic_tools(rig_dynamic_tools(executor, run))
+    fn with_dynamic_tools(self, tools: Vec<DynamicTool>) -> AgentBuilder<WithBuilderTools> {
+        self.dynamic_tools(tools)
     }
 }
