@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tinyagents_tools::middleware::AfterToolCtx;
 use tinyagents_tools::retry::Jitter;
+use tinyagents_tools::testkit::FnTool;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 
@@ -103,24 +104,6 @@ impl Tool for Immediate {
     }
 }
 
-/// Says it never waits but leaves `call_now` to the default.
-struct ClaimsToNeverWait(ToolSpec);
-
-#[async_trait]
-impl Tool for ClaimsToNeverWait {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("through call"))
-    }
-
-    fn never_waits(&self) -> bool {
-        true
-    }
-}
-
 #[tokio::test]
 async fn a_tool_that_claims_to_never_wait_without_call_now_fails_its_call_as_fatal() {
     let spec = spec(
@@ -129,9 +112,12 @@ async fn a_tool_that_claims_to_never_wait_without_call_now_fails_its_call_as_fat
     )
     .build()
     .unwrap();
-    let exec = executor(vec![Arc::new(ClaimsToNeverWait(spec))])
-        .build()
-        .unwrap();
+    // Says it never waits but leaves `call_now` to the default.
+    let claims = FnTool::new(spec, |_, _| {
+        Box::pin(async { Ok(ToolOutput::text("through call")) })
+    })
+    .claiming_never_waits();
+    let exec = executor(vec![Arc::new(claims)]).build().unwrap();
     let r = execute_once(&exec, call("c1", "claims", json!({}))).await;
     assert!(r.is_error);
     let error = r.error.as_ref().expect("an error");

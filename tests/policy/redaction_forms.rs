@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::providers::{anthropic, gemini, mcp, openai};
+use tinyagents_tools::testkit::FnTool;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::{Recorder, call, execute_in, spec};
 
@@ -60,35 +61,26 @@ fn leaks() -> Vec<(&'static str, String)> {
 
 /// Leaks the run's secret in every encoded form, in text, in structured
 /// output, in an error, in a custom event.
-struct Encoder(ToolSpec);
-
-#[async_trait]
-impl Tool for Encoder {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), rt: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
-        let all: Vec<String> = leaks().into_iter().map(|(_, form)| form).collect();
-        let text = all.join(" | ");
-        rt.emitter().emit("leak", json!({"forms": all}));
-        match args["mode"].as_str() {
-            Some("error") => Err(ToolError::repair(format!("refused: {text}"))),
-            Some("structured") => Ok(ToolOutput::structured(json!({"forms": all}))),
-            _ => Ok(ToolOutput::text(text)),
-        }
-    }
-}
-
-fn encoder() -> Encoder {
-    Encoder(
-        spec(
-            "encoder",
-            json!({"type": "object", "properties": {"mode": {"type": "string"}}}),
-        )
-        .safety(ToolSafety::pure())
-        .build()
-        .unwrap(),
+fn encoder() -> impl Tool {
+    let spec = spec(
+        "encoder",
+        json!({"type": "object", "properties": {"mode": {"type": "string"}}}),
     )
+    .safety(ToolSafety::pure())
+    .build()
+    .unwrap();
+    FnTool::new(spec, |rt, args| {
+        Box::pin(async move {
+            let all: Vec<String> = leaks().into_iter().map(|(_, form)| form).collect();
+            let text = all.join(" | ");
+            rt.emitter().emit("leak", json!({"forms": all}));
+            match args["mode"].as_str() {
+                Some("error") => Err(ToolError::repair(format!("refused: {text}"))),
+                Some("structured") => Ok(ToolOutput::structured(json!({"forms": all}))),
+                _ => Ok(ToolOutput::text(text)),
+            }
+        })
+    })
 }
 
 #[tokio::test]

@@ -9,9 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 use tinyagents_tools::spec::ToolSpecBuilder;
+use tinyagents_tools::testkit::FnTool;
 use tinyagents_tools::*;
 use tinyagents_tools_examples::SearchDocsTool;
 use tinyagents_tools_tests::*;
@@ -28,18 +29,14 @@ impl Drop for Bomb {
 }
 
 /// `dropbomb`: never returns, and its future panics when it is dropped.
-struct DropBomb(ToolSpec);
-
-#[async_trait]
-impl Tool for DropBomb {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        let _bomb = Bomb;
-        std::future::pending::<()>().await;
-        Ok(ToolOutput::empty())
-    }
+fn drop_bomb(spec: ToolSpec) -> impl Tool {
+    FnTool::new(spec, |_, _| {
+        Box::pin(async {
+            let _bomb = Bomb;
+            std::future::pending::<()>().await;
+            Ok(ToolOutput::empty())
+        })
+    })
 }
 
 /// Panics on every event, in line or queued.
@@ -82,7 +79,7 @@ async fn a_batch_of_every_fault_answers_each_call_once_and_the_executor_serves_t
         Duration::from_secs(3600),
         false,
     );
-    let bomb = Arc::new(DropBomb(timed("dropbomb", 100).build().unwrap()));
+    let bomb = Arc::new(drop_bomb(timed("dropbomb", 100).build().unwrap()));
     let echo = echo();
     let slow = Arc::new(SlowSubscriber(AtomicUsize::new(0)));
     let recorder = Recorder::new();
@@ -191,29 +188,25 @@ async fn a_batch_of_every_fault_answers_each_call_once_and_the_executor_serves_t
 }
 
 /// Panics on every call; built `sequential` or with `max_concurrency = 1`.
-struct BoundPanicker(ToolSpec);
-
-#[async_trait]
-impl Tool for BoundPanicker {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-    async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-        tokio::task::yield_now().await;
-        panic!("bound panicker");
-    }
+fn bound_panicker(spec: ToolSpec) -> impl Tool {
+    FnTool::new(spec, |_, _| {
+        Box::pin(async {
+            tokio::task::yield_now().await;
+            panic!("bound panicker")
+        })
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn panics_in_sequential_and_bounded_tools_never_leak_their_lock_or_permit() {
-    let exclusive = BoundPanicker(
+    let exclusive = bound_panicker(
         spec("exclusive", json!({"type": "object", "properties": {}}))
             .safety(ToolSafety::pure())
             .sequential()
             .build()
             .unwrap(),
     );
-    let single = BoundPanicker(
+    let single = bound_panicker(
         spec("single", json!({"type": "object", "properties": {}}))
             .safety(ToolSafety::pure())
             .max_concurrency(std::num::NonZeroUsize::new(1).unwrap())
