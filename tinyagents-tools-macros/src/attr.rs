@@ -116,6 +116,23 @@ impl FromMeta for Filesystem {
     }
 }
 
+/// The string of a `name = "..."` option; any other form is refused with
+/// `form`, which says how to write it.
+fn string_value(item: &syn::Meta, form: &str) -> darling::Result<LitStr> {
+    match item {
+        syn::Meta::NameValue(syn::MetaNameValue {
+            value:
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }),
+            ..
+        }) => Ok(s.clone()),
+        syn::Meta::NameValue(nv) => Err(darling::Error::custom(form).with_span(&nv.value)),
+        other => Err(darling::Error::custom(form).with_span(other)),
+    }
+}
+
 /// A duration string option (`timeout = "30s"`, `max_cpu = "2s"`).
 pub struct DurationLit(pub LitStr);
 
@@ -125,18 +142,7 @@ impl FromMeta for DurationLit {
         let form = format!(
             "`{name}` takes a duration string such as \"30s\" or \"500ms\": write `{name} = \"30s\"`"
         );
-        match item {
-            syn::Meta::NameValue(syn::MetaNameValue {
-                value:
-                    syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Str(s),
-                        ..
-                    }),
-                ..
-            }) => Ok(DurationLit(s.clone())),
-            syn::Meta::NameValue(nv) => Err(darling::Error::custom(form).with_span(&nv.value)),
-            other => Err(darling::Error::custom(form).with_span(other)),
-        }
+        string_value(item, &form).map(DurationLit)
     }
 }
 
@@ -146,18 +152,7 @@ pub struct SizeLit(pub LitStr);
 impl FromMeta for SizeLit {
     fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
         const FORM: &str = "`max_memory` takes a size string such as \"256MiB\": write `max_memory = \"256MiB\"` (units KiB, MiB, GiB)";
-        match item {
-            syn::Meta::NameValue(syn::MetaNameValue {
-                value:
-                    syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Str(s),
-                        ..
-                    }),
-                ..
-            }) => Ok(SizeLit(s.clone())),
-            syn::Meta::NameValue(nv) => Err(darling::Error::custom(FORM).with_span(&nv.value)),
-            other => Err(darling::Error::custom(FORM).with_span(other)),
-        }
+        string_value(item, FORM).map(SizeLit)
     }
 }
 

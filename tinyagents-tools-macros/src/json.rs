@@ -101,9 +101,7 @@ impl Parser<'_> {
     }
 
     fn object(&mut self, depth: usize) -> Step {
-        self.at += 1;
-        self.space();
-        if self.eat(b'}') {
+        if self.opens_empty(b'}') {
             return Ok(());
         }
         loop {
@@ -117,33 +115,43 @@ impl Parser<'_> {
                 return self.fail("`:`");
             }
             self.value(depth + 1)?;
-            self.space();
-            if self.eat(b',') {
-                continue;
-            }
-            if self.eat(b'}') {
+            if !self.more(b'}', "`,` or `}`")? {
                 return Ok(());
             }
-            return self.fail("`,` or `}`");
         }
     }
 
     fn array(&mut self, depth: usize) -> Step {
-        self.at += 1;
-        self.space();
-        if self.eat(b']') {
+        if self.opens_empty(b']') {
             return Ok(());
         }
         loop {
             self.value(depth + 1)?;
-            self.space();
-            if self.eat(b',') {
-                continue;
-            }
-            if self.eat(b']') {
+            if !self.more(b']', "`,` or `]`")? {
                 return Ok(());
             }
-            return self.fail("`,` or `]`");
+        }
+    }
+
+    /// Steps over the `{` or `[` at the cursor: `true` when `close` follows
+    /// at once (the container is empty).
+    fn opens_empty(&mut self, close: u8) -> bool {
+        self.at += 1;
+        self.space();
+        self.eat(close)
+    }
+
+    /// After an item of an object or array: `true` at a `,` (another item
+    /// follows), `false` at `close` (the container ends), an error naming
+    /// `expected` at anything else.
+    fn more(&mut self, close: u8, expected: &str) -> Result<bool, (String, usize)> {
+        self.space();
+        if self.eat(b',') {
+            Ok(true)
+        } else if self.eat(close) {
+            Ok(false)
+        } else {
+            self.fail(expected)
         }
     }
 
@@ -259,6 +267,7 @@ mod tests {
                 "expected `,` or `}`, found the end of the text",
                 7,
             ),
+            (r#"{"a": [1 2]}"#, "expected `,` or `]`, found `2`", 9),
             (r#"{"a": 01}"#, "expected no leading zero, found `1`", 7),
             (r#"{} {}"#, "unexpected text after the JSON object", 3),
         ];
