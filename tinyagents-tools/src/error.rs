@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::fmt;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -312,18 +313,22 @@ impl ToolError {
     }
 }
 
+/// `head` followed by a `- problem` line per problem.
+pub(crate) fn bulleted(mut head: String, problems: &[ArgumentProblem]) -> String {
+    for problem in problems {
+        let _ = write!(head, "\n- {problem}");
+    }
+    head
+}
+
 fn invalid_arguments_message(problems: &[ArgumentProblem]) -> String {
     match problems {
         [] => "the arguments are invalid".to_owned(),
         [one] => format!("invalid arguments: {one}"),
-        many => {
-            let mut s = format!("invalid arguments ({} problems):", many.len());
-            for p in many {
-                s.push_str("\n- ");
-                s.push_str(&p.to_string());
-            }
-            s
-        }
+        many => bulleted(
+            format!("invalid arguments ({} problems):", many.len()),
+            many,
+        ),
     }
 }
 

@@ -202,7 +202,7 @@ impl AccessPolicyBuilder {
     pub fn allow(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.policy
             .allow
-            .get_or_insert_with(BTreeSet::new)
+            .get_or_insert_default()
             .extend(names.into_iter().map(Into::into));
         self
     }

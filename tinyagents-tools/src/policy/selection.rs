@@ -163,7 +163,7 @@ impl<C: Shared> ToolSelectorBuilder<C> {
     pub fn groups(mut self, groups: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.selector
             .groups
-            .get_or_insert_with(BTreeSet::new)
+            .get_or_insert_default()
             .extend(groups.into_iter().map(Into::into));
         self
     }

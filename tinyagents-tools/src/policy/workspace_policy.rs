@@ -6,7 +6,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use crate::error::ArgumentProblem;
+use crate::error::{ArgumentProblem, bulleted};
 use crate::middleware::{BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
 use crate::safety::{FilesystemAccess, SafetyItem};
 use crate::schema::escape_pointer;
@@ -170,13 +170,9 @@ impl<S: Shared, C: Shared> Middleware<S, C> for WorkspacePolicy {
 fn refusal(problems: &[ArgumentProblem]) -> String {
     match problems {
         [one] => format!("the workspace policy refuses {one}"),
-        many => {
-            let mut text = format!("the workspace policy refuses {} paths:", many.len());
-            for problem in many {
-                text.push_str("\n- ");
-                text.push_str(&problem.to_string());
-            }
-            text
-        }
+        many => bulleted(
+            format!("the workspace policy refuses {} paths:", many.len()),
+            many,
+        ),
     }
 }
