@@ -16,6 +16,8 @@ use crate::safety::{FilesystemAccess, Reach};
 use crate::spec::ToolSpec;
 use crate::tool::Shared;
 
+use super::add_names;
+
 /// Why a policy could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -200,10 +202,7 @@ pub struct AccessPolicyBuilder {
 impl AccessPolicyBuilder {
     /// Only the listed tools may run (several calls add to the list).
     pub fn allow(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.policy
-            .allow
-            .get_or_insert_default()
-            .extend(names.into_iter().map(Into::into));
+        add_names(&mut self.policy.allow, names);
         self
     }
 

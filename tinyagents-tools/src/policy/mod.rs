@@ -45,3 +45,13 @@ pub use replay::{ReplayCache, ReplayScope};
 pub use selection::{ToolSelector, ToolSelectorBuilder};
 pub use workspace::{PathViolation, WORKSPACE_PATH_FORMAT, WorkspacePath, resolve_in_root};
 pub use workspace_policy::WorkspacePolicy;
+
+/// Adds `names` to an optional set of tool or group names, making the set
+/// on first use.
+fn add_names(
+    set: &mut Option<std::collections::BTreeSet<String>>,
+    names: impl IntoIterator<Item = impl Into<String>>,
+) {
+    set.get_or_insert_default()
+        .extend(names.into_iter().map(Into::into));
+}

@@ -17,6 +17,7 @@ use crate::tool::Shared;
 use crate::turn::Turn;
 
 use super::access::{PolicyError, check_names};
+use super::add_names;
 
 type Predicate<C> = Arc<dyn Fn(&ToolSpec, &RunContext<C>) -> bool + Send + Sync>;
 
@@ -161,10 +162,7 @@ impl<C: Shared> ToolSelectorBuilder<C> {
 
     /// Advertises only tools tagged with one of `groups`.
     pub fn groups(mut self, groups: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.selector
-            .groups
-            .get_or_insert_default()
-            .extend(groups.into_iter().map(Into::into));
+        add_names(&mut self.selector.groups, groups);
         self
     }
 
