@@ -59,6 +59,7 @@ where
     /// is retried after a retryable error, with the policy's delay. The
     /// arguments stay in `before` for `after_tool` hooks that need them
     /// ([`Before::arguments`]).
+    #[inline]
     pub(super) fn run_tool<'a>(
         &'a self,
         cx: &'a CallCx<'_, C>,
@@ -160,6 +161,7 @@ where
     /// otherwise under its timeout and the run's cancellation. A panic in
     /// the tool is the attempt's `panicked` error; no attempt starts in a
     /// cancelled run.
+    #[inline]
     fn attempt<'a>(
         &'a self,
         cx: &'a CallCx<'_, C>,
