@@ -35,6 +35,7 @@ impl<T: Send + Sync + 'static + ?Sized> Shared for T {}
 /// use std::sync::OnceLock;
 /// use serde_json::{json, Value};
 /// use tinyagents_tools::*;
+/// use tinyagents_tools::prelude::CallResult;
 ///
 /// struct Echo;
 ///
