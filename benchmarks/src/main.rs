@@ -6,7 +6,8 @@
 //! BENCHMARKS.md) and the table on stderr. `--quick` shortens every case;
 //! `--profile-executor N`, `--profile-observed N`, `--profile-rmcp-call N`,
 //! `--profile-register N`, `--profile-rmcp-router N`,
-//! `--profile-declarations N` and `--profile-rmcp-listing N` run only that
+//! `--profile-declarations N`, `--profile-rmcp-listing N`, `--profile-mcp-http N`
+//! and `--profile-rmcp-http N` run only that
 //! loop, for a profiler; `--per-call-only` runs case 1 alone and prints its
 //! table; `--serve-stdio ours|rmcp` is the child of the stdio round trip.
 
@@ -39,6 +40,10 @@ const PROFILES: &[Profile] = &[
     ),
     // rmcp's per-call loop, to compare with `--profile-executor`.
     ("--profile-rmcp-call", cases::per_call::profile_rmcp),
+    // Sequential tools/call requests through our MCP HTTP server.
+    ("--profile-mcp-http", cases::mcp_http::profile_ours_http),
+    // The same through a server written with rmcp alone.
+    ("--profile-rmcp-http", cases::mcp_http::profile_rmcp_http),
     // Cached declarations to JSON text.
     (
         "--profile-declarations",

@@ -397,6 +397,31 @@ pub fn run(
     McpHttp { rps_ratio: ratio }
 }
 
+/// `n` sequential `tools/call` requests from one client to `server` on
+/// loopback, in this process on one thread, after the session opened: the
+/// loop `--profile-mcp-http` and `--profile-rmcp-http` run for a profiler.
+fn profile_http(server: Server, n: u64) {
+    runtime().block_on(async {
+        let stop = CancellationToken::new();
+        let addr = start(server, stop.clone()).await;
+        let mut client = Client::connect(addr).await;
+        for _ in 0..n {
+            client.call_add().await;
+        }
+        stop.cancel();
+    });
+}
+
+/// `n` sequential `tools/call` requests through our HTTP server.
+pub fn profile_ours_http(n: u64) {
+    profile_http(Server::Ours, n);
+}
+
+/// `n` sequential `tools/call` requests through rmcp's HTTP server.
+pub fn profile_rmcp_http(n: u64) {
+    profile_http(Server::Rmcp, n);
+}
+
 /// `calls` sequential `tools/call` round trips to a child process serving
 /// `server` on its stdio (this binary with `--serve-stdio`); stats over
 /// the calls after a warm-up of a tenth of them.

@@ -140,6 +140,9 @@ fn tools_call(b: &[u8], top: &[(String, Range)]) -> Result<Vec<u8>, Problem> {
     {
         return Err(Problem::Parse);
     }
+    if find("_meta").is_none() && repeated(top).is_none() {
+        return splice(b, top, &inner, arguments);
+    }
     let mut rebuilt = Map::new();
     for (key, range) in &inner {
         if key != "arguments" {
@@ -152,6 +155,51 @@ fn tools_call(b: &[u8], top: &[(String, Range)]) -> Result<Vec<u8>, Problem> {
         meta.insert(ARGUMENTS_KEY.into(), Value::String(text.to_owned()));
     }
     rebuild(b, top, rebuilt)
+}
+
+/// [`tools_call`]'s rewrite when the params have no `_meta`: every member
+/// but `arguments` copied as sent (each checked as [`read`] checks it), and
+/// the argument text put in a new `_meta`.
+fn splice(
+    b: &[u8],
+    top: &[(String, Range)],
+    params: &[(String, Range)],
+    arguments: Option<&[u8]>,
+) -> Result<Vec<u8>, Problem> {
+    let put = |out: &mut Vec<u8>, key: &str, raw: &[u8]| {
+        serde_json::to_writer(&mut *out, key).map_err(|_| Problem::Parse)?;
+        out.push(b':');
+        out.extend_from_slice(raw);
+        Ok::<_, Problem>(())
+    };
+    let kept: Vec<_> = params.iter().filter(|(k, _)| k != "arguments").collect();
+    for (_, range) in &kept {
+        read(&b[range.clone()])?;
+    }
+    let mut rewritten = b"{\"_meta\":{".to_vec();
+    if let Some(raw) = arguments {
+        let text = std::str::from_utf8(raw).map_err(|_| Problem::Parse)?;
+        let text = serde_json::to_vec(text).map_err(|_| Problem::Parse)?;
+        put(&mut rewritten, ARGUMENTS_KEY, &text)?;
+    }
+    rewritten.push(b'}');
+    for (key, range) in kept {
+        rewritten.push(b',');
+        put(&mut rewritten, key, &b[range.clone()])?;
+    }
+    rewritten.push(b'}');
+    let mut out = Vec::with_capacity(rewritten.len() + b.len());
+    out.push(b'{');
+    for (i, (key, range)) in top.iter().enumerate() {
+        let raw = match key.as_str() {
+            "params" => &rewritten[..],
+            _ => read(&b[range.clone()]).map(|_| &b[range.clone()])?,
+        };
+        out.extend_from_slice(if i > 0 { b"," } else { b"" });
+        put(&mut out, key, raw)?;
+    }
+    out.push(b'}');
+    Ok(out)
 }
 
 /// A `tools/call` made into one the session answers with `code`: rmcp still
@@ -358,77 +406,4 @@ fn depth_over(b: &[u8], max: usize) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn passed(message: &str) -> Value {
-        match screen(message.as_bytes()) {
-            Screened::Pass(bytes) => serde_json::from_slice(&bytes).unwrap(),
-            other => panic!("{message}: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_call_s_arguments_travel_as_the_text_sent_and_the_rest_is_kept() {
-        let sent = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"k":"}\"]","k":2},"_meta":{"progressToken":3}}}"#;
-        let out = passed(sent);
-        assert_eq!(out["id"], "a");
-        assert_eq!(out["params"]["name"], "t");
-        assert!(out["params"].get("arguments").is_none());
-        assert_eq!(out["params"]["_meta"]["progressToken"], 3);
-        assert_eq!(
-            out["params"]["_meta"][ARGUMENTS_KEY],
-            r#"{"k":"}\"]","k":2}"#
-        );
-    }
-
-    #[test]
-    fn a_client_cannot_send_the_screen_s_own_keys() {
-        let sent = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","_meta":{{"{ARGUMENTS_KEY}":"{{}}","{REFUSAL_KEY}":{{"code":1}}}}}}}}"#
-        );
-        let out = passed(&sent);
-        let meta = out["params"]["_meta"].as_object().unwrap();
-        assert!(meta.is_empty(), "{meta:?}");
-    }
-
-    #[test]
-    fn a_malformed_call_becomes_a_refusal_the_session_answers_with_its_id() {
-        let out =
-            passed(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}"#);
-        assert_eq!(out["id"], 9);
-        assert_eq!(out["params"]["_meta"][REFUSAL_KEY]["code"], -32602);
-        let repeated = passed(
-            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","name":"u"}}"#,
-        );
-        assert_eq!(repeated["params"]["_meta"][REFUSAL_KEY]["code"], -32602);
-    }
-
-    #[test]
-    fn text_that_is_not_json_is_a_parse_error_and_blank_is_nothing() {
-        for bad in [
-            "x",
-            "{",
-            r#"{"a":1"#,
-            r#"{"a" 1}"#,
-            r#"{"a":1} 2"#,
-            r#"{"id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":}}}"#,
-        ] {
-            assert_eq!(
-                screen(bad.as_bytes()),
-                Screened::Answer(parse_error()),
-                "{bad}"
-            );
-        }
-        assert_eq!(screen(b"  \r"), Screened::Skip);
-    }
-
-    #[test]
-    fn other_messages_pass_as_sent() {
-        let sent = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
-        assert_eq!(
-            screen(sent.as_bytes()),
-            Screened::Pass(sent.as_bytes().to_vec())
-        );
-    }
-}
+mod tests;

@@ -22,7 +22,8 @@ use crate::call::{RawArguments, ToolCall};
 use crate::error::ErrorKind;
 use crate::ids::ToolCallId;
 use crate::output::ToolResult;
-use crate::providers::mcp::call_tool_result_bounded;
+use crate::output::{ContentBlock, ToolMessage};
+use crate::providers::mcp::{ResultBlock, content_block, result_parts};
 use crate::runtime::RunContext;
 use crate::tool::Shared;
 use crate::turn::Turn;
@@ -186,7 +187,9 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             .meta
             .get_progress_token()
             .map(|token| self.shared.relay.route(id.clone(), token));
-        let result = self.execute(call, &context, route).await;
+        // Boxed: rmcp moves the request's future into a task of its own,
+        // and the executor's future would make every move a large copy.
+        let result = Box::pin(self.execute(call, &context, route)).await;
         let asked = self
             .shared
             .approver
@@ -204,18 +207,43 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         {
             return Err(ErrorData::invalid_params(result.text(), None));
         }
-        let mut answer: CallToolResult = serde_json::from_value(call_tool_result_bounded(
-            &result.message,
-            self.shared.max_structured_bytes,
-        ))
-        .map_err(|e| {
-            ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
-        })?;
+        let mut answer =
+            rmcp_result(&result.message, self.shared.max_structured_bytes).map_err(|e| {
+                ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
+            })?;
         // Required from protocol 2026-07-28 on; rmcp removes it for a client
         // that negotiated an older version.
         answer.result_type = Some(ResultType::COMPLETE);
         Ok(answer.into())
     }
+}
+
+/// rmcp's `CallToolResult` for `message`: what
+/// [`call_tool_result_bounded`](crate::providers::mcp::call_tool_result_bounded)
+/// writes as JSON, built directly (text blocks without a JSON round trip).
+pub(crate) fn rmcp_result(
+    message: &ToolMessage,
+    max_structured_bytes: usize,
+) -> Result<CallToolResult, serde_json::Error> {
+    let parts = result_parts(message, max_structured_bytes);
+    let content = parts
+        .content
+        .into_iter()
+        .map(|block| match block {
+            ResultBlock::Text(text) => Ok(rmcp::model::ContentBlock::text(text)),
+            ResultBlock::Block(ContentBlock::Text { text }) => {
+                Ok(rmcp::model::ContentBlock::text(text.clone()))
+            }
+            ResultBlock::Block(ContentBlock::Json { value }) => {
+                Ok(rmcp::model::ContentBlock::text(value.to_string()))
+            }
+            ResultBlock::Block(other) => serde_json::from_value(content_block(other)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut answer = CallToolResult::success(content);
+    answer.structured_content = parts.structured.cloned();
+    answer.is_error = Some(parts.is_error);
+    Ok(answer)
 }
 
 /// The JSON-RPC error the screen asked for (`{"code", "message"}`).
@@ -239,5 +267,81 @@ impl<S, C> fmt::Debug for McpSession<S, C> {
             .field("number", &self.number)
             .field("run", &self.run)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::ids::CallName;
+    use crate::providers::mcp::call_tool_result_bounded;
+
+    fn message(
+        content: Vec<ContentBlock>,
+        structured: Option<Value>,
+        is_error: bool,
+    ) -> ToolMessage {
+        ToolMessage {
+            tool_call_id: ToolCallId::new("c"),
+            name: CallName::new("t"),
+            content,
+            structured,
+            is_error,
+        }
+    }
+
+    #[test]
+    fn the_rmcp_result_says_what_the_mcp_json_result_says() {
+        let text = |t: &str| ContentBlock::Text { text: t.into() };
+        let every_block = vec![
+            text("hi"),
+            ContentBlock::Json {
+                value: json!({"a": [1, 2]}),
+            },
+            ContentBlock::Image {
+                data: "aGk=".into(),
+                mime_type: "image/png".into(),
+            },
+            ContentBlock::Audio {
+                data: "aGk=".into(),
+                mime_type: "audio/wav".into(),
+            },
+            ContentBlock::Resource {
+                uri: "file:///a".into(),
+                mime_type: Some("text/plain".into()),
+                text: "body".into(),
+            },
+            ContentBlock::ResourceBlob {
+                uri: "file:///b".into(),
+                mime_type: None,
+                blob: "aGk=".into(),
+            },
+            ContentBlock::ResourceLink {
+                uri: "file:///c".into(),
+                name: None,
+                mime_type: Some("text/plain".into()),
+                description: Some("a file".into()),
+            },
+        ];
+        let big = json!({"s": "x".repeat(200)});
+        let cases = [
+            message(vec![], Some(json!({"sum": 42})), false),
+            message(vec![text(r#"{"sum":42}"#)], Some(json!({"sum": 42})), false),
+            message(vec![], Some(json!([1, 2])), false),
+            message(vec![], Some(big.clone()), false),
+            message(vec![text("preview")], Some(big), false),
+            message(vec![text("failed")], None, true),
+            message(every_block, Some(json!({"k": "v"})), false),
+            message(vec![], None, false),
+        ];
+        for case in &cases {
+            let typed = rmcp_result(case, 100).expect("valid MCP");
+            assert_eq!(typed.result_type, Some(ResultType::COMPLETE));
+            let mut written = serde_json::to_value(&typed).unwrap();
+            written.as_object_mut().unwrap().remove("resultType");
+            assert_eq!(written, call_tool_result_bounded(case, 100), "{case:?}");
+        }
     }
 }

@@ -128,7 +128,7 @@ pub fn parse_call_tool_request(request: &Value) -> Result<ToolCall, CallParseErr
 }
 
 /// One content block in MCP form.
-fn content_block(block: &ContentBlock) -> Value {
+pub(crate) fn content_block(block: &ContentBlock) -> Value {
     match block {
         ContentBlock::Text { text } => json!({"type": "text", "text": text}),
         ContentBlock::Json { value } => json!({"type": "text", "text": value.to_string()}),
@@ -201,26 +201,79 @@ pub fn call_tool_result(message: &ToolMessage) -> Value {
 /// [`call_tool_result`] with `max_structured_bytes` in place of
 /// [`MAX_STRUCTURED_BYTES`].
 pub fn call_tool_result_bounded(message: &ToolMessage, max_structured_bytes: usize) -> Value {
-    let mut content: Vec<Value> = message.content.iter().map(content_block).collect();
+    let parts = result_parts(message, max_structured_bytes);
+    let content = parts
+        .content
+        .iter()
+        .map(|block| match block {
+            ResultBlock::Block(block) => content_block(block),
+            ResultBlock::Text(text) => json!({"type": "text", "text": text}),
+        })
+        .collect();
     let mut out = Map::new();
-    if content.is_empty() && structured_within(message, max_structured_bytes).is_none() {
-        if let Some(value) = &message.structured {
-            let text = bounded_json(value, max_structured_bytes);
-            content.push(json!({"type": "text", "text": text}));
-        }
-    } else if let Some(value) = structured_within(message, max_structured_bytes) {
-        let text = value.to_string();
-        let copied = content
-            .iter()
-            .any(|b| b.get("text").and_then(Value::as_str) == Some(text.as_str()));
-        if !copied && (value.is_object() || content.is_empty()) {
-            content.push(json!({"type": "text", "text": text}));
-        }
-        if value.is_object() {
-            out.insert("structuredContent".into(), value.clone());
-        }
+    if let Some(value) = parts.structured {
+        out.insert("structuredContent".into(), value.clone());
     }
     out.insert("content".into(), Value::Array(content));
-    out.insert("isError".into(), Value::Bool(message.is_error));
+    out.insert("isError".into(), Value::Bool(parts.is_error));
     Value::Object(out)
+}
+
+/// One entry of a `CallToolResult`'s content.
+pub(crate) enum ResultBlock<'a> {
+    /// A content block of the tool message.
+    Block(&'a ContentBlock),
+    /// A text block the result adds: the structured value as JSON.
+    Text(String),
+}
+
+/// What a `CallToolResult` holds, before it is written as JSON or as
+/// another library's type: the rules of [`call_tool_result`] in one place.
+pub(crate) struct ResultParts<'a> {
+    /// The content blocks, in order.
+    pub(crate) content: Vec<ResultBlock<'a>>,
+    /// `structuredContent`: the structured value when it is an object
+    /// within the bound.
+    pub(crate) structured: Option<&'a Value>,
+    /// `isError`.
+    pub(crate) is_error: bool,
+}
+
+/// The parts of `message`'s `CallToolResult` (see [`call_tool_result`]).
+pub(crate) fn result_parts(message: &ToolMessage, max_structured_bytes: usize) -> ResultParts<'_> {
+    let mut content: Vec<ResultBlock<'_>> =
+        message.content.iter().map(ResultBlock::Block).collect();
+    let mut structured = None;
+    let within = structured_within(message, max_structured_bytes);
+    if content.is_empty() && within.is_none() {
+        if let Some(value) = &message.structured {
+            content.push(ResultBlock::Text(bounded_json(value, max_structured_bytes)));
+        }
+    } else if let Some(value) = within {
+        let text = value.to_string();
+        let copied = message
+            .content
+            .iter()
+            .any(|block| block_text(block).as_deref() == Some(text.as_str()));
+        if !copied && (value.is_object() || content.is_empty()) {
+            content.push(ResultBlock::Text(text));
+        }
+        if value.is_object() {
+            structured = Some(value);
+        }
+    }
+    ResultParts {
+        content,
+        structured,
+        is_error: message.is_error,
+    }
+}
+
+/// The text of a block that MCP sends as a text block.
+fn block_text(block: &ContentBlock) -> Option<std::borrow::Cow<'_, str>> {
+    match block {
+        ContentBlock::Text { text } => Some(text.as_str().into()),
+        ContentBlock::Json { value } => Some(value.to_string().into()),
+        _ => None,
+    }
 }

@@ -1,0 +1,94 @@
+//! The screen's own cases.
+
+use super::*;
+
+fn passed(message: &str) -> Value {
+    match screen(message.as_bytes()) {
+        Screened::Pass(bytes) => serde_json::from_slice(&bytes).unwrap(),
+        other => panic!("{message}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_call_s_arguments_travel_as_the_text_sent_and_the_rest_is_kept() {
+    let sent = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"k":"}\"]","k":2},"_meta":{"progressToken":3}}}"#;
+    let out = passed(sent);
+    assert_eq!(out["id"], "a");
+    assert_eq!(out["params"]["name"], "t");
+    assert!(out["params"].get("arguments").is_none());
+    assert_eq!(out["params"]["_meta"]["progressToken"], 3);
+    assert_eq!(
+        out["params"]["_meta"][ARGUMENTS_KEY],
+        r#"{"k":"}\"]","k":2}"#
+    );
+}
+
+#[test]
+fn a_call_without_meta_keeps_every_other_member_and_checks_each() {
+    let sent = r#"{"jsonrpc":"2.0", "id":7,"method":"tools/call","params":{"name":"t", "arguments" : {"a":[1, 2]},"x\u0041":{"n":null}},"extra":[true]}"#;
+    let out = passed(sent);
+    let expected = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call", "extra": [true],
+        "params": {"name": "t", "xA": {"n": null}, "_meta": {ARGUMENTS_KEY: r#"{"a":[1, 2]}"#}},
+    });
+    assert_eq!(out, expected);
+    let without = passed(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t"}}"#);
+    assert_eq!(without["params"]["_meta"], json!({}));
+    let (open, close) = (
+        "[".repeat(MAX_MESSAGE_DEPTH + 1),
+        "]".repeat(MAX_MESSAGE_DEPTH + 1),
+    );
+    let deep =
+        format!(r#"{{"id":7,"method":"tools/call","params":{{"name":"t","x":{open}{close}}}}}"#);
+    let answer = screen(deep.as_bytes());
+    assert_eq!(answer, Screened::Answer(too_deep(json!(7))));
+}
+
+#[test]
+fn a_client_cannot_send_the_screen_s_own_keys() {
+    let sent = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","_meta":{{"{ARGUMENTS_KEY}":"{{}}","{REFUSAL_KEY}":{{"code":1}}}}}}}}"#
+    );
+    let out = passed(&sent);
+    let meta = out["params"]["_meta"].as_object().unwrap();
+    assert!(meta.is_empty(), "{meta:?}");
+}
+
+#[test]
+fn a_malformed_call_becomes_a_refusal_the_session_answers_with_its_id() {
+    let out = passed(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{}}}"#);
+    assert_eq!(out["id"], 9);
+    assert_eq!(out["params"]["_meta"][REFUSAL_KEY]["code"], -32602);
+    let repeated = passed(
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","name":"u"}}"#,
+    );
+    assert_eq!(repeated["params"]["_meta"][REFUSAL_KEY]["code"], -32602);
+}
+
+#[test]
+fn text_that_is_not_json_is_a_parse_error_and_blank_is_nothing() {
+    for bad in [
+        "x",
+        "{",
+        r#"{"a":1"#,
+        r#"{"a" 1}"#,
+        r#"{"a":1} 2"#,
+        r#"{"id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":}}}"#,
+    ] {
+        assert_eq!(
+            screen(bad.as_bytes()),
+            Screened::Answer(parse_error()),
+            "{bad}"
+        );
+    }
+    assert_eq!(screen(b"  \r"), Screened::Skip);
+}
+
+#[test]
+fn other_messages_pass_as_sent() {
+    let sent = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    assert_eq!(
+        screen(sent.as_bytes()),
+        Screened::Pass(sent.as_bytes().to_vec())
+    );
+}
