@@ -23,6 +23,7 @@ use crate::output::ToolOutput;
 use crate::schema::has_workspace_path;
 use crate::service::ToolService;
 use crate::spec::ToolSpec;
+use crate::tool::Shared;
 use crate::tool::Tool;
 use crate::validation::{InputValidator, OutputValidator, ValidatorCache};
 
@@ -39,11 +40,7 @@ pub struct RegisteredTool<S = (), C = ()> {
     index: usize,
 }
 
-impl<S, C> RegisteredTool<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> RegisteredTool<S, C> {
     /// The tool.
     pub fn tool(&self) -> &Arc<dyn Tool<S, C>> {
         &self.tool
@@ -173,11 +170,7 @@ impl ToolRegistry {
     }
 }
 
-impl<S, C> ToolRegistry<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolRegistry<S, C> {
     /// Registers a tool.
     pub fn register(&mut self, tool: impl Tool<S, C>) -> Result<&mut Self, RegistryError> {
         self.register_arc(Arc::new(tool))

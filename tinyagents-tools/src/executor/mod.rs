@@ -55,6 +55,7 @@ use crate::runtime::RunContext;
 // The lifecycle reaches the call-limit steps through this module.
 use crate::limits;
 use crate::safety::SafetyItem;
+use crate::tool::Shared;
 
 pub use crate::limits::{CallCounter, CallLimits, RunCallCounts};
 pub use crate::turn::Turn;
@@ -105,11 +106,7 @@ pub struct ToolExecutor<S = (), C = ()> {
     tool_permits: Vec<Option<Arc<Semaphore>>>,
 }
 
-impl<S, C> ToolExecutor<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Starts building an executor over `registry` with application state
     /// `state` (given by value or as an `Arc`).
     pub fn builder(
@@ -231,11 +228,7 @@ pub struct ToolExecutorBuilder<S = (), C = ()> {
     unenforced: Vec<SafetyItem>,
 }
 
-impl<S, C> ToolExecutorBuilder<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
     /// Replaces the whole configuration.
     pub fn config(mut self, config: ExecutorConfig) -> Self {
         self.config = config;
@@ -345,11 +338,7 @@ where
     }
 }
 
-impl<S, C> ToolExecutorBuilder<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
     /// Adds or demands a policy for every declared safety item.
     fn enforce_declared(&mut self) -> Result<(), ExecutorBuildError> {
         for item in SafetyItem::ALL {

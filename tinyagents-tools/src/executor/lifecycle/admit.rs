@@ -17,6 +17,7 @@ use crate::events::Digest;
 use crate::executor::batch::Place;
 use crate::executor::{ToolExecutor, Turn, args, limits};
 use crate::registry::RegisteredTool;
+use crate::tool::Shared;
 
 /// Permits a call holds while it runs.
 #[derive(Default)]
@@ -26,11 +27,7 @@ pub(super) struct Permits<'b> {
     _tool: Option<OwnedSemaphorePermit>,
 }
 
-impl<S, C> ToolExecutor<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 1: the run is live, the tool exists (canonical name or alias)
     /// and was advertised this turn; its own redaction policy applies from
     /// here on.

@@ -15,6 +15,7 @@ use crate::executor::{ToolExecutor, content};
 use crate::output::{ArtifactRef, ContentBlock, ToolMessage, ToolResult};
 use crate::panics::PanicMessage;
 use crate::registry::RegisteredTool;
+use crate::tool::Shared;
 
 /// Why a call ends without a success: the first refusal or failure of its
 /// steps.
@@ -88,11 +89,7 @@ pub(super) struct Formatted {
     to_store: Option<content::ToStore>,
 }
 
-impl<S, C> ToolExecutor<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 4: the `tool.started` event, with the tool's resource bounds.
     #[inline]
     pub(super) fn emit_started(&self, cx: &CallCx<'_, C>, registered: &RegisteredTool<S, C>) {

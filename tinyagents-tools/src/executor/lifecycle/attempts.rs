@@ -22,6 +22,7 @@ use crate::output::ToolOutput;
 use crate::panics;
 use crate::registry::RegisteredTool;
 use crate::runtime::{RunContext, ToolRuntime};
+use crate::tool::Shared;
 
 /// How a call's tool (or the hook that answered in its place) came out.
 pub(super) struct Ran {
@@ -49,11 +50,7 @@ fn settled(
     result.unwrap_or_else(|payload| Err(panics::panicked(&*payload)))
 }
 
-impl<S, C> ToolExecutor<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 6: runs the tool, unless a `before_tool` hook answered; an
     /// idempotent tool whose [`RetryPolicy`](crate::RetryPolicy) allows it
     /// is retried after a retryable error, with the policy's delay. The

@@ -20,6 +20,7 @@ use crate::extensions::Extensions;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
+use crate::tool::Shared;
 
 /// A call as the `before_tool` hooks let it through.
 pub(super) struct Before {
@@ -36,11 +37,7 @@ pub(super) struct Before {
     pub(super) lent: Option<Digest>,
 }
 
-impl<S, C> ToolExecutor<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 5: each `before_tool` hook in the order added may let the call
     /// through (with changed arguments, checked again), answer in place of
     /// the tool, or refuse it.

@@ -31,6 +31,7 @@ use crate::panics;
 use crate::policy::Redactor;
 use crate::runtime::RunContext;
 use crate::safety::RedactionPolicy;
+use crate::tool::Shared;
 use answer::{Done, Stop};
 use span::call_span;
 
@@ -95,11 +96,7 @@ impl<C> CallCx<'_, C> {
     }
 }
 
-impl<S, C> ToolExecutor<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Runs one call through the ten steps listed on
     /// [`ToolExecutor::execute`]; `batch`, for a call of a batch, is its
     /// place there (the batch's exclusion lock for `sequential` tools, when

@@ -7,6 +7,7 @@ use super::CallCx;
 use crate::executor::ToolExecutor;
 use crate::ids::{CallName, ToolCallId};
 use crate::registry::RegisteredTool;
+use crate::tool::Shared;
 
 /// The call's span, after the OpenTelemetry GenAI conventions for a tool's
 /// execution: named `execute_tool {tool}` for OpenTelemetry (`otel.name`;
@@ -33,11 +34,7 @@ pub(super) fn call_span(name: &CallName, id: &ToolCallId) -> tracing::Span {
     )
 }
 
-impl<S, C> ToolExecutor<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Records what is known once the tool is: its description and, when
     /// the application opted in, the (redacted) arguments.
     pub(super) fn describe_span(
