@@ -12,8 +12,9 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::attr::{ToolOptions, parse_duration_ms, parse_size_bytes};
+use crate::attr::ToolOptions;
 use crate::expand::Parts;
+use crate::units::{parse_duration_ms, parse_size_bytes};
 use crate::valid::{Errors, Model};
 
 /// The resolved isolation of a tool.

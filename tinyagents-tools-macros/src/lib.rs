@@ -18,6 +18,7 @@ mod safety;
 mod service;
 mod signature;
 mod stub;
+mod units;
 mod valid;
 
 use proc_macro::TokenStream;

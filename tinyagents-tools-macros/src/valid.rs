@@ -6,9 +6,10 @@ use syn::Type;
 use syn::spanned::Spanned;
 
 use crate::ast::{ToolFn, has_doc};
-use crate::attr::{Filesystem, ToolOptions, parse_duration_ms};
+use crate::attr::{Filesystem, ToolOptions};
 use crate::names::check_tool_name;
 use crate::signature::check_signature;
+use crate::units::parse_duration_ms;
 
 /// The description: the option's literal, or the doc attributes' expressions.
 pub enum Description {
