@@ -156,6 +156,21 @@ impl FromMeta for SizeLit {
     }
 }
 
+/// Parses `"256MiB"`, `"512KiB"`, `"2GiB"` into bytes; `None` when the text
+/// is not a whole number and one of those units, or overflows.
+pub fn parse_size_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let value: u64 = text[..digits].parse().ok()?;
+    let shift = match text[digits..].trim_start() {
+        "KiB" => 10,
+        "MiB" => 20,
+        "GiB" => 30,
+        _ => return None,
+    };
+    value.checked_mul(1u64 << shift)
+}
+
 /// `max_concurrency = N`, N a whole number of at least 1.
 pub struct Concurrency {
     pub value: usize,
@@ -445,5 +460,16 @@ mod tests {
             ))),
             ["`retry(backoff)` is given twice: keep one"]
         );
+    }
+
+    #[test]
+    fn sizes_take_a_whole_number_and_a_binary_unit() {
+        for refused in ["256MB", "256", "MiB", "1.5GiB", "99999999999999GiB"] {
+            assert_eq!(parse_size_bytes(refused), None, "{refused}");
+        }
+        assert_eq!(parse_size_bytes("256MiB"), Some(268_435_456));
+        assert_eq!(parse_size_bytes("512KiB"), Some(524_288));
+        assert_eq!(parse_size_bytes("2 GiB"), Some(2_147_483_648));
+        assert_eq!(parse_size_bytes("0MiB"), Some(0));
     }
 }

@@ -13,8 +13,9 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::attr::ToolOptions;
+use crate::attr::parse_size_bytes;
+use crate::duration::parse_duration_ms;
 use crate::expand::Parts;
-use crate::units::{parse_duration_ms, parse_size_bytes};
 use crate::valid::{Errors, Model};
 
 /// The resolved isolation of a tool.

@@ -8,6 +8,7 @@
 
 mod ast;
 mod attr;
+mod duration;
 mod expand;
 mod isolated;
 mod json;
@@ -18,7 +19,6 @@ mod safety;
 mod service;
 mod signature;
 mod stub;
-mod units;
 mod valid;
 
 use proc_macro::TokenStream;

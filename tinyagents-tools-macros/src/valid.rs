@@ -7,9 +7,9 @@ use syn::spanned::Spanned;
 
 use crate::ast::{ToolFn, has_doc};
 use crate::attr::{Filesystem, ToolOptions};
+use crate::duration::parse_duration_ms;
 use crate::names::check_tool_name;
 use crate::signature::check_signature;
-use crate::units::parse_duration_ms;
 
 /// The description: the option's literal, or the doc attributes' expressions.
 pub enum Description {

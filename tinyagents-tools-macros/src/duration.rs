@@ -1,20 +1,5 @@
-//! The duration and size strings of the macro's options (`timeout = "30s"`,
-//! `max_cpu = "2s"`, `max_memory = "256MiB"`), read at compile time.
-
-/// Parses `"256MiB"`, `"512KiB"`, `"2GiB"` into bytes; `None` when the text
-/// is not a whole number and one of those units, or overflows.
-pub fn parse_size_bytes(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    let value: u64 = text[..digits].parse().ok()?;
-    let shift = match text[digits..].trim_start() {
-        "KiB" => 10,
-        "MiB" => 20,
-        "GiB" => 30,
-        _ => return None,
-    };
-    value.checked_mul(1u64 << shift)
-}
+//! The duration strings of the macro's options (`timeout = "30s"`,
+//! `max_cpu = "2s"`, `retry(backoff = "1s")`), read at compile time.
 
 /// Why a duration literal is not valid.
 #[derive(Debug, PartialEq, Eq)]
@@ -67,6 +52,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_duration_past_u64_milliseconds_is_refused_and_the_message_names_the_option() {
+        let error = parse_duration_ms("99999999999999999h").unwrap_err();
+        assert_eq!(error, DurationError::TooLong);
+        let message = error.message("timeout");
+        assert!(
+            message.starts_with("this timeout is too long; write a whole number and a unit"),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn durations_take_a_whole_number_and_a_unit() {
         assert_eq!(parse_duration_ms("250ms"), Ok(250));
         assert_eq!(parse_duration_ms("30s"), Ok(30_000));
@@ -77,18 +73,5 @@ mod tests {
         assert_eq!(parse_duration_ms("1.5s"), Err(DurationError::Fraction));
         assert_eq!(parse_duration_ms("s"), Err(DurationError::NoNumber));
         assert_eq!(parse_duration_ms("3d"), Err(DurationError::UnknownUnit));
-    }
-
-    #[test]
-    fn sizes_take_a_whole_number_and_a_binary_unit() {
-        assert_eq!(parse_size_bytes("256MiB"), Some(268_435_456));
-        assert_eq!(parse_size_bytes("512KiB"), Some(524_288));
-        assert_eq!(parse_size_bytes("2 GiB"), Some(2_147_483_648));
-        assert_eq!(parse_size_bytes("0MiB"), Some(0));
-        assert_eq!(parse_size_bytes("256MB"), None);
-        assert_eq!(parse_size_bytes("256"), None);
-        assert_eq!(parse_size_bytes("MiB"), None);
-        assert_eq!(parse_size_bytes("1.5GiB"), None);
-        assert_eq!(parse_size_bytes("99999999999999GiB"), None);
     }
 }
