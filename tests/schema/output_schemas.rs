@@ -90,6 +90,42 @@ async fn a_hand_written_tool_without_a_structured_value_fails_a_schema_that_need
 }
 
 #[tokio::test]
+async fn a_flat_output_schema_checks_each_value_its_type_and_its_required_keys() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"n": {"type": "integer", "maximum": 10}, "unit": {"enum": ["m", "s"]}},
+        "required": ["n"],
+        "additionalProperties": false,
+    });
+    let cases = [
+        (json!({"n": 3}), true),
+        (json!({"n": 3, "unit": "m"}), true),
+        (json!({"n": "3"}), false),
+        (json!({"n": 11}), false),
+        (json!({"n": 3, "unit": "kg"}), false),
+        (json!({"unit": "m"}), false),
+        (json!({"n": 3, "extra": true}), false),
+        (json!([3]), false),
+    ];
+    for (value, valid) in cases {
+        let spec = ToolSpec::builder("count", "Counts.")
+            .output_schema(ToolSchema::from_value(schema.clone()))
+            .build()
+            .unwrap();
+        let fixed = FakeTool::new(spec).answering(ToolOutput::structured(value.clone()));
+        let result = ToolHarness::builder(fixed)
+            .build()
+            .unwrap()
+            .call(json!({}))
+            .await;
+        assert_eq!(!result.is_error, valid, "{value}: {}", result.text());
+        if !valid {
+            assert_eq!(result.outcome(), "invalid_output", "{value}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn mcp_exports_the_output_schema_and_the_value_as_structured_content() {
     let harness = ToolHarness::builder(ReadSensorTool).build().unwrap();
     let declared = export_tool(ReadSensorTool::spec(), ExportTarget::Mcp)

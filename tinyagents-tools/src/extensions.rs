@@ -6,13 +6,19 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::sync::Arc;
 
 /// A map from a type to one shared value of that type.
 #[derive(Clone, Default)]
 pub struct Extensions {
-    map: HashMap<TypeId, (Arc<dyn Any + Send + Sync>, &'static str)>,
+    map: HashMap<TypeId, (Arc<dyn Any + Send + Sync>, &'static str), ByType>,
 }
+
+/// Keys are the program's own type ids, never input: a fixed hasher is
+/// enough, and an empty map is made without seeding one (a thread-local
+/// read on every call's hook context).
+type ByType = BuildHasherDefault<DefaultHasher>;
 
 impl Extensions {
     /// An empty map.

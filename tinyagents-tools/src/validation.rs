@@ -101,15 +101,7 @@ impl InputValidator {
     /// the flat check asks only about the others).
     #[inline]
     pub(crate) fn is_valid_where(&self, value: &Value, undeclared: impl Fn(&str) -> bool) -> bool {
-        match &self.checks.flat {
-            Some(flat) => flat.is_valid(value, undeclared),
-            None => {
-                self.checks.full.is_valid(value)
-                    && value
-                        .as_object()
-                        .is_none_or(|map| map.keys().all(|key| undeclared(key)))
-            }
-        }
+        self.checks.is_valid_where(value, undeclared)
     }
 
     /// The full validator (for the list of problems in an error).

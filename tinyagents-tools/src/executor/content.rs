@@ -25,8 +25,9 @@ pub(crate) struct ContentLimits {
 pub(crate) enum Shaped {
     /// Ready to show.
     Ready(Vec<ContentBlock>),
-    /// Larger than the artifact threshold, with a store to put it in.
-    ToStore(ToStore),
+    /// Larger than the artifact threshold, with a store to put it in
+    /// (boxed: the common, small output moves less).
+    ToStore(Box<ToStore>),
 }
 
 /// An output's full text on its way to the artifact store.
@@ -58,11 +59,11 @@ pub(crate) fn format(
     if has_store && size > limits.artifact_threshold {
         let full = joined(&content);
         let preview = cut(&full, limits.preview_bytes.min(limits.max_bytes)).to_owned();
-        return Shaped::ToStore(ToStore {
+        return Shaped::ToStore(Box::new(ToStore {
             full,
             preview,
             mime,
-        });
+        }));
     }
     if size > limits.max_bytes {
         let full = joined(&content);

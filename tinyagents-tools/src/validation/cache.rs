@@ -44,6 +44,22 @@ pub(super) struct Compiled {
 }
 
 impl Compiled {
+    /// Whether `value` satisfies the schema (by the flat check when there
+    /// is one), and every root key the schema does not declare passes
+    /// `undeclared` too.
+    #[inline]
+    pub(super) fn is_valid_where(&self, value: &Value, undeclared: impl Fn(&str) -> bool) -> bool {
+        match &self.flat {
+            Some(flat) => flat.is_valid(value, undeclared),
+            None => {
+                self.full.is_valid(value)
+                    && value
+                        .as_object()
+                        .is_none_or(|map| map.keys().all(|key| undeclared(key)))
+            }
+        }
+    }
+
     /// Bounds `schema`'s integer formats and compiles both checks.
     fn new(schema: &Value) -> Result<Self, SchemaError> {
         let bounded = bounded_schema(schema);

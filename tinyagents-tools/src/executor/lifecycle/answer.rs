@@ -86,7 +86,7 @@ pub(super) struct Done {
 /// over the artifact threshold.
 pub(super) struct Formatted {
     done: Done,
-    to_store: Option<content::ToStore>,
+    to_store: Option<Box<content::ToStore>>,
 }
 
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
