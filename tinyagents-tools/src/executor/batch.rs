@@ -54,7 +54,9 @@ where
         .iter()
         .map(|c| (c.id.clone(), c.name.clone()))
         .collect();
-    let mut slots: Vec<Option<ToolResult>> =
+    // A result is boxed into its slot when it comes: a batch keeps a
+    // pointer per call waiting to answer, not room for a whole result.
+    let mut slots: Vec<Option<Box<ToolResult>>> =
         std::iter::repeat_with(|| None).take(calls.len()).collect();
     let batch = Batch {
         lock: RwLock::new(()),
@@ -73,7 +75,7 @@ where
         })
         .buffer_unordered(bound);
     while let Some((i, result)) = in_flight.next().await {
-        slots[i] = Some(result);
+        slots[i] = Some(Box::new(result));
     }
     slots
         .into_iter()
@@ -81,9 +83,10 @@ where
         .map(|(slot, (id, name))| {
             // `execute_in` always answers; this only guards the promise of
             // one result per call.
-            slot.unwrap_or_else(|| {
-                ToolResult::from_error(id, name, ToolError::panicked(), Default::default())
-            })
+            slot.map_or_else(
+                || ToolResult::from_error(id, name, ToolError::panicked(), Default::default()),
+                |result| *result,
+            )
         })
         .collect()
 }

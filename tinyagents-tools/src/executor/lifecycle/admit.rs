@@ -94,22 +94,22 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         cx: &'a mut CallCx<'_, C>,
         turn: &'a Turn,
         registered: &'a RegisteredTool<S, C>,
-        arguments: Value,
+        arguments: &mut Value,
         batch: Option<Place<'b>>,
-    ) -> Step<'a, Result<(Value, Permits<'b>), Stop>> {
+    ) -> Step<'a, Result<Permits<'b>, Stop>> {
         let name = registered.spec().name.as_str();
         let counts = cx.run.call_counts();
         if let Err(e) = limits::admit(&self.config.limits, turn.counter(), counts, name) {
-            args::dispose(arguments);
+            args::dispose(std::mem::take(arguments));
             return now(Err(Stop::rejected(e)));
         }
         if batch.is_none() && self.tool_permits[registered.index()].is_none() {
-            return now(Ok((arguments, Permits::default())));
+            return now(Ok(Permits::default()));
         }
         waits(async move {
             let lock = batch.map(|place| &place.batch.lock);
             match self.permits(cx, registered, lock).await {
-                Some(permits) => Ok((arguments, permits)),
+                Some(permits) => Ok(permits),
                 None => {
                     // Cancelled while it waited: its limit slots go back.
                     limits::release(turn.counter(), cx.run.call_counts(), name);

@@ -54,13 +54,13 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 6: runs the tool, unless a `before_tool` hook answered; an
     /// idempotent tool whose [`RetryPolicy`](crate::RetryPolicy) allows it
     /// is retried after a retryable error, with the policy's delay. The
-    /// arguments stay in `before` for `after_tool` hooks that need them
-    /// ([`Before::arguments`]).
+    /// arguments stay in `arguments` for `after_tool` hooks that need them.
     #[inline]
     pub(super) fn run_tool<'a>(
         &'a self,
         cx: &'a CallCx<'_, C>,
         registered: &'a RegisteredTool<S, C>,
+        arguments: &'a mut Value,
         before: &'a mut Before,
     ) -> Either<Ready<Ran>, impl Future<Output = Ran> + Send + 'a> {
         if let Some(output) = before.answered.take() {
@@ -73,18 +73,19 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         if spec.safety.idempotency.is_idempotent() && spec.retry.max_attempts > 1 {
             // The retry loop (its back-off timer) lives on the heap, so a
             // call to a tool that is never retried keeps no room for it.
-            let retrying: BoxFuture<'a, Ran> = Box::pin(self.retrying(cx, registered, before));
+            let retrying: BoxFuture<'a, Ran> =
+                Box::pin(self.retrying(cx, registered, arguments, before));
             return Either::Right(Either::Right(retrying));
         }
         // One attempt takes the arguments; when hooks need them after, they
         // read the copy the arguments' digest holds, or a clone.
         let arguments = match (&cx.args_hash, before.entered) {
-            (_, 0) => std::mem::take(&mut before.arguments),
+            (_, 0) => std::mem::take(arguments),
             (Some(digest), _) => {
                 before.lent = Some(digest.clone());
-                std::mem::take(&mut before.arguments)
+                std::mem::take(arguments)
             }
-            (None, _) => before.arguments.clone(),
+            (None, _) => arguments.clone(),
         };
         let ran = |outcome: Attempted| Ran {
             outcome,
@@ -103,7 +104,8 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         &self,
         cx: &CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
-        before: &mut Before,
+        arguments: &mut Value,
+        before: &Before,
     ) -> Ran {
         let policy = &registered.spec().retry;
         let keep = before.entered > 0;
@@ -112,9 +114,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             let last = attempt >= policy.max_attempts;
             // The last attempt takes the arguments unless a hook needs them.
             let arguments = if last && !keep {
-                std::mem::take(&mut before.arguments)
+                std::mem::take(arguments)
             } else {
-                before.arguments.clone()
+                arguments.clone()
             };
             if attempt > 1 {
                 // The span opens with `attempt = 1`.

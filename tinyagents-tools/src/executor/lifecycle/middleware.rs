@@ -22,10 +22,9 @@ use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
 use crate::tool::Shared;
 
-/// A call as the `before_tool` hooks let it through.
+/// A call as the `before_tool` hooks let it through (its arguments stay
+/// with the steps, changed in place by a hook that changes them).
 pub(super) struct Before {
-    /// The arguments, validated again if a hook changed them.
-    pub(super) arguments: Value,
     /// The output a hook answered with in place of the tool, if any.
     pub(super) answered: Option<Box<ToolOutput>>,
     /// How many hooks ran `before_tool`, so get `after_tool` (a hook that
@@ -47,11 +46,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         cx: &'a mut CallCx<'_, C>,
         turn: &'a Turn,
         registered: &'a RegisteredTool<S, C>,
-        arguments: Value,
+        arguments: &'a mut Value,
     ) -> Step<'a, Result<Before, Stop>> {
         if self.middleware.is_empty() {
             return now(Ok(Before {
-                arguments,
                 answered: None,
                 entered: 0,
                 extensions: Extensions::new(),
@@ -67,20 +65,19 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         cx: &mut CallCx<'_, C>,
         turn: &Turn,
         registered: &RegisteredTool<S, C>,
-        mut arguments: Value,
+        arguments: &mut Value,
     ) -> Result<Before, Stop> {
         let mut extensions = Extensions::new();
         for (i, mw) in self.middleware.iter().enumerate() {
-            let hook = self.ask_hook(cx, turn, registered, &**mw, arguments, &mut extensions);
+            let asked = std::mem::take(arguments);
+            let hook = self.ask_hook(cx, turn, registered, &**mw, asked, &mut extensions);
             let (outcome, changed);
-            (arguments, outcome, changed) = hook.await;
-            let verdict =
-                self.hook_verdict(cx, registered, &**mw, &mut arguments, outcome, changed);
+            (*arguments, outcome, changed) = hook.await;
+            let verdict = self.hook_verdict(cx, registered, &**mw, arguments, outcome, changed);
             match verdict {
                 Ok(None) => {}
                 Ok(Some(output)) => {
                     return Ok(Before {
-                        arguments,
                         answered: Some(Box::new(output)),
                         entered: i,
                         extensions,
@@ -96,7 +93,6 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             }
         }
         Ok(Before {
-            arguments,
             answered: None,
             entered: self.middleware.len(),
             extensions,
@@ -199,6 +195,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         turn: &'a Turn,
         registered: &'a RegisteredTool<S, C>,
         before: Before,
+        arguments: &'a Value,
         ran: Ran,
     ) -> Step<'a, Ran> {
         if before.entered == 0 {
@@ -206,13 +203,12 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         }
         waits(async move {
             let Before {
-                arguments,
                 mut extensions,
                 lent,
                 ..
             } = before;
             // The tool may have taken the arguments: then they are lent.
-            let arguments = lent.as_ref().and_then(Digest::value).unwrap_or(&arguments);
+            let arguments = lent.as_ref().and_then(Digest::value).unwrap_or(arguments);
             let mut after = AfterToolCtx {
                 spec: registered.spec(),
                 called_name: &cx.name,

@@ -164,12 +164,12 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     ) -> Result<Done, Stop> {
         let arguments = args::Pending::new(arguments);
         let registered = self.resolve_tool(cx, turn)?;
-        let arguments = self.parse_arguments(cx, registered, arguments)?;
-        let (arguments, _permits) = step!(self.admit(cx, turn, registered, arguments, batch))?;
+        let mut arguments = self.parse_arguments(cx, registered, arguments)?;
+        let _permits = step!(self.admit(cx, turn, registered, &mut arguments, batch))?;
         self.emit_started(cx, registered);
-        let mut before = step!(self.before_tool(cx, turn, registered, arguments))?;
-        let ran = step!(self.run_tool(cx, registered, &mut before));
-        let ran = step!(self.after_tool(cx, turn, registered, before, ran));
+        let mut before = step!(self.before_tool(cx, turn, registered, &mut arguments))?;
+        let ran = step!(self.run_tool(cx, registered, &mut arguments, &mut before));
+        let ran = step!(self.after_tool(cx, turn, registered, before, &arguments, ran));
         let formatted = self.format_message(cx, registered, ran)?;
         step!(self.store_artifacts(formatted))
     }
