@@ -11,7 +11,7 @@ use tokio::sync::{OwnedSemaphorePermit, RwLock, RwLockReadGuard, RwLockWriteGuar
 
 use super::answer::Stop;
 use super::attempts::first_poll;
-use super::{CallCx, Step, now, redactor_for, waits};
+use super::{CallCx, redactor_for};
 use crate::error::ToolError;
 use crate::events::Digest;
 use crate::executor::batch::Place;
@@ -85,38 +85,53 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         Ok(arguments)
     }
 
-    /// Step 3: the call limits admit the call, then it waits for its
-    /// permits (the batch's lock, the tool's `max_concurrency`), if it has
-    /// any to wait for.
+    /// Step 3: the call limits admit the call (a refused call's arguments
+    /// are disposed of here).
     #[inline]
-    pub(super) fn admit<'a, 'b: 'a>(
-        &'a self,
-        cx: &'a mut CallCx<'_, C>,
-        turn: &'a Turn,
-        registered: &'a RegisteredTool<S, C>,
+    pub(super) fn admit(
+        &self,
+        cx: &CallCx<'_, C>,
+        turn: &Turn,
+        registered: &RegisteredTool<S, C>,
         arguments: &mut Value,
-        batch: Option<Place<'b>>,
-    ) -> Step<'a, Result<Permits<'b>, Stop>> {
+    ) -> Result<(), Stop> {
         let name = registered.spec().name.as_str();
         let counts = cx.run.call_counts();
-        if let Err(e) = limits::admit(&self.config.limits, turn.counter(), counts, name) {
+        limits::admit(&self.config.limits, turn.counter(), counts, name).map_err(|e| {
             args::dispose(std::mem::take(arguments));
-            return now(Err(Stop::rejected(e)));
-        }
-        if batch.is_none() && self.tool_permits[registered.index()].is_none() {
-            return now(Ok(Permits::default()));
-        }
-        waits(async move {
-            let lock = batch.map(|place| &place.batch.lock);
-            match self.permits(cx, registered, lock).await {
-                Some(permits) => Ok(permits),
-                None => {
-                    // Cancelled while it waited: its limit slots go back.
-                    limits::release(turn.counter(), cx.run.call_counts(), name);
-                    Err(Stop::rejected(ToolError::cancelled()))
-                }
-            }
+            Stop::rejected(e)
         })
+    }
+
+    /// Step 3, on: the batch place of a call that has permits to wait for
+    /// (the batch's lock, the tool's `max_concurrency`), if it has any.
+    #[inline]
+    pub(super) fn permits_to_wait_for<'b>(
+        &self,
+        registered: &RegisteredTool<S, C>,
+        batch: Option<Place<'b>>,
+    ) -> Option<Option<Place<'b>>> {
+        (batch.is_some() || self.tool_permits[registered.index()].is_some()).then_some(batch)
+    }
+
+    /// Step 3's wait for the call's permits; a call cancelled while it
+    /// waits is refused and gives its limit slots back.
+    pub(super) async fn wait_for_permits<'b>(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        turn: &Turn,
+        registered: &RegisteredTool<S, C>,
+        batch: Option<Place<'b>>,
+    ) -> Result<Permits<'b>, Stop> {
+        let lock = batch.map(|place| &place.batch.lock);
+        match self.permits(cx, registered, lock).await {
+            Some(permits) => Ok(permits),
+            None => {
+                let name = registered.spec().name.as_str();
+                limits::release(turn.counter(), cx.run.call_counts(), name);
+                Err(Stop::rejected(ToolError::cancelled()))
+            }
+        }
     }
 
     /// Waits for the call's permits, or `None` when the run is cancelled

@@ -7,8 +7,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use super::CallCx;
 use super::attempts::Ran;
-use super::{CallCx, Step, now, waits};
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::events::{Digest, EventKind, ToolEvent};
 use crate::executor::{ToolExecutor, content};
@@ -85,8 +85,8 @@ pub(super) struct Done {
 /// Step 8's message, with the full text still to store when the output was
 /// over the artifact threshold.
 pub(super) struct Formatted {
-    done: Done,
-    to_store: Option<Box<content::ToStore>>,
+    pub(super) done: Done,
+    pub(super) to_store: Option<Box<content::ToStore>>,
 }
 
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
@@ -139,39 +139,33 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// store whole, and the message shows its preview and key; a store that
     /// fails fails the call (the structured value and the tool's own
     /// artifacts stay with the result).
-    #[inline]
-    pub(super) fn store_artifacts(&self, formatted: Formatted) -> Step<'_, Result<Done, Stop>> {
-        let Formatted { mut done, to_store } = formatted;
-        let Some(pending) = to_store else {
-            return now(Ok(done));
-        };
+    pub(super) async fn store_artifacts(
+        &self,
+        mut done: Done,
+        to_store: content::ToStore,
+    ) -> Result<Done, Stop> {
         // `format_message` only leaves text to store when there is a store.
         let Some(store) = self.artifacts.as_deref() else {
-            return now(Err(Stop::failed(
-                ToolError::artifact_failed(),
-                done.attempts,
-            )));
+            return Err(Stop::failed(ToolError::artifact_failed(), done.attempts));
         };
-        waits(async move {
-            match pending.put(store).await {
-                Ok((content, artifact)) => {
-                    done.content = content;
-                    done.artifacts.push(artifact);
-                    Ok(done)
-                }
-                Err(store_error) => {
-                    let e = ToolError::artifact_failed().with_source(store_error);
-                    let kept = Kept {
-                        structured: done.structured,
-                        artifacts: done.artifacts,
-                    };
-                    Err(Stop {
-                        kept: Some(Box::new(kept)),
-                        ..Stop::failed(e, done.attempts)
-                    })
-                }
+        match to_store.put(store).await {
+            Ok((content, artifact)) => {
+                done.content = content;
+                done.artifacts.push(artifact);
+                Ok(done)
             }
-        })
+            Err(store_error) => {
+                let e = ToolError::artifact_failed().with_source(store_error);
+                let kept = Kept {
+                    structured: done.structured,
+                    artifacts: done.artifacts,
+                };
+                Err(Stop {
+                    kept: Some(Box::new(kept)),
+                    ..Stop::failed(e, done.attempts)
+                })
+            }
+        }
     }
 
     /// Step 10: the call's result and its final event, `tool.completed`

@@ -10,9 +10,9 @@ use std::task::Poll;
 
 use serde_json::Value;
 
+use super::CallCx;
 use super::answer::Stop;
 use super::attempts::{Ran, first_poll};
-use super::{CallCx, Step, now, waits};
 use crate::error::{ErrorKind, ToolError};
 use crate::events::Digest;
 use crate::executor::{ToolExecutor, Turn, args, limits};
@@ -36,31 +36,25 @@ pub(super) struct Before {
     pub(super) lent: Option<Digest>,
 }
 
+impl Before {
+    /// A call no hook saw: no middleware.
+    #[inline]
+    pub(super) fn untouched() -> Self {
+        Before {
+            answered: None,
+            entered: 0,
+            extensions: Extensions::new(),
+            lent: None,
+        }
+    }
+}
+
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 5: each `before_tool` hook in the order added may let the call
     /// through (with changed arguments, checked again), answer in place of
-    /// the tool, or refuse it.
-    #[inline]
-    pub(super) fn before_tool<'a>(
-        &'a self,
-        cx: &'a mut CallCx<'_, C>,
-        turn: &'a Turn,
-        registered: &'a RegisteredTool<S, C>,
-        arguments: &'a mut Value,
-    ) -> Step<'a, Result<Before, Stop>> {
-        if self.middleware.is_empty() {
-            return now(Ok(Before {
-                answered: None,
-                entered: 0,
-                extensions: Extensions::new(),
-                lent: None,
-            }));
-        }
-        waits(self.before_hooks(cx, turn, registered, arguments))
-    }
-
-    /// Step 5's hooks, in the order added.
-    async fn before_hooks(
+    /// the tool, or refuse it. (With no middleware the call goes on
+    /// [`untouched`](Before::untouched).)
+    pub(super) async fn before_tool(
         &self,
         cx: &mut CallCx<'_, C>,
         turn: &Turn,
@@ -187,47 +181,43 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     }
 
     /// Step 7: the `after_tool` hooks of the middleware that ran
-    /// `before_tool`, in reverse order; they may change the outcome.
-    #[inline]
-    pub(super) fn after_tool<'a>(
-        &'a self,
-        cx: &'a CallCx<'_, C>,
-        turn: &'a Turn,
-        registered: &'a RegisteredTool<S, C>,
+    /// `before_tool`, in reverse order; they may change the outcome. (A
+    /// call no hook saw has none to run.)
+    pub(super) async fn after_tool(
+        &self,
+        cx: &CallCx<'_, C>,
+        turn: &Turn,
+        registered: &RegisteredTool<S, C>,
         before: Before,
-        arguments: &'a Value,
+        arguments: &Value,
         ran: Ran,
-    ) -> Step<'a, Ran> {
-        if before.entered == 0 {
-            return now(ran);
+    ) -> Ran {
+        let Before {
+            mut extensions,
+            lent,
+            entered,
+            ..
+        } = before;
+        // The tool may have taken the arguments: then they are lent.
+        let arguments = lent.as_ref().and_then(Digest::value).unwrap_or(arguments);
+        let mut after = AfterToolCtx {
+            spec: registered.spec(),
+            called_name: &cx.name,
+            call_id: &cx.id,
+            run: cx.run,
+            turn,
+            state: &*self.state,
+            arguments,
+            attempts: ran.attempts,
+            outcome: ran.outcome,
+            extensions: &mut extensions,
+        };
+        for mw in self.middleware[..entered].iter().rev() {
+            mw.after_tool(&mut after).await;
         }
-        waits(async move {
-            let Before {
-                mut extensions,
-                lent,
-                ..
-            } = before;
-            // The tool may have taken the arguments: then they are lent.
-            let arguments = lent.as_ref().and_then(Digest::value).unwrap_or(arguments);
-            let mut after = AfterToolCtx {
-                spec: registered.spec(),
-                called_name: &cx.name,
-                call_id: &cx.id,
-                run: cx.run,
-                turn,
-                state: &*self.state,
-                arguments,
-                attempts: ran.attempts,
-                outcome: ran.outcome,
-                extensions: &mut extensions,
-            };
-            for mw in self.middleware[..before.entered].iter().rev() {
-                mw.after_tool(&mut after).await;
-            }
-            Ran {
-                outcome: after.outcome,
-                attempts: ran.attempts,
-            }
-        })
+        Ran {
+            outcome: after.outcome,
+            attempts: ran.attempts,
+        }
     }
 }

@@ -12,14 +12,14 @@ mod middleware;
 mod span;
 
 use std::borrow::Cow;
-use std::future::{Future, Ready};
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use futures_util::future::{BoxFuture, Either};
+use futures_util::future::Either;
 
 use crate::call::{RawArguments, ToolCall};
 use crate::events::Digest;
@@ -32,18 +32,13 @@ use crate::policy::Redactor;
 use crate::runtime::RunContext;
 use crate::safety::RedactionPolicy;
 use crate::tool::Shared;
-use answer::{Done, Stop};
+use admit::Permits;
+use answer::{Done, Formatted, Stop};
+use middleware::Before;
 use span::call_span;
 
-/// A step that usually finishes at once: its outcome now, or a boxed wait
-/// for the rare call that waits (for permits, a middleware, the artifact
-/// store), so the lifecycle's own future keeps no room for waits it does
-/// not make.
-type Step<'a, T> = Either<Ready<T>, BoxFuture<'a, T>>;
-
-/// Takes a step's outcome: one that is ready is taken as it is, with no
-/// poll (and no move through a future's slot); only a step that waits is
-/// awaited.
+/// Takes the outcome of a step that may wait: one that is ready is taken
+/// as it is, with no poll; only a step that waits is awaited.
 macro_rules! step {
     ($step:expr) => {
         match $step {
@@ -51,18 +46,6 @@ macro_rules! step {
             Either::Right(wait) => wait.await,
         }
     };
-}
-
-/// A step's outcome, now.
-#[inline]
-fn now<'a, T>(value: T) -> Step<'a, T> {
-    Either::Left(std::future::ready(value))
-}
-
-/// A step that waits.
-#[inline]
-fn waits<'a, T>(wait: impl Future<Output = T> + Send + 'a) -> Step<'a, T> {
-    Either::Right(Box::pin(wait))
 }
 
 /// What one call knows about itself while it goes through the steps.
@@ -155,6 +138,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     }
 
     /// Steps 1 to 9, in order; the first refusal or failure ends the call.
+    /// A step that answers at once is a plain call; the waits a call may
+    /// make (permits, hooks, a tool that waits, the artifact store) are
+    /// awaited only when it makes them, the rare ones boxed so that the
+    /// call keeps no room for them otherwise.
     async fn steps(
         &self,
         cx: &mut CallCx<'_, C>,
@@ -165,13 +152,27 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let arguments = args::Pending::new(arguments);
         let registered = self.resolve_tool(cx, turn)?;
         let mut arguments = self.parse_arguments(cx, registered, arguments)?;
-        let _permits = step!(self.admit(cx, turn, registered, &mut arguments, batch))?;
+        self.admit(cx, turn, registered, &mut arguments)?;
+        let _permits = match self.permits_to_wait_for(registered, batch) {
+            Some(batch) => Box::pin(self.wait_for_permits(cx, turn, registered, batch)).await?,
+            None => Permits::default(),
+        };
         self.emit_started(cx, registered);
-        let mut before = step!(self.before_tool(cx, turn, registered, &mut arguments))?;
+        let mut before = if self.middleware.is_empty() {
+            Before::untouched()
+        } else {
+            Box::pin(self.before_tool(cx, turn, registered, &mut arguments)).await?
+        };
         let ran = step!(self.run_tool(cx, registered, &mut arguments, &mut before));
-        let ran = step!(self.after_tool(cx, turn, registered, before, &arguments, ran));
-        let formatted = self.format_message(cx, registered, ran)?;
-        step!(self.store_artifacts(formatted))
+        let ran = match before.entered {
+            0 => ran,
+            _ => Box::pin(self.after_tool(cx, turn, registered, before, &arguments, ran)).await,
+        };
+        let Formatted { done, to_store } = self.format_message(cx, registered, ran)?;
+        match to_store {
+            None => Ok(done),
+            Some(to_store) => Box::pin(self.store_artifacts(done, *to_store)).await,
+        }
     }
 }
 
