@@ -343,3 +343,43 @@ fn the_default_redaction_policy_is_recognised() {
     };
     assert!(!policy.is_default());
 }
+
+#[test]
+fn properties_are_told_apart_by_every_byte_of_their_names() {
+    // Names that share their first seven bytes, names of up to seven bytes
+    // that differ in one byte or in length only (a trailing NUL), and a
+    // name longer than 255 bytes.
+    let long = "n".repeat(300);
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "counter_a": {"type": "integer"},
+            "counter_b": {"type": "string"},
+            "ab": {"type": "boolean"},
+            "ac": {"type": "null"},
+            long.clone(): {"type": "integer"},
+        },
+        "additionalProperties": false,
+    });
+    let validator = compiled(&schema);
+    assert!(validator.is_flat());
+    let long_too = "n".repeat(301);
+    let cases = [
+        (json!({"counter_a": 1}), true),
+        (json!({"counter_a": "x"}), false),
+        (json!({"counter_b": "x"}), true),
+        (json!({"counter_b": 1}), false),
+        (json!({"counter_c": 1}), false),
+        (json!({"ab": true, "ac": null}), true),
+        (json!({"ab": null}), false),
+        (json!({"ab\u{0}": true}), false),
+        (json!({"a": true}), false),
+        (json!({long.clone(): 3}), true),
+        (json!({long.clone(): "3"}), false),
+        (json!({long_too: 3}), false),
+    ];
+    for (value, valid) in cases {
+        assert_eq!(validator.is_valid(&value), valid, "{value}");
+        assert_agree(&validator, &schema, &value);
+    }
+}

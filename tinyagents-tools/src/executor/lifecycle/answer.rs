@@ -18,8 +18,12 @@ use crate::registry::RegisteredTool;
 use crate::tool::Shared;
 
 /// Why a call ends without a success: the first refusal or failure of its
-/// steps.
-pub(super) struct Stop {
+/// steps. Boxed: every step's `Result` carries room for it, and only a call
+/// that stops pays for it.
+pub(super) struct Stop(Box<Stopped>);
+
+/// The parts of a [`Stop`].
+struct Stopped {
     error: ToolError,
     /// [`EventKind::Rejected`] when the tool never ran, else
     /// [`EventKind::Failed`].
@@ -41,30 +45,32 @@ struct Kept {
 impl Stop {
     /// A refusal before the tool ran.
     pub(super) fn rejected(error: ToolError) -> Self {
-        Stop {
-            error,
-            event: EventKind::Rejected,
-            attempt: 1,
-            policy: None,
-            kept: None,
-        }
+        Stop::new(error, EventKind::Rejected, 1, None)
     }
 
     /// A refusal by the `before_tool` hook of `policy`.
     pub(super) fn refused(error: ToolError, policy: Cow<'static, str>) -> Self {
-        Stop {
-            policy: Some(policy),
-            ..Stop::rejected(error)
-        }
+        Stop::new(error, EventKind::Rejected, 1, Some(policy))
     }
 
     /// A failure after `attempt` attempts.
     pub(super) fn failed(error: ToolError, attempt: u32) -> Self {
-        Stop {
-            event: EventKind::Failed,
+        Stop::new(error, EventKind::Failed, attempt, None)
+    }
+
+    fn new(
+        error: ToolError,
+        event: EventKind,
+        attempt: u32,
+        policy: Option<Cow<'static, str>>,
+    ) -> Self {
+        Stop(Box::new(Stopped {
+            error,
+            event,
             attempt,
-            ..Stop::rejected(error)
-        }
+            policy,
+            kept: None,
+        }))
     }
 
     /// A panic in the steps themselves (a middleware's, or the executor's).
@@ -160,10 +166,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                     structured: done.structured,
                     artifacts: done.artifacts,
                 };
-                Err(Stop {
-                    kept: Some(Box::new(kept)),
-                    ..Stop::failed(e, done.attempts)
-                })
+                let mut stop = Stop::failed(e, done.attempts);
+                stop.0.kept = Some(Box::new(kept));
+                Err(stop)
             }
         }
     }
@@ -217,13 +222,13 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// message goes to the event, masked, and stays with the error only
     /// masked.
     fn fail(&self, cx: &CallCx<'_, C>, stop: Stop) -> ToolResult {
-        let Stop {
+        let Stopped {
             error,
             event: kind,
             attempt,
             mut policy,
             kept,
-        } = stop;
+        } = *stop.0;
         let error = if !matches!(error.kind(), ErrorKind::Cancelled | ErrorKind::Panicked)
             && cx.run.cancellation().is_cancelled()
         {

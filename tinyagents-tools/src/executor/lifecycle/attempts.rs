@@ -51,19 +51,20 @@ fn settled(
 }
 
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
-    /// Step 6: runs the tool, unless a `before_tool` hook answered; an
-    /// idempotent tool whose [`RetryPolicy`](crate::RetryPolicy) allows it
-    /// is retried after a retryable error, with the policy's delay. The
-    /// arguments stay in `arguments` for `after_tool` hooks that need them.
+    /// Step 6: runs the tool, unless a `before_tool` hook answered (`before`
+    /// is what the hooks said, `None` with no middleware); an idempotent
+    /// tool whose [`RetryPolicy`](crate::RetryPolicy) allows it is retried
+    /// after a retryable error, with the policy's delay. The arguments stay
+    /// in `arguments` for `after_tool` hooks that need them.
     #[inline]
     pub(super) fn run_tool<'a>(
         &'a self,
         cx: &'a CallCx<'_, C>,
         registered: &'a RegisteredTool<S, C>,
         arguments: &'a mut Value,
-        before: &'a mut Before,
+        mut before: Option<&'a mut Before>,
     ) -> Either<Ready<Ran>, impl Future<Output = Ran> + Send + 'a> {
-        if let Some(output) = before.answered.take() {
+        if let Some(output) = before.as_mut().and_then(|b| b.answered.take()) {
             return Either::Left(ready(Ran {
                 outcome: Ok(*output),
                 attempts: 0,
@@ -74,18 +75,20 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             // The retry loop (its back-off timer) lives on the heap, so a
             // call to a tool that is never retried keeps no room for it.
             let retrying: BoxFuture<'a, Ran> =
-                Box::pin(self.retrying(cx, registered, arguments, before));
+                Box::pin(self.retrying(cx, registered, arguments, before.map(|b| &*b)));
             return Either::Right(Either::Right(retrying));
         }
         // One attempt takes the arguments; when hooks need them after, they
         // read the copy the arguments' digest holds, or a clone.
-        let arguments = match (&cx.args_hash, before.entered) {
-            (_, 0) => std::mem::take(arguments),
-            (Some(digest), _) => {
-                before.lent = Some(digest.clone());
-                std::mem::take(arguments)
-            }
-            (None, _) => arguments.clone(),
+        let arguments = match before {
+            Some(before) if before.entered > 0 => match &cx.args_hash {
+                Some(digest) => {
+                    before.lent = Some(digest.clone());
+                    std::mem::take(arguments)
+                }
+                None => arguments.clone(),
+            },
+            _ => std::mem::take(arguments),
         };
         let ran = |outcome: Attempted| Ran {
             outcome,
@@ -105,10 +108,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         cx: &CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
         arguments: &mut Value,
-        before: &Before,
+        before: Option<&Before>,
     ) -> Ran {
         let policy = &registered.spec().retry;
-        let keep = before.entered > 0;
+        let keep = before.is_some_and(|before| before.entered > 0);
         let mut attempt = 1;
         loop {
             let last = attempt >= policy.max_attempts;

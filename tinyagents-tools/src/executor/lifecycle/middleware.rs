@@ -36,24 +36,10 @@ pub(super) struct Before {
     pub(super) lent: Option<Digest>,
 }
 
-impl Before {
-    /// A call no hook saw: no middleware.
-    #[inline]
-    pub(super) fn untouched() -> Self {
-        Before {
-            answered: None,
-            entered: 0,
-            extensions: Extensions::new(),
-            lent: None,
-        }
-    }
-}
-
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 5: each `before_tool` hook in the order added may let the call
     /// through (with changed arguments, checked again), answer in place of
-    /// the tool, or refuse it. (With no middleware the call goes on
-    /// [`untouched`](Before::untouched).)
+    /// the tool, or refuse it.
     pub(super) async fn before_tool(
         &self,
         cx: &mut CallCx<'_, C>,

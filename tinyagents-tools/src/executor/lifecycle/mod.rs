@@ -34,7 +34,6 @@ use crate::safety::RedactionPolicy;
 use crate::tool::Shared;
 use admit::Permits;
 use answer::{Done, Formatted, Stop};
-use middleware::Before;
 use span::call_span;
 
 /// Takes the outcome of a step that may wait: one that is ready is taken
@@ -159,15 +158,14 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         };
         self.emit_started(cx, registered);
         let mut before = if self.middleware.is_empty() {
-            Before::untouched()
+            None
         } else {
-            Box::pin(self.before_tool(cx, turn, registered, &mut arguments)).await?
+            Some(Box::pin(self.before_tool(cx, turn, registered, &mut arguments)).await?)
         };
-        let ran = step!(self.run_tool(cx, registered, &mut arguments, &mut before));
-        let ran = match before.entered {
-            0 => ran,
-            _ => Box::pin(self.after_tool(cx, turn, registered, before, &arguments, ran)).await,
-        };
+        let mut ran = step!(self.run_tool(cx, registered, &mut arguments, before.as_mut()));
+        if let Some(before) = before.filter(|before| before.entered > 0) {
+            ran = Box::pin(self.after_tool(cx, turn, registered, before, &arguments, ran)).await;
+        }
         let Formatted { done, to_store } = self.format_message(cx, registered, ran)?;
         match to_store {
             None => Ok(done),
