@@ -44,7 +44,7 @@ async fn prefixed_toolsets_with_colliding_names_merge_and_each_call_reaches_its_
         .events()
         .into_iter()
         .filter(|e| e.kind == EventKind::Completed)
-        .map(|e| (e.call_id.to_string(), e.tool))
+        .map(|e| (e.call_id.to_string(), e.tool.to_string()))
         .collect();
     assert!(completed.contains(&("c1".into(), "gh_search".into())));
     assert!(completed.contains(&("c2".into(), "jira_search".into())));

@@ -33,7 +33,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::ErrorClass;
-use crate::ids::{RunId, ThreadId, ToolCallId};
+use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
 use crate::spec::ResourceBounds;
 pub use digest::Digest;
 
@@ -134,8 +134,9 @@ pub struct ToolEvent {
     pub thread_id: ThreadId,
     /// The call.
     pub call_id: ToolCallId,
-    /// The tool name as called.
-    pub tool: String,
+    /// The tool name as called (kept inline, with no allocation, up to 24
+    /// bytes; compares with and prints as a string).
+    pub tool: CallName,
     /// The attempt (1 for the first).
     pub attempt: u32,
     /// When the event was made.
@@ -183,7 +184,7 @@ impl ToolEvent {
         run_id: RunId,
         thread_id: ThreadId,
         call_id: ToolCallId,
-        tool: impl Into<String>,
+        tool: impl Into<CallName>,
         attempt: u32,
     ) -> Self {
         ToolEvent {

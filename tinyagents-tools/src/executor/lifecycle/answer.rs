@@ -301,7 +301,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             cx.run.run_id().clone(),
             cx.run.thread_id().clone(),
             cx.id.clone(),
-            cx.name.as_str(),
+            cx.name.clone(),
             attempt,
         );
         event.elapsed = Some(cx.own_time());
