@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 /// assert_eq!(canonical_json(&json!({"b": 1, "a": [true, null]})), r#"{"a":[true,null],"b":1}"#);
 /// ```
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(64);
     write_canonical(&mut out, value).expect("writing to a Vec never fails");
     String::from_utf8(out).expect("JSON text is UTF-8")
 }

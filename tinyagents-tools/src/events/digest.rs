@@ -43,6 +43,8 @@ enum Source {
     Value(Value),
     /// A message's content blocks, digested as their JSON array.
     Content(Vec<ContentBlock>),
+    /// A value's canonical JSON text, written when the digest was made.
+    Text(String),
 }
 
 impl Digest {
@@ -54,6 +56,13 @@ impl Digest {
     /// The digest of `content` as a JSON array, computed when first read.
     pub(crate) fn of_content(content: Vec<ContentBlock>) -> Self {
         Digest::from_source(Source::Content(content))
+    }
+
+    /// The digest of `value`'s canonical JSON, its text written now (no
+    /// copy of the value is kept: the text is smaller and cheaper to make
+    /// than a deep copy) and hashed when first read.
+    pub(crate) fn of_text(value: &Value) -> Self {
+        Digest::from_source(Source::Text(crate::hash::canonical_json(value)))
     }
 
     fn from_source(source: Source) -> Self {
@@ -68,7 +77,7 @@ impl Digest {
     pub(crate) fn value(&self) -> Option<&Value> {
         match &self.0.source {
             Source::Value(value) => Some(value),
-            Source::Content(_) => None,
+            Source::Content(_) | Source::Text(_) => None,
         }
     }
 
@@ -76,6 +85,7 @@ impl Digest {
     pub fn as_str(&self) -> &str {
         self.0.hex.get_or_init(|| match &self.0.source {
             Source::Value(value) => canonical_hash(value),
+            Source::Text(text) => crate::hash::sha256_hex(text.as_bytes()),
             Source::Content(content) => {
                 canonical_hash(&serde_json::to_value(content).unwrap_or(Value::Null))
             }
@@ -128,6 +138,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_digest_of_written_text_equals_the_digest_of_the_value() {
+        let value = json!({"b": [1, {"d": null, "c": "x\u{1}"}], "a": 1.5});
+        let digest = Digest::of_text(&value);
+        assert!(digest.0.hex.get().is_none(), "written, not hashed");
+        assert_eq!(digest.as_str(), canonical_hash(&value));
+        assert_eq!(digest, Digest::of(value));
+        assert_eq!(Digest::of_text(&json!({"a": 1})).value(), None);
+    }
 
     #[test]
     fn a_digest_is_computed_only_when_read_and_only_once() {

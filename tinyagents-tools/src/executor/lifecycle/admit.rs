@@ -77,7 +77,14 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         );
         let arguments = parsed.map_err(Stop::rejected)?;
         if self.events.wants_digests() {
-            cx.args_hash = Some(Digest::of(arguments.clone()));
+            // With middleware, the digest keeps a copy of the arguments that
+            // `after_tool` hooks can read once the tool took them; without,
+            // it keeps only their canonical text.
+            cx.args_hash = Some(if self.middleware.is_empty() {
+                Digest::of_text(&arguments)
+            } else {
+                Digest::of(arguments.clone())
+            });
         }
         if !cx.span.is_disabled() {
             self.describe_span(cx, registered, &arguments);

@@ -313,10 +313,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
 }
 
 /// The digest of what a message says (its structured value when it has
-/// one, otherwise its content), computed when a subscriber reads it.
+/// one, otherwise its content), hashed when a subscriber reads it.
 fn result_digest(message: &ToolMessage) -> Digest {
     match &message.structured {
-        Some(value) => Digest::of(value.clone()),
+        Some(value) => Digest::of_text(value),
         None => Digest::of_content(message.content.clone()),
     }
 }

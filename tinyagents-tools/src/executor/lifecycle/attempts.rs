@@ -81,13 +81,15 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         // One attempt takes the arguments; when hooks need them after, they
         // read the copy the arguments' digest holds, or a clone.
         let arguments = match before {
-            Some(before) if before.entered > 0 => match &cx.args_hash {
-                Some(digest) => {
-                    before.lent = Some(digest.clone());
-                    std::mem::take(arguments)
+            Some(before) if before.entered > 0 => {
+                match cx.args_hash.as_ref().filter(|d| d.value().is_some()) {
+                    Some(digest) => {
+                        before.lent = Some(digest.clone());
+                        std::mem::take(arguments)
+                    }
+                    None => arguments.clone(),
                 }
-                None => arguments.clone(),
-            },
+            }
             _ => std::mem::take(arguments),
         };
         let ran = |outcome: Attempted| Ran {
