@@ -145,3 +145,26 @@ async fn a_panicking_subscriber_breaks_neither_the_calls_nor_other_subscribers()
         [("tool.started", 1), ("tool.completed", 1)]
     );
 }
+
+#[tokio::test]
+async fn a_structured_result_and_the_arguments_are_digested_as_their_canonical_json() {
+    let value = json!({"z": 1, "a": [2, {"c": "\u{1}", "b": 4.5}]});
+    let schema = json!({
+        "type": "object",
+        "properties": {"x": {"type": "string"}, "y": {"type": "array"}},
+    });
+    let spec = spec("sum", schema).build().unwrap();
+    let tool = testkit::FakeTool::new(spec).answering(ToolOutput::structured(value.clone()));
+    let (recorder, exec) = recorded(vec![Arc::new(tool)]);
+    let args = json!({"y": [true, null], "x": "two"});
+    execute_once(&exec, call("c1", "sum", args.to_string())).await;
+    let events = recorder.events();
+    assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.completed", 1)]);
+    for e in &events {
+        assert_eq!(e.args_hash.as_deref(), Some(canonical_hash(&args).as_str()));
+    }
+    assert_eq!(
+        events[1].result_hash.as_deref(),
+        Some(canonical_hash(&value).as_str())
+    );
+}
