@@ -161,7 +161,7 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if let Some(refusal) = context.meta.get(REFUSAL_KEY) {
             return Err(refusal_error(refusal));
@@ -171,8 +171,8 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         // sent; others hand them over parsed. MCP makes `arguments` optional:
         // absent reads as `{}`, which the input schema then judges like any
         // other arguments.
-        let arguments = match context.meta.get(ARGUMENTS_KEY) {
-            Some(Value::String(text)) => RawArguments::Text(text.clone()),
+        let arguments = match context.meta.remove(ARGUMENTS_KEY) {
+            Some(Value::String(text)) => RawArguments::Text(text),
             _ => RawArguments::Json(
                 request
                     .arguments
