@@ -62,6 +62,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
 use tokio::net::TcpListener;
 
 /// The origins accepted when the config lists none: loopback, any port.
@@ -134,22 +135,49 @@ where
     B::Data: Send,
     B::Error: Display,
 {
-    let (parts, body) = request.into_parts();
-    let method = parts.method.clone();
-    if method != Method::POST {
-        let empty = Full::new(Bytes::new());
-        let response = call(inner, Request::from_parts(parts, empty)).await;
-        return if method == Method::DELETE && response.status() == StatusCode::ACCEPTED {
-            let mut done = Response::new(Full::new(Bytes::new()).boxed());
-            *done.status_mut() = StatusCode::NO_CONTENT;
-            done
-        } else {
-            response
-        };
+    let deleting = request.method() == Method::DELETE;
+    let request = match screened(max_body, request).await {
+        Next::Forward(request) => request,
+        Next::Done(response) => return response,
+        // Rare, and it waits for rmcp twice: boxed, so that every request's
+        // future stays the size of one wait.
+        Next::Refuse(parts, answer) => return Box::pin(refuse(inner, parts, answer)).await,
+    };
+    let response = inner.handle(request).await;
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        let mut done = Response::new(Full::new(Bytes::new()).boxed());
+        *done.status_mut() = StatusCode::NO_CONTENT;
+        return done;
+    }
+    response
+}
+
+/// What becomes of a request once its body is read and screened.
+enum Next {
+    /// rmcp serves this request (the body as sent, or as the screen
+    /// rewrote it).
+    Forward(Request<Full<Bytes>>),
+    /// This is the answer.
+    Done(McpHttpResponse),
+    /// The screen answers the message itself, once rmcp has judged the
+    /// request's headers.
+    Refuse(http::request::Parts, Value),
+}
+
+/// Reads and screens the body of a POST; any other method goes to rmcp
+/// with an empty body.
+async fn screened<B>(max_body: usize, request: Request<B>) -> Next
+where
+    B: Body,
+    B::Error: Display,
+{
+    let (mut parts, body) = request.into_parts();
+    if parts.method != Method::POST {
+        return Next::Forward(Request::from_parts(parts, Full::new(Bytes::new())));
     }
     let bytes = match collect(body, max_body).await {
         Ok(bytes) => bytes,
-        Err(response) => return response,
+        Err(response) => return Next::Done(response),
     };
     let json_body = parts
         .headers
@@ -161,48 +189,47 @@ where
         });
     if !json_body {
         // rmcp answers it (415).
-        return call(inner, Request::from_parts(parts, Full::new(bytes))).await;
+        return Next::Forward(Request::from_parts(parts, Full::new(bytes)));
     }
     match screen(&bytes) {
         Screened::Pass(message) => {
-            let mut parts = parts;
             parts.headers.remove(http::header::CONTENT_LENGTH);
-            call(
-                inner,
-                Request::from_parts(parts, Full::new(Bytes::from(message))),
-            )
-            .await
+            Next::Forward(Request::from_parts(parts, Full::new(Bytes::from(message))))
         }
-        Screened::Skip => call(inner, Request::from_parts(parts, Full::new(bytes))).await,
-        Screened::Answer(answer) => {
-            // rmcp first judges the headers (Host, Origin, Accept, session):
-            // a body it cannot read gets its 415 only when they pass.
-            let probe = Full::new(Bytes::from_static(b"{"));
-            let judged = call(inner, Request::from_parts(parts, probe)).await;
-            if judged.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
-                return judged;
-            }
-            let mut response = Response::new(Full::new(Bytes::from(answer.to_string())).boxed());
-            *response.status_mut() = StatusCode::BAD_REQUEST;
-            response.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static("application/json"),
-            );
-            response
-        }
+        Screened::Skip => Next::Forward(Request::from_parts(parts, Full::new(bytes))),
+        Screened::Answer(answer) => Next::Refuse(parts, answer),
     }
 }
 
-/// The media type whose bodies are screened (any case, any parameters).
-const JSON_TYPE: &[u8] = b"application/json";
-
-async fn call<S, C>(inner: &Inner<S, C>, request: Request<Full<Bytes>>) -> McpHttpResponse
+/// The screen's answer (400, a JSON-RPC error) to a message rmcp cannot
+/// read, unless rmcp refuses the request's headers first.
+async fn refuse<S, C>(
+    inner: &Inner<S, C>,
+    parts: http::request::Parts,
+    answer: Value,
+) -> McpHttpResponse
 where
     S: Shared,
     C: Shared,
 {
-    inner.handle(request).await
+    // rmcp first judges the headers (Host, Origin, Accept, session): a body
+    // it cannot read gets its 415 only when they pass.
+    let probe = Full::new(Bytes::from_static(b"{"));
+    let judged = inner.handle(Request::from_parts(parts, probe)).await;
+    if judged.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return judged;
+    }
+    let mut response = Response::new(Full::new(Bytes::from(answer.to_string())).boxed());
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
 }
+
+/// The media type whose bodies are screened (any case, any parameters).
+const JSON_TYPE: &[u8] = b"application/json";
 
 /// The whole body, at most `max` bytes. A body that arrives in one piece
 /// is kept as it arrived (no copy).

@@ -9,7 +9,7 @@ use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, InputRequiredResult,
-    ListToolsResult, PaginatedRequestParams, ResultType, ServerConfig,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ResultType, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
@@ -103,21 +103,25 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
                 }
                 Some(progress) = next_progress(&mut route) => {
                     if let Some(route) = &mut route {
-                        let note = route.notification(progress);
-                        // A closed transport only loses the notification.
-                        let _ = context.peer.notify_progress(note).await;
+                        notify(context, route.notification(progress)).await;
                     }
                 }
             }
         };
         if let Some(route) = &mut route {
             while let Some(progress) = route.try_next() {
-                let note = route.notification(progress);
-                let _ = context.peer.notify_progress(note).await;
+                notify(context, route.notification(progress)).await;
             }
         }
         result
     }
+}
+
+/// Sends one progress notification; a closed transport only loses it. The
+/// sending future is boxed: inline, it would make every call's future as
+/// large as itself, progress or not.
+async fn notify(context: &RequestContext<RoleServer>, note: ProgressNotificationParam) {
+    let _ = Box::pin(context.peer.notify_progress(note)).await;
 }
 
 async fn next_progress(route: &mut Option<Route>) -> Option<crate::events::Progress> {
