@@ -204,7 +204,7 @@ fn splice(
         }
         out.extend_from_slice(b"{\"_meta\":{");
         if let Some(text) = text {
-            put_key(&mut out, &Cow::Borrowed(ARGUMENTS_KEY));
+            put_key(&mut out, ARGUMENTS_KEY);
             serde_json::to_writer(&mut out, text).map_err(|_| Problem::Parse)?;
         }
         out.push(b'}');
@@ -219,18 +219,15 @@ fn splice(
     Ok(out)
 }
 
-/// Writes `key` and its colon: as decoded when it had no escapes (then it
-/// needs none), else escaped again.
-fn put_key(out: &mut Vec<u8>, key: &Cow<'_, str>) {
-    match key {
-        Cow::Borrowed(plain) => {
-            out.push(b'"');
-            out.extend_from_slice(plain.as_bytes());
-            out.push(b'"');
-        }
-        Cow::Owned(decoded) => {
-            let _ = serde_json::to_writer(&mut *out, decoded);
-        }
+/// Writes `key` and its colon as serde_json writes them: a key without a
+/// quote, backslash or control character as it is, any other escaped.
+fn put_key(out: &mut Vec<u8>, key: &str) {
+    if key.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
+        let _ = serde_json::to_writer(&mut *out, key);
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.push(b'"');
     }
     out.push(b':');
 }
