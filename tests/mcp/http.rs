@@ -425,3 +425,30 @@ async fn over_streamable_http_2026_07_28_results_carry_their_result_type() {
     );
     shutdown.cancel();
 }
+
+#[tokio::test]
+async fn over_streamable_http_a_body_is_read_whole_up_to_its_bound_and_refused_past_it() {
+    let bound = 64 << 10;
+    let mut config = StreamableHttpServerConfig::default();
+    config.max_request_body_bytes = bound;
+    let (addr, shutdown, _serving, _workspace) = serve_with(config).await;
+    let session = initialized_session(addr).await;
+    // Whitespace between members: a body of any length around one small
+    // call (it reaches the server in several reads).
+    let call = |length: usize| {
+        let head = r#"{"jsonrpc":"2.0","#;
+        let tail = r#""id":7,"method":"tools/call","params":{"name":"calculate","arguments":{"a":1,"op":"add","b":2}}}"#;
+        let padding = " ".repeat(length - head.len() - tail.len());
+        format!("{head}{padding}{tail}")
+    };
+
+    let (status, messages) = session.send(reqwest::Method::POST, call(bound)).await;
+    assert!(status.is_success(), "{status}");
+    assert_eq!(messages[0]["id"], 7, "{messages:?}");
+    assert_eq!(messages[0]["result"]["isError"], false, "{messages:?}");
+    assert_eq!(messages[0]["result"]["content"][0]["text"], "3.0");
+
+    let (status, _) = session.send(reqwest::Method::POST, call(bound + 1)).await;
+    assert_eq!(status, reqwest::StatusCode::PAYLOAD_TOO_LARGE);
+    shutdown.cancel();
+}

@@ -62,6 +62,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
 use tokio::net::TcpListener;
 
 /// The origins accepted when the config lists none: loopback, any port.
@@ -82,15 +83,18 @@ pub type McpHttpResponse = Response<BoxBody<Bytes, Infallible>>;
 /// The streamable HTTP service over sessions of an [`McpServer`]: rmcp's,
 /// with each message screened first and `DELETE` answered 204 (a tower
 /// `Service` for any `http_body::Body`).
+///
+/// Cheap to clone: clones share one rmcp service (its config and session
+/// manager), which serves each request by reference.
 pub struct McpHttpService<S, C> {
-    inner: Inner<S, C>,
+    inner: Arc<Inner<S, C>>,
     max_body: usize,
 }
 
 impl<S, C> Clone for McpHttpService<S, C> {
     fn clone(&self) -> Self {
         McpHttpService {
-            inner: self.inner.clone(),
+            inner: Arc::clone(&self.inner),
             max_body: self.max_body,
         }
     }
@@ -113,14 +117,14 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let inner = self.inner.clone();
+        let inner = Arc::clone(&self.inner);
         let max_body = self.max_body;
-        Box::pin(async move { Ok(handle(inner, max_body, request).await) })
+        Box::pin(async move { Ok(handle(&inner, max_body, request).await) })
     }
 }
 
 async fn handle<S, C, B>(
-    mut inner: Inner<S, C>,
+    inner: &Inner<S, C>,
     max_body: usize,
     request: Request<B>,
 ) -> McpHttpResponse
@@ -131,79 +135,104 @@ where
     B::Data: Send,
     B::Error: Display,
 {
-    let (parts, body) = request.into_parts();
-    let method = parts.method.clone();
-    if method != Method::POST {
-        let empty = Full::new(Bytes::new());
-        let response = call(&mut inner, Request::from_parts(parts, empty)).await;
-        return if method == Method::DELETE && response.status() == StatusCode::ACCEPTED {
-            let mut done = Response::new(Full::new(Bytes::new()).boxed());
-            *done.status_mut() = StatusCode::NO_CONTENT;
-            done
-        } else {
-            response
-        };
+    let deleting = request.method() == Method::DELETE;
+    let request = match screened(max_body, request).await {
+        Next::Forward(request) => request,
+        Next::Done(response) => return response,
+        // Rare, and it waits for rmcp twice: boxed, so that every request's
+        // future stays the size of one wait.
+        Next::Refuse(parts, answer) => return Box::pin(refuse(inner, parts, answer)).await,
+    };
+    let response = inner.handle(request).await;
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        let mut done = Response::new(Full::new(Bytes::new()).boxed());
+        *done.status_mut() = StatusCode::NO_CONTENT;
+        return done;
+    }
+    response
+}
+
+/// What becomes of a request once its body is read and screened.
+enum Next {
+    /// rmcp serves this request (the body as sent, or as the screen
+    /// rewrote it).
+    Forward(Request<Full<Bytes>>),
+    /// This is the answer.
+    Done(McpHttpResponse),
+    /// The screen answers the message itself, once rmcp has judged the
+    /// request's headers.
+    Refuse(http::request::Parts, Value),
+}
+
+/// Reads and screens the body of a POST; any other method goes to rmcp
+/// with an empty body.
+async fn screened<B>(max_body: usize, request: Request<B>) -> Next
+where
+    B: Body,
+    B::Error: Display,
+{
+    let (mut parts, body) = request.into_parts();
+    if parts.method != Method::POST {
+        return Next::Forward(Request::from_parts(parts, Full::new(Bytes::new())));
     }
     let bytes = match collect(body, max_body).await {
         Ok(bytes) => bytes,
-        Err(response) => return response,
+        Err(response) => return Next::Done(response),
     };
     let json_body = parts
         .headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("application/json")
+            let prefix = v.trim_start().as_bytes().get(..JSON_TYPE.len());
+            prefix.is_some_and(|p| p.eq_ignore_ascii_case(JSON_TYPE))
         });
     if !json_body {
         // rmcp answers it (415).
-        return call(&mut inner, Request::from_parts(parts, Full::new(bytes))).await;
+        return Next::Forward(Request::from_parts(parts, Full::new(bytes)));
     }
     match screen(&bytes) {
         Screened::Pass(message) => {
-            let mut parts = parts;
             parts.headers.remove(http::header::CONTENT_LENGTH);
-            call(
-                &mut inner,
-                Request::from_parts(parts, Full::new(Bytes::from(message))),
-            )
-            .await
+            Next::Forward(Request::from_parts(parts, Full::new(Bytes::from(message))))
         }
-        Screened::Skip => call(&mut inner, Request::from_parts(parts, Full::new(bytes))).await,
-        Screened::Answer(answer) => {
-            // rmcp first judges the headers (Host, Origin, Accept, session):
-            // a body it cannot read gets its 415 only when they pass.
-            let probe = Full::new(Bytes::from_static(b"{"));
-            let judged = call(&mut inner, Request::from_parts(parts, probe)).await;
-            if judged.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
-                return judged;
-            }
-            let mut response = Response::new(Full::new(Bytes::from(answer.to_string())).boxed());
-            *response.status_mut() = StatusCode::BAD_REQUEST;
-            response.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static("application/json"),
-            );
-            response
-        }
+        Screened::Skip => Next::Forward(Request::from_parts(parts, Full::new(bytes))),
+        Screened::Answer(answer) => Next::Refuse(parts, answer),
     }
 }
 
-async fn call<S, C>(inner: &mut Inner<S, C>, request: Request<Full<Bytes>>) -> McpHttpResponse
+/// The screen's answer (400, a JSON-RPC error) to a message rmcp cannot
+/// read, unless rmcp refuses the request's headers first.
+async fn refuse<S, C>(
+    inner: &Inner<S, C>,
+    parts: http::request::Parts,
+    answer: Value,
+) -> McpHttpResponse
 where
     S: Shared,
     C: Shared,
 {
-    use tower_service::Service as _;
-    match inner.call(request).await {
-        Ok(response) => response,
-        Err(never) => match never {},
+    // rmcp first judges the headers (Host, Origin, Accept, session): a body
+    // it cannot read gets its 415 only when they pass.
+    let probe = Full::new(Bytes::from_static(b"{"));
+    let judged = inner.handle(Request::from_parts(parts, probe)).await;
+    if judged.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return judged;
     }
+    let mut response = Response::new(Full::new(Bytes::from(answer.to_string())).boxed());
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
-/// The whole body, at most `max` bytes.
+/// The media type whose bodies are screened (any case, any parameters).
+const JSON_TYPE: &[u8] = b"application/json";
+
+/// The whole body, at most `max` bytes. A body that arrives in one piece
+/// is kept as it arrived (no copy).
 async fn collect<B>(body: B, max: usize) -> Result<Bytes, McpHttpResponse>
 where
     B: Body,
@@ -211,7 +240,8 @@ where
 {
     use bytes::Buf;
     let mut body = std::pin::pin!(body);
-    let mut collected = Vec::new();
+    let mut first = Bytes::new();
+    let mut joined: Option<Vec<u8>> = None;
     while let Some(frame) = body.as_mut().frame().await {
         let frame = frame.map_err(|e| {
             plain(
@@ -220,21 +250,22 @@ where
             )
         })?;
         if let Ok(mut data) = frame.into_data() {
-            if data.remaining() > max.saturating_sub(collected.len()) {
+            let held = joined.as_ref().map_or(first.len(), Vec::len);
+            if data.remaining() > max.saturating_sub(held) {
                 return Err(plain(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!("Payload Too Large: request body exceeds {max} bytes"),
                 ));
             }
-            while data.has_remaining() {
-                let chunk = data.chunk();
-                collected.extend_from_slice(chunk);
-                let used = chunk.len();
-                data.advance(used);
+            let piece = data.copy_to_bytes(data.remaining());
+            match &mut joined {
+                None if first.is_empty() => first = piece,
+                None => joined = Some([&first[..], &piece[..]].concat()),
+                Some(whole) => whole.extend_from_slice(&piece),
             }
         }
     }
-    Ok(Bytes::from(collected))
+    Ok(joined.map_or(first, Bytes::from))
 }
 
 fn plain(status: StatusCode, text: String) -> McpHttpResponse {
@@ -284,14 +315,14 @@ impl<S: Shared, C: Shared> McpServer<S, C> {
         // Without legacy sessions every request is served on its own.
         let stateless = !config.legacy_session_mode;
         McpHttpService {
-            inner: StreamableHttpService::new(
+            inner: Arc::new(StreamableHttpService::new(
                 move || match stateless {
                     true => Ok(server.session().stateless()),
                     false => Ok(server.session()),
                 },
                 Arc::new(LocalSessionManager::default()),
                 config,
-            ),
+            )),
             max_body,
         }
     }

@@ -18,6 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::Value;
+use tokio::task::futures::TaskLocalFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::inject::{Inject, InjectError};
@@ -52,9 +53,11 @@ pub(crate) struct Link {
 
 impl Link {
     /// Runs `future` (a call's execution) with this client as the one its
-    /// tools' [`McpPeer`]s reach.
-    pub(crate) async fn scope<F: Future>(self, future: F) -> F::Output {
-        CURRENT.scope(self, future).await
+    /// tools' [`McpPeer`]s reach. A plain function, not an `async` one: the
+    /// returned future holds the link and `future` once, not also as
+    /// arguments beside them.
+    pub(crate) fn scope<F: Future>(self, future: F) -> TaskLocalFuture<Link, F> {
+        CURRENT.scope(self, future)
     }
 
     /// Why the server cannot send this client requests or notifications of

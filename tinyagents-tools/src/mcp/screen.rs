@@ -15,6 +15,8 @@
 //! - any other message nested deeper than rmcp can read is answered
 //!   `-32600` (invalid request) with its id.
 
+use std::borrow::Cow;
+
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
@@ -63,23 +65,34 @@ pub(crate) fn screen(message: &[u8]) -> Screened {
             .find(|(k, _)| k == key)
             .map(|(_, r)| &b[r.clone()])
     };
-    let id = get("id")
-        .and_then(|raw| serde_json::from_slice::<Value>(raw).ok())
-        .filter(|id| id.is_string() || id.is_number())
-        .unwrap_or(Value::Null);
-    let method = get("method").and_then(|raw| serde_json::from_slice::<String>(raw).ok());
-    if method.as_deref() != Some("tools/call") || id.is_null() {
-        return pass_if_readable(b, id);
-    }
+    let id = get("id").filter(|raw| is_id(raw));
+    let method = get("method").and_then(string_of);
+    let Some(id) = id.filter(|_| method.as_deref() == Some("tools/call")) else {
+        return pass_if_readable(b, id.map_or(Value::Null, id_value));
+    };
     match tools_call(b, &members) {
         Ok(rewritten) => Screened::Pass(rewritten),
         Err(Problem::Parse) => Screened::Answer(parse_error()),
-        Err(Problem::TooDeep) => Screened::Answer(too_deep(id)),
+        Err(Problem::TooDeep) => Screened::Answer(too_deep(id_value(id))),
         Err(Problem::InvalidParams(why)) => match refused(b, &members, -32602, &why) {
             Some(rewritten) => Screened::Pass(rewritten),
-            None => Screened::Answer(error(id, -32602, &why)),
+            None => Screened::Answer(error(id_value(id), -32602, &why)),
         },
     }
+}
+
+/// True when `raw` is a JSON-RPC id: a string or a number.
+fn is_id(raw: &[u8]) -> bool {
+    match raw[0] {
+        b'"' => string_of(raw).is_some(),
+        _ if short_integer(raw) => true,
+        _ => serde_json::from_slice::<Value>(raw).is_ok_and(|id| id.is_number()),
+    }
+}
+
+/// An id [`is_id`] accepted, as a value for an answer.
+fn id_value(raw: &[u8]) -> Value {
+    serde_json::from_slice(raw).unwrap_or(Value::Null)
 }
 
 enum Problem {
@@ -101,7 +114,7 @@ fn pass_if_readable(b: &[u8], id: Value) -> Screened {
 
 /// Rewrites a `tools/call`: its `arguments` leave the params and travel as
 /// text under [`ARGUMENTS_KEY`].
-fn tools_call(b: &[u8], top: &[(String, Range)]) -> Result<Vec<u8>, Problem> {
+fn tools_call(b: &[u8], top: &[Member<'_>]) -> Result<Vec<u8>, Problem> {
     let params = top
         .iter()
         .find(|(k, _)| k == "params")
@@ -124,7 +137,7 @@ fn tools_call(b: &[u8], top: &[(String, Range)]) -> Result<Vec<u8>, Problem> {
             "`tools/call` params repeat the key `{key}`"
         )));
     }
-    if find("name").is_none_or(|raw| serde_json::from_slice::<String>(raw).is_err()) {
+    if find("name").and_then(string_of).is_none() {
         return Err(invalid(
             "`tools/call` params need `name`: the tool's name, as a string",
         ));
@@ -146,7 +159,7 @@ fn tools_call(b: &[u8], top: &[(String, Range)]) -> Result<Vec<u8>, Problem> {
     let mut rebuilt = Map::new();
     for (key, range) in &inner {
         if key != "arguments" {
-            rebuilt.insert(key.clone(), read(&b[range.clone()])?);
+            rebuilt.insert(key.to_string(), read(&b[range.clone()])?);
         }
     }
     let meta = meta_of(&mut rebuilt).ok_or_else(|| invalid("`_meta` must be an object"))?;
@@ -159,53 +172,70 @@ fn tools_call(b: &[u8], top: &[(String, Range)]) -> Result<Vec<u8>, Problem> {
 
 /// [`tools_call`]'s rewrite when the params have no `_meta`: every member
 /// but `arguments` copied as sent (each checked as [`read`] checks it), and
-/// the argument text put in a new `_meta`.
+/// the argument text put in a new `_meta`, written in one buffer.
 fn splice(
     b: &[u8],
-    top: &[(String, Range)],
-    params: &[(String, Range)],
+    top: &[Member<'_>],
+    params: &[Member<'_>],
     arguments: Option<&[u8]>,
 ) -> Result<Vec<u8>, Problem> {
-    let put = |out: &mut Vec<u8>, key: &str, raw: &[u8]| {
-        serde_json::to_writer(&mut *out, key).map_err(|_| Problem::Parse)?;
-        out.push(b':');
-        out.extend_from_slice(raw);
-        Ok::<_, Problem>(())
+    let kept = || params.iter().filter(|(k, _)| k != "arguments");
+    for (_, range) in kept() {
+        check(&b[range.clone()])?;
+    }
+    let text = match arguments {
+        Some(raw) => Some(std::str::from_utf8(raw).map_err(|_| Problem::Parse)?),
+        None => None,
     };
-    let kept: Vec<_> = params.iter().filter(|(k, _)| k != "arguments").collect();
-    for (_, range) in &kept {
-        read(&b[range.clone()])?;
-    }
-    let mut rewritten = b"{\"_meta\":{".to_vec();
-    if let Some(raw) = arguments {
-        let text = std::str::from_utf8(raw).map_err(|_| Problem::Parse)?;
-        let text = serde_json::to_vec(text).map_err(|_| Problem::Parse)?;
-        put(&mut rewritten, ARGUMENTS_KEY, &text)?;
-    }
-    rewritten.push(b'}');
-    for (key, range) in kept {
-        rewritten.push(b',');
-        put(&mut rewritten, key, &b[range.clone()])?;
-    }
-    rewritten.push(b'}');
-    let mut out = Vec::with_capacity(rewritten.len() + b.len());
+    // The text grows by its escapes; a few bytes each is the common case.
+    let extra = ARGUMENTS_KEY.len() + 16 + text.map_or(0, |t| t.len() / 2);
+    let mut out = Vec::with_capacity(b.len() + extra);
     out.push(b'{');
     for (i, (key, range)) in top.iter().enumerate() {
-        let raw = match key.as_str() {
-            "params" => &rewritten[..],
-            _ => read(&b[range.clone()]).map(|_| &b[range.clone()])?,
-        };
-        out.extend_from_slice(if i > 0 { b"," } else { b"" });
-        put(&mut out, key, raw)?;
+        if i > 0 {
+            out.push(b',');
+        }
+        put_key(&mut out, key);
+        if key != "params" {
+            let raw = &b[range.clone()];
+            check(raw)?;
+            out.extend_from_slice(raw);
+            continue;
+        }
+        out.extend_from_slice(b"{\"_meta\":{");
+        if let Some(text) = text {
+            put_key(&mut out, ARGUMENTS_KEY);
+            serde_json::to_writer(&mut out, text).map_err(|_| Problem::Parse)?;
+        }
+        out.push(b'}');
+        for (key, range) in kept() {
+            out.push(b',');
+            put_key(&mut out, key);
+            out.extend_from_slice(&b[range.clone()]);
+        }
+        out.push(b'}');
     }
     out.push(b'}');
     Ok(out)
 }
 
+/// Writes `key` and its colon as serde_json writes them: a key without a
+/// quote, backslash or control character as it is, any other escaped.
+fn put_key(out: &mut Vec<u8>, key: &str) {
+    if key.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
+        let _ = serde_json::to_writer(&mut *out, key);
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.push(b'"');
+    }
+    out.push(b':');
+}
+
 /// A `tools/call` made into one the session answers with `code`: rmcp still
 /// checks the session and the request's metadata as for any call. `None`
 /// when the message cannot be rebuilt.
-fn refused(b: &[u8], top: &[(String, Range)], code: i32, why: &str) -> Option<Vec<u8>> {
+fn refused(b: &[u8], top: &[Member<'_>], code: i32, why: &str) -> Option<Vec<u8>> {
     let mut params = Map::new();
     if let Some((_, range)) = top.iter().find(|(k, _)| k == "params")
         && b[range.start] == b'{'
@@ -233,15 +263,11 @@ fn meta_of(params: &mut Map<String, Value>) -> Option<&mut Map<String, Value>> {
 }
 
 /// The message with `params` replaced.
-fn rebuild(
-    b: &[u8],
-    top: &[(String, Range)],
-    params: Map<String, Value>,
-) -> Result<Vec<u8>, Problem> {
+fn rebuild(b: &[u8], top: &[Member<'_>], params: Map<String, Value>) -> Result<Vec<u8>, Problem> {
     let mut message = Map::new();
     for (key, range) in top {
         if key != "params" {
-            message.insert(key.clone(), read(&b[range.clone()])?);
+            message.insert(key.to_string(), read(&b[range.clone()])?);
         }
     }
     message.insert("params".into(), Value::Object(params));
@@ -256,7 +282,36 @@ fn read(raw: &[u8]) -> Result<Value, Problem> {
     serde_json::from_slice(raw).map_err(|_| Problem::Parse)
 }
 
-fn repeated(members: &[(String, Range)]) -> Option<&(String, Range)> {
+/// Checks one member's value as [`read`] does, without building it when it
+/// is a string or a short integer.
+fn check(raw: &[u8]) -> Result<(), Problem> {
+    match raw[0] {
+        b'"' => string_of(raw).map(drop).ok_or(Problem::Parse),
+        _ if short_integer(raw) => Ok(()),
+        _ => read(raw).map(drop),
+    }
+}
+
+/// The text of the JSON string `raw` (quotes included), `None` when it is
+/// not one: borrowed when it has no escapes, decoded by serde_json else.
+fn string_of(raw: &[u8]) -> Option<Cow<'_, str>> {
+    let inside = raw.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if inside.iter().any(|&c| c == b'\\' || c == b'"' || c < 0x20) {
+        return serde_json::from_slice::<String>(raw).ok().map(Cow::Owned);
+    }
+    std::str::from_utf8(inside).ok().map(Cow::Borrowed)
+}
+
+/// True when `raw` is an integer serde_json reads as one: no leading zero,
+/// at most 18 digits.
+fn short_integer(raw: &[u8]) -> bool {
+    let digits = raw.strip_prefix(b"-").unwrap_or(raw);
+    matches!(digits, [b'0'] | [b'1'..=b'9', ..])
+        && digits.len() <= 18
+        && digits.iter().all(u8::is_ascii_digit)
+}
+
+fn repeated<'m, 'a>(members: &'m [Member<'a>]) -> Option<&'m Member<'a>> {
     members
         .iter()
         .enumerate()
@@ -287,6 +342,9 @@ pub(crate) fn error(id: Value, code: i32, message: &str) -> Value {
 }
 
 type Range = std::ops::Range<usize>;
+
+/// An object member: its key, decoded, and its value's bytes.
+type Member<'a> = (Cow<'a, str>, Range);
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
@@ -346,11 +404,11 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
 
 /// The members of the object starting at `b[i]` (keys decoded, values as
 /// byte ranges) and the index just past it.
-fn members(b: &[u8], i: usize) -> Option<(Vec<(String, Range)>, usize)> {
+fn members(b: &[u8], i: usize) -> Option<(Vec<Member<'_>>, usize)> {
     if b.get(i) != Some(&b'{') {
         return None;
     }
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(8);
     let mut j = skip_ws(b, i + 1);
     if b.get(j) == Some(&b'}') {
         return Some((out, j + 1));
@@ -360,7 +418,7 @@ fn members(b: &[u8], i: usize) -> Option<(Vec<(String, Range)>, usize)> {
             return None;
         }
         let key_end = string_end(b, j)?;
-        let key: String = serde_json::from_slice(&b[j..key_end]).ok()?;
+        let key = string_of(&b[j..key_end])?;
         j = skip_ws(b, key_end);
         if b.get(j) != Some(&b':') {
             return None;

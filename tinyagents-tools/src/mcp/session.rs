@@ -9,7 +9,7 @@ use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, InputRequiredResult,
-    ListToolsResult, PaginatedRequestParams, ResultType, ServerConfig,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ResultType, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
@@ -103,21 +103,25 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
                 }
                 Some(progress) = next_progress(&mut route) => {
                     if let Some(route) = &mut route {
-                        let note = route.notification(progress);
-                        // A closed transport only loses the notification.
-                        let _ = context.peer.notify_progress(note).await;
+                        notify(context, route.notification(progress)).await;
                     }
                 }
             }
         };
         if let Some(route) = &mut route {
             while let Some(progress) = route.try_next() {
-                let note = route.notification(progress);
-                let _ = context.peer.notify_progress(note).await;
+                notify(context, route.notification(progress)).await;
             }
         }
         result
     }
+}
+
+/// Sends one progress notification; a closed transport only loses it. The
+/// sending future is boxed: inline, it would make every call's future as
+/// large as itself, progress or not.
+async fn notify(context: &RequestContext<RoleServer>, note: ProgressNotificationParam) {
+    let _ = Box::pin(context.peer.notify_progress(note)).await;
 }
 
 async fn next_progress(route: &mut Option<Route>) -> Option<crate::events::Progress> {
@@ -161,7 +165,7 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if let Some(refusal) = context.meta.get(REFUSAL_KEY) {
             return Err(refusal_error(refusal));
@@ -171,8 +175,8 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         // sent; others hand them over parsed. MCP makes `arguments` optional:
         // absent reads as `{}`, which the input schema then judges like any
         // other arguments.
-        let arguments = match context.meta.get(ARGUMENTS_KEY) {
-            Some(Value::String(text)) => RawArguments::Text(text.clone()),
+        let arguments = match context.meta.remove(ARGUMENTS_KEY) {
+            Some(Value::String(text)) => RawArguments::Text(text),
             _ => RawArguments::Json(
                 request
                     .arguments
@@ -208,7 +212,7 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             return Err(ErrorData::invalid_params(result.text(), None));
         }
         let mut answer =
-            rmcp_result(&result.message, self.shared.max_structured_bytes).map_err(|e| {
+            rmcp_result(result.message, self.shared.max_structured_bytes).map_err(|e| {
                 ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
             })?;
         // Required from protocol 2026-07-28 on; rmcp removes it for a client
@@ -220,29 +224,47 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
 
 /// rmcp's `CallToolResult` for `message`: what
 /// [`call_tool_result_bounded`](crate::providers::mcp::call_tool_result_bounded)
-/// writes as JSON, built directly (text blocks without a JSON round trip).
+/// writes as JSON, built directly from the message's own values (text
+/// blocks and the structured value moved, not copied or written as JSON).
 pub(crate) fn rmcp_result(
-    message: &ToolMessage,
+    message: ToolMessage,
     max_structured_bytes: usize,
 ) -> Result<CallToolResult, serde_json::Error> {
-    let parts = result_parts(message, max_structured_bytes);
-    let content = parts
+    let parts = result_parts(&message, max_structured_bytes);
+    let (is_error, send_structured) = (parts.is_error, parts.structured.is_some());
+    // The parts list the message's blocks, in order, then at most one text
+    // block of their own.
+    let own = message.content.len();
+    debug_assert!(
+        parts.content[..own]
+            .iter()
+            .all(|block| matches!(block, ResultBlock::Block(_)))
+    );
+    let added = parts
         .content
         .into_iter()
-        .map(|block| match block {
-            ResultBlock::Text(text) => Ok(rmcp::model::ContentBlock::text(text)),
-            ResultBlock::Block(ContentBlock::Text { text }) => {
-                Ok(rmcp::model::ContentBlock::text(text.clone()))
-            }
-            ResultBlock::Block(ContentBlock::Json { value }) => {
-                Ok(rmcp::model::ContentBlock::text(value.to_string()))
-            }
-            ResultBlock::Block(other) => serde_json::from_value(content_block(other)),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut answer = CallToolResult::success(content);
-    answer.structured_content = parts.structured.cloned();
-    answer.is_error = Some(parts.is_error);
+        .skip(own)
+        .find_map(|block| match block {
+            ResultBlock::Text(text) => Some(text),
+            ResultBlock::Block(_) => None,
+        });
+    let ToolMessage {
+        content,
+        structured,
+        ..
+    } = message;
+    let mut blocks = Vec::with_capacity(own + usize::from(added.is_some()));
+    for block in content {
+        blocks.push(match block {
+            ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text),
+            ContentBlock::Json { value } => rmcp::model::ContentBlock::text(value.to_string()),
+            other => serde_json::from_value(content_block(&other))?,
+        });
+    }
+    blocks.extend(added.map(rmcp::model::ContentBlock::text));
+    let mut answer = CallToolResult::success(blocks);
+    answer.structured_content = structured.filter(|_| send_structured);
+    answer.is_error = Some(is_error);
     Ok(answer)
 }
 
@@ -337,7 +359,7 @@ mod tests {
             message(vec![], None, false),
         ];
         for case in &cases {
-            let typed = rmcp_result(case, 100).expect("valid MCP");
+            let typed = rmcp_result(case.clone(), 100).expect("valid MCP");
             assert_eq!(typed.result_type, Some(ResultType::COMPLETE));
             let mut written = serde_json::to_value(&typed).unwrap();
             written.as_object_mut().unwrap().remove("resultType");

@@ -92,3 +92,59 @@ fn other_messages_pass_as_sent() {
         Screened::Pass(sent.as_bytes().to_vec())
     );
 }
+
+#[test]
+fn a_member_is_judged_as_serde_json_judges_it() {
+    let cases: [&[u8]; 26] = [
+        br#""plain""#,
+        br#""""#,
+        "\"caf\u{e9}\"".as_bytes(),
+        br#""esc\"aped""#,
+        br#""\u00e9\n""#,
+        br#""bad \x escape""#,
+        b"\"a raw\ttab\"",
+        b"\"\xff\xfe\"",
+        b"0",
+        b"-0",
+        b"7",
+        b"-42",
+        b"01",
+        b"-",
+        b"123456789012345678",
+        b"1234567890123456789012",
+        b"1e400",
+        b"1.5",
+        b"1.",
+        b"true",
+        b"nul",
+        b"null",
+        b"[1, {\"a\": 2}]",
+        b"{\"a\":}",
+        b"{\"a\":1}",
+        b"{\"a\":\"\xc3\"}",
+    ];
+    for raw in cases {
+        let shown = String::from_utf8_lossy(raw);
+        let parsed = serde_json::from_slice::<Value>(raw);
+        assert_eq!(check(raw).is_ok(), parsed.is_ok(), "{shown}");
+        let id = parsed
+            .as_ref()
+            .is_ok_and(|v| v.is_string() || v.is_number());
+        assert_eq!(is_id(raw), id, "{shown}");
+        if raw[0] == b'"' {
+            let text = string_of(raw).map(|t| t.into_owned());
+            assert_eq!(text, serde_json::from_slice::<String>(raw).ok(), "{shown}");
+        }
+    }
+}
+
+#[test]
+fn keys_with_escapes_reach_rmcp_as_the_same_keys() {
+    let sent = r#"{"jsonrpc":"2.0","id":"q\"1","method":"tools/call","params":{"name":"t","w\"x\\y\u00e9":1,"caf\u00e9":"\u00e9"},"z\n":0}"#;
+    let out = passed(sent);
+    let expected = json!({
+        "jsonrpc": "2.0", "id": "q\"1", "method": "tools/call", "z\n": 0,
+        "params": {"name": "t", "w\"x\\y\u{e9}": 1, "caf\u{e9}": "\u{e9}", "_meta": {}},
+    });
+    assert_eq!(out, expected);
+}
