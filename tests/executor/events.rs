@@ -159,7 +159,10 @@ async fn a_structured_result_and_the_arguments_are_digested_as_their_canonical_j
     let args = json!({"y": [true, null], "x": "two"});
     execute_once(&exec, call("c1", "sum", args.to_string())).await;
     let events = recorder.events();
-    assert_eq!(recorder.steps(), [("tool.started", 1), ("tool.completed", 1)]);
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.completed", 1)]
+    );
     for e in &events {
         assert_eq!(e.args_hash.as_deref(), Some(canonical_hash(&args).as_str()));
     }

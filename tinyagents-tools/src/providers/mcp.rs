@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::results::{MAX_STRUCTURED_BYTES, bounded_json, structured_within};
+use super::results::{MAX_STRUCTURED_BYTES, bounded_json, json_text_is, structured_within};
 use super::transform::{self as t, Cx};
 use super::{CallParseError, Declaration, ExportError, Usage, read};
 use crate::call::{RawArguments, ToolCall};
@@ -244,19 +244,36 @@ pub(crate) fn result_parts(message: &ToolMessage, max_structured_bytes: usize) -
     let mut content: Vec<ResultBlock<'_>> =
         message.content.iter().map(ResultBlock::Block).collect();
     let mut structured = None;
-    let within = structured_within(message, max_structured_bytes);
+    // The common case: a text block is the value's JSON (the executor's
+    // copy). Then the value is within the limit exactly when that text is,
+    // and no text is written again.
+    let copy = message.structured.as_ref().and_then(|value| {
+        message.content.iter().find_map(|block| match block {
+            ContentBlock::Text { text } if json_text_is(value, text) => Some(text.len()),
+            _ => None,
+        })
+    });
+    let within = match copy {
+        Some(len) => message
+            .structured
+            .as_ref()
+            .filter(|_| len <= max_structured_bytes),
+        None => structured_within(message, max_structured_bytes),
+    };
     if content.is_empty() && within.is_none() {
         if let Some(value) = &message.structured {
             content.push(ResultBlock::Text(bounded_json(value, max_structured_bytes)));
         }
     } else if let Some(value) = within {
-        let text = value.to_string();
-        let copied = message
-            .content
-            .iter()
-            .any(|block| block_text(block).as_deref() == Some(text.as_str()));
-        if !copied && (value.is_object() || content.is_empty()) {
-            content.push(ResultBlock::Text(text));
+        if copy.is_none() && (value.is_object() || content.is_empty()) {
+            let text = value.to_string();
+            let copied = message
+                .content
+                .iter()
+                .any(|block| block_text(block).as_deref() == Some(text.as_str()));
+            if !copied {
+                content.push(ResultBlock::Text(text));
+            }
         }
         if value.is_object() {
             structured = Some(value);

@@ -79,6 +79,36 @@ fn json_len_within(value: &Value, max: usize) -> bool {
     serde_json::to_writer(&mut counter, value).is_ok()
 }
 
+/// True when `text` is exactly `value`'s compact JSON, checked as it is
+/// written: no text is made.
+pub(crate) fn json_text_is(value: &Value, text: &str) -> bool {
+    let mut rest = Matcher {
+        rest: text.as_bytes(),
+    };
+    serde_json::to_writer(&mut rest, value).is_ok() && rest.rest.is_empty()
+}
+
+/// Consumes the expected text as matching bytes are written; stops the
+/// writer at the first difference.
+struct Matcher<'t> {
+    rest: &'t [u8],
+}
+
+impl io::Write for Matcher<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.rest.strip_prefix(buf) {
+            Some(rest) => {
+                self.rest = rest;
+                Ok(buf.len())
+            }
+            None => Err(io::Error::other("not the same text")),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 struct Counter {
     left: usize,
 }
@@ -122,6 +152,18 @@ impl io::Write for Capped {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_text_is_a_values_json_only_when_it_is_all_of_it_and_nothing_more() {
+        let value = json!({"a": "x\u{1}y", "b": [1, 2.5, null]});
+        let text = value.to_string();
+        assert!(json_text_is(&value, &text));
+        assert!(!json_text_is(&value, &text[..text.len() - 1]));
+        assert!(!json_text_is(&value, &format!("{text} ")));
+        assert!(!json_text_is(&value, &text.replace("2.5", "2.6")));
+        assert!(!json_text_is(&value, ""));
+        assert!(json_text_is(&json!(null), "null"));
+    }
 
     #[test]
     fn a_value_at_the_limit_fits_and_one_byte_more_does_not() {
