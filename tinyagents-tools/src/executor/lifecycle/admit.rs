@@ -110,15 +110,15 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         })
     }
 
-    /// Step 3, on: the batch place of a call that has permits to wait for
-    /// (the batch's lock, the tool's `max_concurrency`), if it has any.
+    /// Step 3, on: whether the call has permits to wait for (the batch's
+    /// lock, the tool's `max_concurrency`).
     #[inline]
-    pub(super) fn permits_to_wait_for<'b>(
+    pub(super) fn has_permits(
         &self,
         registered: &RegisteredTool<S, C>,
-        batch: Option<Place<'b>>,
-    ) -> Option<Option<Place<'b>>> {
-        (batch.is_some() || self.tool_permits[registered.index()].is_some()).then_some(batch)
+        batch: Option<Place<'_>>,
+    ) -> bool {
+        batch.is_some() || self.tool_permits[registered.index()].is_some()
     }
 
     /// Step 3's wait for the call's permits; a call cancelled while it

@@ -152,9 +152,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let registered = self.resolve_tool(cx, turn)?;
         let mut arguments = self.parse_arguments(cx, registered, arguments)?;
         self.admit(cx, turn, registered, &mut arguments)?;
-        let _permits = match self.permits_to_wait_for(registered, batch) {
-            Some(batch) => Box::pin(self.wait_for_permits(cx, turn, registered, batch)).await?,
-            None => Permits::default(),
+        let _permits = if self.has_permits(registered, batch) {
+            Box::pin(self.wait_for_permits(cx, turn, registered, batch)).await?
+        } else {
+            Permits::default()
         };
         self.emit_started(cx, registered);
         let mut before = if self.middleware.is_empty() {
