@@ -7,20 +7,12 @@ use tinyagents_tools::ids::ToolName;
 use tinyagents_tools::registry::{SchemaError, compile_schema};
 use tinyagents_tools::safety::{Determinism, Effect, Idempotency, Reach};
 use tinyagents_tools::spec::{InjectedKind, SpecError};
+use tinyagents_tools::testkit::FakeTool;
 use tinyagents_tools::*;
 
-/// A hand-written tool with a configurable spec.
-struct Fixed(ToolSpec);
-
-#[async_trait]
-impl Tool for Fixed {
-    fn spec(&self) -> &ToolSpec {
-        &self.0
-    }
-
-    async fn call(&self, _: &(), _: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::structured(args))
-    }
+/// A tool with a configurable spec that answers with its arguments.
+fn fixed(spec: ToolSpec) -> FakeTool {
+    FakeTool::new(spec).answering_with(|_, args| Ok(ToolOutput::structured(args.clone())))
 }
 
 fn spec_with_schema(name: &str, schema: Value) -> ToolSpec {
@@ -36,7 +28,7 @@ fn registry_of(names: &[&str]) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     for name in names {
         registry
-            .register(Fixed(spec_with_schema(name, object_schema())))
+            .register(fixed(spec_with_schema(name, object_schema())))
             .unwrap();
     }
     registry
@@ -90,7 +82,7 @@ fn a_duplicate_name_is_refused_and_the_first_tool_stays() {
     let other = ToolSpec::builder("lookup", "A different tool with the same name.")
         .build()
         .unwrap();
-    let err = registry.register(Fixed(other)).unwrap_err();
+    let err = registry.register(fixed(other)).unwrap_err();
     assert_eq!(
         err,
         RegistryError::Duplicate {
@@ -115,7 +107,7 @@ fn a_schema_whose_root_is_not_an_object_is_refused() {
     ] {
         let mut registry = ToolRegistry::new();
         let err = registry
-            .register(Fixed(spec_with_schema("t", schema.clone())))
+            .register(fixed(spec_with_schema("t", schema.clone())))
             .unwrap_err();
         assert_eq!(err.rule(), "schema_root_not_object", "{schema}");
     }
@@ -132,7 +124,7 @@ fn a_schema_that_exposes_an_injected_argument_is_refused() {
         .injected("api_key", "Secret<MailKey>", InjectedKind::Secret)
         .build()
         .unwrap();
-    let err = ToolRegistry::<()>::new().register(Fixed(spec)).unwrap_err();
+    let err = ToolRegistry::<()>::new().register(fixed(spec)).unwrap_err();
     assert_eq!(
         err,
         RegistryError::SchemaExposesInjected {
@@ -146,7 +138,7 @@ fn a_schema_that_exposes_an_injected_argument_is_refused() {
 fn a_schema_that_does_not_compile_is_refused() {
     let schema = json!({"type": "object", "properties": {"q": {"type": "no-such-type"}}});
     let err = ToolRegistry::<()>::new()
-        .register(Fixed(spec_with_schema("t", schema)))
+        .register(fixed(spec_with_schema("t", schema)))
         .unwrap_err();
     assert_eq!(err.rule(), "invalid_schema");
     let RegistryError::InvalidSchema { tool, problem } = &err else {
@@ -221,7 +213,7 @@ fn aliases_follow_the_provider_rule_and_never_collide() {
     }
     // A tool named like an existing alias is a duplicate too.
     let err = registry
-        .register(Fixed(spec_with_schema("search_docs", object_schema())))
+        .register(fixed(spec_with_schema("search_docs", object_schema())))
         .unwrap_err();
     assert_eq!(err.rule(), "duplicate");
 }
@@ -261,7 +253,7 @@ fn registration_never_panics_on_hostile_schemas() {
         let mut registry = ToolRegistry::<()>::new();
         let name = format!("t{i}");
         // Either outcome is fine; a panic is not.
-        let _ = registry.register(Fixed(spec_with_schema(&name, schema)));
+        let _ = registry.register(fixed(spec_with_schema(&name, schema)));
     }
 }
 
@@ -303,7 +295,7 @@ fn an_undeclared_tool_gets_the_conservative_safety_profile() {
 
 #[tokio::test]
 async fn a_hand_written_tool_registers_and_runs_as_a_shared_trait_object() {
-    let tool: Arc<dyn Tool> = Arc::new(Fixed(spec_with_schema("lookup", object_schema())));
+    let tool: Arc<dyn Tool> = Arc::new(fixed(spec_with_schema("lookup", object_schema())));
     let mut registry = ToolRegistry::new();
     registry.register_arc(Arc::clone(&tool)).unwrap();
     let registered = registry.get("lookup").unwrap();
