@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use tinyagents_tools::builtins::{EchoTool, HashTool};
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::testkit::ToolHarness;
+use tinyagents_tools::testkit::{Spy, ToolHarness};
 use tinyagents_tools::tool_search::ToolSearch;
 
 /// Counts its answers; answers with the length of its `text`.
@@ -73,4 +73,19 @@ fn the_builtins_and_tool_search_answer_at_once() {
     assert!(Tool::<(), ()>::never_waits(&HashTool));
     let search = ToolSearch::new([Tool::<(), ()>::spec(&EchoTool)]);
     assert!(Tool::<(), ()>::never_waits(&search));
+}
+
+#[tokio::test]
+async fn a_spied_tool_that_never_waits_still_never_waits_and_every_call_is_seen() {
+    let spy = Spy::new(Length::default());
+    assert!(Tool::<(), ()>::never_waits(&*spy));
+    let harness = ToolHarness::builder(EchoTool).build().unwrap();
+    let runtime = harness.runtime("c1");
+    let now = Tool::call_now(&*spy, &(), &runtime, json!({"text": "ab"})).unwrap();
+    assert_eq!(now.structured, Some(json!({"length": 2})));
+
+    let harness = ToolHarness::builder(spy.clone()).build().unwrap();
+    harness.call_ok(json!({"text": "abc"})).await;
+    assert_eq!(spy.seen(), [json!({"text": "ab"}), json!({"text": "abc"})]);
+    assert_eq!(spy.runs(), 2);
 }

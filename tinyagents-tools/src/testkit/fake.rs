@@ -276,4 +276,15 @@ where
         self.seen.record(&arguments);
         self.inner.call(state, runtime, arguments).await
     }
+
+    /// The wrapped tool's: a spied tool that never waits is still run
+    /// without a future.
+    fn never_waits(&self) -> bool {
+        self.inner.never_waits()
+    }
+
+    fn call_now(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
+        self.seen.record(&arguments);
+        self.inner.call_now(state, runtime, arguments)
+    }
 }
