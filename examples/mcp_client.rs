@@ -79,24 +79,37 @@ async fn import(client: &McpClient, options: &ImportOptions) -> Result<ToolExecu
         .map_err(|e| e.to_string())
 }
 
+/// A line that is not a call: the `id` and `name` it had, if any, and why.
+type BadLine = Box<(Value, Value, String)>;
+
 /// A call line as a [`ToolCall`], or why it is not one.
-fn parse_call(line: &str) -> Result<ToolCall, (Value, Value, String)> {
+fn parse_call(line: &str) -> Result<ToolCall, BadLine> {
     let value: Value = serde_json::from_str(line).map_err(|e| {
-        (
+        Box::new((
             Value::Null,
             Value::Null,
             format!("the line is not JSON: {e}"),
-        )
+        ))
     })?;
     let id = value.get("id").cloned().unwrap_or(Value::Null);
     let name = value.get("name").cloned().unwrap_or(Value::Null);
     let id_text = match &id {
         Value::String(s) => s.clone(),
         Value::Number(n) => n.to_string(),
-        _ => return Err((id, name, "the call has no string `id`".to_owned())),
+        _ => {
+            return Err(Box::new((
+                id,
+                name,
+                "the call has no string `id`".to_owned(),
+            )));
+        }
     };
     let Some(name_text) = name.as_str().map(str::to_owned) else {
-        return Err((id, name, "the call has no string `name`".to_owned()));
+        return Err(Box::new((
+            id,
+            name,
+            "the call has no string `name`".to_owned(),
+        )));
     };
     let arguments = match value.get("arguments") {
         None | Some(Value::Null) => "{}".to_owned(),
@@ -159,13 +172,16 @@ async fn main() -> ExitCode {
                     "value": result.structured,
                 })
             }
-            Err((id, name, problem)) => json!({
-                "id": id,
-                "name": name,
-                "is_error": true,
-                "content": [{"type": "text", "text": problem}],
-                "value": null,
-            }),
+            Err(bad) => {
+                let (id, name, problem) = *bad;
+                json!({
+                    "id": id,
+                    "name": name,
+                    "is_error": true,
+                    "content": [{"type": "text", "text": problem}],
+                    "value": null,
+                })
+            }
         };
         println!("{answer}");
     }
