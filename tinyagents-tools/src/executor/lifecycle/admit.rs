@@ -121,8 +121,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         batch.is_some() || self.tool_permits[registered.index()].is_some()
     }
 
-    /// Step 3's wait for the call's permits; a call cancelled while it
-    /// waits is refused and gives its limit slots back.
+    /// Step 3's wait for the call's permits. The time is the call's
+    /// waiting time (the clock is read only when the permits are not free
+    /// at once); a call cancelled while it waits is refused and gives its
+    /// limit slots back.
     pub(super) async fn wait_for_permits<'b>(
         &self,
         cx: &mut CallCx<'_, C>,
@@ -130,35 +132,15 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         registered: &RegisteredTool<S, C>,
         batch: Option<Place<'b>>,
     ) -> Result<Permits<'b>, Stop> {
-        let lock = batch.map(|place| &place.batch.lock);
-        match self.permits(cx, registered, lock).await {
-            Some(permits) => Ok(permits),
-            None => {
-                let name = registered.spec().name.as_str();
-                limits::release(turn.counter(), cx.run.call_counts(), name);
-                Err(Stop::rejected(ToolError::cancelled()))
-            }
-        }
-    }
-
-    /// Waits for the call's permits, or `None` when the run is cancelled
-    /// first; the time is the call's waiting time (the clock is read only
-    /// when the permits are not free at once).
-    async fn permits<'b>(
-        &self,
-        cx: &mut CallCx<'_, C>,
-        registered: &RegisteredTool<S, C>,
-        batch: Option<&'b RwLock<()>>,
-    ) -> Option<Permits<'b>> {
-        let run = cx.run;
+        let (run, lock) = (cx.run, batch.map(|place| &place.batch.lock));
         let mut permits = pin!(async {
             tokio::select! {
                 biased;
                 _ = run.cancellation().cancelled() => None,
-                permits = self.acquire(registered, batch) => Some(permits),
+                permits = self.acquire(registered, lock) => Some(permits),
             }
         });
-        match first_poll(&mut permits).await {
+        let permits = match first_poll(&mut permits).await {
             Poll::Ready(permits) => permits,
             Poll::Pending => {
                 let since = tokio::time::Instant::now();
@@ -166,7 +148,12 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 cx.waited += since.elapsed();
                 permits
             }
-        }
+        };
+        permits.ok_or_else(|| {
+            let name = registered.spec().name.as_str();
+            limits::release(turn.counter(), run.call_counts(), name);
+            Stop::rejected(ToolError::cancelled())
+        })
     }
 
     /// The batch's lock (exclusive for a `sequential` tool) and the tool's
