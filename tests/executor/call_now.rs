@@ -229,6 +229,12 @@ async fn double_later(args: Numbers) -> Value {
     json!({"double": args.n * 2})
 }
 
+/// Halves `n`; never waits and injects nothing.
+#[tool(read_only)]
+async fn halve(args: Numbers) -> Value {
+    json!({"half": args.n / 2})
+}
+
 macro_rules! later {
     ($e:expr) => {
         $e
@@ -271,6 +277,34 @@ async fn tool_implements_call_now_only_for_a_body_that_cannot_wait() {
     let refused =
         Tool::<(), ()>::call_now(&DoubleLaterTool, &(), &runtime("c8"), args.clone()).unwrap_err();
     assert_eq!(refused.class(), ErrorClass::Fatal);
+}
+
+#[tokio::test]
+async fn a_tool_that_injects_nothing_answers_alike_for_any_state_and_context() {
+    // Its plain fn reads only the arguments (it is not generic over the
+    // state and context); `call` and `call_now` give the same answer under
+    // any state and context types, and the same error for bad arguments.
+    let args = json!({"n": 9});
+    assert!(Tool::<(), ()>::never_waits(&HalveTool));
+    assert!(Tool::<String, u8>::never_waits(&HalveTool));
+    let now = Tool::<(), ()>::call_now(&HalveTool, &(), &runtime("c9"), args.clone()).unwrap();
+    assert_eq!(now.structured, Some(json!({"half": 4})));
+    let typed_runtime = ToolRuntime::new(RunContext::builder(7u8).build(), "c9", "halve");
+    let state = String::from("state");
+    let called = Tool::<String, u8>::call(&HalveTool, &state, &typed_runtime, args.clone())
+        .await
+        .unwrap();
+    assert_eq!(called.structured, now.structured);
+    let now_typed = Tool::<String, u8>::call_now(&HalveTool, &state, &typed_runtime, args).unwrap();
+    assert_eq!(now_typed.structured, now.structured);
+    for bad in [
+        Tool::<(), ()>::call_now(&HalveTool, &(), &runtime("c9"), json!({"n": "x"})).unwrap_err(),
+        Tool::<(), ()>::call(&HalveTool, &(), &runtime("c9"), json!({"n": "x"}))
+            .await
+            .unwrap_err(),
+    ] {
+        assert_eq!(bad.kind().as_str(), "invalid_arguments");
+    }
 }
 
 #[tokio::test]

@@ -354,18 +354,43 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
         unwrap_result: &unwrap_result,
         convert: &convert,
     };
+    // A tool that injects nothing reads only its arguments: the fn that
+    // answers its calls is not generic over the executor's state and context
+    // types, so its body (with the probes that pick how arguments, errors and
+    // the output are converted) is type-checked once, not under generic
+    // bounds. It is `#[inline]`: built where the tool is registered, as the
+    // generic impl is. (Only a body that never waits gains: an `async` body
+    // costs the same either way, measured with `compile_time.sh`.)
+    let args_only = f.params.iter().all(|param| param.inject.is_none());
     let tool_impl = if m.isolated.is_some() {
         crate::isolated::tool_impl(m, &parts)
     } else if f.service.is_none() && !m.blocking && crate::ready::never_waits(&item.block) {
         // A body that never waits: the fn's future is polled once, in place
         // (`call_now`); `call` hands the same plain fn to a ready future.
         // No state machine is generated beyond the fn's own.
-        let now_types = call_types(arguments_mut);
+        let now_types = if args_only {
+            quote!(#arguments_mut __arguments: #p::serde_json::Value)
+        } else {
+            call_types(arguments_mut)
+        };
+        let now_generics = (!args_only).then_some(&generics[..]).unwrap_or_default();
         let plain_types = call_types(None);
+        let (now_call, now_future) = if args_only {
+            (
+                quote!(#tool::__tinyagents_now(__arguments)),
+                quote!(#p::NowArgsCall::new(#tool::__tinyagents_now, __arguments)),
+            )
+        } else {
+            (
+                quote!(#tool::__tinyagents_now(__state, __runtime, __arguments)),
+                quote!(#p::NowCall::new(#tool::__tinyagents_now, __state, __runtime, __arguments)),
+            )
+        };
         let now_fn = quote! {
             impl #tool {
                 #[doc(hidden)]
-                fn __tinyagents_now<#(#generics),*>(#now_types) -> #result {
+                #[inline]
+                fn __tinyagents_now<#(#now_generics),*>(#now_types) -> #result {
                     use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
                     #plain_bind
                     #(#bind)*
@@ -396,12 +421,7 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
                     'life2: 'async_trait,
                     Self: 'async_trait,
                 {
-                    ::std::boxed::Box::pin(#p::NowCall::new(
-                        #tool::__tinyagents_now,
-                        __state,
-                        __runtime,
-                        __arguments,
-                    ))
+                    ::std::boxed::Box::pin(#now_future)
                 }
 
                 fn never_waits(&self) -> bool {
@@ -409,7 +429,7 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
                 }
 
                 fn call_now(&self, #plain_types) -> #result {
-                    #tool::__tinyagents_now(__state, __runtime, __arguments)
+                    #now_call
                 }
             },
         );

@@ -260,6 +260,43 @@ impl<S, C> std::future::Future for NowCall<'_, S, C> {
     }
 }
 
+/// The plain fn that answers a call of a tool whose body never waits and
+/// that injects nothing: it reads only the arguments.
+pub type NowArgsFn = fn(Value) -> Result<ToolOutput, ToolError>;
+
+/// [`NowCall`] for a tool that injects nothing: one type for every such
+/// tool, whatever the executor's state and context types.
+pub struct NowArgsCall {
+    run: NowArgsFn,
+    arguments: Option<Value>,
+}
+
+impl NowArgsCall {
+    /// A call of `run` with these arguments, made when first polled.
+    pub fn new(run: NowArgsFn, arguments: Value) -> Self {
+        NowArgsCall {
+            run,
+            arguments: Some(arguments),
+        }
+    }
+}
+
+impl std::future::Future for NowArgsCall {
+    type Output = Result<ToolOutput, ToolError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.get_mut();
+        let arguments = this
+            .arguments
+            .take()
+            .expect("a tool's call future polled after it finished");
+        std::task::Poll::Ready((this.run)(arguments))
+    }
+}
+
 /// Gives the [`InjectedKind`] of an injected parameter type for the spec,
 /// by autoref specialization. A type that is not injectable is reported once,
 /// where the call injects it, so the spec falls back to `Custom`.
