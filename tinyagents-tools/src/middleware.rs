@@ -22,6 +22,9 @@
 //! `after_tool`.
 
 use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -243,14 +246,131 @@ pub trait Middleware<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
     }
 
     /// Runs before the tool, after the executor's own checks.
-    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
+    ///
+    /// Implement it as an `async fn` under `#[async_trait]`. (The default,
+    /// which lets the call go on, is written out so that its future is a
+    /// zero-sized value: boxing it allocates nothing.)
+    fn before_tool<'life0, 'life1, 'life2, 'async_trait>(
+        &'life0 self,
+        ctx: &'life1 mut BeforeToolCtx<'life2, S, C>,
+    ) -> Pin<Box<dyn Future<Output = BeforeResult> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        Self: 'async_trait,
+    {
         let _ = ctx;
-        Ok(BeforeOutcome::Continue)
+        Box::pin(GoOn)
     }
 
     /// Runs after the tool (or after a later middleware answered), and may
     /// change the outcome.
-    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_, S, C>) {
+    ///
+    /// Implement it as an `async fn` under `#[async_trait]`. (The default,
+    /// which does nothing, is written out so that its future is a
+    /// zero-sized value: boxing it allocates nothing.)
+    fn after_tool<'life0, 'life1, 'life2, 'async_trait>(
+        &'life0 self,
+        ctx: &'life1 mut AfterToolCtx<'life2, S, C>,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        Self: 'async_trait,
+    {
         let _ = ctx;
+        Box::pin(Nothing)
+    }
+}
+
+/// The default `before_tool`'s future: the call goes on. Zero-sized, so
+/// its box is no allocation.
+struct GoOn;
+
+impl Future for GoOn {
+    type Output = BeforeResult;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<BeforeResult> {
+        Poll::Ready(Ok(BeforeOutcome::Continue))
+    }
+}
+
+/// The default `after_tool`'s future: nothing to do. Zero-sized, so its
+/// box is no allocation.
+struct Nothing;
+
+impl Future for Nothing {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::task::Waker;
+
+    use super::*;
+
+    /// Implements neither hook.
+    struct Neither;
+
+    impl Middleware for Neither {
+        fn name(&self) -> &str {
+            "neither"
+        }
+    }
+
+    #[test]
+    fn the_default_hooks_answer_at_once_from_zero_sized_futures() {
+        let spec = ToolSpec::builder("t", "A tool.").build().unwrap();
+        let run = RunContext::empty();
+        let turn = Turn::new(1);
+        let call_id = ToolCallId::new("c1");
+        let events = EventBus::new();
+        let mut task = Context::from_waker(Waker::noop());
+
+        let mut extensions = Extensions::new();
+        let mut before = BeforeToolCtx {
+            spec: &spec,
+            called_name: "t",
+            call_id: &call_id,
+            run: &run,
+            turn: &turn,
+            state: &(),
+            arguments: Value::Null,
+            arguments_changed: false,
+            extensions: &mut extensions,
+            events: &events,
+        };
+        let mut hook = Neither.before_tool(&mut before);
+        // A zero-sized future in a box is no allocation.
+        assert_eq!(std::mem::size_of_val(&*hook), 0);
+        assert!(matches!(
+            hook.as_mut().poll(&mut task),
+            Poll::Ready(Ok(BeforeOutcome::Continue))
+        ));
+        drop(hook);
+
+        let mut after = AfterToolCtx {
+            spec: &spec,
+            called_name: "t",
+            call_id: &call_id,
+            run: &run,
+            turn: &turn,
+            state: &(),
+            arguments: &Value::Null,
+            attempts: 1,
+            outcome: Ok(ToolOutput::text("done")),
+            extensions: &mut extensions,
+        };
+        let mut hook = Neither.after_tool(&mut after);
+        assert_eq!(std::mem::size_of_val(&*hook), 0);
+        assert!(hook.as_mut().poll(&mut task).is_ready());
+        drop(hook);
+        assert_eq!(after.outcome, Ok(ToolOutput::text("done")));
     }
 }
