@@ -173,7 +173,7 @@ pub struct AfterToolCtx<'a, S = (), C = ()> {
     pub(crate) state: &'a S,
     pub(crate) arguments: &'a Value,
     pub(crate) attempts: u32,
-    pub(crate) outcome: Result<ToolOutput, ToolError>,
+    pub(crate) outcome: &'a mut Result<ToolOutput, ToolError>,
     pub(crate) extensions: &'a mut Extensions,
 }
 
@@ -192,12 +192,12 @@ impl<'a, S, C> AfterToolCtx<'a, S, C> {
 
     /// The outcome: the tool's output or its classified error.
     pub fn outcome(&self) -> &Result<ToolOutput, ToolError> {
-        &self.outcome
+        self.outcome
     }
 
     /// The outcome, to change.
     pub fn outcome_mut(&mut self) -> &mut Result<ToolOutput, ToolError> {
-        &mut self.outcome
+        self.outcome
     }
 
     /// Per-call scratch space filled by `before_tool`.
@@ -355,6 +355,7 @@ mod tests {
         ));
         drop(hook);
 
+        let mut outcome = Ok(ToolOutput::text("done"));
         let mut after = AfterToolCtx {
             spec: &spec,
             called_name: "t",
@@ -364,13 +365,13 @@ mod tests {
             state: &(),
             arguments: &Value::Null,
             attempts: 1,
-            outcome: Ok(ToolOutput::text("done")),
+            outcome: &mut outcome,
             extensions: &mut extensions,
         };
         let mut hook = Neither.after_tool(&mut after);
         assert_eq!(std::mem::size_of_val(&*hook), 0);
         assert!(hook.as_mut().poll(&mut task).is_ready());
         drop(hook);
-        assert_eq!(after.outcome, Ok(ToolOutput::text("done")));
+        assert_eq!(outcome, Ok(ToolOutput::text("done")));
     }
 }

@@ -40,6 +40,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 5: each `before_tool` hook in the order added may let the call
     /// through (with changed arguments, checked again), answer in place of
     /// the tool, or refuse it.
+    ///
+    /// The time a hook stays pending after its first poll (an approver
+    /// deciding) is the call's waiting time; one that answers at once costs
+    /// no clock read. Each hook's context lives in this future, which the
+    /// call awaits in place: its only box is the hook's own.
     pub(super) async fn before_tool(
         &self,
         cx: &mut CallCx<'_, C>,
@@ -49,10 +54,33 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     ) -> Result<Before, Stop> {
         let mut extensions = Extensions::new();
         for (i, mw) in self.middleware.iter().enumerate() {
-            let asked = std::mem::take(arguments);
-            let hook = self.ask_hook(cx, turn, registered, &**mw, asked, &mut extensions);
-            let (outcome, changed);
-            (*arguments, outcome, changed) = hook.await;
+            let mut ctx = BeforeToolCtx {
+                spec: registered.spec(),
+                called_name: &cx.name,
+                call_id: &cx.id,
+                run: cx.run,
+                turn,
+                state: &*self.state,
+                arguments: std::mem::take(arguments),
+                arguments_changed: false,
+                extensions: &mut extensions,
+                events: &self.events,
+            };
+            let outcome = {
+                let mut hook = mw.before_tool(&mut ctx);
+                // `if let`, not `match`: the first poll's `Pending` is gone
+                // before the wait, so the future keeps no room for it.
+                if let Poll::Ready(outcome) = first_poll(&mut hook).await {
+                    outcome
+                } else {
+                    let since = tokio::time::Instant::now();
+                    let outcome = hook.await;
+                    cx.waited += since.elapsed();
+                    outcome
+                }
+            };
+            let changed = ctx.arguments_changed;
+            *arguments = ctx.arguments;
             let verdict = self.hook_verdict(cx, registered, &**mw, arguments, outcome, changed);
             match verdict {
                 Ok(None) => {}
@@ -78,46 +106,6 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             extensions,
             lent: None,
         })
-    }
-
-    /// One hook's `before_tool`: its outcome, the arguments it leaves, and
-    /// whether it changed them. The time it stays pending after its first
-    /// poll (an approver deciding) is the call's waiting time; one that
-    /// answers at once costs no clock read.
-    async fn ask_hook(
-        &self,
-        cx: &mut CallCx<'_, C>,
-        turn: &Turn,
-        registered: &RegisteredTool<S, C>,
-        mw: &dyn Middleware<S, C>,
-        arguments: Value,
-        extensions: &mut Extensions,
-    ) -> (Value, Result<BeforeOutcome, ToolError>, bool) {
-        let mut ctx = BeforeToolCtx {
-            spec: registered.spec(),
-            called_name: &cx.name,
-            call_id: &cx.id,
-            run: cx.run,
-            turn,
-            state: &*self.state,
-            arguments,
-            arguments_changed: false,
-            extensions,
-            events: &self.events,
-        };
-        let outcome = {
-            let mut hook = mw.before_tool(&mut ctx);
-            match first_poll(&mut hook).await {
-                Poll::Ready(outcome) => outcome,
-                Poll::Pending => {
-                    let since = tokio::time::Instant::now();
-                    let outcome = hook.await;
-                    cx.waited += since.elapsed();
-                    outcome
-                }
-            }
-        };
-        (ctx.arguments, outcome, ctx.arguments_changed)
     }
 
     /// What a hook's outcome means for the call: go on (`None`; arguments
@@ -167,25 +155,24 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     }
 
     /// Step 7: the `after_tool` hooks of the middleware that ran
-    /// `before_tool`, in reverse order; they may change the outcome. (A
-    /// call no hook saw has none to run.)
+    /// `before_tool`, in reverse order; they may change the outcome in
+    /// `ran`. (A call no hook saw has none to run.) Everything it reads is
+    /// borrowed, so that the future the call awaits in place stays small.
     pub(super) async fn after_tool(
         &self,
         cx: &CallCx<'_, C>,
         turn: &Turn,
         registered: &RegisteredTool<S, C>,
-        before: Before,
+        before: &mut Before,
         arguments: &Value,
-        ran: Ran,
-    ) -> Ran {
-        let Before {
-            mut extensions,
-            lent,
-            entered,
-            ..
-        } = before;
+        ran: &mut Ran,
+    ) {
         // The tool may have taken the arguments: then they are lent.
-        let arguments = lent.as_ref().and_then(Digest::value).unwrap_or(arguments);
+        let arguments = before
+            .lent
+            .as_ref()
+            .and_then(Digest::value)
+            .unwrap_or(arguments);
         let mut after = AfterToolCtx {
             spec: registered.spec(),
             called_name: &cx.name,
@@ -195,15 +182,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             state: &*self.state,
             arguments,
             attempts: ran.attempts,
-            outcome: ran.outcome,
-            extensions: &mut extensions,
+            outcome: &mut ran.outcome,
+            extensions: &mut before.extensions,
         };
-        for mw in self.middleware[..entered].iter().rev() {
+        for mw in self.middleware[..before.entered].iter().rev() {
             mw.after_tool(&mut after).await;
-        }
-        Ran {
-            outcome: after.outcome,
-            attempts: ran.attempts,
         }
     }
 }

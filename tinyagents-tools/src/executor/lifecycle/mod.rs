@@ -37,12 +37,14 @@ use answer::{Done, Formatted, Stop};
 use span::call_span;
 
 /// Takes the outcome of a step that may wait: one that is ready is taken
-/// as it is, with no poll; only a step that waits is awaited.
+/// as it is, with no poll; only a step that waits is awaited. (The wait is
+/// awaited whole, not moved out of the step's value: the call's future
+/// then keeps one copy of it, not two.)
 macro_rules! step {
     ($step:expr) => {
         match $step {
             Either::Left(ready) => ready.into_inner(),
-            Either::Right(wait) => wait.await,
+            wait => wait.await,
         }
     };
 }
@@ -161,11 +163,15 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let mut before = if self.middleware.is_empty() {
             None
         } else {
-            Some(Box::pin(self.before_tool(cx, turn, registered, &mut arguments)).await?)
+            Some(
+                self.before_tool(cx, turn, registered, &mut arguments)
+                    .await?,
+            )
         };
         let mut ran = step!(self.run_tool(cx, registered, &mut arguments, before.as_mut()));
-        if let Some(before) = before.filter(|before| before.entered > 0) {
-            ran = Box::pin(self.after_tool(cx, turn, registered, before, &arguments, ran)).await;
+        if let Some(before) = before.as_mut().filter(|before| before.entered > 0) {
+            self.after_tool(cx, turn, registered, before, &arguments, &mut ran)
+                .await;
         }
         let Formatted { done, to_store } = self.format_message(cx, registered, ran)?;
         match to_store {
