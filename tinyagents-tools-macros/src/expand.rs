@@ -373,7 +373,7 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
         } else {
             call_types(arguments_mut)
         };
-        let now_generics = (!args_only).then_some(&generics[..]).unwrap_or_default();
+        let now_generics: &[TokenStream] = if args_only { &[] } else { &generics };
         let plain_types = call_types(None);
         let (now_call, now_future) = if args_only {
             (
