@@ -129,6 +129,21 @@ pub(crate) struct Parts<'a> {
 }
 
 impl Parts<'_> {
+    /// The parameters of `call` and `call_now` after `&self`: the state,
+    /// the runtime and the arguments (`arguments_mut` makes them `mut`).
+    pub(crate) fn call_params(
+        &self,
+        krate: &impl ToTokens,
+        arguments_mut: Option<TokenStream>,
+    ) -> TokenStream {
+        let Parts { s_ty, c_ty, .. } = self;
+        quote! {
+            __state: &#s_ty,
+            __runtime: &#krate::ToolRuntime<#c_ty>,
+            #arguments_mut __arguments: #krate::tool_macro::serde_json::Value,
+        }
+    }
+
     /// `impl Tool<S, C> for` the tool, under `async_trait`: its spec is the
     /// tool's own, its other methods are `methods`.
     pub(crate) fn tool_trait_impl(
@@ -336,13 +351,6 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
     };
 
     let arguments_mut = (m.argument.is_some() || !m.plain.is_empty()).then(|| quote!(mut));
-    let call_types = |arguments_mut: Option<TokenStream>| {
-        quote! {
-            __state: &#s_ty,
-            __runtime: &#krate::ToolRuntime<#c_ty>,
-            #arguments_mut __arguments: #p::serde_json::Value,
-        }
-    };
     let result = quote!(::core::result::Result<#krate::ToolOutput, #krate::ToolError>);
     let bounds = m.isolated.as_ref().map(crate::isolated::spec_bounds);
     let parts = Parts {
@@ -354,88 +362,13 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
         unwrap_result: &unwrap_result,
         convert: &convert,
     };
-    // A tool that injects nothing reads only its arguments: the fn that
-    // answers its calls is not generic over the executor's state and context
-    // types, so its body (with the probes that pick how arguments, errors and
-    // the output are converted) is type-checked once, not under generic
-    // bounds. It is `#[inline]`: built where the tool is registered, as the
-    // generic impl is. (Only a body that never waits gains: an `async` body
-    // costs the same either way, measured with `compile_time.sh`.)
-    let args_only = f.params.iter().all(|param| param.inject.is_none());
     let tool_impl = if m.isolated.is_some() {
         crate::isolated::tool_impl(m, &parts)
     } else if f.service.is_none() && !m.blocking && crate::ready::never_waits(&item.block) {
-        // A body that never waits: the fn's future is polled once, in place
-        // (`call_now`); `call` hands the same plain fn to a ready future.
-        // No state machine is generated beyond the fn's own.
-        let now_types = if args_only {
-            quote!(#arguments_mut __arguments: #p::serde_json::Value)
-        } else {
-            call_types(arguments_mut)
-        };
-        let now_generics: &[TokenStream] = if args_only { &[] } else { &generics };
-        let plain_types = call_types(None);
-        let (now_call, now_future) = if args_only {
-            (
-                quote!(#tool::__tinyagents_now(__arguments)),
-                quote!(#p::NowArgsCall::new(#tool::__tinyagents_now, __arguments)),
-            )
-        } else {
-            (
-                quote!(#tool::__tinyagents_now(__state, __runtime, __arguments)),
-                quote!(#p::NowCall::new(#tool::__tinyagents_now, __state, __runtime, __arguments)),
-            )
-        };
-        let now_fn = quote! {
-            impl #tool {
-                #[doc(hidden)]
-                #[inline]
-                fn __tinyagents_now<#(#now_generics),*>(#now_types) -> #result {
-                    use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
-                    #plain_bind
-                    #(#bind)*
-                    let __value = #p::poll_once(#name, #fn_ident(#(#locals),*))?;
-                    #unwrap_result
-                    #convert
-                }
-            }
-
-        };
-        let tool_trait = parts.tool_trait_impl(
-            &krate,
-            quote! {
-                // What `async_trait` makes of `async fn call`, written out so
-                // that the future is the shared `NowCall`, not a state
-                // machine of this tool's own.
-                fn call<'life0, 'life1, 'life2, 'async_trait>(
-                    &'life0 self,
-                    __state: &'life1 #s_ty,
-                    __runtime: &'life2 #krate::ToolRuntime<#c_ty>,
-                    __arguments: #p::serde_json::Value,
-                ) -> ::core::pin::Pin<::std::boxed::Box<
-                    dyn ::core::future::Future<Output = #result> + ::core::marker::Send + 'async_trait,
-                >>
-                where
-                    'life0: 'async_trait,
-                    'life1: 'async_trait,
-                    'life2: 'async_trait,
-                    Self: 'async_trait,
-                {
-                    ::std::boxed::Box::pin(#now_future)
-                }
-
-                fn never_waits(&self) -> bool {
-                    true
-                }
-
-                fn call_now(&self, #plain_types) -> #result {
-                    #now_call
-                }
-            },
-        );
-        quote!(#now_fn #tool_trait)
+        let binds = quote!(#plain_bind #(#bind)*);
+        crate::ready::tool_impl(m, &parts, binds, arguments_mut)
     } else {
-        let types = call_types(arguments_mut);
+        let types = parts.call_params(&krate, arguments_mut);
         // The body carries the span of the fn's name, so that a future that
         // is not `Send` is reported at the user's fn, not at the attribute.
         let mut call_body = proc_macro2::Group::new(

@@ -9,7 +9,10 @@
 //! any other macro invocation keeps the usual async call.
 
 use proc_macro2::{TokenStream, TokenTree};
-use quote::ToTokens;
+use quote::{ToTokens, quote};
+
+use crate::expand::Parts;
+use crate::valid::Model;
 
 /// Macros whose expansion never contains an `.await` of its own (they are
 /// recognized by their last path segment).
@@ -94,6 +97,98 @@ fn plain(tokens: TokenStream) -> bool {
         }
     }
     true
+}
+
+/// The tool impl of a tool whose body never waits: the fn's future is
+/// polled once, in place (`call_now`); `call` hands the same plain fn to a
+/// ready future shared by every such tool. No state machine is generated
+/// beyond the fn's own. `binds` binds the fn's parameters from
+/// `__arguments` (and, for injections, `__state` and `__runtime`).
+///
+/// A tool that injects nothing reads only its arguments: its plain fn is
+/// not generic over the executor's state and context types, so its body
+/// (with the probes that pick how arguments, errors and the output convert)
+/// is type-checked once, not under generic bounds. It is `#[inline]`: built
+/// where the tool is registered, as the generic impl is. (Only a body that
+/// never waits gains: an `async` body costs the same either way, measured
+/// with `benchmarks/compile_time.sh`.)
+pub(crate) fn tool_impl(
+    m: &Model<'_>,
+    parts: &Parts<'_>,
+    binds: TokenStream,
+    arguments_mut: Option<TokenStream>,
+) -> TokenStream {
+    let (krate, name, fn_ident) = (&m.krate, &m.name, &m.f.item.sig.ident);
+    let p = quote!(#krate::tool_macro);
+    let (tool, s_ty, c_ty) = (parts.tool, parts.s_ty, parts.c_ty);
+    let (locals, unwrap_result, convert) = (parts.locals, parts.unwrap_result, parts.convert);
+    let result = quote!(::core::result::Result<#krate::ToolOutput, #krate::ToolError>);
+    let args_only = m.f.params.iter().all(|param| param.inject.is_none());
+    let now_types = if args_only {
+        quote!(#arguments_mut __arguments: #p::serde_json::Value)
+    } else {
+        parts.call_params(krate, arguments_mut)
+    };
+    let now_generics: &[TokenStream] = if args_only { &[] } else { parts.generics };
+    let plain_types = parts.call_params(krate, None);
+    let (now_call, now_future) = if args_only {
+        (
+            quote!(#tool::__tinyagents_now(__arguments)),
+            quote!(#p::NowCall::args_only(#tool::__tinyagents_now, __arguments)),
+        )
+    } else {
+        (
+            quote!(#tool::__tinyagents_now(__state, __runtime, __arguments)),
+            quote!(#p::now_call(#tool::__tinyagents_now, __state, __runtime, __arguments)),
+        )
+    };
+    let now_fn = quote! {
+        impl #tool {
+            #[doc(hidden)]
+            #[inline]
+            fn __tinyagents_now<#(#now_generics),*>(#now_types) -> #result {
+                use #p::{ViaIntoToolOutput as _, ViaSerialize as _, ViaUnsupported as _};
+                #binds
+                let __value = #p::poll_once(#name, #fn_ident(#(#locals),*))?;
+                #unwrap_result
+                #convert
+            }
+        }
+
+    };
+    let tool_trait = parts.tool_trait_impl(
+        krate,
+        quote! {
+            // What `async_trait` makes of `async fn call`, written out so
+            // that the future is the shared `NowCall`, not a state
+            // machine of this tool's own.
+            fn call<'life0, 'life1, 'life2, 'async_trait>(
+                &'life0 self,
+                __state: &'life1 #s_ty,
+                __runtime: &'life2 #krate::ToolRuntime<#c_ty>,
+                __arguments: #p::serde_json::Value,
+            ) -> ::core::pin::Pin<::std::boxed::Box<
+                dyn ::core::future::Future<Output = #result> + ::core::marker::Send + 'async_trait,
+            >>
+            where
+                'life0: 'async_trait,
+                'life1: 'async_trait,
+                'life2: 'async_trait,
+                Self: 'async_trait,
+            {
+                ::std::boxed::Box::pin(#now_future)
+            }
+
+            fn never_waits(&self) -> bool {
+                true
+            }
+
+            fn call_now(&self, #plain_types) -> #result {
+                #now_call
+            }
+        },
+    );
+    quote!(#now_fn #tool_trait)
 }
 
 #[cfg(test)]

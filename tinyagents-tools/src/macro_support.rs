@@ -217,83 +217,54 @@ pub fn poll_once<F: std::future::Future>(tool: &str, call: F) -> Result<F::Outpu
 /// The plain fn that answers a call of a tool whose body never waits.
 pub type NowFn<S, C> = fn(&S, &ToolRuntime<C>, Value) -> Result<ToolOutput, ToolError>;
 
-/// The `Tool::call` future of a tool whose body never waits: it runs the
-/// tool's plain fn when first polled. One type for every such tool (of the
-/// same state and context types), so each tool adds no future of its own.
-pub struct NowCall<'a, S, C> {
-    run: NowFn<S, C>,
-    state: &'a S,
-    runtime: &'a ToolRuntime<C>,
-    arguments: Option<Value>,
-}
-
-impl<'a, S, C> NowCall<'a, S, C> {
-    /// A call of `run` with these arguments, made when first polled.
-    pub fn new(
-        run: NowFn<S, C>,
-        state: &'a S,
-        runtime: &'a ToolRuntime<C>,
-        arguments: Value,
-    ) -> Self {
-        NowCall {
-            run,
-            state,
-            runtime,
-            arguments: Some(arguments),
-        }
-    }
-}
-
-impl<S, C> std::future::Future for NowCall<'_, S, C> {
-    type Output = Result<ToolOutput, ToolError>;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        let this = self.get_mut();
-        let arguments = this
-            .arguments
-            .take()
-            .expect("a tool's call future polled after it finished");
-        std::task::Poll::Ready((this.run)(this.state, this.runtime, arguments))
-    }
-}
-
 /// The plain fn that answers a call of a tool whose body never waits and
 /// that injects nothing: it reads only the arguments.
 pub type NowArgsFn = fn(Value) -> Result<ToolOutput, ToolError>;
 
-/// [`NowCall`] for a tool that injects nothing: one type for every such
-/// tool, whatever the executor's state and context types.
-pub struct NowArgsCall {
-    run: NowArgsFn,
-    arguments: Option<Value>,
+/// The `Tool::call` future of a tool whose body never waits: it runs the
+/// tool's plain fn when first polled. One type for every such tool that
+/// injects nothing ([`NowCall::args_only`]) and one per state and context
+/// types for the others ([`now_call`]), so no tool adds a future of its own.
+pub struct NowCall<F> {
+    call: Option<(F, Value)>,
 }
 
-impl NowArgsCall {
-    /// A call of `run` with these arguments, made when first polled.
-    pub fn new(run: NowArgsFn, arguments: Value) -> Self {
-        NowArgsCall {
-            run,
-            arguments: Some(arguments),
+impl NowCall<NowArgsFn> {
+    /// A call of `run`, a tool that injects nothing, with these arguments,
+    /// made when first polled.
+    pub fn args_only(run: NowArgsFn, arguments: Value) -> Self {
+        NowCall {
+            call: Some((run, arguments)),
         }
     }
 }
 
-impl std::future::Future for NowArgsCall {
+/// A call of `run` with this state, runtime and arguments, made when first
+/// polled.
+pub fn now_call<'a, S, C>(
+    run: NowFn<S, C>,
+    state: &'a S,
+    runtime: &'a ToolRuntime<C>,
+    arguments: Value,
+) -> NowCall<impl FnOnce(Value) -> Result<ToolOutput, ToolError> + 'a> {
+    NowCall {
+        call: Some((move |arguments| run(state, runtime, arguments), arguments)),
+    }
+}
+
+impl<F: FnOnce(Value) -> Result<ToolOutput, ToolError> + Unpin> std::future::Future for NowCall<F> {
     type Output = Result<ToolOutput, ToolError>;
 
     fn poll(
         self: std::pin::Pin<&mut Self>,
         _: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
-        let this = self.get_mut();
-        let arguments = this
-            .arguments
+        let (run, arguments) = self
+            .get_mut()
+            .call
             .take()
             .expect("a tool's call future polled after it finished");
-        std::task::Poll::Ready((this.run)(arguments))
+        std::task::Poll::Ready(run(arguments))
     }
 }
 

@@ -67,39 +67,57 @@ impl BeforeOutcome {
     }
 }
 
-/// The accessors both hook contexts share: what the call is and where it
-/// runs.
+/// What both hook contexts show of a call: what it is and where it runs.
+pub(crate) struct CallView<'a, S, C> {
+    pub(crate) spec: &'a ToolSpec,
+    pub(crate) called_name: &'a str,
+    pub(crate) call_id: &'a ToolCallId,
+    pub(crate) run: &'a RunContext<C>,
+    pub(crate) turn: &'a Turn,
+    pub(crate) state: &'a S,
+}
+
+// Only references: copied whatever `S` and `C` are.
+impl<S, C> Clone for CallView<'_, S, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S, C> Copy for CallView<'_, S, C> {}
+
+/// The accessors both hook contexts share, read from their [`CallView`].
 macro_rules! call_accessors {
     () => {
         /// The tool's spec (safety metadata included).
         pub fn spec(&self) -> &ToolSpec {
-            self.spec
+            self.call.spec
         }
 
         /// The tool name as the model called it (an alias or the canonical
         /// name).
         pub fn called_name(&self) -> &str {
-            self.called_name
+            self.call.called_name
         }
 
         /// The call id.
         pub fn call_id(&self) -> &ToolCallId {
-            self.call_id
+            self.call.call_id
         }
 
         /// The run.
         pub fn run(&self) -> &RunContext<C> {
-            self.run
+            self.call.run
         }
 
         /// The turn.
         pub fn turn(&self) -> &Turn {
-            self.turn
+            self.call.turn
         }
 
         /// The executor's state.
         pub fn state(&self) -> &S {
-            self.state
+            self.call.state
         }
     };
 }
@@ -110,12 +128,7 @@ pub type BeforeResult = Result<BeforeOutcome, ToolError>;
 
 /// What `before_tool` sees of a call that passed every executor check.
 pub struct BeforeToolCtx<'a, S = (), C = ()> {
-    pub(crate) spec: &'a ToolSpec,
-    pub(crate) called_name: &'a str,
-    pub(crate) call_id: &'a ToolCallId,
-    pub(crate) run: &'a RunContext<C>,
-    pub(crate) turn: &'a Turn,
-    pub(crate) state: &'a S,
+    pub(crate) call: CallView<'a, S, C>,
     pub(crate) arguments: Value,
     pub(crate) arguments_changed: bool,
     pub(crate) extensions: &'a mut Extensions,
@@ -149,12 +162,13 @@ impl<'a, S, C> BeforeToolCtx<'a, S, C> {
         if !self.events.wants(EventKind::Custom) {
             return;
         }
+        let call = &self.call;
         let mut event = ToolEvent::new(
             EventKind::Custom,
-            self.run.run_id().clone(),
-            self.run.thread_id().clone(),
-            self.call_id.clone(),
-            self.called_name,
+            call.run.run_id().clone(),
+            call.run.thread_id().clone(),
+            call.call_id.clone(),
+            call.called_name,
             1,
         );
         event.name = Some(name.to_owned());
@@ -165,12 +179,7 @@ impl<'a, S, C> BeforeToolCtx<'a, S, C> {
 
 /// What `after_tool` sees: the call and its outcome, which it may replace.
 pub struct AfterToolCtx<'a, S = (), C = ()> {
-    pub(crate) spec: &'a ToolSpec,
-    pub(crate) called_name: &'a str,
-    pub(crate) call_id: &'a ToolCallId,
-    pub(crate) run: &'a RunContext<C>,
-    pub(crate) turn: &'a Turn,
-    pub(crate) state: &'a S,
+    pub(crate) call: CallView<'a, S, C>,
     pub(crate) arguments: &'a Value,
     pub(crate) attempts: u32,
     pub(crate) outcome: &'a mut Result<ToolOutput, ToolError>,
@@ -333,14 +342,17 @@ mod tests {
         let events = EventBus::new();
         let mut task = Context::from_waker(Waker::noop());
 
-        let mut extensions = Extensions::new();
-        let mut before = BeforeToolCtx {
+        let call = CallView {
             spec: &spec,
             called_name: "t",
             call_id: &call_id,
             run: &run,
             turn: &turn,
             state: &(),
+        };
+        let mut extensions = Extensions::new();
+        let mut before = BeforeToolCtx {
+            call,
             arguments: Value::Null,
             arguments_changed: false,
             extensions: &mut extensions,
@@ -357,12 +369,7 @@ mod tests {
 
         let mut outcome = Ok(ToolOutput::text("done"));
         let mut after = AfterToolCtx {
-            spec: &spec,
-            called_name: "t",
-            call_id: &call_id,
-            run: &run,
-            turn: &turn,
-            state: &(),
+            call,
             arguments: &Value::Null,
             attempts: 1,
             outcome: &mut outcome,

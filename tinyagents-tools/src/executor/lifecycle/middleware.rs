@@ -17,7 +17,7 @@ use crate::error::{ErrorKind, ToolError};
 use crate::events::Digest;
 use crate::executor::{ToolExecutor, Turn, args, limits};
 use crate::extensions::Extensions;
-use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
+use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, CallView, Middleware};
 use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
 use crate::tool::Shared;
@@ -55,32 +55,29 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let mut extensions = Extensions::new();
         for (i, mw) in self.middleware.iter().enumerate() {
             let mut ctx = BeforeToolCtx {
-                spec: registered.spec(),
-                called_name: &cx.name,
-                call_id: &cx.id,
-                run: cx.run,
-                turn,
-                state: &*self.state,
+                call: self.call_view(cx, turn, registered),
                 arguments: std::mem::take(arguments),
                 arguments_changed: false,
                 extensions: &mut extensions,
                 events: &self.events,
             };
-            let outcome = {
+            let (outcome, waited) = {
                 let mut hook = mw.before_tool(&mut ctx);
                 // `if let`, not `match`: the first poll's `Pending` is gone
                 // before the wait, so the future keeps no room for it.
                 if let Poll::Ready(outcome) = first_poll(&mut hook).await {
-                    outcome
+                    (outcome, None)
                 } else {
                     let since = tokio::time::Instant::now();
                     let outcome = hook.await;
-                    cx.waited += since.elapsed();
-                    outcome
+                    (outcome, Some(since.elapsed()))
                 }
             };
             let changed = ctx.arguments_changed;
             *arguments = ctx.arguments;
+            if let Some(waited) = waited {
+                cx.waited += waited;
+            }
             let verdict = self.hook_verdict(cx, registered, &**mw, arguments, outcome, changed);
             match verdict {
                 Ok(None) => {}
@@ -106,6 +103,24 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             extensions,
             lent: None,
         })
+    }
+
+    /// What the hooks' contexts show of the call.
+    #[inline]
+    fn call_view<'a>(
+        &'a self,
+        cx: &'a CallCx<'_, C>,
+        turn: &'a Turn,
+        registered: &'a RegisteredTool<S, C>,
+    ) -> CallView<'a, S, C> {
+        CallView {
+            spec: registered.spec(),
+            called_name: &cx.name,
+            call_id: &cx.id,
+            run: cx.run,
+            turn,
+            state: &*self.state,
+        }
     }
 
     /// What a hook's outcome means for the call: go on (`None`; arguments
@@ -174,12 +189,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             .and_then(Digest::value)
             .unwrap_or(arguments);
         let mut after = AfterToolCtx {
-            spec: registered.spec(),
-            called_name: &cx.name,
-            call_id: &cx.id,
-            run: cx.run,
-            turn,
-            state: &*self.state,
+            call: self.call_view(cx, turn, registered),
             arguments,
             attempts: ran.attempts,
             outcome: &mut ran.outcome,
