@@ -183,9 +183,13 @@ async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() 
         .await,
     );
     assert_eq!(results.len(), count + 1);
-    // Let the queued subscriber drain.
-    for _ in 0..100 {
-        tokio::task::yield_now().await;
+    // Let the queued subscriber (on a thread of its own) catch up with the
+    // in-line recorder: a few yields are not always enough on a busy machine.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while queued.0.lock().unwrap().len() < recorder.events().len()
+        && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
 
     let mut shown = String::new();

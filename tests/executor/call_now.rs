@@ -23,10 +23,17 @@ struct Immediate {
     fail_first: usize,
     now_calls: AtomicUsize,
     async_calls: AtomicUsize,
+    /// Of `now_calls`, those through `call_now_ref` (arguments borrowed).
+    borrowed: AtomicUsize,
 }
 
 impl Immediate {
     fn new(name: &str, fail_first: usize) -> Arc<Self> {
+        Immediate::with_attempts(name, fail_first, 3)
+    }
+
+    /// One that may make up to `attempts` attempts.
+    fn with_attempts(name: &str, fail_first: usize, attempts: u32) -> Arc<Self> {
         let mut spec = spec(
             name,
             json!({
@@ -39,21 +46,29 @@ impl Immediate {
         .safety(ToolSafety::pure())
         .build()
         .unwrap();
-        spec.retry = RetryPolicy::attempts(3, Duration::from_millis(1)).with_jitter(Jitter::None);
+        spec.retry =
+            RetryPolicy::attempts(attempts, Duration::from_millis(1)).with_jitter(Jitter::None);
         Arc::new(Immediate {
             spec,
             fail_first,
             now_calls: AtomicUsize::new(0),
             async_calls: AtomicUsize::new(0),
+            borrowed: AtomicUsize::new(0),
         })
     }
 
-    /// How many calls went through `call_now`, and how many through `call`.
+    /// How many calls went through `call_now` (or `call_now_ref`), and how
+    /// many through `call`.
     fn calls(&self) -> (usize, usize) {
         (
             self.now_calls.load(Ordering::SeqCst),
             self.async_calls.load(Ordering::SeqCst),
         )
+    }
+
+    /// How many calls read their arguments borrowed (`call_now_ref`).
+    fn borrowed(&self) -> usize {
+        self.borrowed.load(Ordering::SeqCst)
     }
 }
 
@@ -84,10 +99,26 @@ impl Tool for Immediate {
 
     fn call_now(
         &self,
-        _: &(),
+        state: &(),
         runtime: &ToolRuntime,
         args: Value,
     ) -> Result<ToolOutput, ToolError> {
+        self.answer(state, runtime, &args)
+    }
+
+    fn call_now_ref(
+        &self,
+        state: &(),
+        runtime: &ToolRuntime,
+        args: &Value,
+    ) -> Result<ToolOutput, ToolError> {
+        self.borrowed.fetch_add(1, Ordering::SeqCst);
+        self.answer(state, runtime, args)
+    }
+}
+
+impl Immediate {
+    fn answer(&self, _: &(), runtime: &ToolRuntime, args: &Value) -> Result<ToolOutput, ToolError> {
         let seen = self.now_calls.fetch_add(1, Ordering::SeqCst);
         if args["panic"] == json!(true) {
             panic!("the immediate tool panicked");
@@ -186,6 +217,53 @@ async fn call_now_answers_under_middleware_too() {
     assert_eq!(seen.load(Ordering::SeqCst), 1, "after_tool saw the output");
 }
 
+/// Lets every call through, keeping the arguments `after_tool` read.
+struct ReadsArguments(Arc<std::sync::Mutex<Vec<Value>>>);
+
+#[async_trait]
+impl Middleware for ReadsArguments {
+    fn name(&self) -> &str {
+        "reads_arguments"
+    }
+
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
+        self.0.lock().unwrap().push(ctx.arguments().clone());
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_never_waits_reads_borrowed_arguments_when_they_are_needed_after() {
+    // Without hooks, a tool that is not retried takes the arguments.
+    let once = Immediate::with_attempts("immediate", 0, 1);
+    let exec = executor(vec![once.clone()]).build().unwrap();
+    let r = execute_once(&exec, call("c1", "immediate", json!({"n": 1}))).await;
+    assert!(!r.is_error, "{:?}", r.error);
+    assert_eq!((once.calls(), once.borrowed()), ((1, 0), 0));
+
+    // One that may be retried borrows them for every attempt but the last
+    // it may make.
+    let (tool, _, _) = answered(0, json!({"n": 1})).await;
+    assert_eq!((tool.calls(), tool.borrowed()), ((1, 0), 1));
+    let (tool, _, _) = answered(2, json!({"n": 1})).await;
+    assert_eq!((tool.calls(), tool.borrowed()), ((3, 0), 2));
+
+    // With an `after_tool` hook, every attempt borrows them, and the hook
+    // reads the arguments the tool ran with.
+    for (fail_first, attempts) in [(0, 1), (0, 3), (2, 3)] {
+        let tool = Immediate::with_attempts("immediate", fail_first, attempts);
+        let read = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let exec = executor(vec![tool.clone()])
+            .middleware(ReadsArguments(Arc::clone(&read)))
+            .build()
+            .unwrap();
+        let r = execute_once(&exec, call("c1", "immediate", json!({"n": 5}))).await;
+        assert_eq!(r.structured.as_ref().unwrap()["double"], json!(10));
+        let attempts = fail_first + 1;
+        assert_eq!((tool.calls(), tool.borrowed()), ((attempts, 0), attempts));
+        assert_eq!(*read.lock().unwrap(), [json!({"n": 5})]);
+    }
+}
+
 #[tokio::test]
 async fn a_panic_in_call_now_answers_its_call_alone() {
     let tool = Immediate::new("immediate", 0);
@@ -266,10 +344,17 @@ async fn tool_implements_call_now_only_for_a_body_that_cannot_wait() {
         .await
         .unwrap();
     assert_eq!(called.structured, output.structured);
-    // A decoding failure is the same error either way.
+    // And so does `call_now_ref`, reading them borrowed.
+    let borrowed = Tool::<(), ()>::call_now_ref(&DoubleTool, &(), &runtime("c7"), &args).unwrap();
+    assert_eq!(borrowed.structured, output.structured);
+    // A decoding failure is the same error every way.
     let bad =
         Tool::<(), ()>::call_now(&DoubleTool, &(), &runtime("c7"), json!({"n": "x"})).unwrap_err();
     assert_eq!(bad.kind().as_str(), "invalid_arguments");
+    let bad_ref =
+        Tool::<(), ()>::call_now_ref(&DoubleTool, &(), &runtime("c7"), &json!({"n": "x"}))
+            .unwrap_err();
+    assert_eq!(bad_ref.message(), bad.message());
 
     assert!(!Tool::<(), ()>::never_waits(&DoubleLaterTool));
     assert!(!Tool::<(), ()>::never_waits(&DoubleThroughAMacroTool));
@@ -351,4 +436,32 @@ fn a_call_that_waits_after_all_fails_with_a_fatal_error_instead_of_hanging() {
     );
     let ready = tool_macro::poll_once("plain", async { ToolOutput::text("now") });
     assert_eq!(ready.unwrap().content, vec![ContentBlock::text("now")]);
+}
+
+#[tokio::test]
+async fn a_generated_tool_reads_borrowed_arguments_without_copying_them() {
+    // `call_now_ref` decodes from the reference: it allocates no more than
+    // `call_now` given arguments it owns, and less than a copy of them and
+    // `call_now` (what the trait's default does).
+    let args = json!({"n": 9});
+    let rt = runtime("c10");
+    let (borrowed, by_ref) =
+        crate::allocations::counted(|| Tool::<(), ()>::call_now_ref(&HalveTool, &(), &rt, &args));
+    let owned = args.clone();
+    let (taken, by_value) =
+        crate::allocations::counted(|| Tool::<(), ()>::call_now(&HalveTool, &(), &rt, owned));
+    let (copied, by_copy) = crate::allocations::counted(|| {
+        Tool::<(), ()>::call_now(&HalveTool, &(), &rt, args.clone())
+    });
+    assert_eq!(borrowed.unwrap().structured, Some(json!({"half": 4})));
+    assert_eq!(taken.unwrap().structured, Some(json!({"half": 4})));
+    assert_eq!(copied.unwrap().structured, Some(json!({"half": 4})));
+    assert_eq!(
+        by_ref, by_value,
+        "decoding borrowed arguments copies nothing"
+    );
+    assert!(
+        by_ref < by_copy,
+        "{by_ref} allocations borrowed, {by_copy} with a copy"
+    );
 }

@@ -3,6 +3,7 @@
 //! One test binary for the folder, one module per file.
 
 mod accounting;
+mod allocations;
 mod batch;
 mod call_now;
 mod cancellation;

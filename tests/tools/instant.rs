@@ -10,10 +10,12 @@ use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::{Spy, ToolHarness};
 use tinyagents_tools::tool_search::ToolSearch;
 
-/// Counts its answers; answers with the length of its `text`.
+/// Counts its answers (and those that read borrowed arguments); answers
+/// with the length of its `text`.
 #[derive(Default)]
 struct Length {
     answers: AtomicUsize,
+    borrowed: AtomicUsize,
 }
 
 impl InstantTool for Length {
@@ -34,11 +36,19 @@ impl InstantTool for Length {
 
     fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
         self.answers.fetch_add(1, Ordering::SeqCst);
-        let text = arguments["text"].as_str().unwrap_or_default();
-        Ok(ToolOutput::structured(
-            json!({"length": text.chars().count()}),
-        ))
+        Ok(length(&arguments))
     }
+
+    fn answer_ref(&self, arguments: &Value) -> Result<ToolOutput, ToolError> {
+        self.borrowed.fetch_add(1, Ordering::SeqCst);
+        Ok(length(arguments))
+    }
+}
+
+/// The length of the arguments' `text`, as `Length` answers it.
+fn length(arguments: &Value) -> ToolOutput {
+    let text = arguments["text"].as_str().unwrap_or_default();
+    ToolOutput::structured(json!({"length": text.chars().count()}))
 }
 
 #[tokio::test]
@@ -55,6 +65,11 @@ async fn an_instant_tool_never_waits_and_answers_the_same_through_call_and_call_
     let later = Tool::call(&tool, &(), &runtime, arguments).await.unwrap();
     assert_eq!(now.structured, Some(json!({"length": 5})));
     assert_eq!(later.structured, now.structured);
+    assert_eq!(tool.answers.load(Ordering::SeqCst), 2);
+    // Borrowed arguments reach `answer_ref`.
+    let borrowed = Tool::call_now_ref(&tool, &(), &runtime, &json!({"text": "hé"})).unwrap();
+    assert_eq!(borrowed.structured, Some(json!({"length": 2})));
+    assert_eq!(tool.borrowed.load(Ordering::SeqCst), 1);
     assert_eq!(tool.answers.load(Ordering::SeqCst), 2);
 }
 
@@ -86,6 +101,15 @@ async fn a_spied_tool_that_never_waits_still_never_waits_and_every_call_is_seen(
 
     let harness = ToolHarness::builder(spy.clone()).build().unwrap();
     harness.call_ok(json!({"text": "abc"})).await;
-    assert_eq!(spy.seen(), [json!({"text": "ab"}), json!({"text": "abc"})]);
-    assert_eq!(spy.runs(), 2);
+    let borrowed = Tool::call_now_ref(&*spy, &(), &runtime, &json!({"text": "abcd"})).unwrap();
+    assert_eq!(borrowed.structured, Some(json!({"length": 4})));
+    assert_eq!(
+        spy.seen(),
+        [
+            json!({"text": "ab"}),
+            json!({"text": "abc"}),
+            json!({"text": "abcd"})
+        ]
+    );
+    assert_eq!(spy.runs(), 3);
 }

@@ -136,11 +136,27 @@ impl Parts<'_> {
         krate: &impl ToTokens,
         arguments_mut: Option<TokenStream>,
     ) -> TokenStream {
+        self.params_with(
+            krate,
+            arguments_mut,
+            quote!(#krate::tool_macro::serde_json::Value),
+        )
+    }
+
+    /// [`call_params`](Self::call_params) with the arguments of type
+    /// `arguments` (`&Value` for `call_now_ref`, `Arguments` for the plain
+    /// fn of a tool that never waits).
+    pub(crate) fn params_with(
+        &self,
+        krate: &impl ToTokens,
+        arguments_mut: Option<TokenStream>,
+        arguments: TokenStream,
+    ) -> TokenStream {
         let Parts { s_ty, c_ty, .. } = self;
         quote! {
             __state: &#s_ty,
             __runtime: &#krate::ToolRuntime<#c_ty>,
-            #arguments_mut __arguments: #krate::tool_macro::serde_json::Value,
+            #arguments_mut __arguments: #arguments,
         }
     }
 
@@ -265,7 +281,7 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
             m,
             &m.plain,
             &locals,
-            quote!(::core::mem::take(&mut __arguments)),
+            quote!(#p::Arguments::from(::core::mem::take(&mut __arguments))),
         )
     });
     let bind = f
@@ -284,7 +300,8 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
                 }
             } else {
                 let decode = quote_spanned! {ty.span()=>
-                    (&&#p::DecodeProbe::<#ty>::new()).decode(::core::mem::take(&mut __arguments))
+                    (&&#p::DecodeProbe::<#ty>::new())
+                        .decode(#p::Arguments::from(::core::mem::take(&mut __arguments)))
                 };
                 quote! {
                     let #local = {

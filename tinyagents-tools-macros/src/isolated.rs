@@ -132,8 +132,14 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
             );
         }}
     });
-    let plain_receive = (!m.plain.is_empty())
-        .then(|| crate::plain::bind(m, &m.plain, locals, quote!(__call.arguments().clone())));
+    let plain_receive = (!m.plain.is_empty()).then(|| {
+        crate::plain::bind(
+            m,
+            &m.plain,
+            locals,
+            quote!(#p::Arguments::Borrowed(__call.arguments())),
+        )
+    });
     let receives = f
         .params
         .iter()
@@ -153,7 +159,7 @@ pub fn tool_impl(m: &Model<'_>, parts: &Parts<'_>) -> TokenStream {
                 }
             } else {
                 let decode = quote_spanned! {ty.span()=>
-                    (&&#p::DecodeProbe::<#ty>::new()).decode(__call.arguments().clone())
+                    (&&#p::DecodeProbe::<#ty>::new()).decode(#p::Arguments::Borrowed(__call.arguments()))
                 };
                 quote! {
                     let #local = {

@@ -100,8 +100,9 @@ fn plain(tokens: TokenStream) -> bool {
 }
 
 /// The tool impl of a tool whose body never waits: the fn's future is
-/// polled once, in place (`call_now`); `call` hands the same plain fn to a
-/// ready future shared by every such tool. No state machine is generated
+/// polled once, in place (`call_now`, and `call_now_ref`, which decodes the
+/// arguments from a reference); `call` hands the same plain fn to a ready
+/// future shared by every such tool. No state machine is generated
 /// beyond the fn's own. `binds` binds the fn's parameters from
 /// `__arguments` (and, for injections, `__state` and `__runtime`).
 ///
@@ -124,23 +125,28 @@ pub(crate) fn tool_impl(
     let (locals, unwrap_result, convert) = (parts.locals, parts.unwrap_result, parts.convert);
     let result = quote!(::core::result::Result<#krate::ToolOutput, #krate::ToolError>);
     let args_only = m.f.params.iter().all(|param| param.inject.is_none());
+    let arguments = quote!(#p::Arguments<'_>);
     let now_types = if args_only {
-        quote!(#arguments_mut __arguments: #p::serde_json::Value)
+        quote!(#arguments_mut __arguments: #arguments)
     } else {
-        parts.call_params(krate, arguments_mut)
+        parts.params_with(krate, arguments_mut, arguments)
     };
     let now_generics: &[TokenStream] = if args_only { &[] } else { parts.generics };
     let plain_types = parts.call_params(krate, None);
-    let (now_call, now_future) = if args_only {
-        (
-            quote!(#tool::__tinyagents_now(__arguments)),
-            quote!(#p::NowCall::args_only(#tool::__tinyagents_now, __arguments)),
-        )
+    let ref_types = parts.params_with(krate, None, quote!(&#p::serde_json::Value));
+    let now_with = |arguments: TokenStream| {
+        if args_only {
+            quote!(#tool::__tinyagents_now(#arguments))
+        } else {
+            quote!(#tool::__tinyagents_now(__state, __runtime, #arguments))
+        }
+    };
+    let now_call = now_with(quote!(#p::Arguments::Owned(__arguments)));
+    let now_ref = now_with(quote!(#p::Arguments::Borrowed(__arguments)));
+    let now_future = if args_only {
+        quote!(#p::NowCall::args_only(#tool::__tinyagents_now, __arguments))
     } else {
-        (
-            quote!(#tool::__tinyagents_now(__state, __runtime, __arguments)),
-            quote!(#p::now_call(#tool::__tinyagents_now, __state, __runtime, __arguments)),
-        )
+        quote!(#p::now_call(#tool::__tinyagents_now, __state, __runtime, __arguments))
     };
     let now_fn = quote! {
         impl #tool {
@@ -185,6 +191,10 @@ pub(crate) fn tool_impl(
 
             fn call_now(&self, #plain_types) -> #result {
                 #now_call
+            }
+
+            fn call_now_ref(&self, #ref_types) -> #result {
+                #now_ref
             }
         },
     );

@@ -107,6 +107,10 @@ macro_rules! text_tool {
             fn answer(&self, arguments: Value) -> CallResult {
                 <$tool>::answer(&arguments)
             }
+
+            fn answer_ref(&self, arguments: &Value) -> CallResult {
+                <$tool>::answer(arguments)
+            }
         }
     };
 }

@@ -7,8 +7,6 @@
 //! always give equal digests. Policies use the same digest as an argument
 //! fingerprint.
 
-use std::io::{self, Write};
-
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -21,9 +19,15 @@ use sha2::{Digest, Sha256};
 /// assert_eq!(canonical_json(&json!({"b": 1, "a": [true, null]})), r#"{"a":[true,null],"b":1}"#);
 /// ```
 pub fn canonical_json(value: &Value) -> String {
+    String::from_utf8(canonical_bytes(value)).expect("JSON text is UTF-8")
+}
+
+/// [`canonical_json`] as the bytes of its UTF-8 text (what is hashed: no
+/// check that they are UTF-8 is needed).
+pub(crate) fn canonical_bytes(value: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
-    write_canonical(&mut out, value).expect("writing to a Vec never fails");
-    String::from_utf8(out).expect("JSON text is UTF-8")
+    write_canonical(&mut out, value);
+    out
 }
 
 /// The SHA-256 of [`canonical_json`] of `value`, as 64 lowercase hex digits.
@@ -37,7 +41,7 @@ pub fn canonical_hash(value: &Value) -> String {
     // The text is written to a buffer and hashed in one pass: feeding the
     // hasher token by token costs more than the copy.
     let mut text = Vec::with_capacity(128);
-    write_canonical(&mut text, value).expect("writing to a Vec never fails");
+    write_canonical(&mut text, value);
     hex(&Sha256::digest(&text).into())
 }
 
@@ -58,53 +62,114 @@ fn hex(digest: &[u8; 32]) -> String {
         .to_owned()
 }
 
-fn write_canonical(out: &mut dyn Write, value: &Value) -> io::Result<()> {
+/// Writes `value`'s canonical text to `out`. (Into a `Vec` directly:
+/// writing through `dyn Write` cost a call per token.)
+fn write_canonical(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Array(items) => {
-            out.write_all(b"[")?;
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.write_all(b",")?;
+                    out.push(b',');
                 }
-                write_canonical(out, item)?;
+                write_canonical(out, item);
             }
-            out.write_all(b"]")
+            out.push(b']');
         }
         Value::Object(map) => {
             // Keys already in order (the usual case) are written as they
             // are, without sorting a copy of the entries.
             if map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
-                write_entries(out, map.iter())
+                write_entries(out, map.iter());
             } else {
                 let mut entries: Vec<(&String, &Value)> = map.iter().collect();
                 entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                write_entries(out, entries.into_iter())
+                write_entries(out, entries.into_iter());
             }
         }
-        scalar => serde_json::to_writer(out, scalar).map_err(io::Error::other),
+        Value::String(text) => write_string(out, text),
+        Value::Number(number) => {
+            let mut digits = itoa::Buffer::new();
+            if let Some(n) = number.as_u64() {
+                out.extend_from_slice(digits.format(n).as_bytes());
+            } else if let Some(n) = number.as_i64() {
+                out.extend_from_slice(digits.format(n).as_bytes());
+            } else {
+                write_json(out, number);
+            }
+        }
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Null => out.extend_from_slice(b"null"),
     }
 }
 
-fn write_entries<'v>(
-    out: &mut dyn Write,
-    entries: impl Iterator<Item = (&'v String, &'v Value)>,
-) -> io::Result<()> {
-    out.write_all(b"{")?;
+/// A JSON string: as it is, in quotes, when nothing in it needs escaping
+/// (the usual key or value); otherwise as serde_json escapes it.
+fn write_string(out: &mut Vec<u8>, text: &str) {
+    let plain = text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+    if plain {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        write_json(out, text);
+    }
+}
+
+fn write_entries<'v>(out: &mut Vec<u8>, entries: impl Iterator<Item = (&'v String, &'v Value)>) {
+    out.push(b'{');
     for (i, (key, item)) in entries.enumerate() {
         if i > 0 {
-            out.write_all(b",")?;
+            out.push(b',');
         }
-        serde_json::to_writer(&mut *out, key)?;
-        out.write_all(b":")?;
-        write_canonical(out, item)?;
+        write_string(out, key);
+        out.push(b':');
+        write_canonical(out, item);
     }
-    out.write_all(b"}")
+    out.push(b'}');
+}
+
+/// Compact JSON of a float or a string that needs escaping: serde_json
+/// writing into a `Vec` never fails (no map keys to refuse, no I/O).
+fn write_json(out: &mut Vec<u8>, value: &(impl serde::Serialize + ?Sized)) {
+    serde_json::to_writer(out, value).expect("writing JSON into a Vec never fails");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn scalars_are_written_as_serde_json_writes_them() {
+        let scalars = [
+            json!(0),
+            json!(-1),
+            json!(i64::MIN),
+            json!(u64::MAX),
+            json!(1.5),
+            json!(-0.0),
+            json!(1e300),
+            json!(true),
+            json!(false),
+            json!(null),
+            json!(""),
+            json!("plain text, é and 😀"),
+            json!("quote \" backslash \\ newline \n tab \t nul \u{0} unit \u{1f} del \u{7f}"),
+        ];
+        for scalar in scalars {
+            let expected = serde_json::to_string(&scalar).unwrap();
+            assert_eq!(canonical_json(&scalar), expected);
+            // As a key too.
+            let keyed = Value::Object([(scalar.to_string(), json!(1))].into_iter().collect());
+            assert_eq!(
+                canonical_json(&keyed),
+                serde_json::to_string(&keyed).unwrap()
+            );
+        }
+    }
 
     #[test]
     fn nested_keys_are_sorted_and_strings_escaped() {

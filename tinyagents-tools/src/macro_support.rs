@@ -38,13 +38,48 @@ pub fn input_schema<T: ToolArgument>() -> ToolSchema {
     ToolSchema::for_input::<T>()
 }
 
+/// A call's validated arguments as a generated tool fn receives them: its
+/// own (`Tool::call`, `Tool::call_now`), or borrowed when the executor
+/// needs them after the call (`Tool::call_now_ref`). Decoding borrowed
+/// arguments copies only the strings the argument struct keeps.
+#[derive(Debug)]
+pub enum Arguments<'a> {
+    /// Arguments the tool takes.
+    Owned(Value),
+    /// Arguments the tool reads in place.
+    Borrowed(&'a Value),
+}
+
+impl Default for Arguments<'_> {
+    /// No arguments: `null` (what `std::mem::take` leaves behind).
+    fn default() -> Self {
+        Arguments::Owned(Value::Null)
+    }
+}
+
+impl From<Value> for Arguments<'_> {
+    fn from(value: Value) -> Self {
+        Arguments::Owned(value)
+    }
+}
+
+impl<'a> From<&'a Value> for Arguments<'a> {
+    fn from(value: &'a Value) -> Self {
+        Arguments::Borrowed(value)
+    }
+}
+
 /// Deserializes the validated `arguments` into the argument struct.
 ///
 /// A failure is a repairable invalid-arguments error whose message never
 /// repeats a value the model sent (serde's text quotes strings and numbers;
 /// only the kind of problem and what was expected are kept).
-pub fn decode_arguments<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolError> {
-    serde_json::from_value(arguments).map_err(|err| {
+pub fn decode_arguments<T: DeserializeOwned>(arguments: Arguments<'_>) -> Result<T, ToolError> {
+    let decoded = match arguments {
+        Arguments::Owned(value) => serde_json::from_value(value),
+        Arguments::Borrowed(value) => T::deserialize(value),
+    };
+    decoded.map_err(|err| {
         ToolError::invalid_arguments(vec![ArgumentProblem::new(
             "",
             describe_serde_error(&err.to_string()),
@@ -68,10 +103,10 @@ impl<T> DecodeProbe<T> {
 /// Chosen when `T` deserializes.
 pub trait Decodable<T> {
     /// Decodes the arguments.
-    fn decode(&self, arguments: Value) -> Result<T, ToolError>;
+    fn decode(&self, arguments: Arguments<'_>) -> Result<T, ToolError>;
 }
 impl<T: DeserializeOwned> Decodable<T> for &DecodeProbe<T> {
-    fn decode(&self, arguments: Value) -> Result<T, ToolError> {
+    fn decode(&self, arguments: Arguments<'_>) -> Result<T, ToolError> {
         decode_arguments(arguments)
     }
 }
@@ -80,7 +115,7 @@ impl<T: DeserializeOwned> Decodable<T> for &DecodeProbe<T> {
 /// compiles ([`input_schema`] requires the same bound), so it never runs.
 pub trait Undecodable<T> {
     /// Refuses.
-    fn decode(&self, _arguments: Value) -> Result<T, ToolError> {
+    fn decode(&self, _arguments: Arguments<'_>) -> Result<T, ToolError> {
         Err(ToolError::fatal(
             "the tool's argument type cannot be deserialized",
         ))
@@ -215,11 +250,11 @@ pub fn poll_once<F: std::future::Future>(tool: &str, call: F) -> Result<F::Outpu
 }
 
 /// The plain fn that answers a call of a tool whose body never waits.
-pub type NowFn<S, C> = fn(&S, &ToolRuntime<C>, Value) -> Result<ToolOutput, ToolError>;
+pub type NowFn<S, C> = fn(&S, &ToolRuntime<C>, Arguments<'_>) -> Result<ToolOutput, ToolError>;
 
 /// The plain fn that answers a call of a tool whose body never waits and
 /// that injects nothing: it reads only the arguments.
-pub type NowArgsFn = fn(Value) -> Result<ToolOutput, ToolError>;
+pub type NowArgsFn = fn(Arguments<'_>) -> Result<ToolOutput, ToolError>;
 
 /// The `Tool::call` future of a tool whose body never waits: it runs the
 /// tool's plain fn when first polled. One type for every such tool that
@@ -246,13 +281,19 @@ pub fn now_call<'a, S, C>(
     state: &'a S,
     runtime: &'a ToolRuntime<C>,
     arguments: Value,
-) -> NowCall<impl FnOnce(Value) -> Result<ToolOutput, ToolError> + 'a> {
+) -> NowCall<impl FnOnce(Arguments<'static>) -> Result<ToolOutput, ToolError> + 'a> {
     NowCall {
-        call: Some((move |arguments| run(state, runtime, arguments), arguments)),
+        call: Some((
+            move |arguments: Arguments<'static>| run(state, runtime, arguments),
+            arguments,
+        )),
     }
 }
 
-impl<F: FnOnce(Value) -> Result<ToolOutput, ToolError> + Unpin> std::future::Future for NowCall<F> {
+impl<F> std::future::Future for NowCall<F>
+where
+    F: FnOnce(Arguments<'static>) -> Result<ToolOutput, ToolError> + Unpin,
+{
     type Output = Result<ToolOutput, ToolError>;
 
     fn poll(
@@ -264,7 +305,7 @@ impl<F: FnOnce(Value) -> Result<ToolOutput, ToolError> + Unpin> std::future::Fut
             .call
             .take()
             .expect("a tool's call future polled after it finished");
-        std::task::Poll::Ready(run(arguments))
+        std::task::Poll::Ready(run(Arguments::Owned(arguments)))
     }
 }
 
@@ -358,7 +399,12 @@ mod tests {
         struct Args {
             n: u32,
         }
-        let err = decode_arguments::<Args>(serde_json::json!({"n": "sk-secret"})).unwrap_err();
+        let err =
+            decode_arguments::<Args>(serde_json::json!({"n": "sk-secret"}).into()).unwrap_err();
+        assert!(err.is_repairable());
+        assert!(!err.message().contains("sk-secret"), "{}", err.message());
+        let borrowed = serde_json::json!({"n": "sk-secret"});
+        let err = decode_arguments::<Args>((&borrowed).into()).unwrap_err();
         assert!(err.is_repairable());
         assert!(!err.message().contains("sk-secret"), "{}", err.message());
     }

@@ -97,6 +97,17 @@ pub trait Tool<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
             self.spec().name
         )))
     }
+
+    /// [`call_now`](Tool::call_now) with borrowed `arguments`: the executor
+    /// uses it when the arguments are needed after the tool answers
+    /// (`after_tool` hooks read them; a retried tool gets them again), so
+    /// that a tool that decodes them from a reference (`#[tool]` does) costs
+    /// no copy of them. It must answer exactly as `call_now` would.
+    ///
+    /// The default copies the arguments and answers through `call_now`.
+    fn call_now_ref(&self, state: &S, runtime: &ToolRuntime<C>, arguments: &Value) -> CallResult {
+        self.call_now(state, runtime, arguments.clone())
+    }
 }
 
 #[async_trait]
@@ -115,6 +126,10 @@ impl<S: Shared, C: Shared, T: Tool<S, C> + ?Sized> Tool<S, C> for Arc<T> {
 
     fn call_now(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         (**self).call_now(state, runtime, arguments)
+    }
+
+    fn call_now_ref(&self, state: &S, runtime: &ToolRuntime<C>, arguments: &Value) -> CallResult {
+        (**self).call_now_ref(state, runtime, arguments)
     }
 }
 
@@ -174,6 +189,15 @@ pub trait InstantTool: Send + Sync + 'static {
     /// Answers one call with validated `arguments` (an object matching the
     /// input schema).
     fn answer(&self, arguments: Value) -> CallResult;
+
+    /// [`answer`](InstantTool::answer) with borrowed `arguments`, for when
+    /// the executor needs them after the tool answers (see
+    /// [`Tool::call_now_ref`]). Implement it when the tool can read them
+    /// from a reference without copying them; it must answer exactly as
+    /// `answer` would. The default copies them and calls `answer`.
+    fn answer_ref(&self, arguments: &Value) -> CallResult {
+        self.answer(arguments.clone())
+    }
 }
 
 // A type that is not a `Tool` is reported as such, not as a missing
@@ -195,5 +219,9 @@ impl<S: Shared, C: Shared, T: InstantTool> Tool<S, C> for T {
 
     fn call_now(&self, _: &S, _: &ToolRuntime<C>, arguments: Value) -> CallResult {
         self.answer(arguments)
+    }
+
+    fn call_now_ref(&self, _: &S, _: &ToolRuntime<C>, arguments: &Value) -> CallResult {
+        self.answer_ref(arguments)
     }
 }

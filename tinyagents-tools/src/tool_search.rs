@@ -217,4 +217,8 @@ impl InstantTool for ToolSearch {
     fn answer(&self, arguments: Value) -> CallResult {
         ToolSearch::answer(self, &arguments)
     }
+
+    fn answer_ref(&self, arguments: &Value) -> CallResult {
+        ToolSearch::answer(self, arguments)
+    }
 }

@@ -251,4 +251,8 @@ impl<S: Shared, C: Shared> Tool<S, C> for Renamed<S, C> {
     fn call_now(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
         self.inner.call_now(state, runtime, arguments)
     }
+
+    fn call_now_ref(&self, state: &S, runtime: &ToolRuntime<C>, arguments: &Value) -> CallResult {
+        self.inner.call_now_ref(state, runtime, arguments)
+    }
 }

@@ -43,8 +43,9 @@ enum Source {
     Value(Value),
     /// A message's content blocks, digested as their JSON array.
     Content(Vec<ContentBlock>),
-    /// A value's canonical JSON text, written when the digest was made.
-    Text(String),
+    /// A value's canonical JSON text (UTF-8 by construction, kept as the
+    /// bytes it hashes), written when the digest was made.
+    Text(Vec<u8>),
 }
 
 impl Digest {
@@ -62,7 +63,7 @@ impl Digest {
     /// copy of the value is kept: the text is smaller and cheaper to make
     /// than a deep copy) and hashed when first read.
     pub(crate) fn of_text(value: &Value) -> Self {
-        Digest::from_source(Source::Text(crate::hash::canonical_json(value)))
+        Digest::from_source(Source::Text(crate::hash::canonical_bytes(value)))
     }
 
     fn from_source(source: Source) -> Self {
@@ -72,20 +73,11 @@ impl Digest {
         }))
     }
 
-    /// The value digested, when it is a JSON value: the executor lends a
-    /// call's arguments from here instead of keeping a second copy.
-    pub(crate) fn value(&self) -> Option<&Value> {
-        match &self.0.source {
-            Source::Value(value) => Some(value),
-            Source::Content(_) | Source::Text(_) => None,
-        }
-    }
-
     /// The hex text (computed now if it was not yet).
     pub fn as_str(&self) -> &str {
         self.0.hex.get_or_init(|| match &self.0.source {
             Source::Value(value) => canonical_hash(value),
-            Source::Text(text) => crate::hash::sha256_hex(text.as_bytes()),
+            Source::Text(text) => crate::hash::sha256_hex(text),
             Source::Content(content) => {
                 canonical_hash(&serde_json::to_value(content).unwrap_or(Value::Null))
             }
@@ -146,7 +138,6 @@ mod tests {
         assert!(digest.0.hex.get().is_none(), "written, not hashed");
         assert_eq!(digest.as_str(), canonical_hash(&value));
         assert_eq!(digest, Digest::of(value));
-        assert_eq!(Digest::of_text(&json!({"a": 1})).value(), None);
     }
 
     #[test]
@@ -156,7 +147,6 @@ mod tests {
         assert!(digest.0.hex.get().is_none(), "made and cloned, not read");
         assert_eq!(copy.as_str(), canonical_hash(&json!({"a": 1})));
         assert!(digest.0.hex.get().is_some(), "clones share the computation");
-        assert_eq!(digest.value(), Some(&json!({"a": 1})));
     }
 
     #[test]
@@ -164,7 +154,6 @@ mod tests {
         let blocks = vec![ContentBlock::text("hi")];
         let expected = canonical_hash(&serde_json::to_value(&blocks).unwrap());
         let digest = Digest::of_content(blocks);
-        assert_eq!(digest.value(), None);
         assert_eq!(digest.as_str(), expected);
     }
 

@@ -287,4 +287,9 @@ where
         self.seen.record(&arguments);
         self.inner.call_now(state, runtime, arguments)
     }
+
+    fn call_now_ref(&self, state: &S, runtime: &ToolRuntime<C>, arguments: &Value) -> CallResult {
+        self.seen.record(arguments);
+        self.inner.call_now_ref(state, runtime, arguments)
+    }
 }

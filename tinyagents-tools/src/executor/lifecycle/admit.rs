@@ -77,14 +77,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         );
         let arguments = parsed.map_err(Stop::rejected)?;
         if self.events.wants_digests() {
-            // With middleware, the digest keeps a copy of the arguments that
-            // `after_tool` hooks can read once the tool took them; without,
-            // it keeps only their canonical text.
-            cx.args_hash = Some(if self.middleware.is_empty() {
-                Digest::of_text(&arguments)
-            } else {
-                Digest::of(arguments.clone())
-            });
+            // The digest keeps the arguments' canonical text, not a copy of
+            // them: the text is smaller and cheaper to write.
+            cx.args_hash = Some(Digest::of_text(&arguments));
         }
         if !cx.span.is_disabled() {
             self.describe_span(cx, registered, &arguments);

@@ -70,33 +70,21 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 attempts: 0,
             }));
         }
+        // `after_tool` hooks read the arguments once the tool answered.
+        let keep = before.is_some_and(|before| before.entered > 0);
         let spec = registered.spec();
         if spec.safety.idempotency.is_idempotent() && spec.retry.max_attempts > 1 {
             // The retry loop (its back-off timer) lives on the heap, so a
             // call to a tool that is never retried keeps no room for it.
             let retrying: BoxFuture<'a, Ran> =
-                Box::pin(self.retrying(cx, registered, arguments, before.map(|b| &*b)));
+                Box::pin(self.retrying(cx, registered, arguments, keep));
             return Either::Right(Either::Right(retrying));
         }
-        // One attempt takes the arguments; when hooks need them after, they
-        // read the copy the arguments' digest holds, or a clone.
-        let arguments = match before {
-            Some(before) if before.entered > 0 => {
-                match cx.args_hash.as_ref().filter(|d| d.value().is_some()) {
-                    Some(digest) => {
-                        before.lent = Some(digest.clone());
-                        std::mem::take(arguments)
-                    }
-                    None => arguments.clone(),
-                }
-            }
-            _ => std::mem::take(arguments),
-        };
         let ran = |outcome: Attempted| Ran {
             outcome,
             attempts: 1,
         };
-        match self.attempt(cx, registered, arguments, 1) {
+        match self.attempt(cx, registered, arguments, keep, 1) {
             Either::Left(now) => Either::Left(ready(ran(now.into_inner()))),
             Either::Right(waits) => Either::Right(Either::Left(waits.map(ran))),
         }
@@ -110,24 +98,20 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         cx: &CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
         arguments: &mut Value,
-        before: Option<&Before>,
+        keep: bool,
     ) -> Ran {
         let policy = &registered.spec().retry;
-        let keep = before.is_some_and(|before| before.entered > 0);
         let mut attempt = 1;
         loop {
+            // The last attempt may take the arguments, unless a hook needs
+            // them after.
             let last = attempt >= policy.max_attempts;
-            // The last attempt takes the arguments unless a hook needs them.
-            let arguments = if last && !keep {
-                std::mem::take(arguments)
-            } else {
-                arguments.clone()
-            };
+            let keep = keep || !last;
             if attempt > 1 {
                 // The span opens with `attempt = 1`.
                 cx.span.record("attempt", attempt);
             }
-            let error = match self.attempt(cx, registered, arguments, attempt).await {
+            let error = match self.attempt(cx, registered, arguments, keep, attempt).await {
                 Ok(output) => {
                     return Ran {
                         outcome: Ok(output),
@@ -165,12 +149,18 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// otherwise under its timeout and the run's cancellation. A panic in
     /// the tool is the attempt's `panicked` error; no attempt starts in a
     /// cancelled run.
+    ///
+    /// The attempt takes the arguments, unless they are to be `kept` for
+    /// after it: then a tool that never waits reads them borrowed
+    /// ([`Tool::call_now_ref`](crate::Tool::call_now_ref)), and one that
+    /// waits gets a copy.
     #[inline]
     fn attempt<'a>(
         &'a self,
         cx: &'a CallCx<'_, C>,
         registered: &'a RegisteredTool<S, C>,
-        arguments: Value,
+        arguments: &mut Value,
+        keep: bool,
         attempt: u32,
     ) -> Either<Ready<Attempted>, impl Future<Output = Attempted> + Send + 'a> {
         if cx.run.cancellation().is_cancelled() {
@@ -180,10 +170,19 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         if tool.never_waits() {
             let runtime = self.runtime_for(cx, attempt);
             let called = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                tool.call_now(&self.state, &runtime, arguments)
+                if keep {
+                    tool.call_now_ref(&self.state, &runtime, arguments)
+                } else {
+                    tool.call_now(&self.state, &runtime, std::mem::take(arguments))
+                }
             }));
             return Either::Left(ready(settled(called)));
         }
+        let arguments = if keep {
+            arguments.clone()
+        } else {
+            std::mem::take(arguments)
+        };
         Either::Right(async move {
             // The tool's future borrows its runtime: both live here.
             let runtime = self.runtime_for(cx, attempt);

@@ -31,9 +31,6 @@ pub(super) struct Before {
     /// answers gets none).
     pub(super) entered: usize,
     extensions: Extensions,
-    /// The digest the arguments were lent from when the tool took them: it
-    /// holds the same value, which `after_tool` hooks then read.
-    pub(super) lent: Option<Digest>,
 }
 
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
@@ -86,7 +83,6 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                         answered: Some(Box::new(output)),
                         entered: i,
                         extensions,
-                        lent: None,
                     });
                 }
                 Err(refusal) => {
@@ -101,7 +97,6 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             answered: None,
             entered: self.middleware.len(),
             extensions,
-            lent: None,
         })
     }
 
@@ -149,7 +144,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                     return Err(Stop::refused(e, own_policy()));
                 }
                 if self.events.wants_digests() {
-                    cx.args_hash = Some(Digest::of(arguments.clone()));
+                    cx.args_hash = Some(Digest::of_text(arguments));
                 }
                 Ok(None)
             }
@@ -182,12 +177,6 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         arguments: &Value,
         ran: &mut Ran,
     ) {
-        // The tool may have taken the arguments: then they are lent.
-        let arguments = before
-            .lent
-            .as_ref()
-            .and_then(Digest::value)
-            .unwrap_or(arguments);
         let mut after = AfterToolCtx {
             call: self.call_view(cx, turn, registered),
             arguments,
