@@ -19,15 +19,15 @@ use sha2::{Digest, Sha256};
 /// assert_eq!(canonical_json(&json!({"b": 1, "a": [true, null]})), r#"{"a":[true,null],"b":1}"#);
 /// ```
 pub fn canonical_json(value: &Value) -> String {
-    String::from_utf8(canonical_bytes(value)).expect("JSON text is UTF-8")
-}
-
-/// [`canonical_json`] as the bytes of its UTF-8 text (what is hashed: no
-/// check that they are UTF-8 is needed).
-pub(crate) fn canonical_bytes(value: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
     write_canonical(&mut out, value);
-    out
+    String::from_utf8(out).expect("JSON text is UTF-8")
+}
+
+/// Appends [`canonical_json`] of `value` to `out`, as the bytes of its
+/// UTF-8 text (what is hashed: no check that they are UTF-8 is needed).
+pub(crate) fn write_canonical_bytes(out: &mut Vec<u8>, value: &Value) {
+    write_canonical(out, value);
 }
 
 /// The SHA-256 of [`canonical_json`] of `value`, as 64 lowercase hex digits.

@@ -1,5 +1,6 @@
 //! The digests events carry, computed when a subscriber first reads them.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
@@ -44,9 +45,27 @@ enum Source {
     /// A message's content blocks, digested as their JSON array.
     Content(Vec<ContentBlock>),
     /// A value's canonical JSON text (UTF-8 by construction, kept as the
-    /// bytes it hashes), written when the digest was made.
-    Text(Vec<u8>),
+    /// bytes it hashes), written when the digest was made: in line when it
+    /// is short (the digest is then one allocation), else on the heap.
+    Short {
+        len: u8,
+        bytes: [u8; SHORT],
+    },
+    Text(Box<[u8]>),
 }
+
+/// The longest canonical text a digest keeps in line.
+const SHORT: usize = 62;
+
+thread_local! {
+    /// Where a digest's canonical text is written before it is kept: a
+    /// short text then needs no allocation of its own.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The most the scratch buffer keeps between digests: a large value's text
+/// is not held on to by the thread.
+const SCRATCH_KEPT: usize = 4096;
 
 impl Digest {
     /// The digest of `value`'s canonical JSON, computed when first read.
@@ -63,7 +82,30 @@ impl Digest {
     /// copy of the value is kept: the text is smaller and cheaper to make
     /// than a deep copy) and hashed when first read.
     pub(crate) fn of_text(value: &Value) -> Self {
-        Digest::from_source(Source::Text(crate::hash::canonical_bytes(value)))
+        let source = SCRATCH.with(|scratch| {
+            let Ok(mut text) = scratch.try_borrow_mut() else {
+                // Re-entered (a subscriber digesting inside a digest): a
+                // buffer of its own.
+                let mut text = Vec::new();
+                crate::hash::write_canonical_bytes(&mut text, value);
+                return Source::Text(text.into_boxed_slice());
+            };
+            text.clear();
+            crate::hash::write_canonical_bytes(&mut text, value);
+            let source = match u8::try_from(text.len()) {
+                Ok(len) if text.len() <= SHORT => {
+                    let mut bytes = [0; SHORT];
+                    bytes[..text.len()].copy_from_slice(&text);
+                    Source::Short { len, bytes }
+                }
+                _ => Source::Text(Box::from(text.as_slice())),
+            };
+            if text.capacity() > SCRATCH_KEPT {
+                *text = Vec::new();
+            }
+            source
+        });
+        Digest::from_source(source)
     }
 
     fn from_source(source: Source) -> Self {
@@ -77,6 +119,7 @@ impl Digest {
     pub fn as_str(&self) -> &str {
         self.0.hex.get_or_init(|| match &self.0.source {
             Source::Value(value) => canonical_hash(value),
+            Source::Short { len, bytes } => crate::hash::sha256_hex(&bytes[..usize::from(*len)]),
             Source::Text(text) => crate::hash::sha256_hex(text),
             Source::Content(content) => {
                 canonical_hash(&serde_json::to_value(content).unwrap_or(Value::Null))
@@ -130,6 +173,30 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn short_and_long_texts_digest_alike() {
+        for len in [
+            0,
+            1,
+            SHORT - 10,
+            SHORT - 9,
+            SHORT - 8,
+            SHORT,
+            SHORT + 1,
+            5000,
+        ] {
+            // `{"k":"…"}` is 8 bytes around the string.
+            let value = json!({"k": "x".repeat(len)});
+            let digest = Digest::of_text(&value);
+            let short = matches!(digest.0.source, Source::Short { .. });
+            assert_eq!(short, len + 8 <= SHORT, "{len}");
+            assert_eq!(digest.as_str(), canonical_hash(&value), "{len}");
+        }
+        // The scratch buffer does not keep a large text's room.
+        let kept = SCRATCH.with(|s| s.borrow().capacity());
+        assert!(kept <= SCRATCH_KEPT, "{kept}");
+    }
 
     #[test]
     fn a_digest_of_written_text_equals_the_digest_of_the_value() {

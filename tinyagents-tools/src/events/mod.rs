@@ -364,21 +364,37 @@ impl EventBus {
 
     /// Delivers `event` to every subscriber that accepts its kind. Never
     /// blocks on a queued subscriber, never panics.
+    ///
+    /// In line: an event only in-line subscribers accept is handed to them
+    /// where it was built (not moved into a call, nor shared behind an
+    /// `Arc`).
+    #[inline]
     pub fn emit(&self, event: ToolEvent) {
         if !self.wants(event.kind) {
             return;
         }
         let bit = event.kind.bit();
         if self.queued_kinds & bit == 0 {
-            // In-line subscribers only: they borrow the event, nothing is
-            // allocated to share it.
-            for slot in &self.slots {
-                if slot.kinds & bit != 0 {
-                    deliver(&*slot.subscriber, &event, &self.stats);
-                }
-            }
+            self.deliver_inline(&event, bit);
             return;
         }
+        self.share(event);
+    }
+
+    /// Hands `event` (of kind `bit`) to the in-line subscribers that accept
+    /// it; they borrow it.
+    fn deliver_inline(&self, event: &ToolEvent, bit: u16) {
+        for slot in &self.slots {
+            if slot.kinds & bit != 0 {
+                deliver(&*slot.subscriber, event, &self.stats);
+            }
+        }
+    }
+
+    /// Delivers an event some queued subscriber accepts: shared behind an
+    /// `Arc` by every subscriber that accepts it.
+    fn share(&self, event: ToolEvent) {
+        let bit = event.kind.bit();
         let event = Arc::new(event);
         for slot in &self.slots {
             if slot.kinds & bit == 0 {

@@ -4,6 +4,7 @@
 //! answers the call, successful or not.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -200,15 +201,19 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             };
             cx.span.record("gen_ai.tool.call.result", text.as_str());
         }
-        self.emit(cx, EventKind::Completed, done.attempts, |event| {
+        // One reading of the clock for the event and the result.
+        let elapsed = cx.own_time();
+        self.emit_at(cx, EventKind::Completed, done.attempts, elapsed, |event| {
             event.result_hash = Some(result_digest(&message));
             event.artifact_keys = done.artifacts.iter().map(|a| a.key.clone()).collect();
         });
         ToolResult {
+            message,
             artifacts: done.artifacts,
-            elapsed: cx.own_time(),
+            error: None,
+            provider_metadata: None,
+            elapsed,
             waited: cx.waited,
-            ..ToolResult::new(message)
         }
     }
 
@@ -264,10 +269,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             "{}",
             kind.as_str()
         );
-        let mut result =
-            ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, cx.own_time());
+        let elapsed = cx.own_time();
+        let mut result = ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, elapsed);
         result.waited = cx.waited;
-        self.emit(cx, kind, attempt, |event| {
+        self.emit_at(cx, kind, attempt, elapsed, |event| {
             let error = result.error.as_ref();
             event.error_class = error.map(ToolError::class);
             event.error_kind = error.map(|e| e.kind().as_str());
@@ -293,6 +298,21 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         attempt: u32,
         fill: impl FnOnce(&mut ToolEvent),
     ) {
+        if self.events.wants(kind) {
+            self.emit_at(cx, kind, attempt, cx.own_time(), fill);
+        }
+    }
+
+    /// [`emit`](Self::emit) with the call's own time read already.
+    #[inline]
+    fn emit_at(
+        &self,
+        cx: &CallCx<'_, C>,
+        kind: EventKind,
+        attempt: u32,
+        elapsed: Duration,
+        fill: impl FnOnce(&mut ToolEvent),
+    ) {
         if !self.events.wants(kind) {
             return;
         }
@@ -304,7 +324,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             cx.name.clone(),
             attempt,
         );
-        event.elapsed = Some(cx.own_time());
+        event.elapsed = Some(elapsed);
         event.waited = Some(cx.waited);
         event.args_hash = cx.args_hash.clone();
         fill(&mut event);
