@@ -32,7 +32,7 @@ use serde_json::Value;
 use crate::error::ToolError;
 use crate::events::{EventBus, EventKind, ToolEvent};
 use crate::extensions::Extensions;
-use crate::ids::ToolCallId;
+use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolOutput;
 use crate::runtime::RunContext;
 use crate::safety::SafetyItem;
@@ -70,7 +70,7 @@ impl BeforeOutcome {
 /// What both hook contexts show of a call: what it is and where it runs.
 pub(crate) struct CallView<'a, S, C> {
     pub(crate) spec: &'a ToolSpec,
-    pub(crate) called_name: &'a str,
+    pub(crate) called_name: &'a CallName,
     pub(crate) call_id: &'a ToolCallId,
     pub(crate) run: &'a RunContext<C>,
     pub(crate) turn: &'a Turn,
@@ -97,7 +97,7 @@ macro_rules! call_accessors {
         /// The tool name as the model called it (an alias or the canonical
         /// name).
         pub fn called_name(&self) -> &str {
-            self.call.called_name
+            self.call.called_name.as_str()
         }
 
         /// The call id.
@@ -129,7 +129,7 @@ pub type BeforeResult = Result<BeforeOutcome, ToolError>;
 /// What `before_tool` sees of a call that passed every executor check.
 pub struct BeforeToolCtx<'a, S = (), C = ()> {
     pub(crate) call: CallView<'a, S, C>,
-    pub(crate) arguments: Value,
+    pub(crate) arguments: &'a mut Value,
     pub(crate) arguments_changed: bool,
     pub(crate) extensions: &'a mut Extensions,
     pub(crate) events: &'a EventBus,
@@ -140,14 +140,14 @@ impl<'a, S, C> BeforeToolCtx<'a, S, C> {
 
     /// The validated arguments.
     pub fn arguments(&self) -> &Value {
-        &self.arguments
+        self.arguments
     }
 
     /// The arguments, to change. Changed arguments are validated again before
     /// the next middleware or the tool sees them.
     pub fn arguments_mut(&mut self) -> &mut Value {
         self.arguments_changed = true;
-        &mut self.arguments
+        self.arguments
     }
 
     /// Per-call scratch space shared with the same call's `after_tool`.
@@ -168,7 +168,7 @@ impl<'a, S, C> BeforeToolCtx<'a, S, C> {
             call.run.run_id().clone(),
             call.run.thread_id().clone(),
             call.call_id.clone(),
-            call.called_name,
+            call.called_name.clone(),
             1,
         );
         event.name = Some(name.to_owned());
@@ -344,16 +344,17 @@ mod tests {
 
         let call = CallView {
             spec: &spec,
-            called_name: "t",
+            called_name: &CallName::from("t"),
             call_id: &call_id,
             run: &run,
             turn: &turn,
             state: &(),
         };
         let mut extensions = Extensions::new();
+        let mut null = Value::Null;
         let mut before = BeforeToolCtx {
             call,
-            arguments: Value::Null,
+            arguments: &mut null,
             arguments_changed: false,
             extensions: &mut extensions,
             events: &events,

@@ -53,7 +53,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         for (i, mw) in self.middleware.iter().enumerate() {
             let mut ctx = BeforeToolCtx {
                 call: self.call_view(cx, turn, registered),
-                arguments: std::mem::take(arguments),
+                arguments: &mut *arguments,
                 arguments_changed: false,
                 extensions: &mut extensions,
                 events: &self.events,
@@ -71,7 +71,6 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 }
             };
             let changed = ctx.arguments_changed;
-            *arguments = ctx.arguments;
             if let Some(waited) = waited {
                 cx.waited += waited;
             }
