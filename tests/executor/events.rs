@@ -171,3 +171,31 @@ async fn a_structured_result_and_the_arguments_are_digested_as_their_canonical_j
         Some(canonical_hash(&value).as_str())
     );
 }
+
+#[tokio::test]
+async fn a_result_digest_is_the_canonical_digest_whatever_the_content_shows() {
+    // Keys in order (the content's JSON text is then the canonical text),
+    // keys out of order, and a text cut short by the content bound: the
+    // result's digest is the canonical digest of the structured value each
+    // time.
+    let sorted = json!({"a": [1, {"b": "x\"y\u{1}", "c": 2.5}], "z": -3, "é": null});
+    let unsorted = json!({"z": -3, "a": [1, {"c": 2.5, "b": "x\"y\u{1}"}]});
+    let long = json!({"a": "x".repeat(300), "b": 1});
+    for (value, max_content_bytes) in [(sorted, 4_000), (unsorted, 4_000), (long, 100)] {
+        let schema = json!({"type": "object"});
+        let spec = spec("shape", schema).build().unwrap();
+        let tool = testkit::FakeTool::new(spec).answering(ToolOutput::structured(value.clone()));
+        let (recorder, exec) = recorded_with(
+            executor(vec![Arc::new(tool)]).configure(|c| c.max_content_bytes = max_content_bytes),
+        );
+        let r = execute_once(&exec, call("c1", "shape", "{}")).await;
+        assert!(!r.is_error, "{:?}", r.error);
+        assert_eq!(r.structured.as_ref(), Some(&value));
+        let events = recorder.events();
+        assert_eq!(
+            events[1].result_hash.as_deref(),
+            Some(canonical_hash(&value).as_str()),
+            "{value}"
+        );
+    }
+}

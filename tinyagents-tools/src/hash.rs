@@ -30,6 +30,19 @@ pub(crate) fn write_canonical_bytes(out: &mut Vec<u8>, value: &Value) {
     write_canonical(out, value);
 }
 
+/// True when every object in `value` has its keys in canonical order: then
+/// its compact JSON (as serde_json writes it) is its canonical JSON.
+pub(crate) fn in_canonical_order(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => {
+            map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes())
+                && map.values().all(in_canonical_order)
+        }
+        Value::Array(items) => items.iter().all(in_canonical_order),
+        _ => true,
+    }
+}
+
 /// The SHA-256 of [`canonical_json`] of `value`, as 64 lowercase hex digits.
 ///
 /// ```
@@ -183,6 +196,31 @@ mod tests {
                 serde_json::to_string(&keyed).unwrap()
             );
         }
+    }
+
+    #[test]
+    fn compact_json_in_canonical_order_is_the_canonical_text() {
+        let mut ordered = serde_json::Map::new();
+        ordered.insert("a".into(), json!([1, {"b": "x\"", "c": 2.5}]));
+        ordered.insert("b".into(), json!(null));
+        let ordered = Value::Object(ordered);
+        assert!(in_canonical_order(&ordered));
+        assert_eq!(
+            serde_json::to_string(&ordered).unwrap(),
+            canonical_json(&ordered)
+        );
+        let mut nested_out_of_order = serde_json::Map::new();
+        nested_out_of_order.insert("d".into(), json!(1));
+        nested_out_of_order.insert("c".into(), json!(2));
+        let outer = json!({"a": [Value::Object(nested_out_of_order.clone())]});
+        // Whether a map keeps insertion order depends on serde_json's
+        // features: the check must say so exactly when it does.
+        let keeps_order = nested_out_of_order.keys().next().map(String::as_str) == Some("d");
+        assert_eq!(in_canonical_order(&outer), !keeps_order);
+        assert_eq!(
+            serde_json::to_string(&outer).unwrap() == canonical_json(&outer),
+            in_canonical_order(&outer)
+        );
     }
 
     #[test]

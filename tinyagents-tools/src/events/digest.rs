@@ -54,6 +54,20 @@ enum Source {
     Text(Box<[u8]>),
 }
 
+impl Source {
+    /// Canonical text, kept in line when it is short.
+    fn canonical(text: &[u8]) -> Self {
+        match u8::try_from(text.len()) {
+            Ok(len) if text.len() <= SHORT => {
+                let mut bytes = [0; SHORT];
+                bytes[..text.len()].copy_from_slice(text);
+                Source::Short { len, bytes }
+            }
+            _ => Source::Text(Box::from(text)),
+        }
+    }
+}
+
 /// The longest canonical text a digest keeps in line.
 const SHORT: usize = 62;
 
@@ -92,20 +106,19 @@ impl Digest {
             };
             text.clear();
             crate::hash::write_canonical_bytes(&mut text, value);
-            let source = match u8::try_from(text.len()) {
-                Ok(len) if text.len() <= SHORT => {
-                    let mut bytes = [0; SHORT];
-                    bytes[..text.len()].copy_from_slice(&text);
-                    Source::Short { len, bytes }
-                }
-                _ => Source::Text(Box::from(text.as_slice())),
-            };
+            let source = Source::canonical(&text);
             if text.capacity() > SCRATCH_KEPT {
                 *text = Vec::new();
             }
             source
         });
         Digest::from_source(source)
+    }
+
+    /// The digest of a value whose canonical JSON text is `text` (the
+    /// caller knows it is), hashed when first read.
+    pub(crate) fn of_canonical_text(text: &str) -> Self {
+        Digest::from_source(Source::canonical(text.as_bytes()))
     }
 
     fn from_source(source: Source) -> Self {

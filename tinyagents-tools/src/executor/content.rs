@@ -23,8 +23,12 @@ pub(crate) struct ContentLimits {
 /// The model-facing content of an output, or the full text that has to go
 /// to the artifact store first.
 pub(crate) enum Shaped {
-    /// Ready to show.
-    Ready(Vec<ContentBlock>),
+    /// Ready to show; `json_copy` when it is the one text block holding
+    /// the structured value's compact JSON, whole.
+    Ready {
+        content: Vec<ContentBlock>,
+        json_copy: bool,
+    },
     /// Larger than the artifact threshold, with a store to put it in
     /// (boxed: the common, small output moves less).
     ToStore(Box<ToStore>),
@@ -48,8 +52,9 @@ pub(crate) fn format(
     has_store: bool,
 ) -> Shaped {
     let mut mime = "text/plain; charset=utf-8";
+    let json_copy = structured.is_some() && content.is_empty();
     let content = match structured {
-        Some(value) if content.is_empty() => {
+        Some(value) if json_copy => {
             mime = "application/json";
             vec![ContentBlock::text(json_text(value))]
         }
@@ -73,9 +78,12 @@ pub(crate) fn format(
             shown.len(),
             full.len()
         );
-        return Shaped::Ready(vec![ContentBlock::text(text)]);
+        return Shaped::Ready {
+            content: vec![ContentBlock::text(text)],
+            json_copy: false,
+        };
     }
-    Shaped::Ready(content)
+    Shaped::Ready { content, json_copy }
 }
 
 impl ToStore {

@@ -87,6 +87,8 @@ pub(super) struct Done {
     structured: Option<Value>,
     artifacts: Vec<ArtifactRef>,
     attempts: u32,
+    /// The content is the structured value's compact JSON text, whole.
+    json_copy: bool,
 }
 
 /// Step 8's message, with the full text still to store when the output was
@@ -128,16 +130,17 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let blocks = std::mem::take(&mut output.content);
         let limits = self.config.content_limits();
         let has_store = self.artifacts.is_some();
-        let (content, to_store) =
+        let (content, json_copy, to_store) =
             match content::format(blocks, output.structured.as_ref(), limits, has_store) {
-                content::Shaped::Ready(content) => (content, None),
-                content::Shaped::ToStore(pending) => (Vec::new(), Some(pending)),
+                content::Shaped::Ready { content, json_copy } => (content, json_copy, None),
+                content::Shaped::ToStore(pending) => (Vec::new(), false, Some(pending)),
             };
         let done = Done {
             content,
             structured: output.structured,
             artifacts: output.artifacts,
             attempts,
+            json_copy,
         };
         Ok(Formatted { done, to_store })
     }
@@ -204,7 +207,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         // One reading of the clock for the event and the result.
         let elapsed = cx.own_time();
         self.emit_at(cx, EventKind::Completed, done.attempts, elapsed, |event| {
-            event.result_hash = Some(result_digest(&message));
+            event.result_hash = Some(result_digest(&message, done.json_copy));
             event.artifact_keys = done.artifacts.iter().map(|a| a.key.clone()).collect();
         });
         ToolResult {
@@ -277,7 +280,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             event.error_class = error.map(ToolError::class);
             event.error_kind = error.map(|e| e.kind().as_str());
             event.policy = policy;
-            event.result_hash = Some(result_digest(&result.message));
+            event.result_hash = Some(result_digest(&result.message, false));
             if let Some(message) = panic {
                 event.data = Some(serde_json::json!({ "panic": message }));
             }
@@ -334,9 +337,18 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
 
 /// The digest of what a message says (its structured value when it has
 /// one, otherwise its content), hashed when a subscriber reads it.
-fn result_digest(message: &ToolMessage) -> Digest {
-    match &message.structured {
-        Some(value) => Digest::of_text(value),
-        None => Digest::of_content(message.content.clone()),
+///
+/// When the content is the structured value's compact JSON (`json_copy`)
+/// and every object in the value has its keys in order, that text is
+/// already the value's canonical JSON: it is copied, not written again.
+fn result_digest(message: &ToolMessage, json_copy: bool) -> Digest {
+    match (&message.structured, message.content.as_slice()) {
+        (Some(value), [ContentBlock::Text { text }])
+            if json_copy && crate::hash::in_canonical_order(value) =>
+        {
+            Digest::of_canonical_text(text)
+        }
+        (Some(value), _) => Digest::of_text(value),
+        (None, _) => Digest::of_content(message.content.clone()),
     }
 }
