@@ -259,3 +259,35 @@ async fn a_tool_that_panics_on_seeing_the_cancellation_stays_panicked() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_run_an_in_line_subscriber_cancels_on_tool_started_runs_no_attempt() {
+    // Code the executor does not control (here an in-line subscriber of
+    // `tool.started`) may cancel the run between the first check and the
+    // attempt: the attempt then does not start.
+    let run = RunContext::empty();
+    let token = run.cancellation().clone();
+    let cancels = move |event: &events::ToolEvent| {
+        if event.kind == events::EventKind::Started {
+            token.cancel();
+        }
+    };
+    struct Inline<F>(F);
+    impl<F: Fn(&events::ToolEvent) + Send + Sync + 'static> events::EventSubscriber for Inline<F> {
+        fn on_event(&self, event: &events::ToolEvent) {
+            (self.0)(event)
+        }
+        fn delivery(&self) -> events::Delivery {
+            events::Delivery::Inline
+        }
+    }
+    let tool = echo();
+    let exec = executor(vec![tool.clone()])
+        .subscribe(Inline(cancels))
+        .build()
+        .unwrap();
+    let r = execute_in(&exec, &run, call("c1", "echo", json!({"text": "hi"}))).await;
+    assert_eq!(kind(&r), "cancelled");
+    assert_eq!(r.tool_call_id.as_str(), "c1");
+    assert_eq!(tool.runs(), 0, "the tool never ran");
+}

@@ -163,7 +163,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         keep: bool,
         attempt: u32,
     ) -> Either<Ready<Attempted>, impl Future<Output = Attempted> + Send + 'a> {
-        if cx.run.cancellation().is_cancelled() {
+        // (Step 1 saw the run live; a first attempt nothing else ran before
+        // need not ask again.)
+        let seen_live = attempt == 1 && cx.seen_live;
+        if !seen_live && cx.run.cancellation().is_cancelled() {
             return Either::Left(ready(Err(ToolError::cancelled())));
         }
         let tool = registered.tool();

@@ -70,6 +70,10 @@ struct CallCx<'a, C> {
     /// Masks secrets and the tool's patterns in what the call shows; `None`
     /// when there is nothing to mask.
     redactor: Option<Arc<Redactor>>,
+    /// The run was seen live in step 1 and no code but the executor's ran
+    /// since (no wait, no hook, no subscriber, no span): the first attempt
+    /// need not ask again.
+    seen_live: bool,
 }
 
 impl<C> CallCx<'_, C> {
@@ -118,6 +122,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             waited,
             args_hash: None,
             redactor,
+            seen_live: false,
         };
         let outcome = {
             // Each poll runs in the call's span (entered by reference: the
@@ -152,9 +157,14 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     ) -> Result<Done, Stop> {
         let arguments = args::Pending::new(arguments);
         let registered = self.resolve_tool(cx, turn)?;
+        let has_permits = self.has_permits(registered, batch);
+        cx.seen_live = self.middleware.is_empty()
+            && !self.events.is_active()
+            && cx.span.is_disabled()
+            && !has_permits;
         let mut arguments = self.parse_arguments(cx, registered, arguments)?;
         self.admit(cx, turn, registered, &mut arguments)?;
-        let _permits = if self.has_permits(registered, batch) {
+        let _permits = if has_permits {
             Box::pin(self.wait_for_permits(cx, turn, registered, batch)).await?
         } else {
             Permits::default()
