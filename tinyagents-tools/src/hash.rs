@@ -75,9 +75,22 @@ fn hex(digest: &[u8; 32]) -> String {
         .to_owned()
 }
 
-/// Writes `value`'s canonical text to `out`. (Into a `Vec` directly:
-/// writing through `dyn Write` cost a call per token.)
+/// Writes `value`'s canonical text to `out`.
 fn write_canonical(out: &mut Vec<u8>, value: &Value) {
+    write_value::<true>(out, value);
+}
+
+#[cfg(test)]
+fn compact_json(value: &Value) -> String {
+    let mut out = Vec::with_capacity(128);
+    write_value::<false>(&mut out, value);
+    String::from_utf8(out).expect("JSON text is UTF-8")
+}
+
+/// Writes `value` as compact JSON to `out`, every object's keys sorted when
+/// `SORTED`. (Into a `Vec` directly: writing through `dyn Write` cost a
+/// call per token.)
+fn write_value<const SORTED: bool>(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Array(items) => {
             out.push(b'[');
@@ -85,19 +98,19 @@ fn write_canonical(out: &mut Vec<u8>, value: &Value) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_canonical(out, item);
+                write_value::<SORTED>(out, item);
             }
             out.push(b']');
         }
         Value::Object(map) => {
             // Keys already in order (the usual case) are written as they
             // are, without sorting a copy of the entries.
-            if map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
-                write_entries(out, map.iter());
+            if !SORTED || map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
+                write_entries::<SORTED>(out, map.iter());
             } else {
                 let mut entries: Vec<(&String, &Value)> = map.iter().collect();
                 entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                write_entries(out, entries.into_iter());
+                write_entries::<SORTED>(out, entries.into_iter());
             }
         }
         Value::String(text) => write_string(out, text),
@@ -145,7 +158,10 @@ fn put(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-fn write_entries<'v>(out: &mut Vec<u8>, entries: impl Iterator<Item = (&'v String, &'v Value)>) {
+fn write_entries<'v, const SORTED: bool>(
+    out: &mut Vec<u8>,
+    entries: impl Iterator<Item = (&'v String, &'v Value)>,
+) {
     out.push(b'{');
     for (i, (key, item)) in entries.enumerate() {
         if i > 0 {
@@ -153,7 +169,7 @@ fn write_entries<'v>(out: &mut Vec<u8>, entries: impl Iterator<Item = (&'v Strin
         }
         write_string(out, key);
         out.push(b':');
-        write_canonical(out, item);
+        write_value::<SORTED>(out, item);
     }
     out.push(b'}');
 }
@@ -195,6 +211,45 @@ mod tests {
                 canonical_json(&keyed),
                 serde_json::to_string(&keyed).unwrap()
             );
+        }
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let scalar = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|i| json!(i)),
+            any::<u64>().prop_map(|u| json!(u)),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(|f| json!(f)),
+            "[a-z\"\\\\\\x00-\\x1f\\x7fé😀/]{0,8}".prop_map(Value::String),
+        ];
+        scalar.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec(("[a-zé\"\\x01]{0,4}", inner), 0..6)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// The compact text is serde_json's, byte for byte; the canonical
+        /// text is the compact text of the value with its keys sorted.
+        #[test]
+        fn compact_and_canonical_texts_match_serde_json(value in json_value()) {
+            proptest::prop_assert_eq!(compact_json(&value), serde_json::to_string(&value).unwrap());
+            let canonical = canonical_json(&value);
+            let reparsed: Value = serde_json::from_str(&canonical).unwrap();
+            proptest::prop_assert_eq!(&reparsed, &value);
+            proptest::prop_assert!(in_canonical_order(&reparsed) || compact_json(&reparsed) != canonical);
+            if in_canonical_order(&value) {
+                proptest::prop_assert_eq!(&canonical, &compact_json(&value));
+            }
         }
     }
 
