@@ -180,7 +180,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 10: the call's result and its final event, `tool.completed`
     /// or, for a call that stopped, `tool.rejected` or `tool.failed`.
     #[inline]
-    pub(super) fn answer(&self, cx: &CallCx<'_, C>, outcome: Result<Done, Stop>) -> ToolResult {
+    pub(super) fn answer(&self, cx: &mut CallCx<'_, C>, outcome: Result<Done, Stop>) -> ToolResult {
         match outcome {
             Ok(done) => self.completed(cx, done),
             Err(stop) => self.fail(cx, stop),
@@ -188,7 +188,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     }
 
     /// A successful call's result, and its `tool.completed` event.
-    fn completed(&self, cx: &CallCx<'_, C>, done: Done) -> ToolResult {
+    fn completed(&self, cx: &mut CallCx<'_, C>, done: Done) -> ToolResult {
         let message = ToolMessage {
             tool_call_id: cx.id.clone(),
             name: cx.name.clone(),
@@ -206,7 +206,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         }
         // One reading of the clock for the event and the result.
         let elapsed = cx.own_time();
+        // The call's last event takes the arguments' digest.
+        let args_hash = cx.args_hash.take();
         self.emit_at(cx, EventKind::Completed, done.attempts, elapsed, |event| {
+            event.args_hash = args_hash;
             event.result_hash = Some(result_digest(&message, done.json_copy));
             event.artifact_keys = done.artifacts.iter().map(|a| a.key.clone()).collect();
         });
@@ -229,7 +232,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// repairable error is fatal. The message is masked; a tool's panic
     /// message goes to the event, masked, and stays with the error only
     /// masked.
-    fn fail(&self, cx: &CallCx<'_, C>, stop: Stop) -> ToolResult {
+    fn fail(&self, cx: &mut CallCx<'_, C>, stop: Stop) -> ToolResult {
         let Stopped {
             error,
             event: kind,
@@ -275,7 +278,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let elapsed = cx.own_time();
         let mut result = ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, elapsed);
         result.waited = cx.waited;
+        let args_hash = cx.args_hash.take();
         self.emit_at(cx, kind, attempt, elapsed, |event| {
+            event.args_hash = args_hash;
             let error = result.error.as_ref();
             event.error_class = error.map(ToolError::class);
             event.error_kind = error.map(|e| e.kind().as_str());

@@ -138,9 +138,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             .await
         };
         let answered = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            span.in_scope(|| panics::quietly(|| self.answer(&cx, outcome)))
+            span.in_scope(|| panics::quietly(|| self.answer(&mut cx, outcome)))
         }));
-        answered.unwrap_or_else(|_| self.answer(&cx, Err(Stop::panicked())))
+        answered.unwrap_or_else(|_| self.answer(&mut cx, Err(Stop::panicked())))
     }
 
     /// Steps 1 to 9, in order; the first refusal or failure ends the call.
