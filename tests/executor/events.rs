@@ -199,3 +199,35 @@ async fn a_result_digest_is_the_canonical_digest_whatever_the_content_shows() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_call_s_events_are_dated_in_order_within_the_call() {
+    // The first event reads the wall clock; later ones count on from it on
+    // the call clock, so their dates and their own times move together.
+    let (recorder, exec) = recorded(vec![echo()]);
+    let before = std::time::SystemTime::now();
+    execute_once(&exec, call("c1", "echo", json!({"text": "hi"}))).await;
+    let after = std::time::SystemTime::now();
+    let events = recorder.events();
+    assert_eq!(
+        recorder.steps(),
+        [("tool.started", 1), ("tool.completed", 1)]
+    );
+    let slack = std::time::Duration::from_millis(5);
+    for e in &events {
+        assert!(
+            e.timestamp >= before && e.timestamp <= after + slack,
+            "{e:?}"
+        );
+    }
+    let gap = events[1]
+        .timestamp
+        .duration_since(events[0].timestamp)
+        .expect("in order");
+    let own = events[1].elapsed.unwrap() - events[0].elapsed.unwrap();
+    let apart = gap.abs_diff(own);
+    assert!(
+        apart < std::time::Duration::from_micros(1),
+        "{gap:?} against {own:?}"
+    );
+}

@@ -187,6 +187,20 @@ impl ToolEvent {
         tool: impl Into<CallName>,
         attempt: u32,
     ) -> Self {
+        let now = SystemTime::now();
+        ToolEvent::new_at(kind, run_id, thread_id, call_id, tool, attempt, now)
+    }
+
+    /// [`new`](Self::new), made at `timestamp`.
+    pub(crate) fn new_at(
+        kind: EventKind,
+        run_id: RunId,
+        thread_id: ThreadId,
+        call_id: ToolCallId,
+        tool: impl Into<CallName>,
+        attempt: u32,
+        timestamp: SystemTime,
+    ) -> Self {
         ToolEvent {
             kind,
             run_id,
@@ -194,7 +208,7 @@ impl ToolEvent {
             call_id,
             tool: tool.into(),
             attempt,
-            timestamp: SystemTime::now(),
+            timestamp,
             elapsed: None,
             waited: None,
             error_class: None,

@@ -4,7 +4,6 @@
 //! answers the call, successful or not.
 
 use std::borrow::Cow;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -205,10 +204,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             cx.span.record("gen_ai.tool.call.result", text.as_str());
         }
         // One reading of the clock for the event and the result.
-        let elapsed = cx.own_time();
+        let now = quanta::Instant::now();
+        let elapsed = cx.own_time_at(now);
         // The call's last event takes the arguments' digest.
         let args_hash = cx.args_hash.take();
-        self.emit_at(cx, EventKind::Completed, done.attempts, elapsed, |event| {
+        self.emit_at(cx, EventKind::Completed, done.attempts, now, |event| {
             event.args_hash = args_hash;
             event.result_hash = Some(result_digest(&message, done.json_copy));
             event.artifact_keys = done.artifacts.iter().map(|a| a.key.clone()).collect();
@@ -275,11 +275,12 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             "{}",
             kind.as_str()
         );
-        let elapsed = cx.own_time();
+        let now = quanta::Instant::now();
+        let elapsed = cx.own_time_at(now);
         let mut result = ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, elapsed);
         result.waited = cx.waited;
         let args_hash = cx.args_hash.take();
-        self.emit_at(cx, kind, attempt, elapsed, |event| {
+        self.emit_at(cx, kind, attempt, now, |event| {
             event.args_hash = args_hash;
             let error = result.error.as_ref();
             event.error_class = error.map(ToolError::class);
@@ -307,32 +308,34 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         fill: impl FnOnce(&mut ToolEvent),
     ) {
         if self.events.wants(kind) {
-            self.emit_at(cx, kind, attempt, cx.own_time(), fill);
+            self.emit_at(cx, kind, attempt, quanta::Instant::now(), fill);
         }
     }
 
-    /// [`emit`](Self::emit) with the call's own time read already.
+    /// [`emit`](Self::emit) at `now`, a reading of the call clock already
+    /// made: the event's own time and its timestamp are counted from it.
     #[inline]
     fn emit_at(
         &self,
         cx: &CallCx<'_, C>,
         kind: EventKind,
         attempt: u32,
-        elapsed: Duration,
+        now: quanta::Instant,
         fill: impl FnOnce(&mut ToolEvent),
     ) {
         if !self.events.wants(kind) {
             return;
         }
-        let mut event = ToolEvent::new(
+        let mut event = ToolEvent::new_at(
             kind,
             cx.run.run_id().clone(),
             cx.run.thread_id().clone(),
             cx.id.clone(),
             cx.name.clone(),
             attempt,
+            cx.wall_time_at(now),
         );
-        event.elapsed = Some(elapsed);
+        event.elapsed = Some(cx.own_time_at(now));
         event.waited = Some(cx.waited);
         event.args_hash = cx.args_hash.clone();
         fill(&mut event);

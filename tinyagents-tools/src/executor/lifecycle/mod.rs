@@ -15,9 +15,9 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use futures_util::future::Either;
 
@@ -74,13 +74,25 @@ struct CallCx<'a, C> {
     /// since (no wait, no hook, no subscriber, no span): the first attempt
     /// need not ask again.
     seen_live: bool,
+    /// The wall-clock time of the call's first event, and the call clock's
+    /// reading then: later events date themselves from it, with no second
+    /// reading of the wall clock.
+    wall: OnceLock<(SystemTime, quanta::Instant)>,
 }
 
 impl<C> CallCx<'_, C> {
-    /// The call's own time so far: since it was received, less the time it
-    /// waited.
-    fn own_time(&self) -> Duration {
-        self.received.elapsed().saturating_sub(self.waited)
+    /// The call's own time at `now`: since it was received, less the time
+    /// it waited.
+    fn own_time_at(&self, now: quanta::Instant) -> Duration {
+        now.saturating_duration_since(self.received)
+            .saturating_sub(self.waited)
+    }
+
+    /// The wall-clock time at `now` (a reading of the call clock): read once
+    /// per call, then counted on from there.
+    fn wall_time_at(&self, now: quanta::Instant) -> SystemTime {
+        let (wall, at) = *self.wall.get_or_init(|| (SystemTime::now(), now));
+        wall + now.saturating_duration_since(at)
     }
 }
 
@@ -123,6 +135,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             args_hash: None,
             redactor,
             seen_live: false,
+            wall: OnceLock::new(),
         };
         let outcome = {
             // Each poll runs in the call's span (entered by reference: the
