@@ -217,20 +217,6 @@ async fn call_now_answers_under_middleware_too() {
     assert_eq!(seen.load(Ordering::SeqCst), 1, "after_tool saw the output");
 }
 
-/// Lets every call through, keeping the arguments `after_tool` read.
-struct ReadsArguments(Arc<std::sync::Mutex<Vec<Value>>>);
-
-#[async_trait]
-impl Middleware for ReadsArguments {
-    fn name(&self) -> &str {
-        "reads_arguments"
-    }
-
-    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
-        self.0.lock().unwrap().push(ctx.arguments().clone());
-    }
-}
-
 #[tokio::test]
 async fn a_tool_that_never_waits_reads_borrowed_arguments_when_they_are_needed_after() {
     // Without hooks, a tool that is not retried takes the arguments.
@@ -253,7 +239,7 @@ async fn a_tool_that_never_waits_reads_borrowed_arguments_when_they_are_needed_a
         let tool = Immediate::with_attempts("immediate", fail_first, attempts);
         let read = Arc::new(std::sync::Mutex::new(Vec::new()));
         let exec = executor(vec![tool.clone()])
-            .middleware(ReadsArguments(Arc::clone(&read)))
+            .middleware(crate::middleware::SeesArguments(Arc::clone(&read)))
             .build()
             .unwrap();
         let r = execute_once(&exec, call("c1", "immediate", json!({"n": 5}))).await;

@@ -222,7 +222,7 @@ async fn a_panicking_middleware_still_answers_the_call() {
 }
 
 /// Records the arguments its `after_tool` sees.
-struct SeesArguments(Arc<Mutex<Vec<serde_json::Value>>>);
+pub(crate) struct SeesArguments(pub(crate) Arc<Mutex<Vec<serde_json::Value>>>);
 
 #[async_trait]
 impl Middleware for SeesArguments {

@@ -1,0 +1,203 @@
+//! What an event is: its kind ([`EventKind`]) and what it carries
+//! ([`ToolEvent`], with [`Progress`] for `tool.progress`).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Digest;
+use crate::error::ErrorClass;
+use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
+use crate::spec::ResourceBounds;
+
+/// Which step of a call an event reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// `tool.started`: the call passed every check and is about to run.
+    #[serde(rename = "tool.started")]
+    Started,
+    /// `tool.completed`: the call produced a result.
+    #[serde(rename = "tool.completed")]
+    Completed,
+    /// `tool.failed`: the call ran and failed.
+    #[serde(rename = "tool.failed")]
+    Failed,
+    /// `tool.rejected`: the call was refused before it ran.
+    #[serde(rename = "tool.rejected")]
+    Rejected,
+    /// `tool.retrying`: an attempt failed and another follows.
+    #[serde(rename = "tool.retrying")]
+    Retrying,
+    /// `tool.progress`: the tool reported progress through its stream writer.
+    #[serde(rename = "tool.progress")]
+    Progress,
+    /// `tool.custom`: the tool emitted an event of its own.
+    #[serde(rename = "tool.custom")]
+    Custom,
+    /// `tool.events_dropped`: events were dropped for this subscriber because
+    /// its queue was full; [`ToolEvent::dropped`] says how many. Delivered
+    /// only to the subscriber that lost them, before the next event it
+    /// receives or as soon as its queue runs empty. Its ids are those of a
+    /// neighbouring event of that subscriber; the lost events may belong to
+    /// other calls.
+    #[serde(rename = "tool.events_dropped")]
+    EventsDropped,
+}
+
+impl EventKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [EventKind; 8] = [
+        EventKind::Started,
+        EventKind::Completed,
+        EventKind::Failed,
+        EventKind::Rejected,
+        EventKind::Retrying,
+        EventKind::Progress,
+        EventKind::Custom,
+        EventKind::EventsDropped,
+    ];
+
+    /// The event's wire name (`tool.started`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Started => "tool.started",
+            EventKind::Completed => "tool.completed",
+            EventKind::Failed => "tool.failed",
+            EventKind::Rejected => "tool.rejected",
+            EventKind::Retrying => "tool.retrying",
+            EventKind::Progress => "tool.progress",
+            EventKind::Custom => "tool.custom",
+            EventKind::EventsDropped => "tool.events_dropped",
+        }
+    }
+
+    /// This kind's bit in a subscriber's interest mask.
+    pub(super) const fn bit(self) -> u16 {
+        1 << self as u16
+    }
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Progress reported by a running tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Progress {
+    /// Work done so far.
+    pub progress: f64,
+    /// Total work, when known.
+    pub total: Option<f64>,
+    /// A short message.
+    pub message: Option<String>,
+}
+
+/// One lifecycle event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ToolEvent {
+    /// The step.
+    pub kind: EventKind,
+    /// The run.
+    pub run_id: RunId,
+    /// The thread.
+    pub thread_id: ThreadId,
+    /// The call.
+    pub call_id: ToolCallId,
+    /// The tool name as called (kept inline, with no allocation, up to 24
+    /// bytes; compares with and prints as a string).
+    pub tool: CallName,
+    /// The attempt (1 for the first).
+    pub attempt: u32,
+    /// When the event was made.
+    pub timestamp: SystemTime,
+    /// The call's own time so far: since it was received, less
+    /// [`waited`](Self::waited) (the same measure as
+    /// [`ToolResult::elapsed`](crate::ToolResult::elapsed)). Set on the
+    /// executor's lifecycle events.
+    pub elapsed: Option<Duration>,
+    /// Time the call spent waiting so far: in its batch's queue, for a
+    /// concurrency permit and in `before_tool` middleware such as an
+    /// approver (as [`ToolResult::waited`](crate::ToolResult::waited)). Set
+    /// on the executor's lifecycle events.
+    pub waited: Option<Duration>,
+    /// The error class, for failures and refusals.
+    pub error_class: Option<ErrorClass>,
+    /// The error kind (`invalid_arguments`, `timeout`, ...).
+    pub error_kind: Option<&'static str>,
+    /// The policy that refused the call, for refusals.
+    pub policy: Option<Cow<'static, str>>,
+    /// Keys of artifacts the call stored.
+    pub artifact_keys: Vec<String>,
+    /// SHA-256 of the canonical arguments (stable key order), hex, computed
+    /// when first read.
+    pub args_hash: Option<Digest>,
+    /// SHA-256 of the canonical result, hex, computed when first read.
+    pub result_hash: Option<Digest>,
+    /// Progress, for `tool.progress`.
+    pub progress: Option<Progress>,
+    /// A custom event's name, for `tool.custom`.
+    pub name: Option<String>,
+    /// A custom event's payload (redacted before delivery).
+    pub data: Option<Value>,
+    /// How many events this subscriber lost, for `tool.events_dropped`.
+    pub dropped: Option<u64>,
+    /// The tool's resource bounds, on `tool.started` when it declares any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<ResourceBounds>,
+}
+
+impl ToolEvent {
+    /// An event of `kind` for one call, every optional field empty.
+    pub fn new(
+        kind: EventKind,
+        run_id: RunId,
+        thread_id: ThreadId,
+        call_id: ToolCallId,
+        tool: impl Into<CallName>,
+        attempt: u32,
+    ) -> Self {
+        let now = SystemTime::now();
+        ToolEvent::new_at(kind, run_id, thread_id, call_id, tool, attempt, now)
+    }
+
+    /// [`new`](Self::new), made at `timestamp`.
+    pub(crate) fn new_at(
+        kind: EventKind,
+        run_id: RunId,
+        thread_id: ThreadId,
+        call_id: ToolCallId,
+        tool: impl Into<CallName>,
+        attempt: u32,
+        timestamp: SystemTime,
+    ) -> Self {
+        ToolEvent {
+            kind,
+            run_id,
+            thread_id,
+            call_id,
+            tool: tool.into(),
+            attempt,
+            timestamp,
+            elapsed: None,
+            waited: None,
+            error_class: None,
+            error_kind: None,
+            policy: None,
+            artifact_keys: Vec::new(),
+            args_hash: None,
+            result_hash: None,
+            progress: None,
+            name: None,
+            data: None,
+            dropped: None,
+            bounds: None,
+        }
+    }
+}
