@@ -24,12 +24,6 @@ pub fn canonical_json(value: &Value) -> String {
     String::from_utf8(out).expect("JSON text is UTF-8")
 }
 
-/// Appends [`canonical_json`] of `value` to `out`, as the bytes of its
-/// UTF-8 text (what is hashed: no check that they are UTF-8 is needed).
-pub(crate) fn write_canonical_bytes(out: &mut Vec<u8>, value: &Value) {
-    write_canonical(out, value);
-}
-
 /// True when every object in `value` has its keys in canonical order: then
 /// its compact JSON (as serde_json writes it) is its canonical JSON.
 pub(crate) fn in_canonical_order(value: &Value) -> bool {
@@ -75,8 +69,9 @@ fn hex(digest: &[u8; 32]) -> String {
         .to_owned()
 }
 
-/// Writes `value`'s canonical text to `out`.
-fn write_canonical(out: &mut Vec<u8>, value: &Value) {
+/// Appends [`canonical_json`] of `value` to `out`, as the bytes of its
+/// UTF-8 text (what is hashed: no check that they are UTF-8 is needed).
+pub(crate) fn write_canonical(out: &mut Vec<u8>, value: &Value) {
     write_value::<true>(out, value);
 }
 

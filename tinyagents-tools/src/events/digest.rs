@@ -101,11 +101,11 @@ impl Digest {
                 // Re-entered (a subscriber digesting inside a digest): a
                 // buffer of its own.
                 let mut text = Vec::new();
-                crate::hash::write_canonical_bytes(&mut text, value);
+                crate::hash::write_canonical(&mut text, value);
                 return Source::Text(text.into_boxed_slice());
             };
             text.clear();
-            crate::hash::write_canonical_bytes(&mut text, value);
+            crate::hash::write_canonical(&mut text, value);
             let source = Source::canonical(&text);
             if text.capacity() > SCRATCH_KEPT {
                 *text = Vec::new();

@@ -150,7 +150,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// the tool is the attempt's `panicked` error; no attempt starts in a
     /// cancelled run.
     ///
-    /// The attempt takes the arguments, unless they are to be `kept` for
+    /// The attempt takes the arguments, unless `keep` says they are needed
     /// after it: then a tool that never waits reads them borrowed
     /// ([`Tool::call_now_ref`](crate::Tool::call_now_ref)), and one that
     /// waits gets a copy.
