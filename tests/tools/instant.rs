@@ -113,3 +113,66 @@ async fn a_spied_tool_that_never_waits_still_never_waits_and_every_call_is_seen(
     );
     assert_eq!(spy.runs(), 3);
 }
+
+/// Answers with its text in capitals; implements `answer` only.
+struct Upper;
+
+impl InstantTool for Upper {
+    fn spec(&self) -> &ToolSpec {
+        static SPEC: OnceLock<ToolSpec> = OnceLock::new();
+        SPEC.get_or_init(|| {
+            ToolSpec::builder("upper", "Return the text in capitals.")
+                .input_schema(tinyagents_tools::ToolSchema::from_value(json!({
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                    "additionalProperties": false
+                })))
+                .build()
+                .unwrap()
+        })
+    }
+
+    fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
+        let text = arguments["text"].as_str().unwrap_or_default();
+        Ok(ToolOutput::text(text.to_uppercase()))
+    }
+}
+
+/// Keeps the arguments its `after_tool` reads.
+struct ReadsArguments(std::sync::Arc<std::sync::Mutex<Vec<Value>>>);
+
+#[tinyagents_tools::async_trait]
+impl tinyagents_tools::Middleware for ReadsArguments {
+    fn name(&self) -> &str {
+        "reads_arguments"
+    }
+
+    async fn after_tool(&self, ctx: &mut tinyagents_tools::middleware::AfterToolCtx<'_>) {
+        self.0.lock().unwrap().push(ctx.arguments().clone());
+    }
+}
+
+#[tokio::test]
+async fn an_instant_tool_with_answer_alone_lends_through_the_default_under_after_tool_hooks() {
+    // `answer_ref`'s default copies the arguments once and answers through
+    // `answer`; the hook still reads the arguments the tool ran with.
+    let runtime = ToolHarness::builder(EchoTool)
+        .build()
+        .unwrap()
+        .runtime("c1");
+    let lent = Tool::call_now_ref(&Upper, &(), &runtime, &json!({"text": "hé"})).unwrap();
+    assert_eq!(lent, ToolOutput::text("HÉ"));
+    let read = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut registry: ToolRegistry = ToolRegistry::new();
+    registry.register(Upper).unwrap();
+    let executor = ToolExecutor::builder(registry, ())
+        .middleware(ReadsArguments(read.clone()))
+        .build()
+        .unwrap();
+    let run = RunContext::builder(()).build();
+    let call = ToolCall::new("c1", "upper", r#"{"text":"abc"}"#);
+    let result = executor.execute(&run, &Turn::new(1), call).await;
+    assert_eq!(result.text(), "ABC");
+    assert_eq!(*read.lock().unwrap(), [json!({"text": "abc"})]);
+}
