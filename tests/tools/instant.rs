@@ -21,17 +21,7 @@ struct Length {
 impl InstantTool for Length {
     fn spec(&self) -> &ToolSpec {
         static SPEC: OnceLock<ToolSpec> = OnceLock::new();
-        SPEC.get_or_init(|| {
-            ToolSpec::builder("length", "Count the characters of the text.")
-                .input_schema(tinyagents_tools::ToolSchema::from_value(json!({
-                    "type": "object",
-                    "properties": {"text": {"type": "string"}},
-                    "required": ["text"],
-                    "additionalProperties": false
-                })))
-                .build()
-                .unwrap()
-        })
+        SPEC.get_or_init(|| text_spec("length", "Count the characters of the text."))
     }
 
     fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {
@@ -43,6 +33,19 @@ impl InstantTool for Length {
         self.borrowed.fetch_add(1, Ordering::SeqCst);
         Ok(length(arguments))
     }
+}
+
+/// The spec of a tool that takes one required `text`.
+fn text_spec(name: &str, description: &str) -> ToolSpec {
+    ToolSpec::builder(name, description)
+        .input_schema(tinyagents_tools::ToolSchema::from_value(json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+            "additionalProperties": false
+        })))
+        .build()
+        .unwrap()
 }
 
 /// The length of the arguments' `text`, as `Length` answers it.
@@ -120,17 +123,7 @@ struct Upper;
 impl InstantTool for Upper {
     fn spec(&self) -> &ToolSpec {
         static SPEC: OnceLock<ToolSpec> = OnceLock::new();
-        SPEC.get_or_init(|| {
-            ToolSpec::builder("upper", "Return the text in capitals.")
-                .input_schema(tinyagents_tools::ToolSchema::from_value(json!({
-                    "type": "object",
-                    "properties": {"text": {"type": "string"}},
-                    "required": ["text"],
-                    "additionalProperties": false
-                })))
-                .build()
-                .unwrap()
-        })
+        SPEC.get_or_init(|| text_spec("upper", "Return the text in capitals."))
     }
 
     fn answer(&self, arguments: Value) -> Result<ToolOutput, ToolError> {

@@ -164,25 +164,31 @@ impl ToolEvent {
         attempt: u32,
     ) -> Self {
         let now = SystemTime::now();
-        ToolEvent::new_at(kind, run_id, thread_id, call_id, tool, attempt, now)
+        ToolEvent::new_at(
+            now,
+            kind,
+            (run_id, thread_id, call_id),
+            tool.into(),
+            attempt,
+        )
     }
 
-    /// [`new`](Self::new), made at `timestamp`.
+    /// [`new`](Self::new) made at `timestamp`, for the call of `ids` (its
+    /// run, thread and call) and the `tool` name it spells.
     pub(crate) fn new_at(
-        kind: EventKind,
-        run_id: RunId,
-        thread_id: ThreadId,
-        call_id: ToolCallId,
-        tool: impl Into<CallName>,
-        attempt: u32,
         timestamp: SystemTime,
+        kind: EventKind,
+        ids: (RunId, ThreadId, ToolCallId),
+        tool: CallName,
+        attempt: u32,
     ) -> Self {
+        let (run_id, thread_id, call_id) = ids;
         ToolEvent {
             kind,
             run_id,
             thread_id,
             call_id,
-            tool: tool.into(),
+            tool,
             attempt,
             timestamp,
             elapsed: None,

@@ -326,15 +326,13 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         if !self.events.wants(kind) {
             return;
         }
-        let mut event = ToolEvent::new_at(
-            kind,
+        let ids = (
             cx.run.run_id().clone(),
             cx.run.thread_id().clone(),
             cx.id.clone(),
-            cx.name.clone(),
-            attempt,
-            cx.wall_time_at(now),
         );
+        let mut event =
+            ToolEvent::new_at(cx.wall_time_at(now), kind, ids, cx.name.clone(), attempt);
         event.elapsed = Some(cx.own_time_at(now));
         event.waited = Some(cx.waited);
         event.args_hash = cx.args_hash.clone();
