@@ -151,6 +151,7 @@ pub use turn::Turn;
 
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {
+    pub use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
     pub use crate::tool::{CallResult, InstantTool, Shared};
     pub use crate::{
         CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
@@ -158,6 +159,7 @@ pub mod prelude {
         ToolExecutor, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolService, ToolSpec,
         Turn, WorkspaceRoot, tool, tools,
     };
+    pub use async_trait::async_trait;
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
