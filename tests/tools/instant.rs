@@ -132,16 +132,17 @@ impl InstantTool for Upper {
     }
 }
 
-/// Keeps the arguments its `after_tool` reads.
+/// Keeps the arguments its `after_tool` reads (written with the prelude's
+/// names alone).
 struct ReadsArguments(std::sync::Arc<std::sync::Mutex<Vec<Value>>>);
 
-#[tinyagents_tools::async_trait]
-impl tinyagents_tools::Middleware for ReadsArguments {
+#[async_trait]
+impl Middleware for ReadsArguments {
     fn name(&self) -> &str {
         "reads_arguments"
     }
 
-    async fn after_tool(&self, ctx: &mut tinyagents_tools::middleware::AfterToolCtx<'_>) {
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
         self.0.lock().unwrap().push(ctx.arguments().clone());
     }
 }
