@@ -494,3 +494,18 @@ pub async fn rendered_reading(args: CityArgs) -> Rendered<Reading> {
         view,
     )
 }
+
+/// A middleware that records the arguments its `after_tool` sees (written
+/// with the prelude's names alone).
+pub struct SeesArguments(pub Arc<Mutex<Vec<Value>>>);
+
+#[tinyagents_tools::prelude::async_trait]
+impl tinyagents_tools::prelude::Middleware for SeesArguments {
+    fn name(&self) -> &str {
+        "sees_arguments"
+    }
+
+    async fn after_tool(&self, ctx: &mut tinyagents_tools::prelude::AfterToolCtx<'_>) {
+        self.0.lock().unwrap().push(ctx.arguments().clone());
+    }
+}

@@ -239,7 +239,7 @@ async fn a_tool_that_never_waits_reads_borrowed_arguments_when_they_are_needed_a
         let tool = Immediate::with_attempts("immediate", fail_first, attempts);
         let read = Arc::new(std::sync::Mutex::new(Vec::new()));
         let exec = executor(vec![tool.clone()])
-            .middleware(crate::middleware::SeesArguments(Arc::clone(&read)))
+            .middleware(SeesArguments(Arc::clone(&read)))
             .build()
             .unwrap();
         let r = execute_once(&exec, call("c1", "immediate", json!({"n": 5}))).await;

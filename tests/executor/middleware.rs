@@ -221,20 +221,6 @@ async fn a_panicking_middleware_still_answers_the_call() {
     assert_eq!(kind(&r), "panicked");
 }
 
-/// Records the arguments its `after_tool` sees.
-pub(crate) struct SeesArguments(pub(crate) Arc<Mutex<Vec<serde_json::Value>>>);
-
-#[async_trait]
-impl Middleware for SeesArguments {
-    fn name(&self) -> &str {
-        "sees_arguments"
-    }
-
-    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
-        self.0.lock().unwrap().push(ctx.arguments().clone());
-    }
-}
-
 #[tokio::test]
 async fn after_tool_sees_the_arguments_the_tool_ran_with_whether_events_are_observed_or_not() {
     for observed in [true, false] {

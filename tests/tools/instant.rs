@@ -132,21 +132,6 @@ impl InstantTool for Upper {
     }
 }
 
-/// Keeps the arguments its `after_tool` reads (written with the prelude's
-/// names alone).
-struct ReadsArguments(std::sync::Arc<std::sync::Mutex<Vec<Value>>>);
-
-#[async_trait]
-impl Middleware for ReadsArguments {
-    fn name(&self) -> &str {
-        "reads_arguments"
-    }
-
-    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
-        self.0.lock().unwrap().push(ctx.arguments().clone());
-    }
-}
-
 #[tokio::test]
 async fn an_instant_tool_with_answer_alone_lends_through_the_default_under_after_tool_hooks() {
     // `answer_ref`'s default copies the arguments once and answers through
@@ -161,7 +146,7 @@ async fn an_instant_tool_with_answer_alone_lends_through_the_default_under_after
     let mut registry: ToolRegistry = ToolRegistry::new();
     registry.register(Upper).unwrap();
     let executor = ToolExecutor::builder(registry, ())
-        .middleware(ReadsArguments(read.clone()))
+        .middleware(tinyagents_tools_tests::SeesArguments(read.clone()))
         .build()
         .unwrap();
     let run = RunContext::builder(()).build();
