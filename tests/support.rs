@@ -1,35 +1,33 @@
 //! Shared helpers for the integration tests: the fake tools most tests start
 //! from (built on the testkit's `FakeTool` and `FnTool`), small constructors,
-//! a concurrency gauge, a broken artifact store, an in-memory `tracing`
-//! capture and a tool with a rendered output.
+//! a concurrency gauge, a broken artifact store, a tool with a rendered
+//! output, and the observers in [`observers`] (a panicking subscriber, an
+//! in-memory `tracing` capture, a middleware that records arguments).
 
-use std::io::Write;
 use std::num::NonZeroUsize;
 use std::ops::Range;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tinyagents_tools::artifacts::{ArtifactError, ArtifactStore};
 use tinyagents_tools::call::RawArguments;
-use tinyagents_tools::events::{Delivery, EventSubscriber, ToolEvent};
 use tinyagents_tools::executor::ToolExecutorBuilder;
 use tinyagents_tools::output::ArtifactRef;
 use tinyagents_tools::prelude::{Deserialize, JsonSchema, Serialize};
 use tinyagents_tools::retry::Jitter;
 use tinyagents_tools::spec::{InjectedKind, ToolSpecBuilder};
 use tinyagents_tools::*;
-use tracing::subscriber::DefaultGuard;
-use tracing_subscriber::filter::LevelFilter;
-use tracing_subscriber::fmt::format::{DefaultFields, FmtSpan, Format};
-use tracing_subscriber::fmt::{MakeWriter, SubscriberBuilder};
 
 pub use tinyagents_tools::testkit::{
     BeforeTool, EventRecorder as Recorder, FakeTool, FnTool, Spy, ToolFuture,
 };
 
 pub mod isolated_bodies;
+mod observers;
+
+pub use observers::{LogCapture, PanickingSubscriber, SeesArguments};
 
 /// A spec builder with a description and an input schema.
 pub fn spec(name: &str, schema: Value) -> ToolSpecBuilder {
@@ -360,38 +358,6 @@ pub fn gauge(
     ))
 }
 
-/// A subscriber that panics on every event it is handed, counting them;
-/// delivered inline or queued, as built.
-pub struct PanickingSubscriber {
-    delivery: Delivery,
-    handed: AtomicUsize,
-}
-
-impl PanickingSubscriber {
-    /// A subscriber delivered as `delivery` says.
-    pub fn new(delivery: Delivery) -> Arc<Self> {
-        Arc::new(PanickingSubscriber {
-            delivery,
-            handed: AtomicUsize::new(0),
-        })
-    }
-
-    /// How many events it was handed (and panicked on).
-    pub fn handed(&self) -> usize {
-        self.handed.load(Ordering::SeqCst)
-    }
-}
-
-impl EventSubscriber for PanickingSubscriber {
-    fn on_event(&self, _: &ToolEvent) {
-        self.handed.fetch_add(1, Ordering::SeqCst);
-        panic!("subscriber bug");
-    }
-    fn delivery(&self) -> Delivery {
-        self.delivery
-    }
-}
-
 /// An artifact store whose every write fails ("disk full").
 pub struct BrokenStore;
 
@@ -416,53 +382,6 @@ where
     C: Send + Sync + 'static,
 {
     exec.execute(run, &Turn::new(1), call).await
-}
-
-/// Everything a `tracing` fmt subscriber wrote, kept in memory.
-#[derive(Clone, Default)]
-pub struct LogCapture(Arc<Mutex<Vec<u8>>>);
-
-impl LogCapture {
-    /// A fmt subscriber builder that writes into this capture, without
-    /// colours, up to `level`.
-    pub fn subscriber(
-        &self,
-        level: tracing::Level,
-    ) -> SubscriberBuilder<DefaultFields, Format, LevelFilter, LogCapture> {
-        tracing_subscriber::fmt()
-            .with_writer(self.clone())
-            .with_max_level(level)
-            .with_ansi(false)
-    }
-
-    /// Sets a subscriber writing into this capture, up to `level` and with
-    /// the span events `spans`, as the thread's default until the guard is
-    /// dropped.
-    pub fn set_default(&self, level: tracing::Level, spans: FmtSpan) -> DefaultGuard {
-        tracing::subscriber::set_default(self.subscriber(level).with_span_events(spans).finish())
-    }
-
-    /// What was written so far.
-    pub fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).expect("UTF-8 log lines")
-    }
-}
-
-impl Write for LogCapture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for LogCapture {
-    type Writer = LogCapture;
-    fn make_writer(&'a self) -> LogCapture {
-        self.clone()
-    }
 }
 
 /// A temperature reading.
@@ -493,19 +412,4 @@ pub async fn rendered_reading(args: CityArgs) -> Rendered<Reading> {
         },
         view,
     )
-}
-
-/// A middleware that records the arguments its `after_tool` sees (written
-/// with the prelude's names alone).
-pub struct SeesArguments(pub Arc<Mutex<Vec<Value>>>);
-
-#[tinyagents_tools::prelude::async_trait]
-impl tinyagents_tools::prelude::Middleware for SeesArguments {
-    fn name(&self) -> &str {
-        "sees_arguments"
-    }
-
-    async fn after_tool(&self, ctx: &mut tinyagents_tools::prelude::AfterToolCtx<'_>) {
-        self.0.lock().unwrap().push(ctx.arguments().clone());
-    }
 }
