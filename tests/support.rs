@@ -1,7 +1,7 @@
 //! Shared helpers for the integration tests: the fake tools most tests start
 //! from (built on the testkit's `FakeTool` and `FnTool`), small constructors,
 //! a concurrency gauge, a broken artifact store, a tool with a rendered
-//! output, and the observers in [`observers`] (a panicking subscriber, an
+//! output, and the observers of `observers.rs` (a panicking subscriber, an
 //! in-memory `tracing` capture, a middleware that records arguments).
 
 use std::num::NonZeroUsize;
