@@ -154,7 +154,9 @@ pub struct ToolEvent {
 }
 
 impl ToolEvent {
-    /// An event of `kind` for one call, every optional field empty.
+    /// An event of `kind` for one call, every optional field empty, dated
+    /// now (counted on from the thread's last reading of the wall clock,
+    /// read again every 100 ms).
     pub fn new(
         kind: EventKind,
         run_id: RunId,
@@ -163,7 +165,7 @@ impl ToolEvent {
         tool: impl Into<CallName>,
         attempt: u32,
     ) -> Self {
-        let now = SystemTime::now();
+        let now = wall_clock_at(quanta::Instant::now());
         ToolEvent::new_at(
             now,
             kind,
@@ -205,5 +207,67 @@ impl ToolEvent {
             dropped: None,
             bounds: None,
         }
+    }
+}
+
+/// How long a thread dates events from one reading of the wall clock.
+const WALL_CLOCK_REFRESH: Duration = Duration::from_millis(100);
+
+thread_local! {
+    /// The thread's last reading of the wall clock, and the call clock's
+    /// reading then.
+    static WALL_CLOCK: std::cell::Cell<Option<(SystemTime, quanta::Instant)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The wall-clock time at `now`: counted on the call clock from the
+/// thread's last reading of the wall clock, read again when that is older
+/// than [`WALL_CLOCK_REFRESH`] (so a step of the system clock shows within
+/// that time). Reading the wall clock costs 20 ns or more here (more in
+/// the benchmark than in a small loop); counting on from a reading, a few.
+pub(crate) fn wall_clock_at(now: quanta::Instant) -> SystemTime {
+    WALL_CLOCK.with(|last| match last.get() {
+        Some((wall, at)) if now >= at && now - at < WALL_CLOCK_REFRESH => wall + (now - at),
+        _ => {
+            let wall = SystemTime::now();
+            last.set(Some((wall, now)));
+            wall
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The thread's current reading of the wall clock.
+    fn last_reading() -> Option<SystemTime> {
+        WALL_CLOCK.with(|last| last.get().map(|(wall, _)| wall))
+    }
+
+    #[test]
+    fn the_wall_clock_is_counted_on_from_a_reading_refreshed_every_100_ms() {
+        let slack = Duration::from_millis(5);
+        WALL_CLOCK.with(|last| last.set(None));
+        let before = SystemTime::now();
+        let first = wall_clock_at(quanta::Instant::now());
+        assert!(first >= before && first <= SystemTime::now());
+        let reading = last_reading().expect("read");
+
+        std::thread::sleep(Duration::from_millis(10));
+        let counted = wall_clock_at(quanta::Instant::now());
+        let now = SystemTime::now();
+        assert_eq!(last_reading(), Some(reading), "counted on, not read again");
+        assert!(
+            counted > first && counted <= now + slack,
+            "{counted:?} {now:?}"
+        );
+        assert!(now.duration_since(counted).unwrap_or_default() < slack);
+
+        std::thread::sleep(WALL_CLOCK_REFRESH + Duration::from_millis(20));
+        let before = SystemTime::now();
+        let fresh = wall_clock_at(quanta::Instant::now());
+        assert!(fresh >= before && fresh <= SystemTime::now());
+        assert!(last_reading() > Some(reading), "read again once stale");
     }
 }

@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 pub use digest::Digest;
+pub(crate) use event::wall_clock_at;
 pub use event::{EventKind, Progress, ToolEvent};
 
 /// How a subscriber receives events.

@@ -89,39 +89,16 @@ impl<C> CallCx<'_, C> {
     }
 
     /// The wall-clock time at `now` (a reading of the call clock): found
-    /// once per call ([`wall_clock_at`]), then counted on from there, so a
+    /// once per call ([`wall_clock_at`](crate::events::wall_clock_at)),
+    /// then counted on from there, so a
     /// call's events are dated in the order and at the distance they were
     /// made.
     fn wall_time_at(&self, now: quanta::Instant) -> SystemTime {
-        let (wall, at) = *self.wall.get_or_init(|| (wall_clock_at(now), now));
+        let (wall, at) = *self
+            .wall
+            .get_or_init(|| (crate::events::wall_clock_at(now), now));
         wall + now.saturating_duration_since(at)
     }
-}
-
-/// How long a thread dates events from one reading of the wall clock.
-const WALL_CLOCK_REFRESH: Duration = Duration::from_millis(100);
-
-thread_local! {
-    /// The thread's last reading of the wall clock, and the call clock's
-    /// reading then.
-    static WALL_CLOCK: std::cell::Cell<Option<(SystemTime, quanta::Instant)>> =
-        const { std::cell::Cell::new(None) };
-}
-
-/// The wall-clock time at `now`: counted on the call clock from the
-/// thread's last reading of the wall clock, read again when that is older
-/// than [`WALL_CLOCK_REFRESH`] (so a step of the system clock shows within
-/// that time). Reading the wall clock costs about 20 ns here; counting on
-/// from a reading, a few.
-fn wall_clock_at(now: quanta::Instant) -> SystemTime {
-    WALL_CLOCK.with(|last| match last.get() {
-        Some((wall, at)) if now >= at && now - at < WALL_CLOCK_REFRESH => wall + (now - at),
-        _ => {
-            let wall = SystemTime::now();
-            last.set(Some((wall, now)));
-            wall
-        }
-    })
 }
 
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
@@ -265,40 +242,4 @@ fn redactor_for<C>(policy: Option<&RedactionPolicy>, run: &RunContext<C>) -> Opt
     let default = RedactionPolicy::default();
     let redactor = Redactor::for_policy_forms(policy.unwrap_or(&default), secrets);
     (!redactor.is_noop()).then(|| Arc::new(redactor))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The thread's current reading of the wall clock.
-    fn last_reading() -> Option<SystemTime> {
-        WALL_CLOCK.with(|last| last.get().map(|(wall, _)| wall))
-    }
-
-    #[test]
-    fn the_wall_clock_is_counted_on_from_a_reading_refreshed_every_100_ms() {
-        let slack = Duration::from_millis(5);
-        WALL_CLOCK.with(|last| last.set(None));
-        let before = SystemTime::now();
-        let first = wall_clock_at(quanta::Instant::now());
-        assert!(first >= before && first <= SystemTime::now());
-        let reading = last_reading().expect("read");
-
-        std::thread::sleep(Duration::from_millis(10));
-        let counted = wall_clock_at(quanta::Instant::now());
-        let now = SystemTime::now();
-        assert_eq!(last_reading(), Some(reading), "counted on, not read again");
-        assert!(
-            counted > first && counted <= now + slack,
-            "{counted:?} {now:?}"
-        );
-        assert!(now.duration_since(counted).unwrap_or_default() < slack);
-
-        std::thread::sleep(WALL_CLOCK_REFRESH + Duration::from_millis(20));
-        let before = SystemTime::now();
-        let fresh = wall_clock_at(quanta::Instant::now());
-        assert!(fresh >= before && fresh <= SystemTime::now());
-        assert!(last_reading() > Some(reading), "read again once stale");
-    }
 }
