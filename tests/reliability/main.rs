@@ -4,6 +4,7 @@
 
 mod faults;
 mod forgery;
+mod heap;
 mod hostile;
 mod hostile_depth;
 mod hostile_values;
