@@ -4,7 +4,7 @@
 //! `cargo run --release --manifest-path benchmarks/Cargo.toml -- --json`
 //! prints one JSON object on stdout (the keys are documented in
 //! BENCHMARKS.md) and the table on stderr. `--quick` shortens every case;
-//! `--profile-executor N`, `--profile-observed N`, `--profile-rmcp-call N`,
+//! `--profile-executor N`, `--profile-observed N`, `--profile-subscribed N`, `--profile-rmcp-call N`,
 //! `--profile-register N`, `--profile-rmcp-router N`,
 //! `--profile-declarations N`, `--profile-rmcp-listing N`, `--profile-mcp-http N`
 //! and `--profile-rmcp-http N` run only that
@@ -31,6 +31,8 @@ const PROFILES: &[Profile] = &[
     ("--profile-executor", cases::per_call::profile_executor),
     // The executor loop with one subscriber and one middleware.
     ("--profile-observed", cases::per_call::profile_observed),
+    // The executor loop with one subscriber alone.
+    ("--profile-subscribed", cases::per_call::profile_subscribed),
     // Registering 1,000 prebuilt tools.
     ("--profile-register", cases::registration::profile_register),
     // Building rmcp's router of 1,000 routes.

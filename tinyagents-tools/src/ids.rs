@@ -1,8 +1,9 @@
 //! Names and identifiers: the validated [`ToolName`] and the opaque ids a call
 //! carries ([`ToolCallId`], [`RunId`], [`ThreadId`]).
 //!
-//! All of them are cheap to clone (`Arc<str>` inside) because the executor
-//! copies them into every event and result.
+//! All of them are cheap to clone because the executor copies them into
+//! every event and result: a short id or call name is kept in place (a
+//! copy is a plain copy), a longer one is shared (`Arc<str>`).
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -98,22 +99,102 @@ impl<'de> Deserialize<'de> for ToolName {
     }
 }
 
+/// The string inside an opaque id: kept in place when short (every id
+/// this crate makes, and most ids providers give), so that copying it into
+/// an event or a result is a plain copy; shared behind an `Arc` when long,
+/// so that copying it is one reference count. Each string has one form, so
+/// the derived comparisons agree with the string's own.
+#[derive(Clone)]
+enum IdStr {
+    /// Up to [`compact_str::CompactString`]'s in-place capacity (24 bytes).
+    Inline(compact_str::CompactString),
+    Shared(Arc<str>),
+}
+
+/// The longest id kept in place.
+const INLINE_ID: usize = std::mem::size_of::<compact_str::CompactString>();
+
+impl IdStr {
+    fn new(id: &str) -> Self {
+        if id.len() <= INLINE_ID {
+            IdStr::Inline(compact_str::CompactString::new(id))
+        } else {
+            IdStr::Shared(Arc::from(id))
+        }
+    }
+
+    /// Takes an `Arc` as it is when the id is long.
+    fn from_arc(id: Arc<str>) -> Self {
+        if id.len() <= INLINE_ID {
+            IdStr::new(&id)
+        } else {
+            IdStr::Shared(id)
+        }
+    }
+
+    /// Takes a `String`'s buffer when the id is long.
+    fn from_string(id: String) -> Self {
+        if id.len() <= INLINE_ID {
+            IdStr::new(&id)
+        } else {
+            IdStr::Shared(Arc::from(id))
+        }
+    }
+
+    #[inline]
+    fn as_str(&self) -> &str {
+        match self {
+            IdStr::Inline(id) => id.as_str(),
+            IdStr::Shared(id) => id,
+        }
+    }
+}
+
+impl PartialEq for IdStr {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for IdStr {}
+
+impl std::hash::Hash for IdStr {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for IdStr {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for IdStr {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
 macro_rules! opaque_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(transparent)]
-        pub struct $name(Arc<str>);
+        ///
+        /// An id of up to 24 bytes is kept in place (copying it is a plain
+        /// copy); a longer one is shared (copying it is a reference count).
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(IdStr);
 
         impl $name {
             /// Wraps an id as given (ids are opaque: any string is accepted).
             pub fn new(id: impl Into<Arc<str>>) -> Self {
-                $name(id.into())
+                $name(IdStr::from_arc(id.into()))
             }
 
             /// The id as a string slice.
+            #[inline]
             pub fn as_str(&self) -> &str {
-                &self.0
+                self.0.as_str()
             }
         }
 
@@ -121,13 +202,38 @@ macro_rules! opaque_id {
 
         impl From<&str> for $name {
             fn from(value: &str) -> Self {
-                $name(Arc::from(value))
+                $name(IdStr::new(value))
             }
         }
 
         impl From<String> for $name {
             fn from(value: String) -> Self {
-                $name(Arc::from(value))
+                $name(IdStr::from_string(value))
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Visit;
+                impl serde::de::Visitor<'_> for Visit {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a string id")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, id: &str) -> Result<$name, E> {
+                        Ok($name::from(id))
+                    }
+                    fn visit_string<E: serde::de::Error>(self, id: String) -> Result<$name, E> {
+                        Ok($name::from(id))
+                    }
+                }
+                deserializer.deserialize_str(Visit)
             }
         }
     };
@@ -286,5 +392,42 @@ mod str_view_tests {
         let name = CallName::from("get_weather");
         assert_eq!(format!("{name} {name:?}"), r#"get_weather "get_weather""#);
         assert_eq!(AsRef::<str>::as_ref(&id), "call \"1\"");
+    }
+}
+
+#[cfg(test)]
+mod id_form_tests {
+    use std::collections::{BTreeMap, HashMap};
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[test]
+    fn short_ids_are_kept_in_place_and_long_ones_shared_and_both_read_alike() {
+        let short = "toolu_01A09q90qw90lq9178"; // 24 bytes
+        let long = "toolu_01A09q90qw90lq917835lq9"; // 29 bytes
+        for (id, in_place) in [(short, true), (long, false), ("", true)] {
+            let made = [
+                ToolCallId::from(id),
+                ToolCallId::from(id.to_owned()),
+                ToolCallId::new(Arc::<str>::from(id)),
+                serde_json::from_str(&serde_json::to_string(id).unwrap()).unwrap(),
+            ];
+            for one in &made {
+                assert_eq!(one.as_str(), id);
+                assert_eq!(matches!(one.0, IdStr::Inline(_)), in_place, "{id}");
+                assert_eq!(one, &made[0]);
+                assert_eq!(serde_json::to_string(one).unwrap(), format!("\"{id}\""));
+            }
+            // Found by a `&str` key, hashed and ordered as the string is.
+            let map = HashMap::from([(made[0].clone(), 1)]);
+            assert_eq!(map.get(id), Some(&1));
+            let ordered = BTreeMap::from([(RunId::from(id), 1), (RunId::from("~"), 2)]);
+            assert_eq!(ordered.keys().next().unwrap().as_str(), id);
+        }
+        // Ids of either form order as their strings do.
+        assert!(ToolCallId::from(long) < ToolCallId::from("zz"));
+        assert!(ToolCallId::from("a") < ToolCallId::from(long));
+        assert!(std::mem::size_of::<ToolCallId>() <= 32);
     }
 }

@@ -34,6 +34,10 @@ pub struct PerCall {
     /// Ours with one subscriber and one middleware / ours with neither,
     /// paired by round.
     pub observed_vs_ours_paired: f64,
+    /// Ours with the subscriber alone / ours bare, paired by round.
+    pub subscribed_vs_ours_paired: f64,
+    /// Ours with the middleware alone / ours bare, paired by round.
+    pub hooked_vs_ours_paired: f64,
     /// Ours (`#[tool]`, arguments as text) / the hand-rolled call, paired by
     /// round.
     pub ours_text_vs_handrolled_paired: f64,
@@ -131,6 +135,10 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     check_ours(plain.execute(&run, &turn, text_call.clone()).await);
     let (observed, subscriber, middleware) = ours_exec::observed(ours::MacroAddTool);
     check_ours(observed.execute(&run, &turn, call.clone()).await);
+    let subscribed = ours_exec::attached(ours::MacroAddTool, Some(Default::default()), None);
+    check_ours(subscribed.execute(&run, &turn, call.clone()).await);
+    let hooked = ours_exec::attached(ours::MacroAddTool, None, Some(Default::default()));
+    check_ours(hooked.execute(&run, &turn, call.clone()).await);
 
     // rmcp.
     let harness = rmcp::Harness::start();
@@ -206,6 +214,16 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
             Contender::asynchronous(|| observed.execute(&run, &turn, black_box(call.clone()))),
         ),
         (
+            "ours_executor_subscribed",
+            "ours: executor, #[tool], 1 inline subscriber only",
+            Contender::asynchronous(|| subscribed.execute(&run, &turn, black_box(call.clone()))),
+        ),
+        (
+            "ours_executor_hooked",
+            "ours: executor, #[tool], 1 middleware only",
+            Contender::asynchronous(|| hooked.execute(&run, &turn, black_box(call.clone()))),
+        ),
+        (
             "rmcp_router",
             "rmcp: ToolRouter::call, router built once",
             Contender::asynchronous(|| harness.call(black_box(args_object.clone()))),
@@ -268,6 +286,8 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         _ => 0.0,
     };
     out.observed_vs_ours_paired = pair("ours_executor_observed", "ours_executor");
+    out.subscribed_vs_ours_paired = pair("ours_executor_subscribed", "ours_executor");
+    out.hooked_vs_ours_paired = pair("ours_executor_hooked", "ours_executor");
     out.ours_text_vs_handrolled_paired = pair("ours_executor_text", "handrolled");
     out.ours_vs_rmcp_spread =
         measured.paired_quartiles(ours, index("rmcp_router").expect("measured"));
@@ -318,6 +338,16 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         "ours_executor_observed_vs_ours_executor_paired",
         "ours + 1 subscriber + 1 middleware / ours bare, paired by round",
         out.observed_vs_ours_paired,
+    );
+    report.paired(
+        "ours_executor_subscribed_vs_ours_executor_paired",
+        "ours + 1 subscriber (no middleware) / ours bare, paired by round",
+        out.subscribed_vs_ours_paired,
+    );
+    report.paired(
+        "ours_executor_hooked_vs_ours_executor_paired",
+        "ours + 1 middleware (no subscriber) / ours bare, paired by round",
+        out.hooked_vs_ours_paired,
     );
     report.paired(
         "ours_executor_vs_handrolled_paired",
@@ -373,6 +403,13 @@ pub fn profile_executor(n: u64) {
 /// and one middleware, for a profiler.
 pub fn profile_observed(n: u64) {
     profile_calls(n, || ours_exec::observed(ours::MacroAddTool).0);
+}
+
+/// The executor loop with one inline subscriber and no middleware.
+pub fn profile_subscribed(n: u64) {
+    profile_calls(n, || {
+        ours_exec::attached(ours::MacroAddTool, Some(Default::default()), None)
+    });
 }
 
 /// Runs `n` calls of "add" through the executor `build` makes (on the

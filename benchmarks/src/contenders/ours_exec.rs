@@ -63,16 +63,29 @@ pub fn observed(
     Arc<CountingSubscriber>,
     Arc<CountingMiddleware>,
 ) {
-    let mut registry = ToolRegistry::new();
-    registry.register(tool).expect("registers");
     let subscriber = Arc::new(CountingSubscriber::default());
     let middleware = Arc::new(CountingMiddleware::default());
-    let executor = ToolExecutor::builder(registry, ())
-        .subscribe_arc(subscriber.clone())
-        .middleware_arc(middleware.clone())
-        .build()
-        .expect("builds");
+    let executor = attached(tool, Some(subscriber.clone()), Some(middleware.clone()));
     (executor, subscriber, middleware)
+}
+
+/// An executor over one tool with the subscriber and the middleware given
+/// (either may be left out, to see what each costs alone).
+pub fn attached(
+    tool: impl Tool,
+    subscriber: Option<Arc<CountingSubscriber>>,
+    middleware: Option<Arc<CountingMiddleware>>,
+) -> ToolExecutor {
+    let mut registry = ToolRegistry::new();
+    registry.register(tool).expect("registers");
+    let mut builder = ToolExecutor::builder(registry, ());
+    if let Some(subscriber) = subscriber {
+        builder = builder.subscribe_arc(subscriber);
+    }
+    if let Some(middleware) = middleware {
+        builder = builder.middleware_arc(middleware);
+    }
+    builder.build().expect("builds")
 }
 
 /// An executor over one tool running at most `n` calls of a batch at once.

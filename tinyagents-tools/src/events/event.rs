@@ -220,18 +220,23 @@ thread_local! {
         const { std::cell::Cell::new(None) };
 }
 
-/// The wall-clock time at `now`: counted on the call clock from the
-/// thread's last reading of the wall clock, read again when that is older
-/// than [`WALL_CLOCK_REFRESH`] (so a step of the system clock shows within
-/// that time). Reading the wall clock costs 20 ns or more here (more in
-/// the benchmark than in a small loop); counting on from a reading, a few.
+/// The wall-clock time at `now` (a reading of the call clock, at most
+/// [`WALL_CLOCK_REFRESH`] old): counted on (or back) the call clock from
+/// the thread's last reading of the wall clock, read again when that is
+/// older than [`WALL_CLOCK_REFRESH`] (so a step of the system clock shows
+/// within that time). Reading the wall clock costs 20 ns or more here
+/// (more in the benchmark than in a small loop); counting from a reading,
+/// a few.
 pub(crate) fn wall_clock_at(now: quanta::Instant) -> SystemTime {
     WALL_CLOCK.with(|last| match last.get() {
         Some((wall, at)) if now >= at && now - at < WALL_CLOCK_REFRESH => wall + (now - at),
+        Some((wall, at)) if now < at && at - now < WALL_CLOCK_REFRESH => wall - (at - now),
         _ => {
+            let reading = quanta::Instant::now();
             let wall = SystemTime::now();
-            last.set(Some((wall, now)));
-            wall
+            last.set(Some((wall, reading)));
+            wall.checked_sub(reading.saturating_duration_since(now))
+                .unwrap_or(wall)
         }
     })
 }
@@ -269,5 +274,23 @@ mod tests {
         let fresh = wall_clock_at(quanta::Instant::now());
         assert!(fresh >= before && fresh <= SystemTime::now());
         assert!(last_reading() > Some(reading), "read again once stale");
+    }
+
+    #[test]
+    fn an_earlier_reading_of_the_call_clock_is_dated_back() {
+        let slack = Duration::from_millis(5);
+        WALL_CLOCK.with(|last| last.set(None));
+        let earlier = quanta::Instant::now();
+        let wall_then = SystemTime::now();
+        std::thread::sleep(Duration::from_millis(20));
+        // No reading yet: the clock is read now, and `earlier` dated back.
+        let dated = wall_clock_at(earlier);
+        let diff =
+            |a: SystemTime, b: SystemTime| a.duration_since(b).unwrap_or_else(|e| e.duration());
+        assert!(diff(dated, wall_then) < slack, "{dated:?} {wall_then:?}");
+        // A later reading stands; an instant before it is counted back.
+        let reading = wall_clock_at(quanta::Instant::now());
+        assert!(reading > dated);
+        assert!(diff(wall_clock_at(earlier), wall_then) < slack);
     }
 }

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, SystemTime};
 
@@ -74,10 +74,11 @@ struct CallCx<'a, C> {
     /// since (no wait, no hook, no subscriber, no span): the first attempt
     /// need not ask again.
     seen_live: bool,
-    /// The wall-clock time of the call's first event, and the call clock's
-    /// reading then: later events date themselves from it, with no second
-    /// reading of the wall clock.
-    wall: OnceLock<(SystemTime, quanta::Instant)>,
+    /// The wall-clock time when the call was received, when a subscriber
+    /// may want its events: they are dated from it on the call clock, with
+    /// no reading of the wall clock, in the order and at the distance they
+    /// were made.
+    wall: Option<SystemTime>,
 }
 
 impl<C> CallCx<'_, C> {
@@ -88,16 +89,13 @@ impl<C> CallCx<'_, C> {
             .saturating_sub(self.waited)
     }
 
-    /// The wall-clock time at `now` (a reading of the call clock): found
-    /// once per call ([`wall_clock_at`](crate::events::wall_clock_at)),
-    /// then counted on from there, so a
-    /// call's events are dated in the order and at the distance they were
-    /// made.
+    /// The wall-clock time at `now` (a reading of the call clock), counted
+    /// from the call's arrival.
     fn wall_time_at(&self, now: quanta::Instant) -> SystemTime {
-        let (wall, at) = *self
-            .wall
-            .get_or_init(|| (crate::events::wall_clock_at(now), now));
-        wall + now.saturating_duration_since(at)
+        match self.wall {
+            Some(wall) => wall + now.saturating_duration_since(self.received),
+            None => crate::events::wall_clock_at(now),
+        }
     }
 }
 
@@ -140,7 +138,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             args_hash: None,
             redactor,
             seen_live: false,
-            wall: OnceLock::new(),
+            wall: self
+                .events
+                .is_active()
+                .then(|| crate::events::wall_clock_at(received)),
         };
         let outcome = {
             // Each poll runs in the call's span (entered by reference: the
