@@ -228,10 +228,21 @@ async fn a_tool_that_never_waits_reads_borrowed_arguments_when_they_are_needed_a
 
     // One that may be retried borrows them for every attempt but the last
     // it may make.
+    for (fail_first, borrowed) in [(0, 1), (2, 2)] {
+        let tool = Immediate::new("immediate", fail_first);
+        let exec = executor(vec![tool.clone()]).build().unwrap();
+        let r = execute_once(&exec, call("c1", "immediate", json!({"n": 1}))).await;
+        assert!(!r.is_error, "{:?}", r.error);
+        let calls = (fail_first + 1, 0);
+        assert_eq!((tool.calls(), tool.borrowed()), (calls, borrowed));
+    }
+
+    // With an in-line subscriber (which may read the arguments' digest on
+    // any event), every attempt borrows them, the last one too.
     let (tool, _, _) = answered(0, json!({"n": 1})).await;
     assert_eq!((tool.calls(), tool.borrowed()), ((1, 0), 1));
     let (tool, _, _) = answered(2, json!({"n": 1})).await;
-    assert_eq!((tool.calls(), tool.borrowed()), ((3, 0), 2));
+    assert_eq!((tool.calls(), tool.borrowed()), ((3, 0), 3));
 
     // With an `after_tool` hook, every attempt borrows them, and the hook
     // reads the arguments the tool ran with.

@@ -9,6 +9,7 @@ mod call_now;
 mod cancellation;
 mod canonical_message;
 mod delivery;
+mod event_ref;
 mod events;
 mod middleware;
 mod output;

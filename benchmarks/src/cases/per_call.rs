@@ -9,6 +9,7 @@
 use std::hint::black_box;
 
 use serde_json::Value;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use tinyagents_tools::{
@@ -34,6 +35,9 @@ pub struct PerCall {
     /// Ours with one subscriber and one middleware / ours with neither,
     /// paired by round.
     pub observed_vs_ours_paired: f64,
+    /// Ours with one subscriber of owned events and one middleware / ours
+    /// bare, paired by round.
+    pub observed_owned_vs_ours_paired: f64,
     /// Ours with the subscriber alone / ours bare, paired by round.
     pub subscribed_vs_ours_paired: f64,
     /// Ours with the middleware alone / ours bare, paired by round.
@@ -135,8 +139,16 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     check_ours(plain.execute(&run, &turn, text_call.clone()).await);
     let (observed, subscriber, middleware) = ours_exec::observed(ours::MacroAddTool);
     check_ours(observed.execute(&run, &turn, call.clone()).await);
-    let subscribed = ours_exec::attached(ours::MacroAddTool, Some(Default::default()), None);
+    let counting = || Some(Arc::new(ours_exec::CountingSubscriber::default()) as _);
+    let subscribed = ours_exec::attached(ours::MacroAddTool, counting(), None);
     check_ours(subscribed.execute(&run, &turn, call.clone()).await);
+    let owned_subscriber = Arc::new(ours_exec::OwnedCountingSubscriber::default());
+    let observed_owned = ours_exec::attached(
+        ours::MacroAddTool,
+        Some(owned_subscriber.clone()),
+        Some(Default::default()),
+    );
+    check_ours(observed_owned.execute(&run, &turn, call.clone()).await);
     let hooked = ours_exec::attached(ours::MacroAddTool, None, Some(Default::default()));
     check_ours(hooked.execute(&run, &turn, call.clone()).await);
 
@@ -214,6 +226,13 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
             Contender::asynchronous(|| observed.execute(&run, &turn, black_box(call.clone()))),
         ),
         (
+            "ours_executor_observed_owned",
+            "ours: executor, #[tool], 1 inline subscriber of owned events + 1 middleware",
+            Contender::asynchronous(|| {
+                observed_owned.execute(&run, &turn, black_box(call.clone()))
+            }),
+        ),
+        (
             "ours_executor_subscribed",
             "ours: executor, #[tool], 1 inline subscriber only",
             Contender::asynchronous(|| subscribed.execute(&run, &turn, black_box(call.clone()))),
@@ -286,6 +305,7 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         _ => 0.0,
     };
     out.observed_vs_ours_paired = pair("ours_executor_observed", "ours_executor");
+    out.observed_owned_vs_ours_paired = pair("ours_executor_observed_owned", "ours_executor");
     out.subscribed_vs_ours_paired = pair("ours_executor_subscribed", "ours_executor");
     out.hooked_vs_ours_paired = pair("ours_executor_hooked", "ours_executor");
     out.ours_text_vs_handrolled_paired = pair("ours_executor_text", "handrolled");
@@ -297,6 +317,7 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         subscriber.events.load(Ordering::Relaxed) >= 2 * calls,
         "the subscriber saw started and completed for every call"
     );
+    assert!(owned_subscriber.events.load(Ordering::Relaxed) > 1);
 
     report.ratios(&[
         (
@@ -338,6 +359,11 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
         "ours_executor_observed_vs_ours_executor_paired",
         "ours + 1 subscriber + 1 middleware / ours bare, paired by round",
         out.observed_vs_ours_paired,
+    );
+    report.paired(
+        "ours_executor_observed_owned_vs_ours_executor_paired",
+        "ours + 1 subscriber of owned events + 1 middleware / ours bare, paired",
+        out.observed_owned_vs_ours_paired,
     );
     report.paired(
         "ours_executor_subscribed_vs_ours_executor_paired",
@@ -408,7 +434,8 @@ pub fn profile_observed(n: u64) {
 /// The executor loop with one inline subscriber and no middleware.
 pub fn profile_subscribed(n: u64) {
     profile_calls(n, || {
-        ours_exec::attached(ours::MacroAddTool, Some(Default::default()), None)
+        let subscriber = Arc::new(ours_exec::CountingSubscriber::default());
+        ours_exec::attached(ours::MacroAddTool, Some(subscriber), None)
     });
 }
 

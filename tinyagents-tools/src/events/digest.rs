@@ -9,7 +9,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::hash::canonical_hash;
-use crate::output::ContentBlock;
+use crate::output::{ContentBlock, ToolMessage};
 
 /// A SHA-256 digest of a value's canonical JSON
 /// ([`canonical_hash`](crate::hash::canonical_hash)), as 64 lowercase hex
@@ -119,6 +119,25 @@ impl Digest {
     /// caller knows it is), hashed when first read.
     pub(crate) fn of_canonical_text(text: &str) -> Self {
         Digest::from_source(Source::canonical(text.as_bytes()))
+    }
+
+    /// The digest of what a message says (its structured value when it
+    /// has one, otherwise its content), hashed when first read.
+    ///
+    /// When the content is the structured value's compact JSON
+    /// (`json_copy`) and every object in the value has its keys in order,
+    /// that text is already the value's canonical JSON: it is copied, not
+    /// written again.
+    pub(crate) fn of_message(message: &ToolMessage, json_copy: bool) -> Self {
+        match (&message.structured, message.content.as_slice()) {
+            (Some(value), [ContentBlock::Text { text }])
+                if json_copy && crate::hash::in_canonical_order(value) =>
+            {
+                Digest::of_canonical_text(text)
+            }
+            (Some(value), _) => Digest::of_text(value),
+            (None, _) => Digest::of_content(message.content.clone()),
+        }
     }
 
     fn from_source(source: Source) -> Self {

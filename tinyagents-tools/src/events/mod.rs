@@ -17,10 +17,16 @@
 //!   [`EventBus::dropped`] and reported to the subscriber itself by a
 //!   `tool.events_dropped` event ([`EventKind::EventsDropped`]);
 //! - a panic in a subscriber is caught and counted ([`EventBus::panics`]);
-//!   the subscriber keeps receiving later events.
+//!   the subscriber keeps receiving later events;
+//! - an in-line subscriber receives each event as an [`EventRef`]
+//!   ([`EventSubscriber::on_event_ref`]): the executor's lifecycle events
+//!   are lent from what the call holds, and built into an owned
+//!   [`ToolEvent`] only for a subscriber that asks for one (by default,
+//!   `on_event_ref` does, and passes it to `on_event`).
 
 mod digest;
 mod event;
+mod event_ref;
 mod queue;
 
 use std::fmt;
@@ -31,6 +37,8 @@ use std::sync::{Arc, OnceLock};
 pub use digest::Digest;
 pub(crate) use event::wall_clock_at;
 pub use event::{EventKind, Progress, ToolEvent};
+pub use event_ref::EventRef;
+pub(crate) use event_ref::{Lent, LentArgs};
 
 /// How a subscriber receives events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,14 +57,30 @@ pub enum Delivery {
     /// Called in line, on the executor's task, before the step goes on, so
     /// nothing is ever dropped. Only for subscribers that never block
     /// (in-memory recorders, counters): an in-line subscriber that blocks
-    /// stalls the call that emits. A panic is still caught.
+    /// stalls the call that emits. A panic is still caught. Events arrive
+    /// through [`EventSubscriber::on_event_ref`], lent.
     Inline,
 }
 
 /// Something that observes events.
 pub trait EventSubscriber: Send + Sync + 'static {
-    /// Receives one event.
+    /// Receives one event (every event of a queued subscriber; an in-line
+    /// one receives them through [`on_event_ref`](Self::on_event_ref),
+    /// which by default calls this).
     fn on_event(&self, event: &ToolEvent);
+
+    /// Receives one event in line, borrowed ([`Delivery::Inline`] only).
+    ///
+    /// The default passes the owned event to [`on_event`](Self::on_event):
+    /// the event itself when it exists, otherwise one built for it (its ids
+    /// copied, its digests taken). An in-line subscriber that reads only
+    /// some fields (a counter, a metrics recorder) implements this instead
+    /// and reads them from the [`EventRef`]: the executor's lifecycle
+    /// events are then lent from what the call holds, with no copy, no
+    /// allocation and no hashing unless the subscriber reads a digest.
+    fn on_event_ref(&self, event: &EventRef<'_>) {
+        self.on_event(&event.to_event());
+    }
 
     /// How events are delivered (queued by default).
     fn delivery(&self) -> Delivery {
@@ -91,6 +115,13 @@ struct Slot {
     /// thread could not be started (every event is then counted dropped).
     queue: OnceLock<Option<queue::Queue>>,
 }
+
+/// The kinds of event that carry the digest of the call's arguments.
+const DIGEST_KINDS: u16 = EventKind::Started.bit()
+    | EventKind::Completed.bit()
+    | EventKind::Failed.bit()
+    | EventKind::Rejected.bit()
+    | EventKind::Retrying.bit();
 
 /// The subscribers of an executor, and the counters of what went wrong in
 /// delivery.
@@ -163,12 +194,14 @@ impl EventBus {
     /// call keeps no copy of its arguments for a digest.
     #[inline]
     pub fn wants_digests(&self) -> bool {
-        const CARRY: u16 = EventKind::Started.bit()
-            | EventKind::Completed.bit()
-            | EventKind::Failed.bit()
-            | EventKind::Rejected.bit()
-            | EventKind::Retrying.bit();
-        self.kinds & CARRY != 0
+        self.kinds & DIGEST_KINDS != 0
+    }
+
+    /// True when some queued subscriber accepts a lifecycle event that
+    /// carries the digest of the call's arguments.
+    #[inline]
+    pub(crate) fn queued_wants_digests(&self) -> bool {
+        self.queued_kinds & DIGEST_KINDS != 0
     }
 
     /// Events dropped, over all queued subscribers, because a subscriber's
@@ -195,18 +228,34 @@ impl EventBus {
         }
         let bit = event.kind.bit();
         if self.queued_kinds & bit == 0 {
-            self.deliver_inline(&event, bit);
+            self.deliver_inline(&EventRef::from(&event), bit);
             return;
         }
         self.share(event);
     }
 
+    /// Delivers a lifecycle event lent from its call: lent as it is to
+    /// in-line subscribers, built into an owned event only when a queued
+    /// subscriber accepts its kind (then shared by all).
+    #[inline]
+    pub(crate) fn emit_lent(&self, lent: &Lent<'_>) {
+        let bit = lent.kind.bit();
+        if self.kinds & bit == 0 {
+            return;
+        }
+        if self.queued_kinds & bit == 0 {
+            self.deliver_inline(&EventRef::lent(lent), bit);
+            return;
+        }
+        self.share(lent.to_event());
+    }
+
     /// Hands `event` (of kind `bit`) to the in-line subscribers that accept
     /// it; they borrow it.
-    fn deliver_inline(&self, event: &ToolEvent, bit: u16) {
+    fn deliver_inline(&self, event: &EventRef<'_>, bit: u16) {
         for slot in &self.slots {
             if slot.kinds & bit != 0 {
-                deliver(&*slot.subscriber, event, &self.stats);
+                deliver_ref(&*slot.subscriber, event, &self.stats);
             }
         }
     }
@@ -221,7 +270,9 @@ impl EventBus {
                 continue;
             }
             match slot.delivery {
-                Delivery::Inline => deliver(&*slot.subscriber, &event, &self.stats),
+                Delivery::Inline => {
+                    deliver_ref(&*slot.subscriber, &EventRef::from(&*event), &self.stats)
+                }
                 Delivery::Queued => self.enqueue(slot, &event),
             }
         }
@@ -243,9 +294,19 @@ impl EventBus {
     }
 }
 
-/// Hands one event to a subscriber, counting a panic.
+/// Hands one event to an in-line subscriber, counting a panic.
+fn deliver_ref(subscriber: &dyn EventSubscriber, event: &EventRef<'_>, stats: &BusStats) {
+    guarded(stats, || subscriber.on_event_ref(event));
+}
+
+/// Hands one event to a queued subscriber, counting a panic.
 fn deliver(subscriber: &dyn EventSubscriber, event: &ToolEvent, stats: &BusStats) {
-    if catch_unwind(AssertUnwindSafe(|| subscriber.on_event(event))).is_err() {
+    guarded(stats, || subscriber.on_event(event));
+}
+
+/// Runs a subscriber's code, catching and counting a panic.
+fn guarded(stats: &BusStats, subscriber: impl FnOnce()) {
+    if catch_unwind(AssertUnwindSafe(subscriber)).is_err() {
         stats.panics.fetch_add(1, Ordering::Relaxed);
     }
 }

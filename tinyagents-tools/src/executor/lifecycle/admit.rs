@@ -77,9 +77,16 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         );
         let arguments = parsed.map_err(Stop::rejected)?;
         if self.events.wants_digests() {
-            // The digest keeps the arguments' canonical text, not a copy of
-            // them: the text is smaller and cheaper to write.
-            cx.args_hash = Some(Digest::of_text(&arguments));
+            if self.events.queued_wants_digests() || !registered.tool().never_waits() {
+                // A queued subscriber's events, or a tool that takes the
+                // arguments: the digest keeps their canonical text (smaller
+                // and cheaper to write than a copy of them).
+                cx.args_hash = Some(Digest::of_text(&arguments));
+            } else {
+                // Only in-line subscribers: the tool reads the arguments
+                // borrowed and the events digest them if asked to.
+                cx.lend = true;
+            }
         }
         if !cx.span.is_disabled() {
             self.describe_span(cx, registered, &arguments);
@@ -87,22 +94,17 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         Ok(arguments)
     }
 
-    /// Step 3: the call limits admit the call (a refused call's arguments
-    /// are disposed of here).
+    /// Step 3: the call limits admit the call.
     #[inline]
     pub(super) fn admit(
         &self,
         cx: &CallCx<'_, C>,
         turn: &Turn,
         registered: &RegisteredTool<S, C>,
-        arguments: &mut Value,
     ) -> Result<(), Stop> {
         let name = registered.spec().name.as_str();
         let counts = cx.run.call_counts();
-        limits::admit(&self.config.limits, turn.counter(), counts, name).map_err(|e| {
-            args::dispose(std::mem::take(arguments));
-            Stop::rejected(e)
-        })
+        limits::admit(&self.config.limits, turn.counter(), counts, name).map_err(Stop::rejected)
     }
 
     /// Step 3, on: whether the call has permits to wait for (the batch's

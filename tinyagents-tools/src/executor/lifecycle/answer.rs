@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::CallCx;
 use super::attempts::Ran;
 use crate::error::{ErrorClass, ErrorKind, ToolError};
-use crate::events::{Digest, EventKind, ToolEvent};
+use crate::events::{EventKind, Lent, LentArgs};
 use crate::executor::{ToolExecutor, content};
 use crate::output::{ArtifactRef, ContentBlock, ToolMessage, ToolResult};
 use crate::panics::PanicMessage;
@@ -100,9 +100,14 @@ pub(super) struct Formatted {
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Step 4: the `tool.started` event, with the tool's resource bounds.
     #[inline]
-    pub(super) fn emit_started(&self, cx: &CallCx<'_, C>, registered: &RegisteredTool<S, C>) {
+    pub(super) fn emit_started(
+        &self,
+        cx: &CallCx<'_, C>,
+        registered: &RegisteredTool<S, C>,
+        arguments: &Value,
+    ) {
         let bounds = registered.spec().bounds;
-        self.emit(cx, EventKind::Started, 1, |event| {
+        self.emit(cx, EventKind::Started, 1, Some(arguments), |event| {
             event.bounds = (!bounds.is_unlimited()).then_some(bounds)
         });
     }
@@ -177,17 +182,24 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     }
 
     /// Step 10: the call's result and its final event, `tool.completed`
-    /// or, for a call that stopped, `tool.rejected` or `tool.failed`.
+    /// or, for a call that stopped, `tool.rejected` or `tool.failed`
+    /// (`arguments` are the call's parsed arguments, if they are still
+    /// there).
     #[inline]
-    pub(super) fn answer(&self, cx: &mut CallCx<'_, C>, outcome: Result<Done, Stop>) -> ToolResult {
+    pub(super) fn answer(
+        &self,
+        cx: &mut CallCx<'_, C>,
+        outcome: Result<Done, Stop>,
+        arguments: &Value,
+    ) -> ToolResult {
         match outcome {
-            Ok(done) => self.completed(cx, done),
-            Err(stop) => self.fail(cx, stop),
+            Ok(done) => self.completed(cx, done, arguments),
+            Err(stop) => self.fail(cx, stop, arguments),
         }
     }
 
     /// A successful call's result, and its `tool.completed` event.
-    fn completed(&self, cx: &mut CallCx<'_, C>, done: Done) -> ToolResult {
+    fn completed(&self, cx: &mut CallCx<'_, C>, done: Done, arguments: &Value) -> ToolResult {
         let message = ToolMessage {
             tool_call_id: cx.id.clone(),
             name: cx.name.clone(),
@@ -206,12 +218,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         // One reading of the clock for the event and the result.
         let now = quanta::Instant::now();
         let elapsed = cx.own_time_at(now);
-        // The call's last event takes the arguments' digest.
-        let args_hash = cx.args_hash.take();
-        self.emit_at(cx, EventKind::Completed, done.attempts, now, |event| {
-            event.args_hash = args_hash;
-            event.result_hash = Some(result_digest(&message, done.json_copy));
-            event.artifact_keys = done.artifacts.iter().map(|a| a.key.clone()).collect();
+        let at = (done.attempts, now);
+        self.emit_at(cx, EventKind::Completed, at, Some(arguments), |event| {
+            event.result = Some((&message, done.json_copy));
+            event.artifacts = &done.artifacts;
         });
         ToolResult {
             message,
@@ -232,7 +242,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// repairable error is fatal. The message is masked; a tool's panic
     /// message goes to the event, masked, and stays with the error only
     /// masked.
-    fn fail(&self, cx: &mut CallCx<'_, C>, stop: Stop) -> ToolResult {
+    fn fail(&self, cx: &mut CallCx<'_, C>, stop: Stop, arguments: &Value) -> ToolResult {
         let Stopped {
             error,
             event: kind,
@@ -279,17 +289,12 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let elapsed = cx.own_time_at(now);
         let mut result = ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, elapsed);
         result.waited = cx.waited;
-        let args_hash = cx.args_hash.take();
-        self.emit_at(cx, kind, attempt, now, |event| {
-            event.args_hash = args_hash;
+        self.emit_at(cx, kind, (attempt, now), Some(arguments), |event| {
             let error = result.error.as_ref();
-            event.error_class = error.map(ToolError::class);
-            event.error_kind = error.map(|e| e.kind().as_str());
-            event.policy = policy;
-            event.result_hash = Some(result_digest(&result.message, false));
-            if let Some(message) = panic {
-                event.data = Some(serde_json::json!({ "panic": message }));
-            }
+            event.error = error.map(|e| (e.class(), e.kind().as_str()));
+            event.policy = policy.as_ref();
+            event.result = Some((&result.message, false));
+            event.panic = panic.as_deref();
         });
         if let Some(kept) = kept {
             result.message.structured = kept.structured;
@@ -298,63 +303,51 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         result
     }
 
-    /// Emits an event for the call, built only when a subscriber accepts
-    /// its kind.
-    pub(super) fn emit(
+    /// Emits a lifecycle event for the call, made only when a subscriber
+    /// accepts its kind; `arguments` are the call's arguments where the
+    /// event is made, if the step has them.
+    pub(super) fn emit<'a>(
         &self,
-        cx: &CallCx<'_, C>,
+        cx: &'a CallCx<'_, C>,
         kind: EventKind,
         attempt: u32,
-        fill: impl FnOnce(&mut ToolEvent),
+        arguments: Option<&'a Value>,
+        fill: impl FnOnce(&mut Lent<'a>),
     ) {
         if self.events.wants(kind) {
-            self.emit_at(cx, kind, attempt, quanta::Instant::now(), fill);
+            let at = (attempt, quanta::Instant::now());
+            self.emit_at(cx, kind, at, arguments, fill);
         }
     }
 
-    /// [`emit`](Self::emit) at `now`, a reading of the call clock already
-    /// made: the event's own time and its timestamp are counted from it.
+    /// [`emit`](Self::emit) of the call's `attempt` at `now`, a reading of
+    /// the call clock already made: the event's own time and its timestamp
+    /// are counted from it. The event is lent to in-line subscribers
+    /// ([`Lent`]), and built into an owned one only for a queued
+    /// subscriber.
     #[inline]
-    fn emit_at(
+    fn emit_at<'a>(
         &self,
-        cx: &CallCx<'_, C>,
+        cx: &'a CallCx<'_, C>,
         kind: EventKind,
-        attempt: u32,
-        now: quanta::Instant,
-        fill: impl FnOnce(&mut ToolEvent),
+        (attempt, now): (u32, quanta::Instant),
+        arguments: Option<&'a Value>,
+        fill: impl FnOnce(&mut Lent<'a>),
     ) {
         if !self.events.wants(kind) {
             return;
         }
-        let ids = (
-            cx.run.run_id().clone(),
-            cx.run.thread_id().clone(),
-            cx.id.clone(),
-        );
-        let mut event =
-            ToolEvent::new_at(cx.wall_time_at(now), kind, ids, cx.name.clone(), attempt);
-        event.elapsed = Some(cx.own_time_at(now));
-        event.waited = Some(cx.waited);
-        event.args_hash = cx.args_hash.clone();
+        let ids = (cx.run.run_id(), cx.run.thread_id(), &cx.id);
+        let mut event = Lent::new(kind, ids, &cx.name, attempt, cx.wall_time_at(now));
+        event.elapsed = cx.own_time_at(now);
+        event.waited = cx.waited;
+        event.args = match &cx.args_hash {
+            Some(digest) => Some(LentArgs::Digest(digest)),
+            // Arguments a step disposed of (or never parsed) are `null`.
+            None if cx.lend => arguments.filter(|a| !a.is_null()).map(LentArgs::Value),
+            None => None,
+        };
         fill(&mut event);
-        self.events.emit(event);
-    }
-}
-
-/// The digest of what a message says (its structured value when it has
-/// one, otherwise its content), hashed when a subscriber reads it.
-///
-/// When the content is the structured value's compact JSON (`json_copy`)
-/// and every object in the value has its keys in order, that text is
-/// already the value's canonical JSON: it is copied, not written again.
-fn result_digest(message: &ToolMessage, json_copy: bool) -> Digest {
-    match (&message.structured, message.content.as_slice()) {
-        (Some(value), [ContentBlock::Text { text }])
-            if json_copy && crate::hash::in_canonical_order(value) =>
-        {
-            Digest::of_canonical_text(text)
-        }
-        (Some(value), _) => Digest::of_text(value),
-        (None, _) => Digest::of_content(message.content.clone()),
+        self.events.emit_lent(&event);
     }
 }

@@ -70,8 +70,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 attempts: 0,
             }));
         }
-        // `after_tool` hooks read the arguments once the tool answered.
-        let keep = before.is_some_and(|before| before.entered > 0);
+        // `after_tool` hooks, or the call's events, read the arguments once
+        // the tool answered.
+        let keep = cx.lend || before.is_some_and(|before| before.entered > 0);
         let spec = registered.spec();
         if spec.safety.idempotency.is_idempotent() && spec.retry.max_attempts > 1 {
             // The retry loop (its back-off timer) lives on the heap, so a
@@ -130,9 +131,8 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                     attempts: attempt,
                 };
             }
-            self.emit(cx, EventKind::Retrying, attempt, |event| {
-                event.error_class = Some(error.class());
-                event.error_kind = Some(error.kind().as_str());
+            self.emit(cx, EventKind::Retrying, attempt, Some(arguments), |event| {
+                event.error = Some((error.class(), error.kind().as_str()));
             });
             if !back_off(cx.run, policy.delay(attempt + 1)).await {
                 return Ran {

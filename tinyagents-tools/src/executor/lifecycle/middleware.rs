@@ -130,20 +130,23 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         changed: bool,
     ) -> Result<Option<ToolOutput>, Stop> {
         let own_policy = || Cow::Owned(mw.name().to_owned());
-        if changed
-            && let Err(e) = args::check_value_bounds(arguments, self.config.argument_limits())
-        {
-            args::dispose(std::mem::take(arguments));
-            return Err(Stop::refused(e, own_policy()));
+        if changed {
+            if let Err(e) = args::check_value_bounds(arguments, self.config.argument_limits()) {
+                // Over the limits: neither kept nor digested.
+                args::dispose(std::mem::take(arguments));
+                cx.args_hash = None;
+                return Err(Stop::refused(e, own_policy()));
+            }
+            if cx.args_hash.is_some() {
+                // The call's later events show the arguments as changed.
+                cx.args_hash = Some(Digest::of_text(arguments));
+            }
         }
         match outcome {
             Ok(BeforeOutcome::Continue) if changed => {
                 let (spec, input) = (registered.spec(), registered.input());
                 if let Err(e) = args::validate(arguments, spec, input, cx.redactor.as_deref()) {
                     return Err(Stop::refused(e, own_policy()));
-                }
-                if self.events.wants_digests() {
-                    cx.args_hash = Some(Digest::of_text(arguments));
                 }
                 Ok(None)
             }

@@ -20,6 +20,7 @@ use std::task::Poll;
 use std::time::{Duration, SystemTime};
 
 use futures_util::future::Either;
+use serde_json::Value;
 
 use crate::call::{RawArguments, ToolCall};
 use crate::events::Digest;
@@ -64,9 +65,13 @@ struct CallCx<'a, C> {
     /// Time spent waiting so far (batch queue, permits, `before_tool`
     /// middleware), measured on tokio's clock: not the call's own time.
     waited: Duration,
-    /// The digest of the arguments, when a subscriber may read it (made
-    /// again when a hook changes them and lets the call through).
+    /// The digest of the arguments, made when a queued subscriber may read
+    /// it or the tool may take them (made again when a hook changes them).
     args_hash: Option<Digest>,
+    /// The arguments stay with the call to its end (a tool reads them
+    /// borrowed), and its events digest them there only when a subscriber
+    /// asks: set when only in-line subscribers may read the digest.
+    lend: bool,
     /// Masks secrets and the tool's patterns in what the call shows; `None`
     /// when there is nothing to mask.
     redactor: Option<Arc<Redactor>>,
@@ -136,6 +141,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             received,
             waited,
             args_hash: None,
+            lend: false,
             redactor,
             seen_live: false,
             wall: self
@@ -143,11 +149,15 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 .is_active()
                 .then(|| crate::events::wall_clock_at(received)),
         };
+        // The parsed arguments: here, so that the call's last event can
+        // still read them (whatever step it stopped at).
+        let mut parsed = Value::Null;
         let outcome = {
             // Each poll runs in the call's span (entered by reference: the
             // future keeps no second handle to it), with panics kept quiet
             // and caught.
-            let mut steps = panics::Quiet(pin!(self.steps(&mut cx, turn, arguments, batch)));
+            let steps = self.steps(&mut cx, turn, arguments, &mut parsed, batch);
+            let mut steps = panics::Quiet(pin!(steps));
             std::future::poll_fn(|task| {
                 let _in_span = span.enter();
                 let polled =
@@ -157,9 +167,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             .await
         };
         let answered = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            span.in_scope(|| panics::quietly(|| self.answer(&mut cx, outcome)))
+            span.in_scope(|| panics::quietly(|| self.answer(&mut cx, outcome, &parsed)))
         }));
-        answered.unwrap_or_else(|_| self.answer(&mut cx, Err(Stop::panicked())))
+        answered.unwrap_or_else(|_| self.answer(&mut cx, Err(Stop::panicked()), &parsed))
     }
 
     /// Steps 1 to 9, in order; the first refusal or failure ends the call.
@@ -171,35 +181,33 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         &self,
         cx: &mut CallCx<'_, C>,
         turn: &Turn,
-        arguments: RawArguments,
+        raw: RawArguments,
+        arguments: &mut Value,
         batch: Option<Place<'_>>,
     ) -> Result<Done, Stop> {
-        let arguments = args::Pending::new(arguments);
+        let raw = args::Pending::new(raw);
         let registered = self.resolve_tool(cx, turn)?;
         let has_permits = self.has_permits(registered, batch);
         cx.seen_live = self.middleware.is_empty()
             && !self.events.is_active()
             && cx.span.is_disabled()
             && !has_permits;
-        let mut arguments = self.parse_arguments(cx, registered, arguments)?;
-        self.admit(cx, turn, registered, &mut arguments)?;
+        *arguments = self.parse_arguments(cx, registered, raw)?;
+        self.admit(cx, turn, registered)?;
         let _permits = if has_permits {
             Box::pin(self.wait_for_permits(cx, turn, registered, batch)).await?
         } else {
             Permits::default()
         };
-        self.emit_started(cx, registered);
+        self.emit_started(cx, registered, arguments);
         let mut before = if self.middleware.is_empty() {
             None
         } else {
-            Some(
-                self.before_tool(cx, turn, registered, &mut arguments)
-                    .await?,
-            )
+            Some(self.before_tool(cx, turn, registered, arguments).await?)
         };
-        let mut ran = step!(self.run_tool(cx, registered, &mut arguments, before.as_mut()));
+        let mut ran = step!(self.run_tool(cx, registered, arguments, before.as_mut()));
         if let Some(before) = before.as_mut().filter(|before| before.entered > 0) {
-            self.after_tool(cx, turn, registered, before, &arguments, &mut ran)
+            self.after_tool(cx, turn, registered, before, arguments, &mut ran)
                 .await;
         }
         let Formatted { done, to_store } = self.format_message(cx, registered, ran)?;
