@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::fmt;
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
@@ -81,15 +82,16 @@ pub(crate) struct Lent<'a> {
     pub(crate) bounds: Option<ResourceBounds>,
     /// A tool's panic message (masked), for `tool.failed`.
     pub(crate) panic: Option<&'a str>,
-    args_hash: OnceCell<Option<Digest>>,
     result_hash: OnceCell<Option<Digest>>,
 }
 
 /// Where a lent event's argument digest comes from.
 #[derive(Clone, Copy)]
 pub(crate) enum LentArgs<'a> {
-    /// The arguments themselves, as the call holds them now.
-    Value(&'a Value),
+    /// The arguments themselves, as the call holds them now, and the
+    /// call's digest of them as they are now, made when first read (by a
+    /// subscriber of this event or of an earlier one).
+    Value(&'a Value, &'a OnceLock<Digest>),
     /// A digest the call made of them earlier.
     Digest(&'a Digest),
 }
@@ -122,18 +124,15 @@ impl<'a> Lent<'a> {
             result: None,
             bounds: None,
             panic: None,
-            args_hash: OnceCell::new(),
             result_hash: OnceCell::new(),
         }
     }
 
-    fn args_hash(&self) -> Option<&Digest> {
-        self.args_hash
-            .get_or_init(|| match self.args? {
-                LentArgs::Value(value) => Some(Digest::of_text(value)),
-                LentArgs::Digest(digest) => Some(digest.clone()),
-            })
-            .as_ref()
+    fn args_hash(&self) -> Option<&'a Digest> {
+        match self.args? {
+            LentArgs::Value(value, digest) => Some(digest.get_or_init(|| Digest::of_text(value))),
+            LentArgs::Digest(digest) => Some(digest),
+        }
     }
 
     fn result_hash(&self) -> Option<&Digest> {

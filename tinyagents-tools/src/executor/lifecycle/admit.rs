@@ -3,7 +3,7 @@
 //! tool never ran.
 
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 
 use serde_json::Value;
@@ -81,7 +81,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 // A queued subscriber's events, or a tool that takes the
                 // arguments: the digest keeps their canonical text (smaller
                 // and cheaper to write than a copy of them).
-                cx.args_hash = Some(Digest::of_text(&arguments));
+                cx.args_hash = OnceLock::from(Digest::of_text(&arguments));
             } else {
                 // Only in-line subscribers: the tool reads the arguments
                 // borrowed and the events digest them if asked to.

@@ -341,11 +341,13 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let mut event = Lent::new(kind, ids, &cx.name, attempt, cx.wall_time_at(now));
         event.elapsed = cx.own_time_at(now);
         event.waited = cx.waited;
-        event.args = match &cx.args_hash {
-            Some(digest) => Some(LentArgs::Digest(digest)),
+        event.args = if cx.lend {
             // Arguments a step disposed of (or never parsed) are `null`.
-            None if cx.lend => arguments.filter(|a| !a.is_null()).map(LentArgs::Value),
-            None => None,
+            arguments
+                .filter(|a| !a.is_null())
+                .map(|a| LentArgs::Value(a, &cx.args_hash))
+        } else {
+            cx.args_hash.get().map(LentArgs::Digest)
         };
         fill(&mut event);
         self.events.emit_lent(&event);

@@ -6,6 +6,7 @@
 //! the call-limit slots it was admitted with: it never reached its tool.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 use std::task::Poll;
 
 use serde_json::Value;
@@ -134,13 +135,14 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             if let Err(e) = args::check_value_bounds(arguments, self.config.argument_limits()) {
                 // Over the limits: neither kept nor digested.
                 args::dispose(std::mem::take(arguments));
-                cx.args_hash = None;
+                cx.args_hash = OnceLock::new();
                 return Err(Stop::refused(e, own_policy()));
             }
-            if cx.args_hash.is_some() {
-                // The call's later events show the arguments as changed.
-                cx.args_hash = Some(Digest::of_text(arguments));
-            }
+            // The call's later events show the arguments as changed.
+            cx.args_hash = match cx.args_hash.get() {
+                Some(_) if !cx.lend => OnceLock::from(Digest::of_text(arguments)),
+                _ => OnceLock::new(),
+            };
         }
         match outcome {
             Ok(BeforeOutcome::Continue) if changed => {

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::{Duration, SystemTime};
 
@@ -65,9 +65,11 @@ struct CallCx<'a, C> {
     /// Time spent waiting so far (batch queue, permits, `before_tool`
     /// middleware), measured on tokio's clock: not the call's own time.
     waited: Duration,
-    /// The digest of the arguments, made when a queued subscriber may read
-    /// it or the tool may take them (made again when a hook changes them).
-    args_hash: Option<Digest>,
+    /// The digest of the arguments as they are now: made in step 2 when a
+    /// queued subscriber may read it or the tool may take them, otherwise
+    /// (`lend`) the first time a subscriber reads it; made again (or
+    /// forgotten) when a hook changes them.
+    args_hash: OnceLock<Digest>,
     /// The arguments stay with the call to its end (a tool reads them
     /// borrowed), and its events digest them there only when a subscriber
     /// asks: set when only in-line subscribers may read the digest.
@@ -140,7 +142,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             name,
             received,
             waited,
-            args_hash: None,
+            args_hash: OnceLock::new(),
             lend: false,
             redactor,
             seen_live: false,
