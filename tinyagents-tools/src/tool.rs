@@ -100,7 +100,9 @@ pub trait Tool<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
 
     /// [`call_now`](Tool::call_now) with borrowed `arguments`: the executor
     /// uses it when the arguments are needed after the tool answers
-    /// (`after_tool` hooks read them; a retried tool gets them again), so
+    /// (`after_tool` hooks read them; a retried tool gets them again; an
+    /// in-line event subscriber may read their digest on the call's last
+    /// event, [`EventRef::args_hash`](crate::events::EventRef::args_hash)), so
     /// that a tool that decodes them from a reference (`#[tool]` does) costs
     /// no copy of them. It must answer exactly as `call_now` would.
     ///
