@@ -6,6 +6,7 @@ mod accounting;
 mod allocations;
 mod batch;
 mod call_now;
+mod call_now_generated;
 mod cancellation;
 mod canonical_message;
 mod delivery;

@@ -165,26 +165,8 @@ impl ToolEvent {
         tool: impl Into<CallName>,
         attempt: u32,
     ) -> Self {
-        let now = wall_clock_at(quanta::Instant::now());
-        ToolEvent::new_at(
-            now,
-            kind,
-            (run_id, thread_id, call_id),
-            tool.into(),
-            attempt,
-        )
-    }
-
-    /// [`new`](Self::new) made at `timestamp`, for the call of `ids` (its
-    /// run, thread and call) and the `tool` name it spells.
-    pub(crate) fn new_at(
-        timestamp: SystemTime,
-        kind: EventKind,
-        ids: (RunId, ThreadId, ToolCallId),
-        tool: CallName,
-        attempt: u32,
-    ) -> Self {
-        let (run_id, thread_id, call_id) = ids;
+        let timestamp = wall_clock_at(quanta::Instant::now());
+        let tool = tool.into();
         ToolEvent {
             kind,
             run_id,
