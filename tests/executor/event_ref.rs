@@ -479,3 +479,53 @@ fn a_subscriber_of_lent_events_costs_a_call_no_allocation() {
         "{owned} allocations, {bare} without a subscriber"
     );
 }
+
+#[tokio::test]
+async fn a_batch_s_lent_events_equal_its_owned_ones_call_by_call() {
+    let run = RunContext::builder(())
+        .run_id("run-1")
+        .thread_id("thread-1")
+        .build();
+    let calls = || {
+        vec![
+            call("a", "shout", r#"{"text": "one"}"#),
+            call("b", "shout", "{oops"),
+            call("c", "shout", r#"{"text": "two", "then": "fail"}"#),
+            call("d", "shout", r#"{"text": "three", "then": "panic"}"#),
+        ]
+    };
+    let mut seen = Vec::new();
+    for queued in [false, true] {
+        let recorder = Recorder::new();
+        let mut builder = executor(vec![shout(0)])
+            .configure(|c| c.max_concurrency = std::num::NonZeroUsize::new(2).unwrap())
+            .subscribe_arc(recorder.clone());
+        let (tx, rx) = mpsc::channel();
+        if queued {
+            builder = builder.subscribe(Queued(Mutex::new(tx)));
+        }
+        let exec = builder.build().unwrap();
+        let results = exec.execute_batch(&run, &Turn::new(1), calls()).await;
+        assert_eq!(results.len(), 4);
+        if queued {
+            for _ in 0..recorder.len() {
+                rx.recv_timeout(Duration::from_secs(10))
+                    .expect("queued event");
+            }
+        }
+        let per_call: Vec<Vec<ToolEvent>> = ["a", "b", "c", "d"]
+            .map(|id| timeless(recorder.for_call(id)))
+            .into();
+        seen.push(per_call);
+    }
+    assert_eq!(
+        seen[0], seen[1],
+        "lent (first) and owned (second) events differ"
+    );
+    let kinds = |events: &[ToolEvent]| events.last().map(|e| e.kind);
+    assert_eq!(kinds(&seen[0][0]), Some(EventKind::Completed));
+    assert_eq!(kinds(&seen[0][1]), Some(EventKind::Rejected));
+    assert_eq!(kinds(&seen[0][2]), Some(EventKind::Failed));
+    assert_eq!(kinds(&seen[0][3]), Some(EventKind::Failed));
+    assert!(seen[0][0].iter().all(|e| e.args_hash.is_some()));
+}
