@@ -11,6 +11,7 @@ mod cancellation;
 mod canonical_message;
 mod delivery;
 mod event_ref;
+mod event_ref_cost;
 mod events;
 mod middleware;
 mod output;
