@@ -9,7 +9,8 @@
 //! `--profile-declarations N`, `--profile-rmcp-listing N`, `--profile-mcp-http N`
 //! and `--profile-rmcp-http N` run only that
 //! loop, for a profiler; `--per-call-only` runs case 1 alone and prints its
-//! table; `--serve-stdio ours|rmcp` is the child of the stdio round trip.
+//! table, `--mcp-http-only` case 6 alone (eight window pairs of 2 s);
+//! `--serve-stdio ours|rmcp` is the child of the stdio round trip.
 
 mod add;
 mod cases;
@@ -82,6 +83,13 @@ fn main() {
     let runs = if quick { 3 } else { 11 };
     let mut report = Report::default();
     machine(&mut report, quick);
+    if args.iter().any(|a| a == "--mcp-http-only") {
+        // Case 6 alone (eight window pairs), for checking a change to the
+        // MCP server.
+        cases::mcp_http::run(8, std::time::Duration::from_secs(2), 500, &mut report);
+        print!("{}", report.table());
+        return;
+    }
     let per_call = cases::per_call::run(budget, &mut report);
     if args.iter().any(|a| a == "--per-call-only") {
         // Case 1 alone, for checking a change to the hot path.
