@@ -9,7 +9,8 @@
 //! `--profile-declarations N`, `--profile-rmcp-listing N`, `--profile-mcp-http N`
 //! and `--profile-rmcp-http N` run only that
 //! loop, for a profiler; `--per-call-only` runs case 1 alone and prints its
-//! table, `--mcp-http-only` case 6 alone (eight window pairs of 2 s);
+//! table, `--mcp-http-only` case 6 alone (eight window pairs of 2 s),
+//! `--stdio-only N` its stdio round trip alone (N calls each);
 //! `--serve-stdio ours|rmcp` is the child of the stdio round trip.
 
 mod add;
@@ -83,6 +84,12 @@ fn main() {
     let runs = if quick { 3 } else { 11 };
     let mut report = Report::default();
     machine(&mut report, quick);
+    if let Some(calls) = flag_value(&args, "--stdio-only") {
+        // The stdio round trip alone, ours and rmcp's paired by call.
+        cases::mcp_http::stdio_case(calls.parse().expect("a count"), &mut report);
+        print!("{}", report.table());
+        return;
+    }
     if args.iter().any(|a| a == "--mcp-http-only") {
         // Case 6 alone (eight window pairs), for checking a change to the
         // MCP server.

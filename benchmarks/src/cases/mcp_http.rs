@@ -372,28 +372,7 @@ pub fn run(
         spread,
     );
 
-    let mut stdio = Vec::new();
-    for server in [Server::Ours, Server::Rmcp] {
-        let stats = stdio_round_trips(server, stdio_calls);
-        stdio.push(stats.median_ns);
-        let key = match server {
-            Server::Ours => "ours_stdio_round_trip",
-            Server::Rmcp => "rmcp_stdio_round_trip",
-        };
-        report.stats(
-            "mcp_stdio",
-            key,
-            &format!("{server:?}: one tools/call over a child's stdio, round trip"),
-            Unit::Us,
-            stats,
-        );
-    }
-    report.ratio(
-        "ours_mcp_stdio_round_trip_vs_rmcp",
-        "ours / rmcp, stdio round trip (medians)",
-        stdio[0],
-        stdio[1],
-    );
+    stdio_case(stdio_calls, report);
     McpHttp { rps_ratio: ratio }
 }
 
@@ -422,11 +401,73 @@ pub fn profile_rmcp_http(n: u64) {
     profile_http(Server::Rmcp, n);
 }
 
-/// `calls` sequential `tools/call` round trips to a child process serving
-/// `server` on its stdio (this binary with `--serve-stdio`); stats over
-/// the calls after a warm-up of a tenth of them.
-fn stdio_round_trips(server: Server, calls: usize) -> Stats {
-    runtime().block_on(async {
+/// The stdio round trip, ours and rmcp's side by side: both children
+/// serve at once and take calls in turn (which goes first alternating), so
+/// that load from elsewhere falls on both alike; a tenth of the calls warm
+/// up first. Reports each server's round trip and ours / rmcp paired by
+/// call (the median of the per-call ratios, with its quartiles).
+pub fn stdio_case(calls: usize, report: &mut Report) {
+    let (ours, rmcp) = runtime().block_on(async {
+        let mut ours = StdioChild::start(Server::Ours).await;
+        let mut rmcp = StdioChild::start(Server::Rmcp).await;
+        let warm = calls / 10;
+        let (mut a, mut b) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+        for id in 1..=(warm + calls) as u64 {
+            let (o, r) = if id % 2 == 0 {
+                (ours.call(id).await, rmcp.call(id).await)
+            } else {
+                let r = rmcp.call(id).await;
+                (ours.call(id).await, r)
+            };
+            if id as usize > warm {
+                a.push(o);
+                b.push(r);
+            }
+        }
+        ours.finish().await;
+        rmcp.finish().await;
+        (a, b)
+    });
+    let mut per_call: Vec<f64> = ours.iter().zip(&rmcp).map(|(o, r)| o / r).collect();
+    per_call.sort_by(f64::total_cmp);
+    let spread = quartiles(per_call.clone());
+    let ratio = Stats::from_samples(per_call, 1).median_ns;
+    for (server, samples) in [(Server::Ours, ours), (Server::Rmcp, rmcp)] {
+        let key = match server {
+            Server::Ours => "ours_stdio_round_trip",
+            Server::Rmcp => "rmcp_stdio_round_trip",
+        };
+        report.stats(
+            "mcp_stdio",
+            key,
+            &format!("{server:?}: one tools/call over a child's stdio, round trip"),
+            Unit::Us,
+            Stats::from_samples(samples, 1),
+        );
+    }
+    report.paired(
+        "ours_mcp_stdio_round_trip_vs_rmcp",
+        "ours / rmcp, stdio round trip (paired by call)",
+        ratio,
+    );
+    report.quartiles(
+        "ours_mcp_stdio_round_trip_vs_rmcp_quartiles",
+        "ours / rmcp, stdio round trip: 1st and 3rd quartile over calls",
+        spread,
+    );
+}
+
+/// One child process serving `server` on its stdio (this binary with
+/// `--serve-stdio`), its session initialized.
+struct StdioChild {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: BufReader<tokio::process::ChildStdout>,
+    line: String,
+}
+
+impl StdioChild {
+    async fn start(server: Server) -> StdioChild {
         let which = match server {
             Server::Ours => "ours",
             Server::Rmcp => "rmcp",
@@ -442,34 +483,54 @@ fn stdio_round_trips(server: Server, calls: usize) -> Stats {
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut line = String::new();
         let init = initialize_request();
-        stdin.write_all(format!("{init}\n").as_bytes()).await.expect("writes");
+        stdin
+            .write_all(format!("{init}\n").as_bytes())
+            .await
+            .expect("writes");
         stdout.read_line(&mut line).await.expect("reads");
         assert!(answer_of(line.as_bytes(), 0).get("result").is_some());
         stdin
             .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
             .await
             .expect("writes");
-        let warm = calls / 10;
-        let mut samples = Vec::with_capacity(calls);
-        for id in 1..=(warm + calls) as u64 {
-            let message = format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"add\",\"arguments\":{{\"a\":40,\"b\":2}}}}}}\n"
-            );
-            line.clear();
-            let t = Instant::now();
-            stdin.write_all(message.as_bytes()).await.expect("writes");
-            stdout.read_line(&mut line).await.expect("reads");
-            let elapsed = t.elapsed();
-            let answer = answer_of(line.as_bytes(), id);
-            assert_eq!(answer["result"]["structuredContent"]["sum"], serde_json::json!(42));
-            if id as usize > warm {
-                samples.push(elapsed.as_nanos() as f64);
-            }
+        StdioChild {
+            child,
+            stdin,
+            stdout,
+            line,
         }
+    }
+
+    /// One `tools/call` written and its answer line read (checked); the
+    /// round trip in nanoseconds.
+    async fn call(&mut self, id: u64) -> f64 {
+        let message = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"add\",\"arguments\":{{\"a\":40,\"b\":2}}}}}}\n"
+        );
+        self.line.clear();
+        let t = Instant::now();
+        self.stdin
+            .write_all(message.as_bytes())
+            .await
+            .expect("writes");
+        self.stdout.read_line(&mut self.line).await.expect("reads");
+        let elapsed = t.elapsed();
+        let answer = answer_of(self.line.as_bytes(), id);
+        assert_eq!(
+            answer["result"]["structuredContent"]["sum"],
+            serde_json::json!(42)
+        );
+        elapsed.as_nanos() as f64
+    }
+
+    /// Closes the child's stdin and waits (briefly) for it to end.
+    async fn finish(self) {
+        let StdioChild {
+            mut child, stdin, ..
+        } = self;
         drop(stdin);
         let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-        Stats::from_samples(samples, 1)
-    })
+    }
 }
 
 /// The `initialize` request (id 0) both load generators open a session with.
