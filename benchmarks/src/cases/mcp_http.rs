@@ -411,7 +411,7 @@ pub fn stdio_case(calls: usize, report: &mut Report) {
         let mut ours = StdioChild::start(Server::Ours).await;
         let mut rmcp = StdioChild::start(Server::Rmcp).await;
         let warm = calls / 10;
-        let (mut a, mut b) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+        let (mut ours_ns, mut rmcp_ns) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
         for id in 1..=(warm + calls) as u64 {
             let (o, r) = if id % 2 == 0 {
                 (ours.call(id).await, rmcp.call(id).await)
@@ -420,16 +420,15 @@ pub fn stdio_case(calls: usize, report: &mut Report) {
                 (ours.call(id).await, r)
             };
             if id as usize > warm {
-                a.push(o);
-                b.push(r);
+                ours_ns.push(o);
+                rmcp_ns.push(r);
             }
         }
         ours.finish().await;
         rmcp.finish().await;
-        (a, b)
+        (ours_ns, rmcp_ns)
     });
-    let mut per_call: Vec<f64> = ours.iter().zip(&rmcp).map(|(o, r)| o / r).collect();
-    per_call.sort_by(f64::total_cmp);
+    let per_call: Vec<f64> = ours.iter().zip(&rmcp).map(|(o, r)| o / r).collect();
     let spread = quartiles(per_call.clone());
     let ratio = Stats::from_samples(per_call, 1).median_ns;
     for (server, samples) in [(Server::Ours, ours), (Server::Rmcp, rmcp)] {
