@@ -14,6 +14,7 @@ mod isolated;
 mod plain_parameters;
 mod resource_bounds;
 mod service;
+mod service_self;
 mod testkit;
 mod toolsets;
 mod wasm;

@@ -52,7 +52,7 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
 
 /// `tokens` with every token's span set to `span` (so that rustc reports an
 /// error in them at the user's token the span comes from).
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     tokens
         .into_iter()
         .map(|mut tt| {

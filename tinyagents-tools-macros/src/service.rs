@@ -137,11 +137,22 @@ pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
         };
         let attr = method.attrs.remove(at);
         let options = tool_options(&attr, &o);
+        // The tool's types are written outside the block, where `Self`
+        // would name the tool: its signature names the service instead.
+        let mut sig = method.sig.clone();
+        for input in &mut sig.inputs {
+            if let syn::FnArg::Typed(param) = input {
+                crate::ast::replace_self(&mut param.ty, &service_ty);
+            }
+        }
+        if let syn::ReturnType::Type(_, ty) = &mut sig.output {
+            crate::ast::replace_self(ty, &service_ty);
+        }
         let mut f = ToolFn::new(syn::ItemFn {
             attrs: method.attrs.clone(),
             vis: method.vis.clone(),
             modifiers: Default::default(),
-            sig: method.sig.clone(),
+            sig,
             block: Box::new(method.block.clone()),
         });
         f.service = Some(ServiceOf {
