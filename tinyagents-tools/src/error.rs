@@ -265,6 +265,41 @@ impl ToolError {
         )
     }
 
+    /// The call was started by a process that stopped before it answered
+    /// ([`journal`](crate::journal)): the tool may have run, and it is not
+    /// run again. Fatal: neither a retry nor the model should repeat a
+    /// side effect that may have happened.
+    pub fn interrupted() -> Self {
+        ToolError::new(
+            ErrorClass::Fatal,
+            ErrorKind::Interrupted,
+            "the call was interrupted before it answered; the tool may have run, and it is not run again",
+        )
+    }
+
+    /// The call journal could not be reached: the call was not run.
+    /// Retryable: delivering the call again once the journal is back runs
+    /// it (or answers it from the journal).
+    pub fn journal_unavailable() -> Self {
+        ToolError::new(
+            ErrorClass::Retry,
+            ErrorKind::JournalUnavailable,
+            "the call was not run: its journal is unavailable; try again",
+        )
+    }
+
+    /// The call's id was already used in this turn for another tool or
+    /// other arguments. Fatal: the conversation and the journal disagree.
+    pub fn conflict(call_id: &str) -> Self {
+        ToolError::new(
+            ErrorClass::Fatal,
+            ErrorKind::Conflict,
+            format!(
+                "call id `{call_id}` was already used in this turn with other arguments; the journal keeps the first call and this one was not run"
+            ),
+        )
+    }
+
     /// Attaches an internal source error, kept for the application and never
     /// shown to the model.
     pub fn with_source(mut self, source: impl StdError + Send + Sync + 'static) -> Self {

@@ -80,6 +80,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod approval;
 pub mod artifacts;
 pub mod builtins;
 pub mod call;
@@ -96,6 +97,7 @@ pub mod hash;
 pub mod ids;
 pub mod inject;
 pub mod isolated;
+pub mod journal;
 mod limits;
 mod macro_support;
 #[cfg(feature = "mcp")]

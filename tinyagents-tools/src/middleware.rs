@@ -29,6 +29,7 @@ use std::task::{Context, Poll};
 use async_trait::async_trait;
 use serde_json::Value;
 
+use crate::approval::{ApprovalRecord, ApprovalRequest};
 use crate::error::ToolError;
 use crate::events::{EventBus, EventKind, ToolEvent};
 use crate::extensions::Extensions;
@@ -55,6 +56,12 @@ pub enum BeforeOutcome {
         /// Why, for the model.
         reason: String,
     },
+    /// Neither run nor refuse it yet: it waits for a person's decision on
+    /// `request`. With a [journal](crate::journal) the call ends
+    /// `pending_approval` ([`ToolResult::pending`](crate::ToolResult::pending))
+    /// and the request waits there; without one there is nowhere to wait,
+    /// and the call is refused.
+    AwaitApproval(Box<ApprovalRequest>),
 }
 
 impl BeforeOutcome {
@@ -133,10 +140,46 @@ pub struct BeforeToolCtx<'a, S = (), C = ()> {
     pub(crate) arguments_changed: bool,
     pub(crate) extensions: &'a mut Extensions,
     pub(crate) events: &'a EventBus,
+    pub(crate) approvals: Approvals<'a>,
+}
+
+/// What a `before_tool` context knows of the call's approval, and what a
+/// policy decided about it there.
+#[derive(Default)]
+pub(crate) struct Approvals<'a> {
+    /// The decision the journal holds for this call (or a standing grant
+    /// kept there that covers it).
+    pub(crate) journaled: Option<&'a ApprovalRecord>,
+    /// The executor keeps a journal: a deferred approval can wait there.
+    pub(crate) durable: bool,
+    /// A decision a policy made during this hook, for the journal.
+    pub(crate) decided: Option<ApprovalRecord>,
 }
 
 impl<'a, S, C> BeforeToolCtx<'a, S, C> {
     call_accessors!();
+
+    /// The approval decision kept for this call in the executor's
+    /// [journal](crate::journal): a decision made for this very call (from
+    /// any instance, maybe days ago), or a standing grant kept there that
+    /// covers it. `None` without a journal or decision.
+    pub fn journaled_approval(&self) -> Option<&ApprovalRecord> {
+        self.approvals.journaled
+    }
+
+    /// True when the executor keeps a [journal](crate::journal), so a call
+    /// whose approval is not decided now can wait for it
+    /// ([`BeforeOutcome::AwaitApproval`]).
+    pub fn can_wait_for_approval(&self) -> bool {
+        self.approvals.durable
+    }
+
+    /// Records, for the journal, an approval decided during this hook (by
+    /// an approver answering at once, or a standing grant of the
+    /// policy's own): the journal keeps it with the call.
+    pub fn record_approval(&mut self, record: ApprovalRecord) {
+        self.approvals.decided = Some(record);
+    }
 
     /// The validated arguments.
     pub fn arguments(&self) -> &Value {
@@ -358,6 +401,7 @@ mod tests {
             arguments_changed: false,
             extensions: &mut extensions,
             events: &events,
+            approvals: Approvals::default(),
         };
         let mut hook = Neither.before_tool(&mut before);
         // A zero-sized future in a box is no allocation.

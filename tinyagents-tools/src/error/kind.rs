@@ -95,6 +95,16 @@ pub enum ErrorKind {
     InvalidOutput,
     /// The tool returned an error of its own.
     Tool,
+    /// The call was started by a process that stopped before it answered:
+    /// the tool may have run, and it is not run again
+    /// ([`journal`](crate::journal)).
+    Interrupted,
+    /// The call journal could not be written or read: the call was not
+    /// run (a journaled executor never runs a call unjournaled).
+    JournalUnavailable,
+    /// The call's key (run, turn, call id) was already used for another
+    /// tool or other arguments: the journal keeps the first.
+    Conflict,
 }
 
 impl ErrorKind {
@@ -116,6 +126,58 @@ impl ErrorKind {
             ErrorKind::Crashed => "crashed",
             ErrorKind::InvalidOutput => "invalid_output",
             ErrorKind::Tool => "tool",
+            ErrorKind::Interrupted => "interrupted",
+            ErrorKind::JournalUnavailable => "journal_unavailable",
+            ErrorKind::Conflict => "conflict",
         }
     }
+}
+
+impl ErrorKind {
+    /// The kind an answer kept in a journal stands for, from its outcome
+    /// word and detail (the policy, limit or resource; the timeout in ms).
+    /// What a journal does not keep (argument problems, an injected type)
+    /// comes back empty.
+    pub(crate) fn from_outcome(outcome: &str, detail: Option<&str>) -> ErrorKind {
+        let named = || Cow::Owned(detail.unwrap_or_default().to_owned());
+        match outcome {
+            "invalid_arguments" => ErrorKind::InvalidArguments {
+                problems: Vec::new(),
+            },
+            "unknown_tool" => ErrorKind::UnknownTool,
+            "not_advertised" => ErrorKind::NotAdvertised,
+            "denied" => ErrorKind::Denied { policy: named() },
+            "limit_exceeded" => ErrorKind::LimitExceeded { limit: named() },
+            "timeout" => ErrorKind::Timeout {
+                after: Duration::from_millis(detail_ms(detail)),
+            },
+            "cancelled" => ErrorKind::Cancelled,
+            "injection_failed" => ErrorKind::InjectionFailed { type_name: "" },
+            "panicked" => ErrorKind::Panicked,
+            "artifact_failed" => ErrorKind::ArtifactFailed,
+            "resource_exhausted" => ErrorKind::ResourceExhausted { resource: named() },
+            "crashed" => ErrorKind::Crashed,
+            "invalid_output" => ErrorKind::InvalidOutput,
+            "interrupted" => ErrorKind::Interrupted,
+            "journal_unavailable" => ErrorKind::JournalUnavailable,
+            "conflict" => ErrorKind::Conflict,
+            _ => ErrorKind::Tool,
+        }
+    }
+
+    /// The detail [`from_outcome`](Self::from_outcome) reads back.
+    pub(crate) fn detail(&self) -> Option<String> {
+        match self {
+            ErrorKind::Denied { policy } => Some(policy.to_string()),
+            ErrorKind::LimitExceeded { limit } => Some(limit.to_string()),
+            ErrorKind::ResourceExhausted { resource } => Some(resource.to_string()),
+            ErrorKind::Timeout { after } => Some(after.as_millis().to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// A timeout's milliseconds, from a journal's detail.
+fn detail_ms(detail: Option<&str>) -> u64 {
+    detail.and_then(|d| d.parse().ok()).unwrap_or(0)
 }

@@ -37,6 +37,7 @@ mod args;
 mod batch;
 mod config;
 mod content;
+mod durable;
 mod lifecycle;
 
 use std::fmt;
@@ -47,6 +48,7 @@ use tokio::sync::Semaphore;
 use crate::artifacts::ArtifactStore;
 use crate::call::ToolCall;
 use crate::events::{EventBus, EventSubscriber};
+use crate::journal::Journal;
 use crate::middleware::Middleware;
 use crate::output::ToolResult;
 use crate::policy::WorkspacePolicy;
@@ -104,6 +106,8 @@ pub struct ToolExecutor<S = (), C = ()> {
     /// One semaphore per registered tool with a `max_concurrency`, by
     /// registration index; shared by every run and batch of the executor.
     tool_permits: Vec<Option<Arc<Semaphore>>>,
+    /// Where calls outlive the process, when the application keeps one.
+    journal: Option<Journal>,
 }
 
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
@@ -122,6 +126,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             config: ExecutorConfig::default(),
             artifacts: None,
             unenforced: Vec::new(),
+            journal: None,
         }
     }
 
@@ -212,6 +217,7 @@ where
             .field("middleware", &self.middleware.len())
             .field("config", &self.config)
             .field("artifacts", &self.artifacts.is_some())
+            .field("journal", &self.journal)
             .finish()
     }
 }
@@ -226,6 +232,7 @@ pub struct ToolExecutorBuilder<S = (), C = ()> {
     config: ExecutorConfig,
     artifacts: Option<Arc<dyn ArtifactStore>>,
     unenforced: Vec<SafetyItem>,
+    journal: Option<Journal>,
 }
 
 impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
@@ -287,6 +294,17 @@ impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
         self
     }
 
+    /// Keeps every call in `journal` ([`journal`](crate::journal)): a call
+    /// already answered is answered from it and never run again, a
+    /// non-idempotent body runs at most once across crashes and instances,
+    /// and an approval not decided now waits there
+    /// ([`ToolResult::pending`](crate::ToolResult::pending)) until
+    /// [`ToolExecutor::resume`].
+    pub fn journal(mut self, journal: Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
     /// Leaves a declared safety item unenforced: tools that declare it run
     /// without its policy, and their own code is responsible for it. Without
     /// this, [`build`](Self::build) makes sure every declared item has a
@@ -334,6 +352,7 @@ impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
             config: self.config,
             artifacts: self.artifacts,
             tool_permits,
+            journal: self.journal,
         })
     }
 }

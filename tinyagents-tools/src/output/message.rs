@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ArtifactRef, ContentBlock};
+use crate::approval::ApprovalRequest;
 use crate::error::ToolError;
 use crate::ids::{CallName, ToolCallId};
 
@@ -41,6 +42,12 @@ pub struct ToolResult {
     /// middleware (an approver deciding). Measured on tokio's clock, so a
     /// paused test clock (`tokio::time::pause`) shows it.
     pub waited: Duration,
+    /// Set when the call waits for a person's decision: the request kept in
+    /// the executor's [journal](crate::journal) (arguments masked). The
+    /// call has not run and has no answer yet: keep the turn open and
+    /// [resume](crate::ToolExecutor::resume) the run once it is decided;
+    /// its message is only a placeholder, not for the model.
+    pub pending: Option<Box<ApprovalRequest>>,
 }
 
 impl ToolResult {
@@ -54,7 +61,42 @@ impl ToolResult {
             provider_metadata: None,
             elapsed: Duration::ZERO,
             waited: Duration::ZERO,
+            pending: None,
         }
+    }
+
+    /// The result of a call that waits for approval `request`: not run,
+    /// not refused.
+    pub fn pending_approval(
+        tool_call_id: ToolCallId,
+        name: impl Into<CallName>,
+        request: ApprovalRequest,
+    ) -> Self {
+        let text = format!(
+            "awaiting approval {}: the call has not run",
+            request.approval_id()
+        );
+        let message = ToolMessage {
+            tool_call_id,
+            name: name.into(),
+            content: vec![ContentBlock::text(text)],
+            structured: None,
+            is_error: false,
+        };
+        ToolResult {
+            pending: Some(Box::new(request)),
+            ..ToolResult::new(message)
+        }
+    }
+
+    /// True when the call waits for a decision ([`pending`](Self::pending)).
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The id of the approval the call waits for, when it waits.
+    pub fn approval_id(&self) -> Option<String> {
+        self.pending.as_ref().map(|r| r.approval_id())
     }
 
     /// A failed result for `tool_call_id` carrying `error` (its message is the
@@ -79,10 +121,14 @@ impl ToolResult {
         }
     }
 
-    /// `"ok"` for a success, otherwise the error's kind
+    /// `"pending_approval"` for a call waiting for a decision, `"ok"` for a
+    /// success, otherwise the error's kind
     /// (`"invalid_arguments"`, `"timeout"`, `"denied"`, ...): one word for
     /// logs, metrics and tests.
     pub fn outcome(&self) -> &'static str {
+        if self.pending.is_some() {
+            return "pending_approval";
+        }
         self.error.as_ref().map_or("ok", |e| e.kind().as_str())
     }
 

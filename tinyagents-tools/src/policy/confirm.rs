@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{
+use crate::approval::{
     ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver, GrantScope,
     approval_fingerprint,
 };
@@ -29,6 +29,17 @@ use crate::safety::SafetyItem;
 use crate::spec::ToolSpec;
 use crate::sync::lock;
 use crate::tool::Shared;
+
+/// The approver of [`ConfirmationPolicy::deferred`]: a person decides
+/// later, through the journal.
+struct DeferAll;
+
+#[async_trait]
+impl Approver for DeferAll {
+    async fn review(&self, _: &ApprovalRequest) -> ApprovalDecision {
+        ApprovalDecision::Defer
+    }
+}
 
 /// The policy name in refusals and events.
 const POLICY: &str = "confirmation";
@@ -88,6 +99,7 @@ pub struct ConfirmationPolicy {
     allow_spend: bool,
     allow_shell: bool,
     timeout: Duration,
+    ttl: Option<Duration>,
     records: Mutex<HashMap<CallKey, ApprovalRecord>>,
     standing: Mutex<Vec<StandingGrant>>,
 }
@@ -102,9 +114,44 @@ impl ConfirmationPolicy {
             allow_spend: false,
             allow_shell: false,
             timeout: Duration::from_secs(300),
+            ttl: None,
             records: Mutex::new(HashMap::new()),
             standing: Mutex::new(Vec::new()),
         }
+    }
+
+    /// A policy with no approver in the process: every call that needs
+    /// approval waits for a person's decision in the executor's
+    /// [journal](crate::journal) (it ends
+    /// [`pending_approval`](crate::ToolResult::pending)), decided later with
+    /// [`Journal::decide`](crate::journal::Journal::decide) from any
+    /// process. Without a journal such calls are refused.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use tinyagents_tools::journal::Journal;
+    /// use tinyagents_tools::policy::ConfirmationPolicy;
+    /// use tinyagents_tools::{ToolExecutor, ToolRegistry};
+    ///
+    /// let journal = Journal::open("memory:").await?;
+    /// let executor = ToolExecutor::builder(ToolRegistry::new(), ())
+    ///     .middleware(ConfirmationPolicy::deferred())
+    ///     .journal(journal.clone())
+    ///     .build()?;
+    /// # let _ = executor;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn deferred() -> Self {
+        ConfirmationPolicy::new(DeferAll)
+    }
+
+    /// How long a request waits for a decision in the journal before it
+    /// lapses (the call is then answered as not approved); by default it
+    /// waits until decided.
+    pub fn approval_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
     }
 
     /// Lets spending tools run without approval (unless they also require
@@ -221,7 +268,7 @@ impl ConfirmationPolicy {
                 g.tool == tool
                     && g.fingerprint.as_deref().is_none_or(|f| f == fingerprint)
                     && match &g.scope {
-                        GrantScope::Run(id) => id == run,
+                        GrantScope::Run { run_id } => run_id == run,
                         GrantScope::AllRuns => true,
                         GrantScope::Call => false,
                     }
@@ -236,6 +283,7 @@ impl ConfirmationPolicy {
         &self,
         request: ApprovalRequest,
         cancel: &CancellationToken,
+        durable: bool,
     ) -> Option<ApprovalDecision> {
         let approver = Arc::clone(&self.approver);
         let timeout = self.timeout;
@@ -248,8 +296,13 @@ impl ConfirmationPolicy {
             biased;
             _ = cancel.cancelled() => {}
             (_, decision) = &mut review => {
-                return Some(decision.unwrap_or(ApprovalDecision::Reject {
-                    reason: "no approval arrived in time".into(),
+                return Some(decision.unwrap_or_else(|_| if durable {
+                    // A journal can keep the request: it waits there.
+                    ApprovalDecision::Defer
+                } else {
+                    ApprovalDecision::Reject {
+                        reason: "no approval arrived in time".into(),
+                    }
                 }));
             }
         }
@@ -309,36 +362,30 @@ impl<S: Shared, C: Shared> Middleware<S, C> for ConfirmationPolicy {
             turn: ctx.turn().index(),
             call: ctx.call_id().clone(),
         };
+        // A decision the executor's journal holds (made for this call on
+        // any instance, or a standing grant kept there) comes first.
+        if let Some(record) = ctx.journaled_approval().cloned() {
+            return Ok(self.apply_known(ctx, key, record, &tool, &fingerprint, true));
+        }
         let known = lock(&self.records).get(&key).cloned();
         if let Some(record) = known {
-            if record.tool != tool || record.fingerprint != fingerprint {
-                return Ok(BeforeOutcome::deny(
-                    POLICY,
-                    "the approval for this call was given for different arguments; it does not cover these",
-                ));
-            }
-            return Ok(if record.approved {
-                BeforeOutcome::Continue
-            } else {
-                BeforeOutcome::deny(POLICY, rejected_text(record.reason.as_deref()))
-            });
+            return Ok(self.apply_known(ctx, key, record, &tool, &fingerprint, false));
         }
         if let Some(scope) = self.standing_scope(&run_id, &tool, &fingerprint) {
             ctx.emit(
                 "approval.standing_grant",
                 json!({"scope": scope.as_str(), "tool": tool}),
             );
-            self.record(
-                key,
-                ApprovalRecord {
-                    tool,
-                    fingerprint,
-                    approved: true,
-                    reason: None,
-                    scope,
-                    at: SystemTime::now(),
-                },
-            );
+            let record = ApprovalRecord {
+                tool,
+                fingerprint,
+                approved: true,
+                reason: None,
+                scope,
+                at: SystemTime::now(),
+            };
+            ctx.record_approval(record.clone());
+            self.record(key, record);
             return Ok(BeforeOutcome::Continue);
         }
         let request = ApprovalRequest {
@@ -349,9 +396,11 @@ impl<S: Shared, C: Shared> Middleware<S, C> for ConfirmationPolicy {
             arguments: ctx.arguments().clone(),
             fingerprint: fingerprint.clone(),
             reasons,
+            expires_at: self.ttl.map(|ttl| SystemTime::now() + ttl),
         };
         let cancel = ctx.run().cancellation().clone();
-        let Some(decision) = self.ask(request, &cancel).await else {
+        let durable = ctx.can_wait_for_approval();
+        let Some(decision) = self.ask(request.clone(), &cancel, durable).await else {
             return Err(ToolError::cancelled());
         };
         if cancel.is_cancelled() {
@@ -371,23 +420,67 @@ impl<S: Shared, C: Shared> Middleware<S, C> for ConfirmationPolicy {
             scope: GrantScope::Call,
             at: SystemTime::now(),
         };
-        match decision {
-            ApprovalDecision::Approve => {
-                self.record(key, record(fingerprint, true, None));
-                Ok(BeforeOutcome::Continue)
-            }
+        let (decided, outcome) = match decision {
+            ApprovalDecision::Approve => (record(fingerprint, true, None), BeforeOutcome::Continue),
             ApprovalDecision::Reject { reason } => {
                 let text = rejected_text(Some(&reason));
-                self.record(key, record(fingerprint, false, Some(reason)));
-                Ok(BeforeOutcome::deny(POLICY, text))
+                let decided = record(fingerprint, false, Some(reason));
+                (decided, BeforeOutcome::deny(POLICY, text))
             }
             ApprovalDecision::Edit { arguments } => {
                 let edited = approval_fingerprint(&tool, &arguments);
-                self.record(key, record(edited, true, None));
                 *ctx.arguments_mut() = arguments;
-                Ok(BeforeOutcome::Continue)
+                (record(edited, true, None), BeforeOutcome::Continue)
             }
+            ApprovalDecision::Defer if durable => {
+                return Ok(BeforeOutcome::AwaitApproval(Box::new(request)));
+            }
+            ApprovalDecision::Defer => {
+                return Ok(BeforeOutcome::deny(
+                    POLICY,
+                    "the call needs an approval that was deferred, and this executor keeps no journal for it to wait in; it was not run",
+                ));
+            }
+        };
+        ctx.record_approval(decided.clone());
+        self.record(key, decided);
+        Ok(outcome)
+    }
+}
+
+impl ConfirmationPolicy {
+    /// A call whose decision is known (recorded by this policy, or kept in
+    /// the journal): it holds only for the tool and arguments it was made
+    /// for.
+    fn apply_known<S, C>(
+        &self,
+        ctx: &mut BeforeToolCtx<'_, S, C>,
+        key: CallKey,
+        record: ApprovalRecord,
+        tool: &str,
+        fingerprint: &str,
+        journaled: bool,
+    ) -> BeforeOutcome {
+        if record.tool != tool || record.fingerprint != fingerprint {
+            return BeforeOutcome::deny(
+                POLICY,
+                "the approval for this call was given for different arguments; it does not cover these",
+            );
         }
+        if !record.approved {
+            return BeforeOutcome::deny(POLICY, rejected_text(record.reason.as_deref()));
+        }
+        if journaled && record.scope != GrantScope::Call {
+            ctx.emit(
+                "approval.standing_grant",
+                json!({"scope": record.scope.as_str(), "tool": tool}),
+            );
+            ctx.record_approval(record.clone());
+        }
+        if journaled {
+            self.record(key, record);
+        }
+        BeforeOutcome::Continue
     }
 }
 

@@ -26,7 +26,6 @@
 //! of a turn is a [`Turn`](crate::Turn), made by a [`ToolSelector`].
 
 mod access;
-mod approval;
 mod confirm;
 mod replay;
 mod selection;
@@ -36,7 +35,7 @@ mod workspace_policy;
 pub use crate::redact::{MASK, Redactor};
 pub use crate::secret_forms::{MIN_EMBEDDED_BASE64, secret_forms};
 pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
-pub use approval::{
+pub use crate::approval::{
     ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver, GrantScope,
     approval_fingerprint,
 };

@@ -230,6 +230,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             provider_metadata: None,
             elapsed,
             waited: cx.waited,
+            pending: None,
         }
     }
 
@@ -289,6 +290,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let elapsed = cx.own_time_at(now);
         let mut result = ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, elapsed);
         result.waited = cx.waited;
+        if cx.durable.as_ref().is_some_and(|d| d.answered_elsewhere()) {
+            // It waits for approval, or the journal answers it: the
+            // journaled wrapper makes its result and says so.
+            return result;
+        }
         self.emit_at(cx, kind, (attempt, now), Some(arguments), |event| {
             let error = result.error.as_ref();
             event.error = error.map(|e| (e.class(), e.kind().as_str()));

@@ -18,7 +18,9 @@ use crate::error::{ErrorKind, ToolError};
 use crate::events::Digest;
 use crate::executor::{ToolExecutor, Turn, args, limits};
 use crate::extensions::Extensions;
-use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, CallView, Middleware};
+use crate::middleware::{
+    AfterToolCtx, Approvals, BeforeOutcome, BeforeToolCtx, CallView, Middleware,
+};
 use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
 use crate::tool::Shared;
@@ -51,6 +53,8 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         arguments: &mut Value,
     ) -> Result<Before, Stop> {
         let mut extensions = Extensions::new();
+        // A journaled call's decision, shown to every hook.
+        let journaled = cx.durable.as_ref().and_then(|d| d.journaled.clone());
         for (i, mw) in self.middleware.iter().enumerate() {
             let mut ctx = BeforeToolCtx {
                 call: self.call_view(cx, turn, registered),
@@ -58,6 +62,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 arguments_changed: false,
                 extensions: &mut extensions,
                 events: &self.events,
+                approvals: Approvals {
+                    journaled: journaled.as_ref(),
+                    durable: cx.durable.is_some(),
+                    decided: None,
+                },
             };
             let (outcome, waited) = {
                 let mut hook = mw.before_tool(&mut ctx);
@@ -72,6 +81,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 }
             };
             let changed = ctx.arguments_changed;
+            if let (Some(decided), Some(durable)) =
+                (ctx.approvals.decided.take(), cx.durable.as_deref_mut())
+            {
+                durable.decided = Some(decided);
+            }
             if let Some(waited) = waited {
                 cx.waited += waited;
             }
@@ -158,6 +172,22 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 ToolError::denied(policy.clone(), reason),
                 policy,
             )),
+            Ok(BeforeOutcome::AwaitApproval(mut request)) => {
+                let Some(durable) = cx.durable.as_deref_mut() else {
+                    let e = ToolError::denied(
+                        own_policy(),
+                        "the call needs an approval that was not given; it was not run",
+                    );
+                    return Err(Stop::refused(e, own_policy()));
+                };
+                // The approver is shown the arguments masked; the journal
+                // keeps them whole to run the call once it is approved.
+                if let Some(redactor) = &cx.redactor {
+                    redactor.json(&mut request.arguments);
+                }
+                durable.pending = Some((request, arguments.clone()));
+                Err(Stop::refused(ToolError::journal_unavailable(), own_policy()))
+            }
             Err(e) => {
                 let policy = match e.kind() {
                     ErrorKind::Denied { policy } => policy.clone(),

@@ -8,6 +8,7 @@
 mod admit;
 mod answer;
 mod attempts;
+pub(crate) mod durable;
 mod middleware;
 mod span;
 
@@ -34,6 +35,7 @@ use crate::runtime::RunContext;
 use crate::safety::RedactionPolicy;
 use crate::tool::Shared;
 use admit::Permits;
+use durable::DurableCx;
 use answer::{Done, Formatted, Stop};
 use span::call_span;
 
@@ -86,6 +88,8 @@ struct CallCx<'a, C> {
     /// no reading of the wall clock, in the order and at the distance they
     /// were made.
     wall: Option<SystemTime>,
+    /// The call's record and decisions, when the executor keeps a journal.
+    durable: Option<&'a mut DurableCx>,
 }
 
 impl<C> CallCx<'_, C> {
@@ -126,22 +130,26 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         call: ToolCall,
         batch: Option<Place<'_>>,
     ) -> impl Future<Output = ToolResult> + Send {
+        if self.journal.is_some() {
+            return Either::Right(Box::pin(self.execute_journaled(run, turn, call, batch)));
+        }
         let ToolCall {
             id,
             name,
             arguments,
             ..
         } = call;
-        self.execute_parts(run, turn, (id, name, arguments), batch)
+        Either::Left(self.execute_parts(run, turn, (id, name, arguments), batch, None))
     }
 
     /// [`execute_in`](Self::execute_in) of a call's id, name and arguments.
-    async fn execute_parts(
+    pub(crate) async fn execute_parts(
         &self,
         run: &RunContext<C>,
         turn: &Turn,
         (id, name, arguments): (ToolCallId, CallName, RawArguments),
         batch: Option<Place<'_>>,
+        durable: Option<&mut DurableCx>,
     ) -> ToolResult {
         let (received, waited) = arrival(batch);
         // Built once per call: it masks the called name here and serves the
@@ -164,6 +172,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 .events
                 .is_active()
                 .then(|| crate::events::wall_clock_at(received)),
+            durable,
         };
         // The parsed arguments: here, so that the call's last event can
         // still read them (whatever step it stopped at).
@@ -215,12 +224,18 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         } else {
             Permits::default()
         };
-        self.emit_started(cx, registered, arguments);
         let mut before = if self.middleware.is_empty() {
             None
         } else {
             Some(self.before_tool(cx, turn, registered, arguments).await?)
         };
+        let runs_body = before.as_ref().is_none_or(|b| b.answered.is_none());
+        if runs_body {
+            if cx.durable.is_some() {
+                Box::pin(self.write_ahead(cx, registered, arguments)).await?;
+            }
+            self.emit_started(cx, registered, arguments);
+        }
         let mut ran = step!(self.run_tool(cx, registered, arguments, before.as_mut()));
         if let Some(before) = before.as_mut().filter(|before| before.entered > 0) {
             self.after_tool(cx, turn, registered, before, arguments, &mut ran)

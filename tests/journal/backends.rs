@@ -1,0 +1,106 @@
+//! The suite on each backend, and what only a backend can get wrong: a
+//! database that fails mid-run, a URL it cannot open.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::json;
+use tinyagents_tools::ErrorClass;
+use tinyagents_tools::Turn;
+use tinyagents_tools::ids::RunId;
+use tinyagents_tools::journal::{
+    CallKey, CallQuery, CallRecord, Journal, JournalError, JournalEvent, JournalStore,
+    MemoryJournal, StandingGrant, Stored,
+};
+
+use crate::suite::run_suite;
+use crate::tools::{Ledger, executor, run};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_suite_passes_on_the_memory_journal() {
+    run_suite("memory", || async {
+        let store: Arc<dyn JournalStore> = Arc::new(MemoryJournal::new());
+        (Journal::from_arc(store.clone()), Journal::from_arc(store))
+    })
+    .await;
+}
+
+/// A store whose database went away: every statement fails.
+struct Gone;
+
+#[async_trait]
+impl JournalStore for Gone {
+    fn location(&self) -> String {
+        "postgres://app:***@db/tools".to_owned()
+    }
+    async fn get(&self, _: &CallKey) -> Result<Option<Stored>, JournalError> {
+        Err(lost())
+    }
+    async fn insert(&self, _: &CallRecord) -> Result<Option<Stored>, JournalError> {
+        Err(lost())
+    }
+    async fn replace(&self, _: &CallRecord, _: u64) -> Result<bool, JournalError> {
+        Err(lost())
+    }
+    async fn find(&self, _: &CallQuery) -> Result<Vec<Stored>, JournalError> {
+        Err(lost())
+    }
+    async fn put_grant(&self, _: &StandingGrant) -> Result<(), JournalError> {
+        Err(lost())
+    }
+    async fn grants(&self, _: &str) -> Result<Vec<StandingGrant>, JournalError> {
+        Err(lost())
+    }
+    async fn revoke_grants(&self, _: Option<&str>) -> Result<u64, JournalError> {
+        Err(lost())
+    }
+    async fn append_events(&self, _: &[JournalEvent]) -> Result<(), JournalError> {
+        Err(lost())
+    }
+    async fn events(&self, _: Option<&RunId>) -> Result<Vec<JournalEvent>, JournalError> {
+        Err(lost())
+    }
+}
+
+fn lost() -> JournalError {
+    JournalError::Unavailable {
+        location: "postgres://app:***@db/tools".to_owned(),
+        reason: "connection reset by peer".to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn a_lost_database_fails_calls_retryably_and_runs_none_unjournaled() {
+    let journal = Journal::new(Gone);
+    let ledger = Arc::new(Ledger::default());
+    let exec = executor(&journal);
+    let results = exec
+        .execute_batch(
+            &run("run-gone", &ledger),
+            &Turn::new(1),
+            vec![
+                tinyagents_tools::ToolCall::new("c1", "bump", json!({"by": 1})),
+                tinyagents_tools::ToolCall::new("c2", "list_notes", json!({})),
+                tinyagents_tools::ToolCall::new("c3", "delete_note", json!({"id": 1})),
+            ],
+        )
+        .await;
+    assert!(ledger.lines().is_empty(), "nothing ran unjournaled");
+    for (result, id) in results.iter().zip(["c1", "c2", "c3"]) {
+        assert_eq!(result.tool_call_id.as_str(), id);
+        assert_eq!(result.outcome(), "journal_unavailable");
+        let error = result.error.as_ref().unwrap();
+        assert_eq!(error.class(), ErrorClass::Retry);
+        // The model is told to try again, and nothing about the database.
+        assert!(!result.text().contains("postgres"), "{}", result.text());
+    }
+    let e = exec.resume(&run("run-gone", &ledger)).await.unwrap_err();
+    assert_eq!(e.class(), ErrorClass::Retry);
+}
+
+#[tokio::test]
+async fn urls_a_build_cannot_open_are_refused_by_name() {
+    let e = Journal::open("redis://cache/1").await.unwrap_err();
+    assert!(e.to_string().contains("sqlite://PATH"), "{e}");
+    assert!(Journal::open("memory:").await.is_ok());
+}

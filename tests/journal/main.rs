@@ -1,0 +1,7 @@
+//! The call journal: one suite of durable-call checks run against every
+//! backend (memory, SQLite, PostgreSQL), the records' JSON form, the bad
+//! inputs, and the crash test that kills processes mid-call.
+
+mod backends;
+mod suite;
+mod tools;

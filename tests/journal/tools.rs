@@ -1,0 +1,98 @@
+//! The tools of the journal tests: a notes service with a destructive
+//! `delete_note` that needs approval and appends to a ledger each time its
+//! body runs, a read-only `list_notes`, and `bump`, a non-idempotent tool
+//! that needs no approval.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tinyagents_tools::journal::Journal;
+use tinyagents_tools::policy::ConfirmationPolicy;
+use tinyagents_tools::prelude::*;
+
+/// What the side-effecting tools did, one line per body run.
+#[derive(Default)]
+pub struct Ledger(Mutex<Vec<String>>);
+
+impl Ledger {
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+
+    fn push(&self, line: String) {
+        self.0.lock().unwrap().push(line);
+    }
+}
+
+/// Which note.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteId {
+    /// The note's number.
+    pub id: u32,
+}
+
+/// Delete a note for good.
+#[tool(destructive, requires_confirmation, local)]
+pub async fn delete_note(
+    args: NoteId,
+    #[inject] ledger: Store<Ledger>,
+    #[inject] call: ToolCallId,
+) -> String {
+    ledger.push(format!("delete {} {}", args.id, call.as_str()));
+    format!("note {} deleted", args.id)
+}
+
+/// List the notes.
+#[tool(read_only, idempotent, local)]
+pub async fn list_notes(#[inject] ledger: Store<Ledger>) -> String {
+    ledger.push("list".to_owned());
+    "notes: 1, 2, 3".to_owned()
+}
+
+/// How far to bump.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bump {
+    /// The step.
+    pub by: u32,
+    /// How long the body takes, in ms.
+    #[serde(default)]
+    pub ms: u64,
+}
+
+/// Bump the counter: a side effect with no approval.
+#[tool(local, timeout = "5s")]
+pub async fn bump(args: Bump, #[inject] ledger: Store<Ledger>, #[inject] call: ToolCallId) -> String {
+    ledger.push(format!("bump {} {}", args.by, call.as_str()));
+    if args.ms > 0 {
+        tokio::time::sleep(Duration::from_millis(args.ms)).await;
+    }
+    format!("bumped by {}", args.by)
+}
+
+/// The registry of the notes service.
+pub fn registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    registry.register(DeleteNoteTool).unwrap();
+    registry.register(ListNotesTool).unwrap();
+    registry.register(BumpTool).unwrap();
+    registry
+}
+
+/// An executor over `journal` whose approvals wait in the journal.
+pub fn executor(journal: &Journal) -> ToolExecutor {
+    ToolExecutor::builder(registry(), ())
+        .middleware(ConfirmationPolicy::deferred())
+        .journal(journal.clone())
+        .build()
+        .unwrap()
+}
+
+/// A run with id `run` writing to `ledger`.
+pub fn run(run: &str, ledger: &Arc<Ledger>) -> RunContext {
+    RunContext::builder(())
+        .run_id(run)
+        .store_arc(ledger.clone())
+        .build()
+}
