@@ -110,6 +110,7 @@ impl Approver for RefundDesk {
                 ApprovalDecision::Approve => "approved".to_owned(),
                 ApprovalDecision::Edit { arguments } => format!("edited to {arguments}"),
                 ApprovalDecision::Reject { reason } => format!("rejected: {reason}"),
+                ApprovalDecision::Defer => "left for a person to decide".to_owned(),
             }
         );
         decision

@@ -169,10 +169,8 @@ async fn a_short_circuit_answers_without_the_tool_and_only_outer_layers_see_it()
         ran.entries(),
         ["before:outer", "before:cache", "after:outer"]
     );
-    assert_eq!(
-        ran.recorder.steps(),
-        [("tool.started", 1), ("tool.completed", 1)]
-    );
+    // The tool's body never ran: no `tool.started`.
+    assert_eq!(ran.recorder.steps(), [("tool.completed", 1)]);
 }
 
 #[tokio::test]
@@ -187,12 +185,10 @@ async fn a_deny_refuses_the_call_with_the_policy_name_in_the_event() {
     );
     assert_eq!(ran.echo.runs(), 0);
     assert_eq!(ran.entries(), ["before:outer", "before:policy"]);
+    // Refused before its body: `tool.rejected` alone, never `tool.started`.
+    assert_eq!(ran.recorder.steps(), [("tool.rejected", 1)]);
     assert_eq!(
-        ran.recorder.steps(),
-        [("tool.started", 1), ("tool.rejected", 1)]
-    );
-    assert_eq!(
-        ran.recorder.events()[1].policy.as_deref(),
+        ran.recorder.events()[0].policy.as_deref(),
         Some("read_only_mode")
     );
 }
@@ -202,7 +198,8 @@ async fn an_error_from_before_tool_refuses_the_call_in_the_middlewares_name() {
     let ran = run_with(&[("budget", Action::Fail)]).await;
     assert_eq!(kind(&ran.result), "limit_exceeded");
     assert_eq!(ran.echo.runs(), 0);
-    assert_eq!(ran.recorder.events()[1].policy.as_deref(), Some("budget"));
+    assert_eq!(ran.recorder.steps(), [("tool.rejected", 1)]);
+    assert_eq!(ran.recorder.events()[0].policy.as_deref(), Some("budget"));
 }
 
 #[tokio::test]

@@ -3,5 +3,6 @@
 //! inputs, and the crash test that kills processes mid-call.
 
 mod backends;
+mod crash;
 mod suite;
 mod tools;

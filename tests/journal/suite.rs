@@ -84,7 +84,10 @@ async fn an_answered_call_is_answered_from_the_journal_and_never_run_again(
     assert!(first.iter().all(|r| !r.is_error), "{first:?}");
     let second = exec.execute_batch(&run, &Turn::new(1), calls).await;
     assert_eq!(texts(&first), texts(&second));
-    assert_eq!(ledger.lines(), vec![format!("bump 2 c1"), "list".to_owned()]);
+    assert_eq!(
+        ledger.lines(),
+        vec![format!("bump 2 c1"), "list".to_owned()]
+    );
     // Answered records keep no arguments, only their fingerprint.
     let records = a.calls(&CallQuery::run(id.as_str())).await.unwrap();
     assert_eq!(records.len(), 2);
@@ -108,12 +111,20 @@ async fn a_restarted_process_answers_a_completed_call_from_the_journal(
 ) {
     let ledger = Arc::new(Ledger::default());
     let first = executor(&a)
-        .execute(&run(&id, &ledger), &Turn::new(1), call("c1", "bump", json!({"by": 1})))
+        .execute(
+            &run(&id, &ledger),
+            &Turn::new(1),
+            call("c1", "bump", json!({"by": 1})),
+        )
         .await;
     drop(a);
     // Another process: a new executor, a new handle, the same journal.
     let again = executor(&b)
-        .execute(&run(&id, &ledger), &Turn::new(1), call("c1", "bump", json!({"by": 1})))
+        .execute(
+            &run(&id, &ledger),
+            &Turn::new(1),
+            call("c1", "bump", json!({"by": 1})),
+        )
         .await;
     assert_eq!(first.text(), again.text());
     assert_eq!(again.outcome(), "ok");
@@ -152,31 +163,66 @@ async fn an_undecided_approval_ends_pending_and_runs_once_after_approval(
     assert_eq!(ledger.lines(), vec!["list".to_owned()]);
     // Delivered again while undecided: still pending, still not run.
     let again = exec
-        .execute(&r, &Turn::new(1), call("c1", "delete_note", json!({"id": 7})))
+        .execute(
+            &r,
+            &Turn::new(1),
+            call("c1", "delete_note", json!({"id": 7})),
+        )
         .await;
     assert_eq!(again.approval_id().as_deref(), Some(approval.as_str()));
     // The request waits in the journal, readable from another instance.
-    let pending = b.pending_approvals(Some(&r.run_id().clone())).await.unwrap();
+    let pending = b
+        .pending_approvals(Some(&r.run_id().clone()))
+        .await
+        .unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].id, approval);
-    assert_eq!(b.runs_to_resume().await.unwrap().iter().filter(|x| x.as_str() == id).count(), 0);
+    assert_eq!(
+        b.runs_to_resume()
+            .await
+            .unwrap()
+            .iter()
+            .filter(|x| x.as_str() == id)
+            .count(),
+        0
+    );
     // Decided from the other instance, resumed from a new executor.
     let decided = b.approve(&approval).await.unwrap();
     assert_eq!(decided.state, CallState::Approved);
-    assert!(b.runs_to_resume().await.unwrap().iter().any(|x| x.as_str() == id));
+    assert!(
+        b.runs_to_resume()
+            .await
+            .unwrap()
+            .iter()
+            .any(|x| x.as_str() == id)
+    );
     let exec_b = executor(&b);
     let resumed = exec_b.resume(&run(&id, &ledger)).await.unwrap();
-    assert_eq!(texts(&resumed), vec![("c1".to_owned(), "note 7 deleted".to_owned())]);
-    assert_eq!(ledger.lines(), vec!["list".to_owned(), "delete 7 c1".to_owned()]);
+    assert_eq!(
+        texts(&resumed),
+        vec![("c1".to_owned(), "note 7 deleted".to_owned())]
+    );
+    assert_eq!(
+        ledger.lines(),
+        vec!["list".to_owned(), "delete 7 c1".to_owned()]
+    );
     // Resuming again runs nothing; delivering again answers from the journal.
     assert!(exec_b.resume(&run(&id, &ledger)).await.unwrap().is_empty());
     let replay = exec
-        .execute(&r, &Turn::new(1), call("c1", "delete_note", json!({"id": 7})))
+        .execute(
+            &r,
+            &Turn::new(1),
+            call("c1", "delete_note", json!({"id": 7})),
+        )
         .await;
     assert_eq!(replay.text(), "note 7 deleted");
     assert_eq!(ledger.lines().len(), 2);
     // The decision is kept with the call.
-    let record = a.call(&CallKey::new(id.as_str(), 1, "c1")).await.unwrap().unwrap();
+    let record = a
+        .call(&CallKey::new(id.as_str(), 1, "c1"))
+        .await
+        .unwrap()
+        .unwrap();
     let entry = record.approval.unwrap();
     assert_eq!(entry.decision, Some(ApprovalDecision::Approve));
     assert!(entry.record.unwrap().approved);
@@ -190,19 +236,32 @@ async fn a_rejected_approval_is_answered_with_its_reason_and_never_runs(
     let ledger = Arc::new(Ledger::default());
     let r = run(&id, &ledger);
     let pending = executor(&a)
-        .execute(&r, &Turn::new(1), call("c1", "delete_note", json!({"id": 3})))
+        .execute(
+            &r,
+            &Turn::new(1),
+            call("c1", "delete_note", json!({"id": 3})),
+        )
         .await;
     let approval = pending.approval_id().unwrap();
-    b.deny(&approval, "note 3 is the user's only copy").await.unwrap();
+    b.deny(&approval, "note 3 is the user's only copy")
+        .await
+        .unwrap();
     let resumed = executor(&a).resume(&r).await.unwrap();
     assert_eq!(resumed.len(), 1);
     assert_eq!(resumed[0].outcome(), "denied");
     assert!(resumed[0].text().contains("note 3 is the user's only copy"));
-    assert_eq!(resumed[0].error.as_ref().unwrap().class(), ErrorClass::Repair);
+    assert_eq!(
+        resumed[0].error.as_ref().unwrap().class(),
+        ErrorClass::Repair
+    );
     assert!(ledger.lines().is_empty());
     // Answered once: delivered again, the same refusal.
     let again = executor(&b)
-        .execute(&r, &Turn::new(1), call("c1", "delete_note", json!({"id": 3})))
+        .execute(
+            &r,
+            &Turn::new(1),
+            call("c1", "delete_note", json!({"id": 3})),
+        )
         .await;
     assert_eq!(again.outcome(), "denied");
     assert_eq!(again.text(), resumed[0].text());
@@ -218,26 +277,47 @@ async fn an_edited_approval_runs_with_the_edited_arguments_checked_again(
     let r = run(&id, &ledger);
     let exec = executor(&a);
     let pending = exec
-        .execute(&r, &Turn::new(1), call("c1", "delete_note", json!({"id": 9})))
+        .execute(
+            &r,
+            &Turn::new(1),
+            call("c1", "delete_note", json!({"id": 9})),
+        )
         .await;
     let approval = pending.approval_id().unwrap();
     // Arguments the tool's schema refuses are refused at decision time.
     let refused = exec
-        .decide(&approval, ApprovalDecision::Edit { arguments: json!({"id": "nine"}) })
+        .decide(
+            &approval,
+            ApprovalDecision::Edit {
+                arguments: json!({"id": "nine"}),
+            },
+        )
         .await
         .unwrap_err();
-    assert!(matches!(refused, JournalError::InvalidEdit { .. }), "{refused}");
+    assert!(
+        matches!(refused, JournalError::InvalidEdit { .. }),
+        "{refused}"
+    );
     assert_eq!(refused.class(), ErrorClass::Repair);
     assert!(refused.to_string().contains("id"), "{refused}");
-    exec.decide(&approval, ApprovalDecision::Edit { arguments: json!({"id": 10}) })
-        .await
-        .unwrap();
+    exec.decide(
+        &approval,
+        ApprovalDecision::Edit {
+            arguments: json!({"id": 10}),
+        },
+    )
+    .await
+    .unwrap();
     let resumed = executor(&b).resume(&r).await.unwrap();
     assert_eq!(resumed[0].text(), "note 10 deleted");
     assert_eq!(ledger.lines(), vec!["delete 10 c1".to_owned()]);
     // The model's own delivery (the original arguments) gets that answer.
     let again = exec
-        .execute(&r, &Turn::new(1), call("c1", "delete_note", json!({"id": 9})))
+        .execute(
+            &r,
+            &Turn::new(1),
+            call("c1", "delete_note", json!({"id": 9})),
+        )
         .await;
     assert_eq!(again.text(), "note 10 deleted");
     assert_eq!(ledger.lines().len(), 1);
@@ -249,20 +329,33 @@ async fn decisions_on_unknown_decided_or_expired_approvals_are_refused(
     id: String,
 ) {
     let unknown = a.approve("apr_000000000000000000000000").await.unwrap_err();
-    assert!(matches!(unknown, JournalError::UnknownApproval { .. }), "{unknown}");
+    assert!(
+        matches!(unknown, JournalError::UnknownApproval { .. }),
+        "{unknown}"
+    );
     assert_eq!(unknown.class(), ErrorClass::Repair);
 
     let ledger = Arc::new(Ledger::default());
     let r = run(&id, &ledger);
     let approval = executor(&a)
-        .execute(&r, &Turn::new(1), call("c1", "delete_note", json!({"id": 1})))
+        .execute(
+            &r,
+            &Turn::new(1),
+            call("c1", "delete_note", json!({"id": 1})),
+        )
         .await
         .approval_id()
         .unwrap();
     a.approve(&approval).await.unwrap();
     let twice = b.deny(&approval, "too late").await.unwrap_err();
-    assert!(matches!(twice, JournalError::AlreadyDecided { ref decision, .. } if decision == "approve"), "{twice}");
-    let defer = b.decide(&approval, ApprovalDecision::Defer).await.unwrap_err();
+    assert!(
+        matches!(twice, JournalError::AlreadyDecided { ref decision, .. } if decision == "approve"),
+        "{twice}"
+    );
+    let defer = b
+        .decide(&approval, ApprovalDecision::Defer)
+        .await
+        .unwrap_err();
     assert_eq!(defer.class(), ErrorClass::Repair);
 
     // A request with an expiry lapses: deciding after it is refused, and
@@ -276,7 +369,11 @@ async fn decisions_on_unknown_decided_or_expired_approvals_are_refused(
         .build()
         .unwrap();
     let lapsing = short
-        .execute(&r, &Turn::new(2), call("c1", "delete_note", json!({"id": 2})))
+        .execute(
+            &r,
+            &Turn::new(2),
+            call("c1", "delete_note", json!({"id": 2})),
+        )
         .await;
     let lapsing_id = lapsing.approval_id().unwrap();
     assert!(lapsing.pending.as_ref().unwrap().expires_at.is_some());
@@ -284,7 +381,11 @@ async fn decisions_on_unknown_decided_or_expired_approvals_are_refused(
     let late = b.approve(&lapsing_id).await.unwrap_err();
     assert!(matches!(late, JournalError::Expired { .. }), "{late}");
     let answered = short
-        .execute(&r, &Turn::new(2), call("c1", "delete_note", json!({"id": 2})))
+        .execute(
+            &r,
+            &Turn::new(2),
+            call("c1", "delete_note", json!({"id": 2})),
+        )
         .await;
     assert_eq!(answered.outcome(), "denied");
     assert!(answered.text().contains("expired"), "{}", answered.text());
@@ -309,11 +410,19 @@ async fn a_call_id_delivered_again_with_other_arguments_is_refused(
     assert_eq!(ledger.lines().len(), 1);
     // An approval given for one set of arguments does not cover others.
     let pending = exec
-        .execute(&r, &Turn::new(2), call("c2", "delete_note", json!({"id": 1})))
+        .execute(
+            &r,
+            &Turn::new(2),
+            call("c2", "delete_note", json!({"id": 1})),
+        )
         .await;
     a.approve(&pending.approval_id().unwrap()).await.unwrap();
     let swapped = exec
-        .execute(&r, &Turn::new(2), call("c2", "delete_note", json!({"id": 2})))
+        .execute(
+            &r,
+            &Turn::new(2),
+            call("c2", "delete_note", json!({"id": 2})),
+        )
         .await;
     assert_eq!(swapped.outcome(), "conflict");
     assert_eq!(ledger.lines().len(), 1);
@@ -360,8 +469,15 @@ async fn a_call_started_by_a_dead_process_is_answered_interrupted_and_can_be_set
     assert_eq!(resumed.len(), 1);
     let interrupted = &resumed[0];
     assert_eq!(interrupted.outcome(), "interrupted");
-    assert_eq!(interrupted.error.as_ref().unwrap().class(), ErrorClass::Fatal);
-    assert!(interrupted.text().contains("may have run"), "{}", interrupted.text());
+    assert_eq!(
+        interrupted.error.as_ref().unwrap().class(),
+        ErrorClass::Fatal
+    );
+    assert!(
+        interrupted.text().contains("may have run"),
+        "{}",
+        interrupted.text()
+    );
     assert!(ledger.lines().is_empty(), "never run again by itself");
     // Delivered again: the same answer, still not run.
     let again = exec
@@ -370,7 +486,10 @@ async fn a_call_started_by_a_dead_process_is_answered_interrupted_and_can_be_set
     assert_eq!(again.outcome(), "interrupted");
     assert!(ledger.lines().is_empty());
     // The application found out what happened, and settles it.
-    let settled = a.settle(&key, "the counter was bumped by 4", false).await.unwrap();
+    let settled = a
+        .settle(&key, "the counter was bumped by 4", false)
+        .await
+        .unwrap();
     assert!(settled.answer.as_ref().unwrap().settled);
     let after = exec
         .execute(&r, &Turn::new(1), call("c1", "bump", json!({"by": 4})))
@@ -384,7 +503,10 @@ async fn a_call_started_by_a_dead_process_is_answered_interrupted_and_can_be_set
         .settle(&CallKey::new(id.as_str(), 1, "c2"), "no", true)
         .await
         .unwrap_err();
-    assert!(matches!(refused, JournalError::WrongState { .. }), "{refused}");
+    assert!(
+        matches!(refused, JournalError::WrongState { .. }),
+        "{refused}"
+    );
 }
 
 async fn a_read_only_call_started_by_a_dead_process_simply_runs_again(
@@ -396,7 +518,11 @@ async fn a_read_only_call_started_by_a_dead_process_simply_runs_again(
     leave_started(&a, &key, "list_notes", json!({})).await;
     let ledger = Arc::new(Ledger::default());
     let result = executor(&b)
-        .execute(&run(&id, &ledger), &Turn::new(1), call("c1", "list_notes", json!({})))
+        .execute(
+            &run(&id, &ledger),
+            &Turn::new(1),
+            call("c1", "list_notes", json!({})),
+        )
         .await;
     assert_eq!(result.outcome(), "ok");
     assert_eq!(ledger.lines(), vec!["list".to_owned()]);
@@ -453,22 +579,42 @@ async fn standing_grants_kept_in_the_journal_reach_every_instance(
         .await
         .unwrap();
     let ran = executor(&b)
-        .execute(&r, &Turn::new(1), call("c1", "delete_note", json!({"id": 1})))
+        .execute(
+            &r,
+            &Turn::new(1),
+            call("c1", "delete_note", json!({"id": 1})),
+        )
         .await;
     assert_eq!(ran.outcome(), "ok");
-    let record = b.call(&CallKey::new(id.as_str(), 1, "c1")).await.unwrap().unwrap();
+    let record = b
+        .call(&CallKey::new(id.as_str(), 1, "c1"))
+        .await
+        .unwrap()
+        .unwrap();
     let kept = record.approval.unwrap().record.unwrap();
     assert_eq!(kept.scope, GrantScope::run(id.as_str()));
     // Another run is not covered; a call grant is refused.
     let other = run(&format!("{id}-other"), &ledger);
     let waits = executor(&b)
-        .execute(&other, &Turn::new(1), call("c1", "delete_note", json!({"id": 1})))
+        .execute(
+            &other,
+            &Turn::new(1),
+            call("c1", "delete_note", json!({"id": 1})),
+        )
         .await;
     assert!(waits.is_pending());
-    assert!(a.grant_standing("delete_note", GrantScope::Call, None).await.is_err());
+    assert!(
+        a.grant_standing("delete_note", GrantScope::Call, None)
+            .await
+            .is_err()
+    );
     assert_eq!(a.revoke_standing(Some("delete_note")).await.unwrap(), 1);
     let after = executor(&b)
-        .execute(&r, &Turn::new(2), call("c1", "delete_note", json!({"id": 1})))
+        .execute(
+            &r,
+            &Turn::new(2),
+            call("c1", "delete_note", json!({"id": 1})),
+        )
         .await;
     assert!(after.is_pending());
     assert_eq!(ledger.lines().len(), 1);
@@ -488,7 +634,11 @@ async fn tool_started_is_emitted_only_for_bodies_that_run_and_events_read_back(
         .unwrap();
     let r = run(&id, &ledger);
     let pending = exec
-        .execute(&r, &Turn::new(1), call("d1", "delete_note", json!({"id": 1})))
+        .execute(
+            &r,
+            &Turn::new(1),
+            call("d1", "delete_note", json!({"id": 1})),
+        )
         .await;
     b.deny(&pending.approval_id().unwrap(), "no").await.unwrap();
     exec.resume(&r).await.unwrap();
@@ -510,8 +660,16 @@ async fn tool_started_is_emitted_only_for_bodies_that_run_and_events_read_back(
             .map(|e| e.kind.clone())
             .collect()
     };
-    assert!(!of("d1").contains(&"tool.started".to_owned()), "{:?}", of("d1"));
-    assert!(of("d1").contains(&"tool.rejected".to_owned()), "{:?}", of("d1"));
+    assert!(
+        !of("d1").contains(&"tool.started".to_owned()),
+        "{:?}",
+        of("d1")
+    );
+    assert!(
+        of("d1").contains(&"tool.rejected".to_owned()),
+        "{:?}",
+        of("d1")
+    );
     assert_eq!(of("b1"), vec!["tool.started", "tool.completed"]);
     let seqs: Vec<i64> = events.iter().map(|e| e.seq).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
@@ -526,15 +684,27 @@ async fn every_record_reads_back_in_its_documented_json_form(a: Journal, _: Jour
     let ledger = Arc::new(Ledger::default());
     let exec = executor(&a);
     let r = run(&id, &ledger);
-    exec.execute(&r, &Turn::new(1), call("c1", "delete_note", json!({"id": 5})))
-        .await;
+    exec.execute(
+        &r,
+        &Turn::new(1),
+        call("c1", "delete_note", json!({"id": 5})),
+    )
+    .await;
     exec.execute(&r, &Turn::new(1), call("c2", "bump", json!({"by": 1})))
         .await;
     let records = a.calls(&CallQuery::run(id.as_str())).await.unwrap();
     assert_eq!(records.len(), 2);
     for record in &records {
         let value = serde_json::to_value(record).unwrap();
-        for field in ["run_id", "turn", "call_id", "tool", "fingerprint", "state", "received_at"] {
+        for field in [
+            "run_id",
+            "turn",
+            "call_id",
+            "tool",
+            "fingerprint",
+            "state",
+            "received_at",
+        ] {
             assert!(value.get(field).is_some(), "{field} in {value}");
         }
         let back: CallRecord = serde_json::from_value(value).unwrap();
@@ -544,7 +714,10 @@ async fn every_record_reads_back_in_its_documented_json_form(a: Journal, _: Jour
     assert_eq!(pending.state, CallState::AwaitingApproval);
     let value = serde_json::to_value(pending).unwrap();
     assert_eq!(value["state"], "awaiting_approval");
-    assert_eq!(value["approval"]["request"]["reasons"], json!(["requires_confirmation"]));
+    assert_eq!(
+        value["approval"]["request"]["reasons"],
+        json!(["requires_confirmation"])
+    );
     assert_eq!(value["arguments"], json!({"id": 5}));
     let answered = serde_json::to_value(&records[1]).unwrap();
     assert_eq!(answered["answer"]["outcome"], "ok");
@@ -554,7 +727,11 @@ async fn every_record_reads_back_in_its_documented_json_form(a: Journal, _: Jour
 async fn the_store_enforces_compare_and_set(a: Journal, b: Journal, id: String) {
     let ledger = Arc::new(Ledger::default());
     executor(&a)
-        .execute(&run(&id, &ledger), &Turn::new(1), call("c1", "bump", json!({"by": 1})))
+        .execute(
+            &run(&id, &ledger),
+            &Turn::new(1),
+            call("c1", "bump", json!({"by": 1})),
+        )
         .await;
     let key = CallKey::new(id.as_str(), 1, "c1");
     let Stored { record, revision } = a.store().get(&key).await.unwrap().unwrap();

@@ -63,7 +63,11 @@ pub struct Bump {
 
 /// Bump the counter: a side effect with no approval.
 #[tool(local, timeout = "5s")]
-pub async fn bump(args: Bump, #[inject] ledger: Store<Ledger>, #[inject] call: ToolCallId) -> String {
+pub async fn bump(
+    args: Bump,
+    #[inject] ledger: Store<Ledger>,
+    #[inject] call: ToolCallId,
+) -> String {
     ledger.push(format!("bump {} {}", args.by, call.as_str()));
     if args.ms > 0 {
         tokio::time::sleep(Duration::from_millis(args.ms)).await;

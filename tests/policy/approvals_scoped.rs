@@ -180,7 +180,7 @@ async fn a_standing_grant_is_explicit_scoped_and_reported_in_an_event() {
     let elsewhere = run_named("run-b");
     s.policy.grant_standing(
         "delete_file",
-        GrantScope::Run(run.run_id().clone()),
+        GrantScope::run(run.run_id().clone()),
         Some(&json!({"text": "cache.tmp"})),
     );
     for turn in 1..=3 {
@@ -194,7 +194,7 @@ async fn a_standing_grant_is_explicit_scoped_and_reported_in_an_event() {
     assert_eq!(custom[0].0, "approval.standing_grant");
     assert_eq!(custom[0].1, json!({"scope": "run", "tool": "delete_file"}));
     let record = s.record_of(&run, 2, "call-0");
-    assert_eq!(record.scope, GrantScope::Run(run.run_id().clone()));
+    assert_eq!(record.scope, GrantScope::run(run.run_id().clone()));
 
     // Other arguments, or another run: the approver is asked.
     let c = delete("call-1", "important.db");

@@ -236,7 +236,10 @@ pub(crate) mod unix_ms_opt {
 
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub(crate) fn serialize<S: Serializer>(at: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(
+        at: &Option<SystemTime>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         match at {
             Some(at) => s.serialize_some(&super::to_unix_ms(*at)),
             None => s.serialize_none(),

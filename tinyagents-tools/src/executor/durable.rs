@@ -59,13 +59,17 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 .await;
             let stored = match admission {
                 Err(e) => return unavailable(&call, &e),
-                Ok(Admission::Run(stored)) => stored,
+                Ok(Admission::Run(stored)) => *stored,
                 Ok(other) => return answer_from(&call, other),
             };
             // An approved edit runs with the edited arguments.
             let edited = stored.record.state == CallState::Approved
                 && matches!(
-                    stored.record.approval.as_ref().and_then(|a| a.decision.as_ref()),
+                    stored
+                        .record
+                        .approval
+                        .as_ref()
+                        .and_then(|a| a.decision.as_ref()),
                     Some(ApprovalDecision::Edit { .. })
                 );
             let raw = if edited {
@@ -76,7 +80,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             let journaled = match decided_approval(&stored.record) {
                 Some(record) => Some(record),
                 None if needs_approval => {
-                    match journal.standing_grant(tool, &key.run_id, &fingerprint).await {
+                    match journal
+                        .standing_grant(tool, &key.run_id, &fingerprint)
+                        .await
+                    {
                         Ok(grant) => grant,
                         Err(e) => return unavailable(&call, &e),
                     }
@@ -131,7 +138,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         }
         if let Some((request, arguments)) = pending {
             let request = *request;
-            return match journal.await_approval(&stored, &arguments, request.clone()).await {
+            return match journal
+                .await_approval(&stored, &arguments, request.clone())
+                .await
+            {
                 Ok(true) => Some(ToolResult::pending_approval(
                     call.id.clone(),
                     call.name.clone(),
@@ -194,8 +204,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             .into_iter()
             .filter(|r| {
                 r.state != CallState::AwaitingApproval
-                    || r
-                        .approval
+                    || r.approval
                         .as_ref()
                         .and_then(|a| a.request.expires_at)
                         .is_some_and(|at| at <= now)
@@ -271,7 +280,7 @@ fn decided_approval(record: &CallRecord) -> Option<ApprovalRecord> {
 /// A call's result from what the journal says of it.
 fn answer_from(call: &ToolCall, admission: Admission) -> ToolResult {
     match admission {
-        Admission::Answered(answer) => result_from(call, answer),
+        Admission::Answered(answer) => result_from(call, *answer),
         Admission::Pending(entry) => {
             ToolResult::pending_approval(call.id.clone(), call.name.clone(), entry.request)
         }

@@ -13,8 +13,7 @@ use super::record::{
 };
 use super::store::{CallQuery, JournalError, JournalStore, Stored};
 use crate::approval::{
-    ApprovalDecision, ApprovalRecord, ApprovalRequest, GrantScope, approval_fingerprint,
-    to_unix_ms,
+    ApprovalDecision, ApprovalRecord, ApprovalRequest, GrantScope, approval_fingerprint, to_unix_ms,
 };
 use crate::error::ErrorClass;
 use crate::ids::RunId;
@@ -61,11 +60,11 @@ pub(crate) enum Admission {
     /// Run it: the record is at this revision (new, received, decided,
     /// or `started` by an owner that is gone for a tool that may run
     /// again).
-    Run(Stored),
+    Run(Box<Stored>),
     /// It was answered: answer it so.
-    Answered(JournalAnswer),
+    Answered(Box<JournalAnswer>),
     /// It waits for a decision.
-    Pending(ApprovalEntry),
+    Pending(Box<ApprovalEntry>),
     /// Its key was used with other arguments (or another tool).
     Conflict,
 }
@@ -275,7 +274,11 @@ impl Journal {
 
     /// Rejects `id` with a reason the model will see
     /// ([`decide`](Self::decide)).
-    pub async fn deny(&self, id: &str, reason: impl Into<String>) -> Result<CallRecord, JournalError> {
+    pub async fn deny(
+        &self,
+        id: &str,
+        reason: impl Into<String>,
+    ) -> Result<CallRecord, JournalError> {
         let reason = reason.into();
         self.decide(id, ApprovalDecision::Reject { reason }).await
     }
@@ -357,8 +360,9 @@ impl Journal {
             return Err(JournalError::WrongState {
                 key: tool.to_owned(),
                 state: CallState::AwaitingApproval,
-                reason: "a standing grant reaches a run or every run; decide one call with `decide`"
-                    .to_owned(),
+                reason:
+                    "a standing grant reaches a run or every run; decide one call with `decide`"
+                        .to_owned(),
             });
         }
         let grant = StandingGrant {
@@ -441,10 +445,10 @@ impl Journal {
                     };
                     match self.store.insert(&record).await? {
                         None => {
-                            return Ok(Admission::Run(Stored {
+                            return Ok(Admission::Run(Box::new(Stored {
                                 record,
                                 revision: 1,
-                            }));
+                            })));
                         }
                         Some(existing) => existing,
                     }
@@ -462,43 +466,53 @@ impl Journal {
             }
             match stored.record.state {
                 CallState::Answered => {
-                    let answer = stored.record.answer.clone().ok_or_else(|| {
-                        JournalError::Corrupt {
-                            location: self.store.location(),
-                            reason: format!("call {key} is answered with no answer"),
-                        }
-                    })?;
-                    return Ok(Admission::Answered(answer));
+                    let answer =
+                        stored
+                            .record
+                            .answer
+                            .clone()
+                            .ok_or_else(|| JournalError::Corrupt {
+                                location: self.store.location(),
+                                reason: format!("call {key} is answered with no answer"),
+                            })?;
+                    return Ok(Admission::Answered(Box::new(answer)));
                 }
                 CallState::AwaitingApproval => {
-                    let entry = stored.record.approval.clone().ok_or_else(|| {
-                        JournalError::Corrupt {
-                            location: self.store.location(),
-                            reason: format!("call {key} awaits an approval it does not hold"),
-                        }
-                    })?;
-                    if entry.request.expires_at.is_some_and(|at| at <= SystemTime::now()) {
+                    let entry =
+                        stored
+                            .record
+                            .approval
+                            .clone()
+                            .ok_or_else(|| JournalError::Corrupt {
+                                location: self.store.location(),
+                                reason: format!("call {key} awaits an approval it does not hold"),
+                            })?;
+                    if entry
+                        .request
+                        .expires_at
+                        .is_some_and(|at| at <= SystemTime::now())
+                    {
                         self.expire(stored).await?;
                         continue;
                     }
-                    return Ok(Admission::Pending(entry));
+                    return Ok(Admission::Pending(Box::new(entry)));
                 }
                 CallState::Received | CallState::Approved | CallState::Denied => {
-                    return Ok(Admission::Run(stored));
+                    return Ok(Admission::Run(Box::new(stored)));
                 }
                 CallState::Started if self.owner_gone(&stored.record) => {
                     if may_rerun {
-                        return Ok(Admission::Run(stored));
+                        return Ok(Admission::Run(Box::new(stored)));
                     }
                     let name = stored.record.tool.clone();
                     if let Some(answer) = self.interrupt(stored, &name).await? {
-                        return Ok(Admission::Answered(answer));
+                        return Ok(Admission::Answered(Box::new(answer)));
                     }
                 }
                 CallState::Started => {
                     // Another instance runs it: its answer is this call's.
                     if cancel.is_cancelled() {
-                        return Ok(Admission::Run(stored));
+                        return Ok(Admission::Run(Box::new(stored)));
                     }
                     tokio::select! {
                         _ = cancel.cancelled() => {}
@@ -641,10 +655,10 @@ impl Journal {
     ) -> Result<JournalAnswer, JournalError> {
         for _ in 0..16 {
             let mut record = stored.record.clone();
-            if record.state == CallState::Answered {
-                if let Some(theirs) = record.answer {
-                    return Ok(theirs);
-                }
+            if record.state == CallState::Answered
+                && let Some(theirs) = record.answer
+            {
+                return Ok(theirs);
             }
             if record.state == CallState::Started
                 && record.owner.as_deref() != Some(&*self.owner)

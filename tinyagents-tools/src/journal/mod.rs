@@ -38,10 +38,10 @@ pub use handle::{INTERRUPTED, Journal};
 pub use memory::MemoryJournal;
 #[cfg(feature = "journal-postgres")]
 pub use postgres::PostgresJournal;
-pub use recorder::JournalRecorder;
 pub use record::{
     ApprovalEntry, CallKey, CallRecord, CallState, JournalAnswer, JournalEvent, StandingGrant,
 };
+pub use recorder::JournalRecorder;
 #[cfg(feature = "journal-sqlite")]
 pub use sqlite::{SqliteJournal, SqliteOptions};
 pub use store::{CallQuery, JournalError, JournalStore, SCHEMA_VERSION, Stored};

@@ -32,13 +32,13 @@ mod selection;
 mod workspace;
 mod workspace_policy;
 
-pub use crate::redact::{MASK, Redactor};
-pub use crate::secret_forms::{MIN_EMBEDDED_BASE64, secret_forms};
-pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
 pub use crate::approval::{
     ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver, GrantScope,
     approval_fingerprint,
 };
+pub use crate::redact::{MASK, Redactor};
+pub use crate::secret_forms::{MIN_EMBEDDED_BASE64, secret_forms};
+pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
 pub use confirm::ConfirmationPolicy;
 pub use replay::{ReplayCache, ReplayScope};
 pub use selection::{ToolSelector, ToolSelectorBuilder};

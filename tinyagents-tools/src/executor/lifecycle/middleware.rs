@@ -186,7 +186,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                     redactor.json(&mut request.arguments);
                 }
                 durable.pending = Some((request, arguments.clone()));
-                Err(Stop::refused(ToolError::journal_unavailable(), own_policy()))
+                Err(Stop::refused(
+                    ToolError::journal_unavailable(),
+                    own_policy(),
+                ))
             }
             Err(e) => {
                 let policy = match e.kind() {

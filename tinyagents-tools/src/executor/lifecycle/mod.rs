@@ -35,8 +35,8 @@ use crate::runtime::RunContext;
 use crate::safety::RedactionPolicy;
 use crate::tool::Shared;
 use admit::Permits;
-use durable::DurableCx;
 use answer::{Done, Formatted, Stop};
+use durable::DurableCx;
 use span::call_span;
 
 /// Takes the outcome of a step that may wait: one that is ready is taken

@@ -1,0 +1,1255 @@
+//! [`SqliteJournal`]: a journal store in an SQLite file (feature
+//! `journal-sqlite`).
+//!
+//! Each journal has one connection, served by a thread of its own: the
+//! async methods queue a request and await its answer, so they never block
+//! the runtime. The thread runs every request queued at the time in one
+//! transaction (one commit, one sync to disk for all of them), each under a
+//! savepoint of its own so that a failing request fails alone; answers are
+//! sent once the commit is done. A transaction that writes takes the file's
+//! write lock first (`BEGIN IMMEDIATE`), so the compare-and-set of
+//! `insert` and `replace` holds between journals and processes sharing
+//! the file.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params};
+use tokio::sync::oneshot;
+
+use super::record::{CallKey, CallRecord, JournalEvent, StandingGrant};
+use super::store::{CallQuery, JournalError, JournalStore, SCHEMA_VERSION, Stored};
+use crate::ids::RunId;
+
+/// The schema migrations, in order: `MIGRATIONS[i]` takes a journal from
+/// schema version `i` to `i + 1` (version 0 is a file with only an empty
+/// `journal_meta`).
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE calls (
+        run_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        call_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        approval_id TEXT,
+        revision INTEGER NOT NULL,
+        record TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, turn, call_id)
+    );
+    CREATE INDEX calls_approval_id ON calls (approval_id);
+    CREATE INDEX calls_state ON calls (state);
+    CREATE TABLE grants (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tool TEXT NOT NULL,
+        record TEXT NOT NULL
+    );
+    CREATE INDEX grants_tool ON grants (tool);
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        record TEXT NOT NULL
+    );
+    CREATE INDEX events_run_id ON events (run_id, seq);
+"];
+
+const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
+
+/// How [`SqliteJournal::open_with`] sets up its connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// True (the default): every commit is synced to disk (`PRAGMA
+    /// synchronous = FULL`), so a committed write survives a power loss.
+    /// False (`NORMAL`): faster; a power loss may undo the last commits,
+    /// never leaving the journal inconsistent.
+    pub synchronous_full: bool,
+    /// How long a transaction waits for another connection's lock on the
+    /// file before failing with [`JournalError::Unavailable`] (default 5 s).
+    pub busy_timeout: Duration,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            synchronous_full: true,
+            busy_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A journal store in an SQLite file, in WAL mode: every promise of the
+/// journal across restarts, and between journals and processes that open
+/// the same file. Dropping it ends its connection's thread once the
+/// requests already queued are answered.
+#[derive(Debug)]
+pub struct SqliteJournal {
+    location: Arc<str>,
+    requests: mpsc::Sender<Request>,
+}
+
+impl SqliteJournal {
+    /// Opens the journal at `path` with the default [`SqliteOptions`],
+    /// creating the file (not its directory) when it is missing.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, JournalError> {
+        SqliteJournal::open_with(path, SqliteOptions::default())
+    }
+
+    /// Opens the journal at `path`, creating the file (not its directory)
+    /// when it is missing and bringing its schema up to
+    /// [`SCHEMA_VERSION`].
+    ///
+    /// Fails with [`JournalError::Open`] when the file cannot be opened or
+    /// is not an SQLite database, [`JournalError::Foreign`] when it holds
+    /// tables of its own and no journal, and [`JournalError::NewerSchema`]
+    /// when a newer build wrote it.
+    pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, JournalError> {
+        let path = path.as_ref();
+        let location: Arc<str> = Arc::from(path.display().to_string());
+        let conn = connect(path, &options).map_err(|e| open_failure(&location, e))?;
+        migrate(&conn, &location)?;
+        let (requests, queue) = mpsc::channel();
+        let served = Arc::clone(&location);
+        std::thread::Builder::new()
+            .name("tinyagents-journal-sqlite".to_owned())
+            .spawn(move || serve(&conn, &served, &queue))
+            .map_err(|e| JournalError::Open {
+                location: location.to_string(),
+                reason: format!("cannot start its thread: {e}"),
+            })?;
+        Ok(SqliteJournal { location, requests })
+    }
+
+    /// Queues the request `make` builds around a reply channel and awaits
+    /// its answer.
+    async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Request) -> Result<T, JournalError> {
+        let (reply, answer) = oneshot::channel();
+        let stopped = || unavailable(&self.location, "its connection thread has stopped");
+        self.requests.send(make(reply)).map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    fn corrupt(&self, reason: String) -> JournalError {
+        JournalError::Corrupt {
+            location: self.location.to_string(),
+            reason,
+        }
+    }
+
+    /// A record's JSON, for its `record` column.
+    fn to_json(
+        &self,
+        what: &dyn std::fmt::Display,
+        value: &impl serde::Serialize,
+    ) -> Result<String, JournalError> {
+        serde_json::to_string(value)
+            .map_err(|e| self.corrupt(format!("{what} cannot be written as JSON: {e}")))
+    }
+
+    /// A call record read back.
+    fn stored(&self, raw: RawCall) -> Result<Stored, JournalError> {
+        let key = || format!("call {}/{}/{}", raw.run_id, raw.turn, raw.call_id);
+        let record = serde_json::from_str(&raw.record)
+            .map_err(|e| self.corrupt(format!("{}: {e}", key())))?;
+        let revision = u64::try_from(raw.revision)
+            .map_err(|_| self.corrupt(format!("{}: revision {}", key(), raw.revision)))?;
+        Ok(Stored { record, revision })
+    }
+
+    /// The columns of `record`.
+    fn row(&self, record: &CallRecord) -> Result<CallRow, JournalError> {
+        Ok(CallRow {
+            key: KeyCols::of(&record.key),
+            state: record.state.as_str(),
+            approval_id: record.approval_id().map(str::to_owned),
+            record: self.to_json(&format_args!("call {}", record.key), record)?,
+            updated_at: record.updated_at,
+        })
+    }
+}
+
+#[async_trait]
+impl JournalStore for SqliteJournal {
+    fn location(&self) -> String {
+        self.location.to_string()
+    }
+
+    async fn get(&self, key: &CallKey) -> Result<Option<Stored>, JournalError> {
+        let key = KeyCols::of(key);
+        let raw = self.ask(|reply| Request::Get(key, reply)).await?;
+        raw.map(|raw| self.stored(raw)).transpose()
+    }
+
+    async fn insert(&self, record: &CallRecord) -> Result<Option<Stored>, JournalError> {
+        let row = self.row(record)?;
+        let existing = self.ask(|reply| Request::Insert(row, reply)).await?;
+        existing.map(|raw| self.stored(raw)).transpose()
+    }
+
+    async fn replace(&self, record: &CallRecord, revision: u64) -> Result<bool, JournalError> {
+        // No record is ever at a revision past i64::MAX.
+        let Ok(revision) = i64::try_from(revision) else {
+            return Ok(false);
+        };
+        let row = self.row(record)?;
+        self.ask(|reply| Request::Replace(row, revision, reply))
+            .await
+    }
+
+    async fn find(&self, query: &CallQuery) -> Result<Vec<Stored>, JournalError> {
+        let query = FindCols {
+            run_id: query.run_id.as_ref().map(|r| r.as_str().to_owned()),
+            states: query.states.iter().map(|s| s.as_str()).collect(),
+            approval_id: query.approval_id.clone(),
+        };
+        let rows = self.ask(|reply| Request::Find(query, reply)).await?;
+        rows.into_iter().map(|raw| self.stored(raw)).collect()
+    }
+
+    async fn put_grant(&self, grant: &StandingGrant) -> Result<(), JournalError> {
+        let record = self.to_json(&format_args!("a grant for {}", grant.tool), grant)?;
+        let tool = grant.tool.clone();
+        self.ask(|reply| Request::PutGrant(tool, record, reply))
+            .await
+    }
+
+    async fn grants(&self, tool: &str) -> Result<Vec<StandingGrant>, JournalError> {
+        let tool = tool.to_owned();
+        let records = self.ask(|reply| Request::Grants(tool, reply)).await?;
+        records
+            .iter()
+            .map(|record| {
+                serde_json::from_str(record).map_err(|e| self.corrupt(format!("grant: {e}")))
+            })
+            .collect()
+    }
+
+    async fn revoke_grants(&self, tool: Option<&str>) -> Result<u64, JournalError> {
+        let tool = tool.map(str::to_owned);
+        self.ask(|reply| Request::Revoke(tool, reply)).await
+    }
+
+    async fn append_events(&self, events: &[JournalEvent]) -> Result<(), JournalError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let rows = events
+            .iter()
+            .map(|event| {
+                let record = self.to_json(&format_args!("event {}", event.kind), event)?;
+                Ok((event.run_id.as_str().to_owned(), record))
+            })
+            .collect::<Result<Vec<_>, JournalError>>()?;
+        self.ask(|reply| Request::Append(rows, reply)).await
+    }
+
+    async fn events(&self, run: Option<&RunId>) -> Result<Vec<JournalEvent>, JournalError> {
+        let run = run.map(|r| r.as_str().to_owned());
+        let rows = self.ask(|reply| Request::Events(run, reply)).await?;
+        rows.into_iter()
+            .map(|(seq, record)| {
+                let mut event: JournalEvent = serde_json::from_str(&record)
+                    .map_err(|e| self.corrupt(format!("event {seq}: {e}")))?;
+                event.seq = seq;
+                Ok(event)
+            })
+            .collect()
+    }
+}
+
+/// Opens the connection and sets its pragmas.
+fn connect(path: &Path, options: &SqliteOptions) -> rusqlite::Result<Connection> {
+    // No SQLITE_OPEN_URI: the path is a file name, even one starting `file:`.
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(options.busy_timeout)?;
+    // Readers never wait for the writer. A file system without shared
+    // memory keeps the rollback journal: slower, and just as correct.
+    conn.query_row("PRAGMA journal_mode = WAL", [], |row| {
+        row.get::<_, String>(0)
+    })?;
+    conn.execute_batch(if options.synchronous_full {
+        "PRAGMA synchronous = FULL"
+    } else {
+        "PRAGMA synchronous = NORMAL"
+    })?;
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(conn)
+}
+
+/// Brings the schema up to [`SCHEMA_VERSION`]. A current schema is only
+/// read; a migration holds the write lock, so two processes opening a new
+/// file do not both create it.
+fn migrate(conn: &Connection, location: &str) -> Result<(), JournalError> {
+    if schema_version(conn, location)? == Some(SCHEMA_VERSION) {
+        return Ok(());
+    }
+    exec(conn, "BEGIN IMMEDIATE").map_err(|e| open_failure(location, e))?;
+    let upgraded = upgrade(conn, location);
+    let end = if upgraded.is_ok() {
+        "COMMIT"
+    } else {
+        "ROLLBACK"
+    };
+    let ended = exec(conn, end).map_err(|e| open_failure(location, e));
+    upgraded.and(ended)
+}
+
+/// Applies the migrations the journal lacks; the write lock is held.
+fn upgrade(conn: &Connection, location: &str) -> Result<(), JournalError> {
+    let failed = |e| open_failure(location, e);
+    let found = match schema_version(conn, location)? {
+        Some(version) => version,
+        None => {
+            conn.execute_batch("CREATE TABLE journal_meta (key TEXT PRIMARY KEY, value TEXT)")
+                .map_err(failed)?;
+            0
+        }
+    };
+    let applied = usize::try_from(found).unwrap_or(usize::MAX);
+    for (done, migration) in MIGRATIONS.iter().enumerate().skip(applied) {
+        conn.execute_batch(migration)
+            .map_err(|e| JournalError::Open {
+                location: location.to_owned(),
+                reason: format!("migration to schema version {}: {e}", done + 1),
+            })?;
+    }
+    conn.execute(
+        "INSERT INTO journal_meta (key, value) VALUES ('schema_version', ?1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [SCHEMA_VERSION.to_string()],
+    )
+    .map_err(failed)?;
+    Ok(())
+}
+
+/// The journal's schema version; `None` for a database with no tables.
+fn schema_version(conn: &Connection, location: &str) -> Result<Option<i64>, JournalError> {
+    let failed = |e| open_failure(location, e);
+    let foreign = |reason: String| JournalError::Foreign {
+        location: location.to_owned(),
+        reason,
+    };
+    let tables: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'
+             ORDER BY name",
+        )
+        .and_then(|mut stmt| {
+            let names = stmt.query_map([], |row| row.get(0))?;
+            names.collect()
+        })
+        .map_err(failed)?;
+    if tables.is_empty() {
+        return Ok(None);
+    }
+    if !tables.iter().any(|t| t == "journal_meta") {
+        return Err(foreign(format!(
+            "it has tables of its own ({}) and no journal_meta",
+            tables.join(", ")
+        )));
+    }
+    let value: Option<String> = conn
+        .query_row(
+            "SELECT value FROM journal_meta WHERE key = 'schema_version'",
+            [],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(failed)?;
+    let found = value
+        .as_deref()
+        .and_then(|v| v.parse::<i64>().ok())
+        .filter(|v| *v >= 0)
+        .ok_or_else(|| foreign(format!("its journal_meta has schema_version {value:?}")))?;
+    if found > SCHEMA_VERSION {
+        return Err(JournalError::NewerSchema {
+            location: location.to_owned(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(Some(found))
+}
+
+/// An error while opening: a lock held too long is worth retrying, anything
+/// else is not.
+fn open_failure(location: &str, error: rusqlite::Error) -> JournalError {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            unavailable(location, &error.to_string())
+        }
+        _ => JournalError::Open {
+            location: location.to_owned(),
+            reason: error.to_string(),
+        },
+    }
+}
+
+/// An error of a statement: a value that cannot be read back is corrupt;
+/// anything else (a lock held too long, an I/O error) may pass.
+fn statement_failure(location: &str, error: rusqlite::Error) -> JournalError {
+    let unreadable = matches!(
+        error,
+        rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..)
+    ) || matches!(
+        error.sqlite_error_code(),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+    );
+    if unreadable {
+        JournalError::Corrupt {
+            location: location.to_owned(),
+            reason: error.to_string(),
+        }
+    } else {
+        unavailable(location, &error.to_string())
+    }
+}
+
+fn unavailable(location: &str, reason: &str) -> JournalError {
+    JournalError::Unavailable {
+        location: location.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
+/// Runs one statement without parameters, prepared once per connection.
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
+}
+
+// --- The connection's thread -------------------------------------------
+
+/// Where an answer goes.
+type Reply<T> = oneshot::Sender<Result<T, JournalError>>;
+
+/// A call's key, as its columns.
+struct KeyCols {
+    run_id: String,
+    turn: i64,
+    call_id: String,
+}
+
+impl KeyCols {
+    fn of(key: &CallKey) -> Self {
+        KeyCols {
+            run_id: key.run_id.as_str().to_owned(),
+            turn: i64::from(key.turn),
+            call_id: key.call_id.as_str().to_owned(),
+        }
+    }
+}
+
+/// A call record, as its columns.
+struct CallRow {
+    key: KeyCols,
+    state: &'static str,
+    approval_id: Option<String>,
+    record: String,
+    updated_at: i64,
+}
+
+/// A call record as read, not yet parsed.
+struct RawCall {
+    run_id: String,
+    turn: i64,
+    call_id: String,
+    revision: i64,
+    record: String,
+}
+
+/// A [`CallQuery`], as column values.
+struct FindCols {
+    run_id: Option<String>,
+    states: Vec<&'static str>,
+    approval_id: Option<String>,
+}
+
+/// One method call, run by the connection's thread.
+enum Request {
+    Get(KeyCols, Reply<Option<RawCall>>),
+    Insert(CallRow, Reply<Option<RawCall>>),
+    Replace(CallRow, i64, Reply<bool>),
+    Find(FindCols, Reply<Vec<RawCall>>),
+    PutGrant(String, String, Reply<()>),
+    Grants(String, Reply<Vec<String>>),
+    Revoke(Option<String>, Reply<u64>),
+    Append(Vec<(String, String)>, Reply<()>),
+    Events(Option<String>, Reply<Vec<(i64, String)>>),
+}
+
+/// A request that ran in the batch's transaction: given the commit's
+/// failure, if any, it sends its answer.
+type Settle = Box<dyn FnOnce(Option<&str>)>;
+
+/// Sends `result` once the commit is known; a failed commit turns a success
+/// into [`JournalError::Unavailable`].
+fn settle<T: 'static>(reply: Reply<T>, result: rusqlite::Result<T>, location: &str) -> Settle {
+    let location = location.to_owned();
+    let result = result.map_err(|e| statement_failure(&location, e));
+    Box::new(move |commit_failure| {
+        let answer = match commit_failure {
+            Some(reason) if result.is_ok() => Err(unavailable(&location, reason)),
+            _ => result,
+        };
+        // A caller that stopped waiting is no one to report to.
+        let _ = reply.send(answer);
+    })
+}
+
+impl Request {
+    fn writes(&self) -> bool {
+        matches!(
+            self,
+            Request::Insert(..)
+                | Request::Replace(..)
+                | Request::PutGrant(..)
+                | Request::Revoke(..)
+                | Request::Append(..)
+        )
+    }
+
+    /// Runs the request in the open transaction; a write runs under a
+    /// savepoint of its own.
+    fn run(self, conn: &Connection, location: &str) -> Settle {
+        match self {
+            Request::Get(key, reply) => settle(reply, get(conn, &key), location),
+            Request::Find(query, reply) => settle(reply, find(conn, &query), location),
+            Request::Grants(tool, reply) => settle(reply, grants(conn, &tool), location),
+            Request::Events(run, reply) => settle(reply, events(conn, run.as_deref()), location),
+            Request::Insert(row, reply) => {
+                settle(reply, savepoint(conn, || insert(conn, &row)), location)
+            }
+            Request::Replace(row, revision, reply) => settle(
+                reply,
+                savepoint(conn, || replace(conn, &row, revision)),
+                location,
+            ),
+            Request::PutGrant(tool, record, reply) => settle(
+                reply,
+                savepoint(conn, || put_grant(conn, &tool, &record)),
+                location,
+            ),
+            Request::Revoke(tool, reply) => settle(
+                reply,
+                savepoint(conn, || revoke(conn, tool.as_deref())),
+                location,
+            ),
+            Request::Append(rows, reply) => {
+                settle(reply, savepoint(conn, || append(conn, &rows)), location)
+            }
+        }
+    }
+
+    /// Answers the request with `error`, without running it.
+    fn refuse(self, error: JournalError) {
+        fn send<T>(reply: Reply<T>, error: JournalError) {
+            // A caller that stopped waiting is no one to report to.
+            let _ = reply.send(Err(error));
+        }
+        match self {
+            Request::Get(_, reply) | Request::Insert(_, reply) => send(reply, error),
+            Request::Replace(_, _, reply) => send(reply, error),
+            Request::Find(_, reply) => send(reply, error),
+            Request::PutGrant(_, _, reply) | Request::Append(_, reply) => send(reply, error),
+            Request::Grants(_, reply) => send(reply, error),
+            Request::Revoke(_, reply) => send(reply, error),
+            Request::Events(_, reply) => send(reply, error),
+        }
+    }
+}
+
+/// The connection's thread: takes a request, then every request queued
+/// behind it, and runs them in one transaction; ends when the journal is
+/// dropped.
+fn serve(conn: &Connection, location: &str, queue: &mpsc::Receiver<Request>) {
+    while let Ok(first) = queue.recv() {
+        let mut batch = VecDeque::from([first]);
+        batch.extend(queue.try_iter());
+        run_batch(conn, location, batch);
+    }
+}
+
+/// Runs `batch` in one transaction and answers each request after the
+/// commit.
+fn run_batch(conn: &Connection, location: &str, mut batch: VecDeque<Request>) {
+    while !batch.is_empty() {
+        // Writers take the write lock up front: a deferred transaction that
+        // read first could not take it later without failing.
+        let begin = if batch.iter().any(Request::writes) {
+            "BEGIN IMMEDIATE"
+        } else {
+            "BEGIN"
+        };
+        if let Err(e) = exec(conn, begin) {
+            let reason = e.to_string();
+            for request in batch {
+                request.refuse(unavailable(location, &reason));
+            }
+            return;
+        }
+        let mut settled = Vec::with_capacity(batch.len());
+        while let Some(request) = batch.pop_front() {
+            settled.push(request.run(conn, location));
+            // Some errors (I/O, a full disk) make SQLite roll the whole
+            // transaction back: what ran is lost, the rest goes in a new one.
+            if conn.is_autocommit() {
+                break;
+            }
+        }
+        let commit = if conn.is_autocommit() {
+            Err("the transaction was rolled back".to_owned())
+        } else {
+            exec(conn, "COMMIT").map_err(|e| e.to_string())
+        };
+        if commit.is_err() && !conn.is_autocommit() {
+            let _ = exec(conn, "ROLLBACK");
+        }
+        let failure = commit.err();
+        for settle in settled {
+            settle(failure.as_deref());
+        }
+    }
+}
+
+/// Runs `op` under a savepoint: when it fails, what it wrote is undone and
+/// the rest of the transaction stands.
+fn savepoint<T>(
+    conn: &Connection,
+    op: impl FnOnce() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    exec(conn, "SAVEPOINT request")?;
+    let result = op().and_then(|value| exec(conn, "RELEASE request").map(|()| value));
+    if result.is_err() {
+        // Fails only when the transaction is gone already.
+        let _ = exec(conn, "ROLLBACK TO request").and_then(|()| exec(conn, "RELEASE request"));
+    }
+    result
+}
+
+const CALL_COLUMNS: &str = "run_id, turn, call_id, revision, record";
+
+fn raw_call(row: &Row<'_>) -> rusqlite::Result<RawCall> {
+    Ok(RawCall {
+        run_id: row.get(0)?,
+        turn: row.get(1)?,
+        call_id: row.get(2)?,
+        revision: row.get(3)?,
+        record: row.get(4)?,
+    })
+}
+
+fn get(conn: &Connection, key: &KeyCols) -> rusqlite::Result<Option<RawCall>> {
+    conn.prepare_cached(
+        "SELECT run_id, turn, call_id, revision, record FROM calls
+         WHERE run_id = ?1 AND turn = ?2 AND call_id = ?3",
+    )?
+    .query_row(params![key.run_id, key.turn, key.call_id], raw_call)
+    .optional()
+}
+
+fn insert(conn: &Connection, row: &CallRow) -> rusqlite::Result<Option<RawCall>> {
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO calls (run_id, turn, call_id, state, approval_id, revision, record, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)
+             ON CONFLICT (run_id, turn, call_id) DO NOTHING",
+        )?
+        .execute(params![
+            row.key.run_id,
+            row.key.turn,
+            row.key.call_id,
+            row.state,
+            row.approval_id,
+            row.record,
+            row.updated_at,
+        ])?;
+    if inserted == 1 {
+        return Ok(None);
+    }
+    // The write lock is held: the record found is the one that won.
+    get(conn, &row.key)?
+        .ok_or(rusqlite::Error::QueryReturnedNoRows)
+        .map(Some)
+}
+
+fn replace(conn: &Connection, row: &CallRow, revision: i64) -> rusqlite::Result<bool> {
+    let replaced = conn
+        .prepare_cached(
+            "UPDATE calls SET state = ?4, approval_id = ?5, record = ?6, updated_at = ?7,
+                revision = revision + 1
+             WHERE run_id = ?1 AND turn = ?2 AND call_id = ?3 AND revision = ?8",
+        )?
+        .execute(params![
+            row.key.run_id,
+            row.key.turn,
+            row.key.call_id,
+            row.state,
+            row.approval_id,
+            row.record,
+            row.updated_at,
+            revision,
+        ])?;
+    Ok(replaced == 1)
+}
+
+fn find(conn: &Connection, query: &FindCols) -> rusqlite::Result<Vec<RawCall>> {
+    let mut sql = format!("SELECT {CALL_COLUMNS} FROM calls WHERE 1");
+    let mut values: Vec<&str> = Vec::new();
+    if let Some(run) = &query.run_id {
+        sql.push_str(" AND run_id = ?");
+        values.push(run);
+    }
+    if !query.states.is_empty() {
+        let marks = vec!["?"; query.states.len()].join(", ");
+        sql.push_str(&format!(" AND state IN ({marks})"));
+        values.extend(query.states.iter().copied());
+    }
+    if let Some(id) = &query.approval_id {
+        sql.push_str(" AND approval_id = ?");
+        values.push(id);
+    }
+    // BINARY collation compares UTF-8 bytes, as `str`'s `Ord` does.
+    sql.push_str(" ORDER BY run_id, turn, call_id");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(values), raw_call)?;
+    rows.collect()
+}
+
+fn put_grant(conn: &Connection, tool: &str, record: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO grants (tool, record) VALUES (?1, ?2)")?
+        .execute(params![tool, record])
+        .map(drop)
+}
+
+fn grants(conn: &Connection, tool: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT record FROM grants WHERE tool = ?1 ORDER BY id")?;
+    let rows = stmt.query_map([tool], |row| row.get(0))?;
+    rows.collect()
+}
+
+fn revoke(conn: &Connection, tool: Option<&str>) -> rusqlite::Result<u64> {
+    let revoked = match tool {
+        Some(tool) => conn
+            .prepare_cached("DELETE FROM grants WHERE tool = ?1")?
+            .execute([tool])?,
+        None => conn.prepare_cached("DELETE FROM grants")?.execute([])?,
+    };
+    Ok(revoked as u64)
+}
+
+fn append(conn: &Connection, rows: &[(String, String)]) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached("INSERT INTO events (run_id, record) VALUES (?1, ?2)")?;
+    for (run_id, record) in rows {
+        stmt.execute([run_id, record])?;
+    }
+    Ok(())
+}
+
+fn events(conn: &Connection, run: Option<&str>) -> rusqlite::Result<Vec<(i64, String)>> {
+    let row = |row: &Row<'_>| -> rusqlite::Result<(i64, String)> { Ok((row.get(0)?, row.get(1)?)) };
+    match run {
+        Some(run) => {
+            let mut stmt = conn
+                .prepare_cached("SELECT seq, record FROM events WHERE run_id = ?1 ORDER BY seq")?;
+            let rows = stmt.query_map([run], row)?;
+            rows.collect()
+        }
+        None => {
+            let mut stmt = conn.prepare_cached("SELECT seq, record FROM events ORDER BY seq")?;
+            let rows = stmt.query_map([], row)?;
+            rows.collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::approval::{ApprovalRequest, GrantScope};
+    use crate::journal::record::{ApprovalEntry, CallState};
+
+    /// A journal file under the temp directory, removed with its WAL files
+    /// when dropped.
+    struct TempFile(PathBuf);
+
+    impl TempFile {
+        fn new(name: &str) -> Self {
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let pid = std::process::id();
+            TempFile(std::env::temp_dir().join(format!("tinyagents-sqlite-{pid}-{n}-{name}.db")))
+        }
+
+        fn raw(&self) -> Connection {
+            let conn = Connection::open(&self.0).unwrap();
+            conn.busy_timeout(Duration::from_secs(5)).unwrap();
+            conn
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", self.0.display()));
+            }
+        }
+    }
+
+    fn record(run: &str, turn: u32, call: &str, state: CallState) -> CallRecord {
+        CallRecord {
+            key: CallKey::new(run, turn, call),
+            tool: "echo".to_owned(),
+            fingerprint: format!("fp-{call}"),
+            arguments: json!({ "text": call }),
+            state,
+            approval: None,
+            owner: None,
+            lease_until: None,
+            answer: None,
+            received_at: 1_000,
+            updated_at: 1_000,
+        }
+    }
+
+    fn awaiting(run: &str, turn: u32, call: &str, approval_id: &str) -> CallRecord {
+        let mut record = record(run, turn, call, CallState::AwaitingApproval);
+        record.approval = Some(ApprovalEntry {
+            id: approval_id.to_owned(),
+            request: ApprovalRequest {
+                run_id: run.into(),
+                turn,
+                call_id: call.into(),
+                tool: "echo".to_owned(),
+                arguments: json!({ "text": call }),
+                fingerprint: format!("fp-{call}"),
+                reasons: Vec::new(),
+                expires_at: None,
+            },
+            decision: None,
+            record: None,
+        });
+        record
+    }
+
+    fn event(run: &str, kind: &str, at: i64) -> JournalEvent {
+        JournalEvent {
+            seq: 0,
+            kind: kind.to_owned(),
+            run_id: run.into(),
+            thread_id: "thread".into(),
+            call_id: "call_1".into(),
+            tool: "echo".to_owned(),
+            attempt: 1,
+            at,
+            error_class: None,
+            error_kind: None,
+            policy: None,
+            args_hash: None,
+            result_hash: None,
+            name: None,
+            data: None,
+        }
+    }
+
+    fn keys(found: &[Stored]) -> Vec<String> {
+        found.iter().map(|s| s.record.key.to_string()).collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_record_round_trips_and_a_stale_revision_is_refused() {
+        let file = TempFile::new("round-trip");
+        let journal = SqliteJournal::open(&file.0).unwrap();
+        assert_eq!(journal.location(), file.0.display().to_string());
+
+        let received = record("run", 1, "call_1", CallState::Received);
+        assert_eq!(journal.insert(&received).await.unwrap(), None);
+        let stored = journal.get(&received.key).await.unwrap();
+        assert_eq!(
+            stored,
+            Some(Stored {
+                record: received.clone(),
+                revision: 1
+            })
+        );
+
+        let mut started = received.clone();
+        started.state = CallState::Started;
+        started.owner = Some("instance-a".to_owned());
+        started.updated_at = 2_000;
+        assert!(journal.replace(&started, 1).await.unwrap());
+        assert!(!journal.replace(&received, 1).await.unwrap());
+        let missing = record("run", 1, "call_9", CallState::Received);
+        assert!(!journal.replace(&missing, 1).await.unwrap());
+        assert!(!journal.replace(&started, u64::MAX).await.unwrap());
+        drop(journal);
+
+        let reopened = SqliteJournal::open(&file.0).unwrap();
+        let stored = reopened.get(&received.key).await.unwrap();
+        assert_eq!(
+            stored,
+            Some(Stored {
+                record: started,
+                revision: 2
+            })
+        );
+        assert_eq!(reopened.get(&missing.key).await.unwrap(), None);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn inserting_an_existing_key_returns_the_stored_record_and_writes_nothing() {
+        let file = TempFile::new("insert-existing");
+        let journal = SqliteJournal::open(&file.0).unwrap();
+        let first = record("run", 1, "call_1", CallState::Received);
+        journal.insert(&first).await.unwrap();
+
+        let mut other = first.clone();
+        other.fingerprint = "fp-other".to_owned();
+        let existing = journal.insert(&other).await.unwrap();
+        assert_eq!(
+            existing,
+            Some(Stored {
+                record: first.clone(),
+                revision: 1
+            })
+        );
+        let stored = journal.get(&first.key).await.unwrap();
+        assert_eq!(
+            stored.map(|s| s.record.fingerprint),
+            Some("fp-call_1".to_owned())
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn find_selects_by_run_state_and_approval_id_in_key_order() {
+        let file = TempFile::new("find");
+        let journal = SqliteJournal::open(&file.0).unwrap();
+        for record in [
+            record("b", 1, "c1", CallState::Answered),
+            record("a", 10, "c0", CallState::Received),
+            awaiting("a", 2, "c0", "apr_one"),
+            record("a", 1, "c1", CallState::Started),
+            awaiting("b", 2, "c0", "apr_two"),
+        ] {
+            journal.insert(&record).await.unwrap();
+        }
+
+        let all = journal.find(&CallQuery::all()).await.unwrap();
+        assert_eq!(
+            keys(&all),
+            ["a/1/c1", "a/2/c0", "a/10/c0", "b/1/c1", "b/2/c0"]
+        );
+        let run_a = journal.find(&CallQuery::run("a")).await.unwrap();
+        assert_eq!(keys(&run_a), ["a/1/c1", "a/2/c0", "a/10/c0"]);
+        let states = [CallState::Received, CallState::AwaitingApproval];
+        let waiting = journal
+            .find(&CallQuery::run("a").in_states(states))
+            .await
+            .unwrap();
+        assert_eq!(keys(&waiting), ["a/2/c0", "a/10/c0"]);
+        let answered = CallQuery::all().in_states([CallState::Answered]);
+        assert_eq!(keys(&journal.find(&answered).await.unwrap()), ["b/1/c1"]);
+        let by_approval = CallQuery {
+            approval_id: Some("apr_two".to_owned()),
+            ..CallQuery::default()
+        };
+        let found = journal.find(&by_approval).await.unwrap();
+        assert_eq!(keys(&found), ["b/2/c0"]);
+        assert_eq!(found[0].record.approval_id(), Some("apr_two"));
+        assert!(journal.find(&CallQuery::run("c")).await.unwrap().is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn grants_are_kept_per_tool_in_order_and_revoked() {
+        let file = TempFile::new("grants");
+        let journal = SqliteJournal::open(&file.0).unwrap();
+        let grant = |tool: &str, at: i64, scope: GrantScope| StandingGrant {
+            tool: tool.to_owned(),
+            scope,
+            fingerprint: None,
+            at,
+        };
+        let run_grant = grant(
+            "deploy",
+            1,
+            GrantScope::Run {
+                run_id: "run".into(),
+            },
+        );
+        let all_runs = grant("deploy", 2, GrantScope::AllRuns);
+        let delete = grant("delete", 3, GrantScope::AllRuns);
+        for g in [&run_grant, &all_runs, &delete] {
+            journal.put_grant(g).await.unwrap();
+        }
+
+        assert_eq!(
+            journal.grants("deploy").await.unwrap(),
+            [run_grant, all_runs]
+        );
+        assert!(journal.grants("other").await.unwrap().is_empty());
+        assert_eq!(journal.revoke_grants(Some("deploy")).await.unwrap(), 2);
+        assert!(journal.grants("deploy").await.unwrap().is_empty());
+        assert_eq!(journal.grants("delete").await.unwrap(), [delete]);
+        assert_eq!(journal.revoke_grants(None).await.unwrap(), 1);
+        assert!(journal.grants("delete").await.unwrap().is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn events_are_read_back_in_order_with_seq_from_one() {
+        let file = TempFile::new("events");
+        let journal = SqliteJournal::open(&file.0).unwrap();
+        let first = [event("a", "tool.started", 1), event("b", "tool.started", 2)];
+        journal.append_events(&first).await.unwrap();
+        journal.append_events(&[]).await.unwrap();
+        journal
+            .append_events(&[event("a", "tool.completed", 3)])
+            .await
+            .unwrap();
+
+        let all = journal.events(None).await.unwrap();
+        let seen: Vec<_> = all
+            .iter()
+            .map(|e| (e.seq, e.run_id.as_str(), e.at))
+            .collect();
+        assert_eq!(seen, [(1, "a", 1), (2, "b", 2), (3, "a", 3)]);
+        let run_a = journal.events(Some(&RunId::from("a"))).await.unwrap();
+        let seen: Vec<_> = run_a.iter().map(|e| (e.seq, e.kind.as_str())).collect();
+        assert_eq!(seen, [(1, "tool.started"), (3, "tool.completed")]);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn fifty_concurrent_inserts_are_all_committed() {
+        let file = TempFile::new("group-commit");
+        let journal = Arc::new(SqliteJournal::open(&file.0).unwrap());
+        let tasks: Vec<_> = (0..50)
+            .map(|i| {
+                let journal = Arc::clone(&journal);
+                tokio::spawn(async move {
+                    let call = format!("call_{i:02}");
+                    journal
+                        .insert(&record("run", 1, &call, CallState::Received))
+                        .await
+                })
+            })
+            .collect();
+        for task in tasks {
+            assert_eq!(task.await.unwrap().unwrap(), None);
+        }
+
+        let found = journal.find(&CallQuery::run("run")).await.unwrap();
+        assert_eq!(found.len(), 50);
+        assert_eq!(found[0].record.key.call_id.as_str(), "call_00");
+        assert_eq!(found[49].record.key.call_id.as_str(), "call_49");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn exactly_one_of_twenty_replaces_at_one_revision_wins_across_two_journals() {
+        let file = TempFile::new("cas-race");
+        let journals = [
+            Arc::new(SqliteJournal::open(&file.0).unwrap()),
+            Arc::new(SqliteJournal::open(&file.0).unwrap()),
+        ];
+        let received = record("run", 1, "call_1", CallState::Received);
+        journals[0].insert(&received).await.unwrap();
+
+        let tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let journal = Arc::clone(&journals[i % 2]);
+                let mut claim = received.clone();
+                claim.state = CallState::Started;
+                claim.owner = Some(format!("instance-{i}"));
+                tokio::spawn(async move { (journal.replace(&claim, 1).await.unwrap(), claim) })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for task in tasks {
+            let (won, claim) = task.await.unwrap();
+            if won {
+                winners.push(claim);
+            }
+        }
+
+        assert_eq!(winners.len(), 1);
+        let stored = journals[1].get(&received.key).await.unwrap();
+        assert_eq!(
+            stored,
+            Some(Stored {
+                record: winners.remove(0),
+                revision: 2
+            })
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_failing_statement_fails_only_its_own_request() {
+        let file = TempFile::new("savepoint");
+        let journal = Arc::new(SqliteJournal::open(&file.0).unwrap());
+        file.raw()
+            .execute_batch(
+                "CREATE TRIGGER refuse BEFORE INSERT ON calls WHEN NEW.call_id = 'call_07'
+                 BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END;",
+            )
+            .unwrap();
+
+        let tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let journal = Arc::clone(&journal);
+                let record = record("run", 1, &format!("call_{i:02}"), CallState::Received);
+                tokio::spawn(async move { journal.insert(&record).await })
+            })
+            .collect();
+        for (i, task) in tasks.into_iter().enumerate() {
+            match task.await.unwrap() {
+                Err(JournalError::Unavailable { reason, .. }) if i == 7 => {
+                    assert!(reason.contains("refused by a test trigger"), "{reason}");
+                }
+                Ok(None) if i != 7 => {}
+                other => panic!("call {i}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            journal.find(&CallQuery::run("run")).await.unwrap().len(),
+            19
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_write_waiting_for_another_writer_past_the_timeout_is_unavailable() {
+        let file = TempFile::new("busy");
+        let options = SqliteOptions {
+            busy_timeout: Duration::from_millis(100),
+            ..SqliteOptions::default()
+        };
+        let journal = SqliteJournal::open_with(&file.0, options).unwrap();
+        let received = record("run", 1, "call_1", CallState::Received);
+        journal.insert(&received).await.unwrap();
+
+        let other = file.raw();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let late = record("run", 1, "call_2", CallState::Received);
+        let err = journal.insert(&late).await.unwrap_err();
+        assert!(matches!(err, JournalError::Unavailable { .. }), "{err:?}");
+        // Readers do not wait for the writer.
+        assert!(journal.get(&received.key).await.unwrap().is_some());
+
+        other.execute_batch("COMMIT").unwrap();
+        assert_eq!(journal.insert(&late).await.unwrap(), None);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_refused_naming_it() {
+        let file = TempFile::new("garbage");
+        std::fs::write(&file.0, b"this is not an SQLite database\n".repeat(256)).unwrap();
+        let path = file.0.display().to_string();
+
+        let err = SqliteJournal::open(&file.0).unwrap_err();
+        match &err {
+            JournalError::Open { location, .. } | JournalError::Foreign { location, .. } => {
+                assert_eq!(*location, path);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(err.to_string().contains(&path), "{err}");
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_open_error_naming_the_path() {
+        let file = TempFile::new("no-such-directory");
+        let path = file.0.with_extension("d").join("journal.db");
+        let err = SqliteJournal::open(&path).unwrap_err();
+        assert!(matches!(err, JournalError::Open { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_database_with_tables_of_its_own_is_foreign() {
+        let file = TempFile::new("foreign");
+        file.raw()
+            .execute_batch("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+            .unwrap();
+
+        let err = SqliteJournal::open(&file.0).unwrap_err();
+        match &err {
+            JournalError::Foreign { location, reason } => {
+                assert_eq!(*location, file.0.display().to_string());
+                assert!(reason.contains("customers"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            err.to_string().contains(&file.0.display().to_string()),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_journal_of_a_newer_schema_is_refused_with_both_versions() {
+        let file = TempFile::new("newer");
+        drop(SqliteJournal::open(&file.0).unwrap());
+        let raw = file.raw();
+        let version: String = raw
+            .query_row(
+                "SELECT value FROM journal_meta WHERE key = 'schema_version'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION.to_string());
+        raw.execute(
+            "UPDATE journal_meta SET value = ?1 WHERE key = 'schema_version'",
+            [(SCHEMA_VERSION + 1).to_string()],
+        )
+        .unwrap();
+
+        let err = SqliteJournal::open(&file.0).unwrap_err();
+        match err {
+            JournalError::NewerSchema {
+                location,
+                found,
+                supported,
+            } => {
+                assert_eq!(location, file.0.display().to_string());
+                assert_eq!((found, supported), (SCHEMA_VERSION + 1, SCHEMA_VERSION));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_corrupt_record_is_reported_by_get_and_find() {
+        let file = TempFile::new("corrupt");
+        let journal = SqliteJournal::open(&file.0).unwrap();
+        let received = record("run", 1, "call_1", CallState::Received);
+        journal.insert(&received).await.unwrap();
+        file.raw()
+            .execute(
+                "UPDATE calls SET record = '{\"run_id\": 12' WHERE call_id = 'call_1'",
+                [],
+            )
+            .unwrap();
+
+        let err = journal.get(&received.key).await.unwrap_err();
+        match &err {
+            JournalError::Corrupt { location, reason } => {
+                assert_eq!(*location, file.0.display().to_string());
+                assert!(reason.contains("run/1/call_1"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let err = journal.find(&CallQuery::all()).await.unwrap_err();
+        assert!(matches!(err, JournalError::Corrupt { .. }), "{err:?}");
+    }
+}
