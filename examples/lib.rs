@@ -16,6 +16,7 @@ use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RegistryError, WorkspaceRoot, async_trait, tool};
 
 pub mod agent;
+pub mod durable;
 pub mod services;
 
 /// One document of the built-in set.

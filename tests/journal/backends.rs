@@ -25,6 +25,41 @@ async fn the_suite_passes_on_the_memory_journal() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_suite_passes_on_sqlite_with_two_connections_to_one_file() {
+    let dir = std::env::temp_dir().join(format!("tinyagents-suite-sqlite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let counter = std::sync::atomic::AtomicU32::new(0);
+    run_suite("sqlite", || {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let url = format!("sqlite://{}", dir.join(format!("journal-{n}.db")).display());
+        async move {
+            // Two handles, two connections (and two writer threads) on one
+            // file: as two processes would have.
+            let a = Journal::open(&url).await.unwrap();
+            let b = Journal::open(&url).await.unwrap();
+            (a, b)
+        }
+    })
+    .await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_suite_passes_on_postgres_with_two_pools_on_one_database() {
+    let pg = tinyagents_tools::testkit::TempPostgres::start().unwrap_or_else(|e| panic!("{e}"));
+    let url = pg.url().to_owned();
+    run_suite("postgres", || {
+        let url = url.clone();
+        async move {
+            let a = Journal::open(&url).await.unwrap();
+            let b = Journal::open(&url).await.unwrap();
+            (a, b)
+        }
+    })
+    .await;
+}
+
 /// A store whose database went away: every statement fails.
 struct Gone;
 

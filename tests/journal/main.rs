@@ -4,5 +4,6 @@
 
 mod backends;
 mod crash;
+mod example;
 mod suite;
 mod tools;
