@@ -131,7 +131,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     }
 
     /// Runs one call and answers it, in ten steps (a refusal or failure at
-    /// one skips to the last):
+    /// one skips to the last). With a [journal](crate::journal) the
+    /// journal admits the call first (a call it answered is answered from
+    /// it, never run again) and keeps its answer last.
     ///
     /// 1. **resolve the tool**: the run is not cancelled; the tool exists
     ///    (canonical name or alias) and was advertised this [`Turn`];
@@ -142,10 +144,13 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// 3. **admit**: the [`CallLimits`] admit the call; it waits for its
     ///    concurrency permits (the batch bound, `sequential`, the tool's
     ///    `max_concurrency`);
-    /// 4. **`tool.started`**;
-    /// 5. **`before_tool` middleware** (policies, approvers): each may let
+    /// 4. **`before_tool` middleware** (policies, approvers): each may let
     ///    the call through (changed arguments are validated again), answer
-    ///    in its place, or refuse it;
+    ///    in its place, refuse it, or (with a journal) leave it waiting
+    ///    for an approval;
+    /// 5. **`tool.started`**, only when the body is about to run (with a
+    ///    [journal](crate::journal), after the write-ahead `started` record
+    ///    of a tool that may not run twice);
     /// 6. **run the tool** with its injected
     ///    [`ToolRuntime`](crate::ToolRuntime), whose cancellation token fires
     ///    on timeout and on run cancellation, retried per its

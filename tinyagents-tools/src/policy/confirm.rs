@@ -107,7 +107,8 @@ pub struct ConfirmationPolicy {
 impl ConfirmationPolicy {
     /// A policy that asks `approver`; spending and shell tools need approval
     /// too, and an approver that does not answer within five minutes counts
-    /// as a rejection.
+    /// as a rejection (with a [journal](crate::journal), as a deferral: the
+    /// request waits there for a person).
     pub fn new(approver: impl Approver) -> Self {
         ConfirmationPolicy {
             approver: Arc::new(approver),

@@ -2,7 +2,8 @@
 //! [`ToolExecutor::execute_in`] runs them in order, each a function named
 //! for its step. The steps live beside, by concept: [`admit`] (1 to 3: the
 //! tool, the arguments, limits and permits), [`middleware`] (5 and 7),
-//! [`attempts`] (6) and [`answer`] (4 and 8 to 10: the message, artifacts,
+//! [`attempts`] (6), [`durable`] (a journaled call's write-ahead record
+//! before 6) and [`answer`] (5 and 8 to 10: the message, artifacts,
 //! events and the result).
 
 mod admit;
