@@ -33,6 +33,9 @@ mod recorder;
 #[cfg(feature = "journal-sqlite")]
 mod sqlite;
 mod store;
+/// A throwaway PostgreSQL server for tests (re-exported by the testkit).
+#[cfg(all(feature = "journal-postgres", any(test, feature = "testkit")))]
+pub(crate) mod temp_postgres;
 
 pub use handle::{INTERRUPTED, Journal};
 pub use memory::MemoryJournal;

@@ -729,18 +729,18 @@ mod tests {
     }
 }
 
-#[cfg(all(test, feature = "testkit"))]
+#[cfg(test)]
 mod server_tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use serde_json::json;
 
+    use super::super::temp_postgres::TempPostgres;
     use super::*;
     use crate::approval::{ApprovalRequest, GrantScope, approval_id};
     use crate::error::ErrorClass;
     use crate::journal::{ApprovalEntry, CallState};
-    use crate::testkit::TempPostgres;
 
     /// A database of its own on a throwaway server (or, with
     /// `TINYAGENTS_TEST_POSTGRES_URL`, on that server, dropped afterwards).

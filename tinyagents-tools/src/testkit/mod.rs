@@ -27,14 +27,12 @@ mod before;
 mod fake;
 mod fn_tool;
 mod harness;
-#[cfg(feature = "journal-postgres")]
-mod postgres;
 mod recorder;
 
+#[cfg(feature = "journal-postgres")]
+pub use crate::journal::temp_postgres::TempPostgres;
 pub use before::BeforeTool;
 pub use fake::{FakeTool, Spy};
 pub use fn_tool::{FnTool, ToolFuture};
 pub use harness::{HarnessError, ToolHarness, ToolHarnessBuilder};
-#[cfg(feature = "journal-postgres")]
-pub use postgres::TempPostgres;
 pub use recorder::EventRecorder;
