@@ -2,19 +2,21 @@
 //! connections doing plain INSERTs of a row of the same size into the same
 //! database, in windows of a fixed time, interleaved.
 
-use std::fmt::Write as _;
-use std::sync::Arc;
+mod report;
+
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tinyagents_tools::journal::Journal;
 use tinyagents_tools::testkit::TempPostgres;
 use tinyagents_tools::{ToolCall, ToolExecutor, Turn};
 use tokio::sync::Barrier;
 use tokio_postgres::{Client, NoTls};
 
-use crate::stats::{Summary, round};
 use crate::tools;
+pub use report::Report;
+use report::report;
 
 /// Concurrent runs (and connections doing inserts).
 pub const TASKS: usize = 16;
@@ -24,12 +26,6 @@ pub struct Budget {
     pub window: Duration,
     /// Window pairs: one journaled window and one insert window each.
     pub pairs: usize,
-}
-
-/// The case's figures: JSON, and the table for people.
-pub struct Report {
-    pub json: Value,
-    pub table: String,
 }
 
 /// What a window counted.
@@ -57,12 +53,21 @@ pub async fn run(budget: &Budget) -> Result<Report, String> {
 }
 
 async fn measure(url: &str, budget: &Budget) -> Result<Report, String> {
+    // Run ids of this process only: a server named by
+    // TINYAGENTS_TEST_POSTGRES_URL may hold the rows of earlier runs.
+    let nonce = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis())
+    );
     let journal = Journal::open(url).await.map_err(|e| e.to_string())?;
     let exec = Arc::new(tools::executor(Some(journal)));
     let admin = connect(url).await?;
     admin
         .batch_execute(
-            r#"CREATE TABLE bare_calls (
+            r#"CREATE TABLE IF NOT EXISTS bare_calls (
                 run_id      text COLLATE "C" NOT NULL,
                 turn        bigint NOT NULL,
                 call_id     text COLLATE "C" NOT NULL,
@@ -73,26 +78,32 @@ async fn measure(url: &str, budget: &Budget) -> Result<Report, String> {
                 updated_at  bigint NOT NULL,
                 PRIMARY KEY (run_id, turn, call_id)
             );
-            CREATE INDEX bare_calls_approval_id ON bare_calls (approval_id)
+            CREATE INDEX IF NOT EXISTS bare_calls_approval_id ON bare_calls (approval_id)
                 WHERE approval_id IS NOT NULL;
-            CREATE INDEX bare_calls_state ON bare_calls (state);"#,
+            CREATE INDEX IF NOT EXISTS bare_calls_state ON bare_calls (state);"#,
         )
         .await
         .map_err(|e| format!("creating bare_calls: {e}"))?;
     // One call through the journal, for a record's size.
-    let run = tools::run("warmup");
+    let warmup = format!("{nonce}-warmup");
+    let run = tools::run(&warmup);
     tools::run_batches(&exec, &run, tools::batches(tools::WRITES, 1, 1)).await?;
     let record: Arc<str> = admin
         .query_one(
-            "SELECT record FROM calls WHERE run_id = 'warmup' AND state = 'answered'",
-            &[],
+            "SELECT record FROM calls WHERE run_id = $1 AND state = 'answered'",
+            &[&warmup],
         )
         .await
         .map_err(|e| format!("reading a journal record back: {e}"))?
         .get::<_, String>(0)
         .into();
     let mut settings = serde_json::Map::new();
-    for name in ["server_version", "synchronous_commit", "fsync", "wal_sync_method"] {
+    for name in [
+        "server_version",
+        "synchronous_commit",
+        "fsync",
+        "wal_sync_method",
+    ] {
         let row = admin
             .query_one(&format!("SHOW {name}"), &[])
             .await
@@ -102,12 +113,13 @@ async fn measure(url: &str, budget: &Budget) -> Result<Report, String> {
 
     // A short window of each, not counted.
     let warm = Duration::from_millis(300);
-    journaled_window(&exec, "warm", warm).await?;
-    insert_window(url, &record, "warm", warm).await?;
+    let tag = format!("{nonce}-warm");
+    let warm_calls = journaled_window(&exec, &tag, warm).await?.ops;
+    insert_window(url, &record, &tag, warm).await?;
 
     let (mut calls, mut inserts) = (Vec::new(), Vec::new());
     for pair in 0..budget.pairs {
-        let tag = format!("w{pair}");
+        let tag = format!("{nonce}-w{pair}");
         if pair % 2 == 0 {
             calls.push(journaled_window(&exec, &tag, budget.window).await?);
             inserts.push(insert_window(url, &record, &tag, budget.window).await?);
@@ -119,10 +131,19 @@ async fn measure(url: &str, budget: &Budget) -> Result<Report, String> {
     }
     eprintln!();
     let answered: i64 = admin
-        .query_one("SELECT count(*) FROM calls WHERE state = 'answered'", &[])
+        .query_one(
+            "SELECT count(*) FROM calls WHERE state = 'answered' AND run_id LIKE $1",
+            &[&format!("{nonce}-%")],
+        )
         .await
         .map_err(|e| e.to_string())?
         .get(0);
+    let made = calls.iter().map(|w| w.ops).sum::<u64>() + warm_calls + 1;
+    if answered != made as i64 {
+        return Err(format!(
+            "the journal holds {answered} answered calls of this run, {made} were made"
+        ));
+    }
     Ok(report(
         budget, &calls, &inserts, &record, settings, answered,
     ))
@@ -143,15 +164,14 @@ async fn journaled_window(
     tag: &str,
     window: Duration,
 ) -> Result<Window, String> {
-    let barrier = Arc::new(Barrier::new(TASKS + 1));
+    let start = Arc::new(Start::new());
     let tasks: Vec<_> = (0..TASKS)
         .map(|t| {
             let exec = Arc::clone(exec);
-            let barrier = Arc::clone(&barrier);
-            let run = tools::run(&format!("pg-{tag}-{t}"));
+            let start = Arc::clone(&start);
+            let run = tools::run(&format!("{tag}-{t}"));
             tokio::spawn(async move {
-                barrier.wait().await;
-                let deadline = Instant::now() + window;
+                let deadline = start.wait(window).await;
                 let mut n: u32 = 0;
                 while Instant::now() < deadline {
                     n += 1;
@@ -165,7 +185,7 @@ async fn journaled_window(
             })
         })
         .collect();
-    gather(barrier, tasks).await
+    gather(&start, tasks).await
 }
 
 /// `TASKS` connections, each making INSERTs (autocommit) one after
@@ -176,7 +196,7 @@ async fn insert_window(
     tag: &str,
     window: Duration,
 ) -> Result<Window, String> {
-    let barrier = Arc::new(Barrier::new(TASKS + 1));
+    let start = Arc::new(Start::new());
     let mut tasks = Vec::with_capacity(TASKS);
     for t in 0..TASKS {
         let client = connect(url).await?;
@@ -189,12 +209,11 @@ async fn insert_window(
             )
             .await
             .map_err(|e| e.to_string())?;
-        let barrier = Arc::clone(&barrier);
+        let start = Arc::clone(&start);
         let record = Arc::clone(record);
-        let run_id = format!("pg-{tag}-{t}");
+        let run_id = format!("{tag}-{t}");
         tasks.push(tokio::spawn(async move {
-            barrier.wait().await;
-            let deadline = Instant::now() + window;
+            let deadline = start.wait(window).await;
             let mut n: i64 = 0;
             while Instant::now() < deadline {
                 n += 1;
@@ -209,23 +228,46 @@ async fn insert_window(
             Ok(n as u64)
         }));
     }
-    gather(barrier, tasks).await
+    gather(&start, tasks).await
+}
+
+/// The start of a window: every task waits for it, then runs until
+/// `window` after the moment it was given.
+struct Start {
+    barrier: Barrier,
+    at: OnceLock<Instant>,
+}
+
+impl Start {
+    fn new() -> Start {
+        Start {
+            barrier: Barrier::new(TASKS + 1),
+            at: OnceLock::new(),
+        }
+    }
+
+    /// In a task: waits for the start; the window's deadline.
+    async fn wait(&self, window: Duration) -> Instant {
+        self.barrier.wait().await;
+        *self.at.get().expect("set before the barrier opens") + window
+    }
 }
 
 /// Releases the tasks together and adds up what they did.
 async fn gather(
-    barrier: Arc<Barrier>,
+    start: &Start,
     tasks: Vec<tokio::task::JoinHandle<Result<u64, String>>>,
 ) -> Result<Window, String> {
-    barrier.wait().await;
-    let start = Instant::now();
+    let at = Instant::now();
+    start.at.set(at).expect("a window starts once");
+    start.barrier.wait().await;
     let mut ops = 0;
     for task in tasks {
         ops += task.await.map_err(|e| e.to_string())??;
     }
     Ok(Window {
         ops,
-        elapsed: start.elapsed(),
+        elapsed: at.elapsed(),
     })
 }
 
@@ -233,76 +275,4 @@ fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
-}
-
-fn report(
-    budget: &Budget,
-    calls: &[Window],
-    inserts: &[Window],
-    record: &str,
-    settings: serde_json::Map<String, Value>,
-    answered: i64,
-) -> Report {
-    let call_rates: Vec<f64> = calls.iter().map(Window::rate).collect();
-    let insert_rates: Vec<f64> = inserts.iter().map(Window::rate).collect();
-    let ratios: Vec<f64> = call_rates
-        .iter()
-        .zip(&insert_rates)
-        .map(|(c, i)| c / i)
-        .collect();
-    let (c, i, r) = (
-        Summary::of(&call_rates),
-        Summary::of(&insert_rates),
-        Summary::of(&ratios),
-    );
-    let mut table = String::new();
-    let _ = writeln!(
-        table,
-        "PostgreSQL {} (synchronous_commit={}, fsync={}), {TASKS} concurrent tasks, \
-         {} window pairs of {:.1} s; record {} bytes",
-        settings["server_version"].as_str().unwrap_or("?"),
-        settings["synchronous_commit"].as_str().unwrap_or("?"),
-        settings["fsync"].as_str().unwrap_or("?"),
-        budget.pairs,
-        budget.window.as_secs_f64(),
-        record.len(),
-    );
-    let _ = writeln!(
-        table,
-        "{:<44} {:>10} {:>10} {:>10}",
-        "contender", "per s", "q1", "q3"
-    );
-    let _ = writeln!(
-        table,
-        "{:<44} {:>10.0} {:>10.0} {:>10.0}",
-        "journaled calls (16 runs)", c.median, c.q1, c.q3
-    );
-    let _ = writeln!(
-        table,
-        "{:<44} {:>10.0} {:>10.0} {:>10.0}",
-        "plain INSERTs (16 connections, autocommit)", i.median, i.q1, i.q3
-    );
-    let _ = writeln!(
-        table,
-        "{:<44} {:>10.3} {:>10.3} {:>10.3}  (reported)",
-        "journaled calls/s / inserts/s, paired", r.median, r.q1, r.q3
-    );
-    let json = json!({
-        "settings": settings,
-        "tasks": TASKS,
-        "window_s": budget.window.as_secs_f64(),
-        "pairs": budget.pairs,
-        "record_bytes": record.len(),
-        "journal_rows_answered": answered,
-        "journaled_calls_per_s": c.json(&call_rates, 1),
-        "inserts_per_s": i.json(&insert_rates, 1),
-        "calls_per_s_vs_inserts_per_s": r.json(&ratios, 3),
-        "calls_counted": calls.iter().map(|w| w.ops).sum::<u64>(),
-        "inserts_counted": inserts.iter().map(|w| w.ops).sum::<u64>(),
-        "window_elapsed_s": {
-            "journaled": calls.iter().map(|w| round(w.elapsed.as_secs_f64(), 3)).collect::<Vec<_>>(),
-            "inserts": inserts.iter().map(|w| round(w.elapsed.as_secs_f64(), 3)).collect::<Vec<_>>(),
-        },
-    });
-    Report { json, table }
 }
