@@ -258,6 +258,175 @@ async fn json_schema_2020_12_tool(args: SchemaArgs) -> String {
     format!("name: {name}, street: {street}, city: {city}")
 }
 
+/// The answer to one elicitation field, as text.
+fn field(answer: &tinyagents_tools::mcp::Elicitation, name: &str) -> String {
+    answer
+        .content
+        .as_ref()
+        .and_then(|c| c.get(name))
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+        .unwrap_or_default()
+}
+
+/// A form of one required field.
+fn one_field(name: &str, kind: &str) -> Value {
+    object_form(json!({ name: {"type": kind} }), &[name])
+}
+
+/// Asks the user's name (input rounds, SEP-2322) and greets them.
+#[tool(read_only, local)]
+async fn test_input_required_result_elicitation(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
+    let answer = client
+        .elicit_as(
+            "user_name",
+            "What is your name?",
+            one_field("name", "string"),
+        )
+        .await?;
+    Ok(format!("Hello, {}!", field(&answer, "name")))
+}
+
+/// Asks the client's model a question (input rounds).
+#[tool(read_only, local)]
+async fn test_input_required_result_sampling(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
+    let answer = client
+        .sample_as("capital_question", "What is the capital of France?", 100)
+        .await?;
+    Ok(format!("The model answered: {}", answer.text))
+}
+
+/// Lists the client's roots (input rounds).
+#[tool(read_only, local)]
+async fn test_input_required_result_list_roots(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
+    let roots = client.list_roots_as("client_roots").await?;
+    let uris: Vec<&str> = roots.iter().filter_map(|r| r["uri"].as_str()).collect();
+    Ok(format!("Client roots: {}", uris.join(", ")))
+}
+
+/// Asks for a confirmation; the answer only counts with the sealed state
+/// the server issued for this call.
+#[tool(read_only, local)]
+async fn test_input_required_result_request_state(
+    _args: NoArgs,
+    #[inject] client: McpPeer,
+) -> Reply {
+    let answer = client
+        .elicit_as("confirm", "Please confirm", one_field("ok", "boolean"))
+        .await?;
+    Ok(format!("state-ok: confirmed {}", field(&answer, "ok")))
+}
+
+/// Asks for a name, a greeting from the model and the roots at once.
+#[tool(read_only, local)]
+async fn test_input_required_result_multiple_inputs(
+    _args: NoArgs,
+    #[inject] client: McpPeer,
+) -> Reply {
+    let (name, greeting, roots) = tokio::join!(
+        client.elicit_as(
+            "user_name",
+            "What is your name?",
+            one_field("name", "string")
+        ),
+        client.sample_as("greeting", "Generate a greeting", 50),
+        client.list_roots_as("client_roots"),
+    );
+    let (name, greeting, roots) = (name?, greeting?, roots?);
+    Ok(format!(
+        "{} {}: {} roots",
+        greeting.text,
+        field(&name, "name"),
+        roots.len()
+    ))
+}
+
+/// Asks two questions, one round after the other.
+#[tool(read_only, local)]
+async fn test_input_required_result_multi_round(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
+    let name = client
+        .elicit_as(
+            "step1",
+            "Step 1: What is your name?",
+            one_field("name", "string"),
+        )
+        .await?;
+    let color = client
+        .elicit_as(
+            "step2",
+            "Step 2: What is your favorite color?",
+            one_field("color", "string"),
+        )
+        .await?;
+    Ok(format!(
+        "{} likes {}",
+        field(&name, "name"),
+        field(&color, "color")
+    ))
+}
+
+/// Asks for a confirmation: a tampered state is refused before it runs.
+#[tool(read_only, local)]
+async fn test_input_required_result_tampered_state(
+    _args: NoArgs,
+    #[inject] client: McpPeer,
+) -> Reply {
+    let answer = client
+        .elicit_as("confirm", "Please confirm", one_field("ok", "boolean"))
+        .await?;
+    Ok(format!("confirmed {}", field(&answer, "ok")))
+}
+
+/// Asks only through the capabilities the client declared.
+#[tool(read_only, local)]
+async fn test_input_required_result_capabilities(
+    _args: NoArgs,
+    #[inject] client: McpPeer,
+) -> Reply {
+    let mut said = Vec::new();
+    if client.can_sample() {
+        let answer = client.sample_as("sampling_probe", "Say hello", 20).await?;
+        said.push(format!("sampled: {}", answer.text));
+    }
+    if client.can_elicit() {
+        let answer = client
+            .elicit_as(
+                "elicitation_probe",
+                "Your name?",
+                one_field("name", "string"),
+            )
+            .await?;
+        said.push(format!("elicited: {}", field(&answer, "name")));
+    }
+    Ok(said.join("; "))
+}
+
+/// Needs sampling: a client that did not declare it gets `-32021`.
+#[tool(read_only, local)]
+async fn test_missing_capability(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
+    let answer = client.sample("Say hello", 20).await?;
+    Ok(answer.text)
+}
+
+/// Asks the user, so the answer comes in input rounds, never as a request
+/// on the response stream.
+#[tool(read_only, local)]
+async fn test_streaming_elicitation(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
+    let answer = client
+        .elicit("What is your name?", one_field("name", "string"))
+        .await?;
+    Ok(format!("Hello, {}!", field(&answer, "name")))
+}
+
+/// Logs a message when the client asked for logs, and answers either way.
+#[tool(read_only, idempotent, local)]
+async fn test_logging_tool(_args: NoArgs, #[inject] client: McpPeer) -> String {
+    let sent = client
+        .log(LogLevel::Info, "test_logging_tool ran")
+        .await
+        .unwrap_or(false);
+    format!("logged: {sent}")
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -279,7 +448,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .register(TestElicitationSep1330EnumsTool)?
         .register(TestErrorHandlingTool)?
         .register(TestToolWithProgressTool)?
-        .register(JsonSchema202012ToolTool)?;
+        .register(JsonSchema202012ToolTool)?
+        .register(TestInputRequiredResultElicitationTool)?
+        .register(TestInputRequiredResultSamplingTool)?
+        .register(TestInputRequiredResultListRootsTool)?
+        .register(TestInputRequiredResultRequestStateTool)?
+        .register(TestInputRequiredResultMultipleInputsTool)?
+        .register(TestInputRequiredResultMultiRoundTool)?
+        .register(TestInputRequiredResultTamperedStateTool)?
+        .register(TestInputRequiredResultCapabilitiesTool)?
+        .register(TestMissingCapabilityTool)?
+        .register(TestStreamingElicitationTool)?
+        .register(TestLoggingToolTool)?;
     let server = McpServer::builder(ToolExecutor::builder(registry, ()))
         .name("tinyagents-conformance")
         .build(RunContext::empty)?;

@@ -134,9 +134,12 @@ async fn an_accepting_mcp_client_is_asked_with_the_tool_and_fingerprint_and_the_
         let message = seen[0]["message"].as_str().unwrap();
         assert!(message.contains("`write_note`"), "{message}");
         assert!(message.contains(&fingerprint), "{message}");
+        // The person sees what they approve: the tool and its arguments.
+        let shown = note().to_string();
+        assert!(message.contains(&shown), "{message}");
         assert_eq!(
             seen[0]["_meta"][APPROVAL_META_KEY],
-            json!({"tool": "write_note", "fingerprint": fingerprint})
+            json!({"tool": "write_note", "fingerprint": fingerprint, "arguments": shown})
         );
     }
 }

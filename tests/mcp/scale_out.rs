@@ -34,6 +34,9 @@ struct Instance {
     _workspace: tempfile::TempDir,
 }
 
+/// The request-state key the instances share.
+const SHARED_KEY: &[u8] = b"the instances' shared sealing key, 32+ bytes";
+
 async fn instance(config: StreamableHttpServerConfig) -> Instance {
     instance_with(config, false).await
 }
@@ -56,7 +59,10 @@ async fn instance_with(config: StreamableHttpServerConfig, approvals: bool) -> I
     } else {
         (executor.unenforced(SafetyItem::Confirmation), false)
     };
-    let mut builder = McpServer::builder(executor).name("scaled-out");
+    // Every instance seals input rounds under the same key.
+    let mut builder = McpServer::builder(executor)
+        .name("scaled-out")
+        .request_state_key(SHARED_KEY);
     if server {
         builder = builder.approver(approver);
     }
@@ -219,6 +225,11 @@ async fn with_sessions_an_older_client_cannot_be_spread_over_two_instances() {
 /// Posts one 2026-07-28 `tools/call` (per-request `_meta`, no session) to
 /// `addr` and returns the JSON-RPC result.
 async fn post_call(addr: SocketAddr, id: u32, params: Value) -> Value {
+    post_call_raw(addr, id, params).await["result"].clone()
+}
+
+/// [`post_call`], the whole JSON-RPC answer (result or error).
+async fn post_call_raw(addr: SocketAddr, id: u32, params: Value) -> Value {
     crate::http::install_crypto();
     let mut params = params;
     params["_meta"] = json!({
@@ -239,8 +250,7 @@ async fn post_call(addr: SocketAddr, id: u32, params: Value) -> Value {
         .await
         .unwrap();
     let text = response.text().await.unwrap();
-    let message: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text}"));
-    message["result"].clone()
+    serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text}"))
 }
 
 #[tokio::test]
@@ -268,15 +278,37 @@ async fn stateless_instances_take_a_2026_approval_asked_by_one_and_sent_to_the_o
     );
     assert!(a.notebook.notes().is_empty());
 
-    // The retry, with the accept, reaches instance B, which kept nothing.
+    // An accept sent without the state A sealed (a client that computed
+    // the key but was never asked) is not an approval: it is asked again.
+    let accept = json!({key.clone(): {"action": "accept", "content": {}}});
+    let unasked = json!({"name": "write_note", "arguments": note(), "inputResponses": accept});
+    let again = post_call(b.addr, 2, unasked).await;
+    assert_eq!(again["resultType"], "input_required", "{again}");
+    assert!(b.notebook.notes().is_empty());
+
+    // The retry, with the accept and A's state, reaches instance B, which
+    // kept nothing: the state carries what it needs.
+    let state = asked["requestState"].as_str().unwrap().to_owned();
     let retry = json!({
         "name": "write_note",
         "arguments": note(),
-        "inputResponses": {key: {"action": "accept", "content": {}}},
+        "inputResponses": accept,
+        "requestState": state,
     });
-    let done = post_call(b.addr, 2, retry).await;
+    let done = post_call(b.addr, 3, retry.clone()).await;
     assert_eq!(done["isError"], false, "{done}");
     assert_eq!(b.notebook.notes().len(), 1);
+    assert!(a.notebook.notes().is_empty());
+    // The accept held for that one call: replayed on the same instance,
+    // it is refused before anything runs.
+    let replayed = post_call_raw(b.addr, 4, retry).await;
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    assert_eq!(b.notebook.notes().len(), 1);
+    // Nor does it cover other arguments.
+    let other = json!({"name": "write_note", "arguments": {"title": "eggs", "body": "buy eggs"},
+        "inputResponses": accept, "requestState": asked["requestState"]});
+    let refused = post_call_raw(a.addr, 5, other).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
     assert!(a.notebook.notes().is_empty());
     a.shutdown.cancel();
     b.shutdown.cancel();

@@ -75,6 +75,7 @@ mod http;
 mod lines;
 mod peer;
 mod progress;
+mod rounds;
 mod screen;
 mod session;
 
@@ -101,6 +102,7 @@ pub use peer::{
     DEFAULT_PEER_TIMEOUT, ElicitAction, Elicitation, LogLevel, McpPeer, McpPeerError, Sampled,
 };
 use progress::ProgressRelay;
+pub use rounds::{DEFAULT_REQUEST_STATE_TTL, MAX_REQUEST_STATE_BYTES};
 pub use session::McpSession;
 
 /// The `rmcp` crate this module is built on, for its transports and
@@ -120,6 +122,9 @@ pub enum McpServerError {
     /// root is not an object).
     #[error("cannot serve over MCP: {0}")]
     Export(#[from] ExportError),
+    /// The request-state key is too short.
+    #[error("{0}")]
+    RequestStateKey(String),
     /// A declaration could not be read as an MCP `Tool`.
     #[error("tool `{tool}`: its MCP declaration is not a valid MCP tool: {source}")]
     Declaration {
@@ -156,6 +161,7 @@ pub(crate) struct ServerCore<S, C> {
     pub(crate) relay: Arc<ProgressRelay>,
     pub(crate) max_structured_bytes: usize,
     pub(crate) approver: Option<McpApprover>,
+    pub(crate) sealer: rounds::Sealer,
     runs: RunFactory<C>,
 }
 
@@ -173,6 +179,8 @@ impl<S: Shared, C: Shared> McpServer<S, C> {
             instructions: None,
             max_structured_bytes: MAX_STRUCTURED_BYTES,
             approver: None,
+            request_state_key: None,
+            request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
         }
     }
 
@@ -266,9 +274,32 @@ pub struct McpServerBuilder<S = (), C = ()> {
     instructions: Option<String>,
     max_structured_bytes: usize,
     approver: Option<McpApprover>,
+    request_state_key: Option<Vec<u8>>,
+    request_state_ttl: std::time::Duration,
 }
 
 impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
+    /// The key that seals the `requestState` of input rounds (protocol
+    /// 2026-07-28: a tool asking its client for input, an approval): at
+    /// least 32 bytes, kept secret. Give every instance behind a load
+    /// balancer the same key, so that any of them opens a state another
+    /// sealed. Without one, the server seals with a random key of its own
+    /// process. A state is also bound to its call (the tool and the
+    /// arguments' fingerprint), expires (see
+    /// [`request_state_ttl`](Self::request_state_ttl)) and is accepted once
+    /// per process.
+    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.request_state_key = Some(key.into());
+        self
+    }
+
+    /// How long a sealed `requestState` is accepted (10 minutes by
+    /// default).
+    pub fn request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.request_state_ttl = ttl;
+        self
+    }
+
     /// The server name sent in `initialize` (default `tinyagents-tools`).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.info.name = name.into();
@@ -322,13 +353,19 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
         self,
         runs: impl Fn() -> RunContext<C> + Send + Sync + 'static,
     ) -> Result<McpServer<S, C>, McpServerError> {
+        let sealer = rounds::Sealer::new(self.request_state_key, self.request_state_ttl)
+            .map_err(McpServerError::RequestStateKey)?;
         let relay = Arc::new(ProgressRelay::default());
         let executor = self.executor.subscribe_arc(relay.clone()).build()?;
         let tools = list_tools(&executor)?;
         #[allow(deprecated)] // MCP logging, still in 2025-11-25
+        // `prompts/list` and `resources/list` are answered (with no item):
+        // discovery says so.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
+            .enable_prompts()
+            .enable_resources()
             .build();
         let mut info = ServerConfig::new(capabilities).with_server_info(self.info);
         info.instructions = self.instructions;
@@ -340,6 +377,7 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
                 relay,
                 max_structured_bytes: self.max_structured_bytes,
                 approver: self.approver,
+                sealer,
                 runs: Arc::new(runs),
             }),
         })

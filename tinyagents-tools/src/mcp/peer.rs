@@ -13,14 +13,16 @@ use std::time::Duration;
 
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, CreateMessageRequest,
-    CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitationSchema,
-    LoggingLevel, LoggingMessageNotificationParam, ProtocolVersion, RequestId, ServerRequest,
+    CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationSchema, InputRequest, ListRootsRequest, LoggingLevel,
+    LoggingMessageNotificationParam, ProtocolVersion, RequestId, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
 use serde_json::Value;
 use tokio::task::futures::TaskLocalFuture;
 use tokio_util::sync::CancellationToken;
 
+use super::rounds::Rounds;
 use crate::inject::{Inject, InjectError};
 use crate::redact::Redactor;
 use crate::runtime::ToolRuntime;
@@ -49,6 +51,20 @@ pub(crate) struct Link {
     pub(crate) threshold: Arc<AtomicU8>,
     /// True when the request is served by a stateless HTTP server.
     pub(crate) stateless: bool,
+    /// The call's input rounds, for a client on 2026-07-28 or later: what
+    /// it answered, and what the call asks it now.
+    pub(crate) rounds: Option<Arc<Rounds>>,
+    /// Masks a value as the tool `tool`'s redaction policy and the run's
+    /// secrets require (for approval questions).
+    pub(crate) mask: Option<Mask>,
+}
+
+/// Masks `value` for the tool named by the first argument.
+pub(crate) type Mask = Arc<dyn Fn(&str, &mut Value) + Send + Sync>;
+
+/// The current call's link, when the call came from an MCP request.
+pub(crate) fn current() -> Option<Link> {
+    CURRENT.try_with(Link::clone).ok()
 }
 
 impl Link {
@@ -157,7 +173,7 @@ impl McpPeer {
     pub fn is_connected(&self) -> bool {
         self.link
             .as_ref()
-            .is_some_and(|l| l.unreachable().is_none())
+            .is_some_and(|l| l.rounds.is_some() || l.unreachable().is_none())
     }
 
     /// True when the client declared sampling.
@@ -173,7 +189,22 @@ impl McpPeer {
     }
 
     fn capabilities(&self) -> Option<&ClientCapabilities> {
+        let link = self.link.as_ref()?;
+        if link.rounds.is_some() {
+            return link.capabilities.as_ref();
+        }
         self.link().ok()?.capabilities.as_ref()
+    }
+
+    /// The call's input rounds, when its client is asked through
+    /// `input_required` results (protocol 2026-07-28 or later).
+    fn rounds(&self) -> Option<&Rounds> {
+        self.link.as_ref()?.rounds.as_deref()
+    }
+
+    /// True when the client declared `roots`.
+    pub fn can_list_roots(&self) -> bool {
+        self.capabilities().is_some_and(|c| c.roots.is_some())
     }
 
     fn link(&self) -> Result<&Link, McpPeerError> {
@@ -210,11 +241,21 @@ impl McpPeer {
     /// Asks the client's model to answer `prompt` (one user message, at
     /// most `max_tokens` tokens): `sampling/createMessage`.
     pub async fn sample(&self, prompt: &str, max_tokens: u32) -> Result<Sampled, McpPeerError> {
-        let params = serde_json::json!({
-            "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-            "maxTokens": max_tokens,
-        });
-        let answer = self.create_message(params).await?;
+        let answer = self.create_message(sampling(prompt, max_tokens)).await?;
+        Ok(Sampled::from_result(&answer))
+    }
+
+    /// [`sample`](Self::sample), asked under `key` when the client is asked
+    /// in input rounds (2026-07-28: the key of the `inputRequests` entry).
+    pub async fn sample_as(
+        &self,
+        key: &str,
+        prompt: &str,
+        max_tokens: u32,
+    ) -> Result<Sampled, McpPeerError> {
+        let answer = self
+            .create_message_keyed(Some(key), sampling(prompt, max_tokens))
+            .await?;
         Ok(Sampled::from_result(&answer))
     }
 
@@ -222,9 +263,20 @@ impl McpPeer {
     /// (`messages`, `maxTokens`, `systemPrompt`, ...) and returns the
     /// client's result as JSON. Params that are not a valid request fail
     /// with [`McpPeerError::InvalidRequest`] before anything is sent.
-    pub async fn create_message(&self, mut params: Value) -> Result<Value, McpPeerError> {
-        let link = self.link()?;
+    pub async fn create_message(&self, params: Value) -> Result<Value, McpPeerError> {
+        self.create_message_keyed(None, params).await
+    }
+
+    async fn create_message_keyed(
+        &self,
+        key: Option<&str>,
+        mut params: Value,
+    ) -> Result<Value, McpPeerError> {
         if !self.can_sample() {
+            if let Some(rounds) = self.rounds() {
+                rounds.need("sampling");
+            }
+            self.link()?;
             return Err(McpPeerError::Unsupported("sampling"));
         }
         if let Some(redactor) = &self.redactor {
@@ -237,6 +289,16 @@ impl McpPeer {
         let params: CreateMessageRequestParams = serde_json::from_value(params)
             .map_err(|e| McpPeerError::InvalidRequest(e.to_string()))?;
         params.validate().map_err(McpPeerError::InvalidRequest)?;
+        if let Some(rounds) = self.rounds() {
+            let key = key.map_or_else(|| rounds.next_key("sample"), str::to_owned);
+            if let Some(answer) = rounds.answer(&key) {
+                return Ok(answer.clone());
+            }
+            let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+            rounds.ask(key, request);
+            return Err(McpPeerError::InputRequired);
+        }
+        let link = self.link()?;
         let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
         match self.request(link, request).await? {
             ClientResult::CreateMessageResult(result) => {
@@ -256,11 +318,35 @@ impl McpPeer {
         message: &str,
         requested_schema: Value,
     ) -> Result<Elicitation, McpPeerError> {
-        let link = self.link()?;
+        self.elicit_keyed(None, message, requested_schema).await
+    }
+
+    /// [`elicit`](Self::elicit), asked under `key` when the client is asked
+    /// in input rounds (2026-07-28: the key of the `inputRequests` entry).
+    pub async fn elicit_as(
+        &self,
+        key: &str,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<Elicitation, McpPeerError> {
+        self.elicit_keyed(Some(key), message, requested_schema)
+            .await
+    }
+
+    async fn elicit_keyed(
+        &self,
+        key: Option<&str>,
+        message: &str,
+        schema: Value,
+    ) -> Result<Elicitation, McpPeerError> {
         if !self.can_elicit() {
+            if let Some(rounds) = self.rounds() {
+                rounds.need("elicitation");
+            }
+            self.link()?;
             return Err(McpPeerError::Unsupported("elicitation"));
         }
-        let requested_schema: ElicitationSchema = serde_json::from_value(requested_schema)
+        let requested_schema: ElicitationSchema = serde_json::from_value(schema.clone())
             .map_err(|e| McpPeerError::InvalidRequest(e.to_string()))?;
         let message = match &self.redactor {
             Some(redactor) => redactor.text(message).into_owned(),
@@ -271,10 +357,73 @@ impl McpPeer {
             message,
             requested_schema,
         };
+        if let Some(rounds) = self.rounds() {
+            let key = key.map_or_else(|| rounds.next_key("elicit"), str::to_owned);
+            if let Some(answer) = rounds.answer(&key) {
+                let result: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
+                    McpPeerError::InvalidAnswer(format!("not an elicitation result: {e}"))
+                })?;
+                return checked(Elicitation::from_result(&result), &schema);
+            }
+            rounds.ask(key, InputRequest::Elicitation(ElicitRequest::new(params)));
+            return Err(McpPeerError::InputRequired);
+        }
+        let link = self.link()?;
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
         match self.request(link, request).await? {
-            ClientResult::ElicitResult(result) => Ok(Elicitation::from_result(&result)),
+            ClientResult::ElicitResult(result) => {
+                checked(Elicitation::from_result(&result), &schema)
+            }
             _ => Err(McpPeerError::UnexpectedAnswer),
+        }
+    }
+
+    /// The client's roots (`roots/list`): the directories or files it lets
+    /// the server work in, as `{"uri", "name"?}` objects.
+    pub async fn list_roots(&self) -> Result<Vec<Value>, McpPeerError> {
+        self.list_roots_keyed(None).await
+    }
+
+    /// [`list_roots`](Self::list_roots), asked under `key` when the client
+    /// is asked in input rounds.
+    pub async fn list_roots_as(&self, key: &str) -> Result<Vec<Value>, McpPeerError> {
+        self.list_roots_keyed(Some(key)).await
+    }
+
+    async fn list_roots_keyed(&self, key: Option<&str>) -> Result<Vec<Value>, McpPeerError> {
+        if !self.can_list_roots() {
+            if let Some(rounds) = self.rounds() {
+                rounds.need("roots");
+            }
+            self.link()?;
+            return Err(McpPeerError::Unsupported("roots"));
+        }
+        let answer = if let Some(rounds) = self.rounds() {
+            let key = key.map_or_else(|| rounds.next_key("roots"), str::to_owned);
+            match rounds.answer(&key) {
+                Some(answer) => answer.clone(),
+                None => {
+                    rounds.ask(key, InputRequest::ListRoots(ListRootsRequest::default()));
+                    return Err(McpPeerError::InputRequired);
+                }
+            }
+        } else {
+            let link = self.link()?;
+            let request = ServerRequest::ListRootsRequest(ListRootsRequest::default());
+            match self.request(link, request).await? {
+                ClientResult::ListRootsResult(result) => {
+                    serde_json::to_value(result).map_err(|_| McpPeerError::UnexpectedAnswer)?
+                }
+                _ => return Err(McpPeerError::UnexpectedAnswer),
+            }
+        };
+        match answer.get("roots") {
+            Some(Value::Array(roots)) if roots.iter().all(|r| r["uri"].is_string()) => {
+                Ok(roots.clone())
+            }
+            _ => Err(McpPeerError::InvalidAnswer(
+                "a roots/list result must hold `roots`, an array of objects with a `uri`".into(),
+            )),
         }
     }
 
@@ -306,6 +455,48 @@ impl McpPeer {
         // Answered, or timed out (rmcp then tells the client itself).
         pending.id = None;
         answer.map_err(|e| McpPeerError::from_service(e, self.timeout))
+    }
+}
+
+/// The parameters of a one-message sampling request.
+fn sampling(prompt: &str, max_tokens: u32) -> Value {
+    serde_json::json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+        "maxTokens": max_tokens,
+    })
+}
+
+/// An accepted elicitation's content checked against the form it answers:
+/// content that does not fit is refused, the tool told why.
+fn checked(answer: Elicitation, schema: &Value) -> Result<Elicitation, McpPeerError> {
+    if answer.action != ElicitAction::Accept {
+        return Ok(answer);
+    }
+    let content = answer
+        .content
+        .clone()
+        .unwrap_or(Value::Object(Default::default()));
+    let validator = jsonschema::validator_for(schema)
+        .map_err(|e| McpPeerError::InvalidRequest(e.to_string()))?;
+    let problems: Vec<String> = validator
+        .iter_errors(&content)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("`{at}`: {e}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(answer)
+    } else {
+        Err(McpPeerError::InvalidAnswer(format!(
+            "the answer does not fit the form: {}",
+            problems.join("; ")
+        )))
     }
 }
 

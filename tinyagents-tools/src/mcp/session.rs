@@ -9,21 +9,25 @@ use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, InputRequiredResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ResultType, ServerConfig,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ResultType, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
 use super::ServerCore;
-use super::peer::{Link, threshold_of};
+use super::peer::{Link, Mask, threshold_of};
 use super::progress::Route;
+use super::rounds::Rounds;
 use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY};
+use crate::approval::approval_fingerprint;
 use crate::call::{RawArguments, ToolCall};
 use crate::error::ErrorKind;
 use crate::ids::ToolCallId;
 use crate::output::ToolResult;
 use crate::output::{ContentBlock, ToolMessage};
 use crate::providers::mcp::{ResultBlock, content_block, result_parts};
+use crate::redact::Redactor;
 use crate::runtime::RunContext;
 use crate::tool::Shared;
 use crate::turn::Turn;
@@ -72,6 +76,25 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         &self.run
     }
 
+    /// Masks a value for a tool as its redaction policy and `run`'s
+    /// secrets require (approval questions show the arguments so).
+    fn mask(&self, run: &RunContext<C>) -> Mask {
+        let shared = Arc::clone(&self.shared);
+        let secrets: Vec<Arc<str>> = run.secrets().redaction_forms().to_vec();
+        Arc::new(move |tool: &str, value: &mut Value| {
+            let policy = shared
+                .executor
+                .registry()
+                .resolve(tool)
+                .map(|t| t.spec().safety.redaction.clone())
+                .unwrap_or_default();
+            let redactor = Redactor::for_policy_forms(&policy, &secrets);
+            if !redactor.is_noop() {
+                redactor.json(value);
+            }
+        })
+    }
+
     /// Runs one call through the executor, relaying its progress to `route`
     /// and cancelling it when the request is cancelled; its tools' `McpPeer`s
     /// reach the client of `context`.
@@ -80,6 +103,7 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         call: ToolCall,
         context: &RequestContext<RoleServer>,
         mut route: Option<Route>,
+        rounds: Option<Arc<Rounds>>,
     ) -> ToolResult {
         let run = self.run.child_scope();
         let turn = Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1);
@@ -89,6 +113,8 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
             protocol: context.protocol_version(),
             threshold: Arc::clone(&self.threshold),
             stateless: self.stateless,
+            rounds,
+            mask: Some(self.mask(&run)),
         };
         let executing = link.scope(self.shared.executor.execute(&run, &turn, call));
         tokio::pin!(executing);
@@ -183,9 +209,28 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
                     .map_or_else(|| Value::Object(Map::new()), Value::Object),
             ),
         };
-        let call = ToolCall::new(id.clone(), request.name.into_owned(), arguments);
+        let tool = request.name.into_owned();
+        // A client on 2026-07-28 or later is asked for input in rounds: the
+        // state it sends back is opened (and refused when it is not this
+        // server's, for this call) before anything runs.
+        let rounds_protocol = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let fingerprint = approval_fingerprint(&tool, &arguments_value(&arguments));
+        let rounds = if rounds_protocol {
+            let opened = self.shared.sealer.open(
+                &tool,
+                &fingerprint,
+                request.request_state.as_deref(),
+                request.input_responses,
+            )?;
+            Some(Arc::new(opened))
+        } else {
+            None
+        };
+        let call = ToolCall::new(id.clone(), tool.clone(), arguments);
         if let Some(approver) = &self.shared.approver {
-            approver.start(&id, &context, request.input_responses, self.stateless);
+            approver.start(&id, &context, rounds.is_some(), self.stateless);
         }
         let route = context
             .meta
@@ -193,16 +238,21 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             .map(|token| self.shared.relay.route(id.clone(), token));
         // Boxed: rmcp moves the request's future into a task of its own,
         // and the executor's future would make every move a large copy.
-        let result = Box::pin(self.execute(call, &context, route)).await;
-        let asked = self
-            .shared
-            .approver
-            .as_ref()
-            .and_then(|approver| approver.finish(&id));
-        if let Some(asked) = asked {
-            // The call did not run: it waits for the client's approval,
-            // which the client sends with its retry.
-            return Ok(InputRequiredResult::from_input_requests(asked).into());
+        let result = Box::pin(self.execute(call, &context, route, rounds.clone())).await;
+        if let Some(approver) = &self.shared.approver {
+            approver.finish(&id);
+        }
+        if let Some(rounds) = &rounds {
+            if let Some(capability) = rounds.missing() {
+                return Err(missing_capability(capability));
+            }
+            let state = self.shared.sealer.seal(&tool, &fingerprint, rounds);
+            let asked = rounds.take_asked();
+            if !asked.is_empty() {
+                // The call did not finish: it waits for the client's input,
+                // which the client sends with its next call.
+                return Ok(InputRequiredResult::new(Some(asked), Some(state)).into());
+            }
         }
         if result
             .error
@@ -290,6 +340,30 @@ impl<S, C> fmt::Debug for McpSession<S, C> {
             .field("run", &self.run)
             .finish_non_exhaustive()
     }
+}
+
+/// The arguments as a value, for their fingerprint: text that is not JSON
+/// is its own string.
+fn arguments_value(arguments: &RawArguments) -> Value {
+    match arguments {
+        RawArguments::Json(value) => value.clone(),
+        RawArguments::Text(text) => {
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+        }
+    }
+}
+
+/// The error for a call that needs a capability its client did not
+/// declare (`-32021`, MissingRequiredClientCapability), naming it in
+/// `requiredCapabilities` as a `ClientCapabilities` object.
+fn missing_capability(capability: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode(-32021),
+        format!(
+            "this call needs the client capability `{capability}`, which the request did not declare"
+        ),
+        Some(serde_json::json!({"requiredCapabilities": {capability: {}}})),
+    )
 }
 
 #[cfg(test)]

@@ -158,6 +158,16 @@ pub enum McpPeerError {
     /// The connection to the client closed.
     #[error("the connection to the MCP client is closed")]
     Closed,
+    /// The client is asked in input rounds (protocol 2026-07-28) and has
+    /// not answered yet: the call ends with an `input_required` result
+    /// asking it, and the tool runs again with the answer when the client
+    /// calls again. A tool passes this error on (`?`).
+    #[error("waiting for the MCP client's input")]
+    InputRequired,
+    /// The client's answer does not fit what was asked (an elicitation
+    /// answer outside its form, a roots result without roots).
+    #[error("the MCP client's answer is refused: {0}")]
+    InvalidAnswer(String),
 }
 
 impl From<McpPeerError> for ToolError {
@@ -172,6 +182,9 @@ impl From<McpPeerError> for ToolError {
                 .with_source(error);
             }
             McpPeerError::Cancelled => return ToolError::cancelled().with_source(error),
+            McpPeerError::InputRequired => {
+                return ToolError::retry(error.to_string()).with_source(error);
+            }
             McpPeerError::Refused(_) => "the MCP client refused the request".to_owned(),
             McpPeerError::InvalidRequest(_) => {
                 "the tool made a request MCP does not allow".to_owned()
