@@ -177,6 +177,22 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         Ok(self.shared.tools.clone())
     }
 
+    /// No resource is served: reading one is `-32602` with the URI in
+    /// the error's data (SEP-2164), as for any resource that does not exist.
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        Err(ErrorData::invalid_params(
+            format!(
+                "no resource `{}`: this server serves tools only",
+                request.uri
+            ),
+            Some(serde_json::json!({"uri": request.uri})),
+        ))
+    }
+
     #[allow(deprecated)] // MCP logging, still in 2025-11-25
     async fn set_level(
         &self,
