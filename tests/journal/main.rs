@@ -5,5 +5,6 @@
 mod backends;
 mod crash;
 mod example;
+mod readme;
 mod suite;
 mod tools;
