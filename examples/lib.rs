@@ -16,6 +16,8 @@ use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RegistryError, WorkspaceRoot, async_trait, tool};
 
 pub mod agent;
+pub mod conformance_tasks;
+pub mod conformance_tools;
 pub mod durable;
 pub mod services;
 

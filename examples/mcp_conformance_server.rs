@@ -13,6 +13,9 @@
 use serde_json::{Value, json};
 use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer};
 use tinyagents_tools::prelude::*;
+use tinyagents_tools_examples::conformance_tools::{
+    JsonSchema202012ToolTool, TestCustomHeadersNullTool, TestCustomHeadersTool,
+};
 
 /// A 1x1 red PNG, base64-encoded.
 const RED_PIXEL_PNG: &str =
@@ -227,37 +230,6 @@ async fn test_tool_with_progress(_args: NoArgs, #[inject] progress: StreamWriter
     "Progress test completed".to_owned()
 }
 
-/// A postal address (`address` in the schema's `$defs`, as the suite expects).
-#[derive(Deserialize, JsonSchema)]
-#[schemars(rename = "address")]
-struct Address {
-    /// The street.
-    street: Option<String>,
-    /// The city.
-    city: Option<String>,
-}
-
-/// Arguments using JSON Schema 2020-12 features (`$defs`, `$ref`).
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct SchemaArgs {
-    /// A name.
-    name: Option<String>,
-    /// An address.
-    address: Option<Address>,
-}
-
-/// Tool with JSON Schema 2020-12 features.
-#[tool(read_only, idempotent, local)]
-async fn json_schema_2020_12_tool(args: SchemaArgs) -> String {
-    let (street, city) = args
-        .address
-        .map(|a| (a.street.unwrap_or_default(), a.city.unwrap_or_default()))
-        .unwrap_or_default();
-    let name = args.name.unwrap_or_default();
-    format!("name: {name}, street: {street}, city: {city}")
-}
-
 /// The answer to one elicitation field, as text.
 fn field(answer: &tinyagents_tools::mcp::Elicitation, name: &str) -> String {
     answer
@@ -449,6 +421,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .register(TestErrorHandlingTool)?
         .register(TestToolWithProgressTool)?
         .register(JsonSchema202012ToolTool)?
+        .register(TestCustomHeadersTool)?
+        .register(TestCustomHeadersNullTool)?
         .register(TestInputRequiredResultElicitationTool)?
         .register(TestInputRequiredResultSamplingTool)?
         .register(TestInputRequiredResultListRootsTool)?
@@ -460,6 +434,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .register(TestMissingCapabilityTool)?
         .register(TestStreamingElicitationTool)?
         .register(TestLoggingToolTool)?;
+    // The tasks extension's fixtures (SEP-2663): the server then declares
+    // the extension.
+    tinyagents_tools_examples::conformance_tasks::register(&mut registry)?;
     let server = McpServer::builder(ToolExecutor::builder(registry, ()))
         .name("tinyagents-conformance")
         .build(RunContext::empty)?;

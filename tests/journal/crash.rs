@@ -98,10 +98,22 @@ async fn crash_rounds(url: &str, ledger: &Path, resumers: usize, tag: &str) -> F
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
-        // Kill at a random point from its start to a little past its
-        // batch's end (a few rounds run to the end).
-        let delay = 5 + rng.below(span_ms + span_ms / 4);
-        std::thread::sleep(Duration::from_millis(delay));
+        // Once its batch has reached the journal (so a busy machine's slow
+        // process start does not eat the window), kill it at a random point
+        // from there to a little past the batch's end.
+        let waiting = Instant::now();
+        while child.try_wait().unwrap().is_none()
+            && waiting.elapsed() < Duration::from_secs(10)
+            && journal
+                .call(&CallKey::new(run.as_str(), 1, "call-0"))
+                .await
+                .unwrap()
+                .is_none()
+        {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        let delay = rng.below(span_ms + span_ms / 4);
+        tokio::time::sleep(Duration::from_millis(delay)).await;
         if child.try_wait().unwrap().is_none() {
             child.kill().unwrap();
             figures.kills += 1;

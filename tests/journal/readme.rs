@@ -27,7 +27,8 @@ fn the_readme_shows_the_durable_program_as_it_is() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_durable_program_waits_for_the_person_then_runs_once() {
-    let dir = std::env::temp_dir().join(format!("tinyagents-readme-durable-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("tinyagents-readme-durable-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite://{}", dir.join("notes.db").display());
     let said = program::run(&url).await.unwrap();

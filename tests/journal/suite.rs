@@ -84,10 +84,10 @@ async fn an_answered_call_is_answered_from_the_journal_and_never_run_again(
     assert!(first.iter().all(|r| !r.is_error), "{first:?}");
     let second = exec.execute_batch(&run, &Turn::new(1), calls).await;
     assert_eq!(texts(&first), texts(&second));
-    assert_eq!(
-        ledger.lines(),
-        vec![format!("bump 2 c1"), "list".to_owned()]
-    );
+    // The two calls of a batch run at once: their lines come in any order.
+    let mut lines = ledger.lines();
+    lines.sort();
+    assert_eq!(lines, vec![format!("bump 2 c1"), "list".to_owned()]);
     // Answered records keep no arguments, only their fingerprint.
     let records = a.calls(&CallQuery::run(id.as_str())).await.unwrap();
     assert_eq!(records.len(), 2);
@@ -646,7 +646,7 @@ async fn tool_started_is_emitted_only_for_bodies_that_run_and_events_read_back(
         .await;
     // Queued: give the recorder a moment to store them.
     let mut events = Vec::new();
-    for _ in 0..100 {
+    for _ in 0..500 {
         events = b.events(Some(&r.run_id().clone())).await.unwrap();
         if events.iter().filter(|e| e.call_id.as_str() == "b1").count() >= 2 {
             break;

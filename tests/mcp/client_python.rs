@@ -83,7 +83,17 @@ async fn python_like(io: DuplexStream, calls: mpsc::UnboundedSender<Value>) {
                 python_answer(&message["params"])
             }
             _ if id.is_null() => continue,
-            _ => json!({}),
+            // What a server answers a method it does not have (the
+            // client's `server/discover`, for one).
+            _ => {
+                let error = json!({"code": -32601, "message": "Method not found"});
+                let mut text = json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string();
+                text.push('\n');
+                if write.write_all(text.as_bytes()).await.is_err() {
+                    return;
+                }
+                continue;
+            }
         };
         let mut text = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
         text.push('\n');

@@ -190,7 +190,7 @@ async fn over_streamable_http_a_foreign_host_header_is_refused() {
 
 /// One raw POST (or other method) to `/mcp`: the status, the session id
 /// header, and the JSON-RPC messages of the body (plain JSON or SSE).
-async fn raw(
+pub(crate) async fn raw(
     addr: std::net::SocketAddr,
     method: reqwest::Method,
     headers: &[(&str, &str)],
@@ -231,7 +231,7 @@ async fn raw(
 const LEGACY: &str = "2025-11-25";
 
 /// A legacy (2025-11-25) session over streamable HTTP.
-struct LegacySession {
+pub(crate) struct LegacySession {
     addr: std::net::SocketAddr,
     id: String,
 }
@@ -239,7 +239,7 @@ struct LegacySession {
 impl LegacySession {
     /// One request with `body` in this session: the status and the JSON-RPC
     /// messages of the answer.
-    async fn send(
+    pub(crate) async fn send(
         &self,
         method: reqwest::Method,
         body: String,
@@ -273,7 +273,7 @@ async fn post_from(
 }
 
 /// Initializes a legacy (session) connection.
-async fn initialized_session(addr: std::net::SocketAddr) -> LegacySession {
+pub(crate) async fn initialized_session(addr: std::net::SocketAddr) -> LegacySession {
     let (status, id, _) = raw(addr, reqwest::Method::POST, &[], initialize_legacy()).await;
     assert!(status.is_success(), "{status}");
     let session = LegacySession {

@@ -354,25 +354,37 @@ async fn a_client_on_2026_07_28_is_asked_in_input_rounds_and_the_tool_gets_its_a
     let answer = json!({"sample-1": {"role": "assistant", "model": "m",
         "content": {"type": "text", "text": "forty-two"}}});
     let second = wire
-        .request(round(2, caps.clone(), json!({
-            "arguments": arguments, "inputResponses": answer, "requestState": state,
-        })))
+        .request(round(
+            2,
+            caps.clone(),
+            json!({
+                "arguments": arguments, "inputResponses": answer, "requestState": state,
+            }),
+        ))
         .await;
     assert_eq!(second["result"]["isError"], false, "{second}");
     assert!(text(&second["result"]).contains("forty-two"), "{second}");
     // The same state again, tampered, or for other arguments: refused.
     let replay = wire
-        .request(round(3, caps.clone(), json!({
-            "arguments": arguments, "inputResponses": answer, "requestState": state,
-        })))
+        .request(round(
+            3,
+            caps.clone(),
+            json!({
+                "arguments": arguments, "inputResponses": answer, "requestState": state,
+            }),
+        ))
         .await;
     assert_eq!(replay["error"]["code"], -32602, "{replay}");
     let mut tampered = state.clone();
     tampered.replace_range(10..11, if &state[10..11] == "A" { "B" } else { "A" });
     let bad = wire
-        .request(round(4, caps.clone(), json!({
-            "arguments": arguments, "inputResponses": answer, "requestState": tampered,
-        })))
+        .request(round(
+            4,
+            caps.clone(),
+            json!({
+                "arguments": arguments, "inputResponses": answer, "requestState": tampered,
+            }),
+        ))
         .await;
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
     // An elicitation answer outside its form is refused, the tool told why.
@@ -392,24 +404,38 @@ async fn a_client_on_2026_07_28_is_asked_in_input_rounds_and_the_tool_gets_its_a
     let mut wrong = serde_json::Map::new();
     for (name, field) in form["properties"].as_object().unwrap() {
         // The wrong type for every field.
-        let value = if field["type"] == "string" { json!(5) } else { json!("five") };
+        let value = if field["type"] == "string" {
+            json!(5)
+        } else {
+            json!("five")
+        };
         wrong.insert(name.clone(), value);
     }
     let answered = wire
-        .request(round(6, caps.clone(), json!({
-            "arguments": elicit,
-            "inputResponses": {key: {"action": "accept", "content": wrong}},
-            "requestState": state,
-        })))
+        .request(round(
+            6,
+            caps.clone(),
+            json!({
+                "arguments": elicit,
+                "inputResponses": {key: {"action": "accept", "content": wrong}},
+                "requestState": state,
+            }),
+        ))
         .await;
     assert_eq!(answered["result"]["isError"], true, "{answered}");
-    assert!(text(&answered["result"]).contains("does not fit the form"), "{answered}");
+    assert!(
+        text(&answered["result"]).contains("does not fit the form"),
+        "{answered}"
+    );
     // A client that did not declare sampling: -32021, naming it.
     let missing = wire
         .request(round(7, json!({}), json!({"arguments": arguments})))
         .await;
     assert_eq!(missing["error"]["code"], -32021, "{missing}");
-    assert_eq!(missing["error"]["data"]["requiredCapabilities"], json!({"sampling": {}}));
+    assert_eq!(
+        missing["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
 }
 
 #[tokio::test]

@@ -140,14 +140,27 @@ fn more_than_a_thousand_enum_values_exceed_openai_strict_limits() {
 }
 
 #[test]
-fn a_root_combinator_and_a_non_object_root_are_refused() {
+fn a_root_combinator_is_refused_by_llm_providers_and_a_non_object_root_by_all() {
     let union = spec_with(
         "either",
         json!({"type": "object", "anyOf": [{"required": ["a"]}]}),
     );
     for provider in Provider::ALL {
-        let err = export_tool(&union, provider.default_target()).unwrap_err();
-        assert_eq!(err.rule(), "root_combinator", "{provider}");
+        let exported = export_tool(&union, provider.default_target());
+        if provider == Provider::Mcp {
+            // MCP asks only for an object root (SEP-2106 keeps the rest).
+            let tool = exported.unwrap().into_json();
+            assert_eq!(
+                tool["inputSchema"],
+                json!({"type": "object", "anyOf": [{"required": ["a"]}]})
+            );
+        } else {
+            assert_eq!(
+                exported.unwrap_err().rule(),
+                "root_combinator",
+                "{provider}"
+            );
+        }
     }
     let string = spec_with("stringly", json!({"type": "string"}));
     let err = export_tool(&string, ExportTarget::Mcp).unwrap_err();

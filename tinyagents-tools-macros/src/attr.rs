@@ -45,6 +45,8 @@ pub struct ToolOptions {
     pub krate: Option<CratePath>,
     #[darling(multiple)]
     pub example: Vec<LitStr>,
+    pub task: Option<SpannedValue<TaskMode>>,
+    pub escalates: Switch,
 }
 
 /// A flag option (`read_only`): a bare word, never `read_only = false`.
@@ -112,6 +114,47 @@ impl FromMeta for Filesystem {
                 .with_span(s)),
             },
             _ => Err(darling::Error::custom(FILESYSTEM_FORM).with_span(expr)),
+        }
+    }
+}
+
+/// `task = "optional" | "required" | "forbidden"`: whether the tool may run
+/// as an MCP task.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TaskMode {
+    Forbidden,
+    Optional,
+    Required,
+}
+
+const TASK_FORM: &str =
+    "`task` takes the tool's task support: write `task = \"optional\"` or `task = \"required\"`";
+
+impl FromMeta for TaskMode {
+    fn from_word() -> darling::Result<Self> {
+        Err(darling::Error::custom(TASK_FORM))
+    }
+
+    fn from_list(_: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
+        Err(darling::Error::custom(TASK_FORM))
+    }
+
+    fn from_expr(expr: &syn::Expr) -> darling::Result<Self> {
+        match expr {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => match s.value().as_str() {
+                "optional" => Ok(TaskMode::Optional),
+                "required" => Ok(TaskMode::Required),
+                "forbidden" => Ok(TaskMode::Forbidden),
+                _ => Err(darling::Error::custom(format_args!(
+                    "`task` is \"optional\" or \"required\" (or \"forbidden\", the default), not {:?}",
+                    s.value()
+                ))
+                .with_span(s)),
+            },
+            _ => Err(darling::Error::custom(TASK_FORM).with_span(expr)),
         }
     }
 }

@@ -269,6 +269,18 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
     });
     let tags = &m.tags;
     let examples = &m.examples;
+    let task = match m.task {
+        crate::attr::TaskMode::Forbidden => None,
+        crate::attr::TaskMode::Optional => {
+            Some(quote!(.task_support(#krate::spec::TaskSupport::Optional)))
+        }
+        crate::attr::TaskMode::Required => {
+            Some(quote!(.task_support(#krate::spec::TaskSupport::Required)))
+        }
+    };
+    let escalates = m
+        .escalates
+        .then(|| quote!(.task_start(#krate::spec::TaskStart::OnEscalate)));
     // An isolated fn runs in its worker, never on this process's blocking pool.
     let blocking = m.blocking && m.isolated.is_none();
 
@@ -447,6 +459,8 @@ pub(crate) fn expand(m: &Model<'_>) -> TokenStream {
                         #sequential
                         #max_concurrency
                         #(.tag(#tags))*
+                        #task
+                        #escalates
                         #bounds
                         #(.example(#p::serde_json::from_str(#examples)
                             .expect("#[tool] checked this example's JSON at compile time")))*

@@ -156,6 +156,15 @@ use proc_macro::TokenStream;
 /// - `max_memory = "256MiB"` (`KiB`, `MiB`, `GiB`) and `max_cpu = "2s"`
 ///   (`ms`, `s`, `m`, `h`): the worker's address-space and per-call CPU
 ///   limits, set by the OS. Only with `isolated`; not zero.
+/// - `task = "optional"` | `task = "required"`: the tool may run as an MCP
+///   task (`ToolSpec::task_support`, exported as `execution.taskSupport`):
+///   a client that declared the tasks extension gets a task handle at once
+///   and polls it; with `"required"`, a client that did not is refused.
+///   Default `"forbidden"`.
+/// - `escalates`: the tool's task begins where its body calls
+///   `McpPeer::escalate` (`TaskStart::OnEscalate`); until then the call
+///   runs in its request and asks its client in input rounds. Only with
+///   `task`.
 /// - `state = Type`, `context = Type`: the `S` and `C` of `Tool<S, C>`.
 /// - `collect`: collect the tool at link time for
 ///   `ToolRegistry::from_collected()` (a tool without state or context;

@@ -6,7 +6,7 @@ use syn::Type;
 use syn::spanned::Spanned;
 
 use crate::ast::{ToolFn, has_doc};
-use crate::attr::{Filesystem, ToolOptions};
+use crate::attr::{Filesystem, TaskMode, ToolOptions};
 use crate::duration::parse_duration_ms;
 use crate::names::check_tool_name;
 use crate::signature::check_signature;
@@ -76,6 +76,11 @@ pub struct Model<'a> {
     /// The path of the runtime crate (`::tinyagents_tools` unless
     /// `crate = ..`).
     pub krate: syn::Path,
+    /// `task = "..."`: whether the tool may run as an MCP task.
+    pub task: TaskMode,
+    /// `escalates`: its task begins where the body calls
+    /// `McpPeer::escalate`.
+    pub escalates: bool,
 }
 
 /// Collects errors; one combined `syn::Error` at the end.
@@ -311,6 +316,15 @@ fn check_options<'a>(
         );
     }
 
+    // Tasks.
+    let task = o.task.as_ref().map_or(TaskMode::Forbidden, |t| **t);
+    if o.escalates.is_present() && task == TaskMode::Forbidden {
+        errors.push(
+            o.escalates.span(),
+            "`escalates` says where the tool's task begins, and this tool never runs as a task: add `task = \"optional\"` or `task = \"required\"`, or remove `escalates`",
+        );
+    }
+
     let isolated = crate::isolated::check(&o, errors);
     for example in &o.example {
         if let Err((problem, at)) = crate::json::check_object(&example.value()) {
@@ -384,5 +398,7 @@ fn check_options<'a>(
         krate: o
             .krate
             .map_or_else(|| syn::parse_quote!(::tinyagents_tools), |k| k.0),
+        task,
+        escalates: o.escalates.is_present(),
     }
 }

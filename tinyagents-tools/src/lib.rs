@@ -84,6 +84,8 @@ pub mod approval;
 pub mod artifacts;
 pub mod builtins;
 pub mod call;
+#[cfg(feature = "code-mode")]
+pub mod code_mode;
 #[cfg(feature = "collect")]
 mod collect;
 #[cfg(not(feature = "collect"))]

@@ -5,8 +5,11 @@
 //! one change for inputs: every object that lists `properties` and says
 //! nothing about extra keys gets `additionalProperties: false`, so a key the
 //! model invents (a forged hidden argument above all) is refused by
-//! validation. Provider exports transform this canonical form; they never
-//! change it.
+//! validation. Every other keyword stays as written, the applicators and
+//! identifiers included (`allOf`, `anyOf`, `oneOf`, `not`,
+//! `if`/`then`/`else`, `$defs`, `$ref`, `$anchor`, `$dynamicRef`, and
+//! extensions such as `x-mcp-header`), and validation reads them all. Provider
+//! exports transform this canonical form; they never change it.
 //!
 //! Validation uses one more step that the model never sees:
 //! [`crate::registry::compile_schema`] gives every fixed-width integer format the
@@ -115,16 +118,45 @@ impl fmt::Debug for ToolSchema {
 /// Sets `additionalProperties: false` on every object schema that lists
 /// `properties` and says nothing about extra keys, throughout the document
 /// (definitions included).
+///
+/// Subschemas that only add conditions to a value other subschemas describe
+/// are left as written, with everything under them: `allOf` members,
+/// `if`/`then`/`else`, `not` and `dependentSchemas`. Their `properties` name
+/// a few keys of a larger object, so closing them would refuse the others
+/// (an `if` would never hold, an `allOf` member would refuse its siblings'
+/// keys).
 pub fn close_objects(schema: &mut Value) {
-    walk_schemas_mut(schema, &mut |obj| {
-        if obj.contains_key("properties")
-            && !obj.contains_key("additionalProperties")
-            && !obj.contains_key("unevaluatedProperties")
-        {
-            obj.insert("additionalProperties".to_owned(), Value::Bool(false));
+    let Value::Object(obj) = schema else { return };
+    if obj.contains_key("properties")
+        && !obj.contains_key("additionalProperties")
+        && !obj.contains_key("unevaluatedProperties")
+    {
+        obj.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    for (key, child) in obj.iter_mut() {
+        if CONDITIONS.contains(&key.as_str()) {
+            continue;
         }
-    });
+        match slot(key, child) {
+            None => {}
+            Some(Slot::One) => close_objects(child),
+            Some(Slot::Array) => child
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+                .for_each(close_objects),
+            Some(Slot::Map) => child
+                .as_object_mut()
+                .into_iter()
+                .flatten()
+                .for_each(|(_, c)| close_objects(c)),
+        }
+    }
 }
+
+/// Keywords whose subschemas apply to a value that other subschemas
+/// describe: [`close_objects`] leaves them as written.
+const CONDITIONS: &[&str] = &["allOf", "if", "then", "else", "not", "dependentSchemas"];
 
 /// Adds the range of a fixed-width integer `format` (`uint8`, `int32`, ...,
 /// as schemars writes them) as `minimum`/`maximum`, throughout the document,
@@ -363,6 +395,26 @@ mod tests {
             s["properties"]["c"],
             json!({"type": "number", "format": "double"})
         );
+    }
+
+    #[test]
+    fn closing_leaves_conditions_as_written() {
+        let conditions = json!({
+            "allOf": [{"properties": {"a": {"properties": {"x": {}}}}}],
+            "if": {"properties": {"a": {"const": 1}}},
+            "then": {"properties": {"b": {"type": "object", "properties": {}}}},
+            "else": {"properties": {}},
+            "not": {"properties": {}},
+            "dependentSchemas": {"a": {"properties": {}}}
+        });
+        let mut s = conditions.clone();
+        s["type"] = json!("object");
+        s["properties"] = json!({"a": {}, "b": {}});
+        close_objects(&mut s);
+        assert_eq!(s["additionalProperties"], json!(false));
+        for (key, value) in conditions.as_object().unwrap() {
+            assert_eq!(&s[key], value, "{key}");
+        }
     }
 
     #[test]

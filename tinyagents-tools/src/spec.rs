@@ -69,6 +69,61 @@ pub struct ConcurrencyPolicy {
     pub max_concurrency: Option<NonZeroUsize>,
 }
 
+/// Whether a tool may run as a task of the MCP tasks extension
+/// (`io.modelcontextprotocol/tasks`): answered at once with a task handle,
+/// then polled by the client while the body runs. An MCP server exports it
+/// as the tool's `execution.taskSupport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// Never a task: every call is answered in its request.
+    #[default]
+    Forbidden,
+    /// A task for a client that declared the tasks extension; a plain call
+    /// for one that did not.
+    Optional,
+    /// Only a task: a client that did not declare the tasks extension is
+    /// refused (`-32021`, a missing client capability).
+    Required,
+}
+
+impl TaskSupport {
+    /// `forbidden`, `optional` or `required`, as MCP writes them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// True for [`TaskSupport::Forbidden`], the default.
+    pub fn is_forbidden(&self) -> bool {
+        *self == TaskSupport::Forbidden
+    }
+}
+
+/// Where the task of a task-supporting call begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStart {
+    /// Before the body runs: the call is a task from its first line.
+    #[default]
+    Immediately,
+    /// Where the body calls `McpPeer::escalate` (feature `mcp`): until then the
+    /// call runs in its request, and what it asks its client is asked in
+    /// input rounds; a body that ends without escalating is answered in its
+    /// request.
+    OnEscalate,
+}
+
+impl TaskStart {
+    /// True for [`TaskStart::Immediately`], the default.
+    pub fn is_immediately(&self) -> bool {
+        *self == TaskStart::Immediately
+    }
+}
+
 /// The resource bounds a tool declares beyond its timeout.
 ///
 /// Each bound is enforced by the mechanism that runs the tool, never by
@@ -149,6 +204,11 @@ pub enum SpecError {
     /// A zero timeout.
     #[error("tool `{0}` has a zero timeout")]
     ZeroTimeout(String),
+    /// A task start was set on a tool that never runs as a task.
+    #[error(
+        "tool `{0}` escalates to a task but does not support tasks: declare its task support optional or required"
+    )]
+    EscalatesWithoutTasks(String),
     /// A resource bound of zero: the tool could never run.
     #[error("tool `{name}` has a zero `{bound}` bound: it could never run")]
     ZeroBound {
@@ -201,6 +261,14 @@ pub struct ToolSpec {
     /// Left out of the serialized spec when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<serde_json::Value>,
+    /// Whether the tool may run as an MCP task (never, by default; left
+    /// out of the serialized spec then).
+    #[serde(skip_serializing_if = "TaskSupport::is_forbidden")]
+    pub task_support: TaskSupport,
+    /// Where its task begins (left out of the serialized spec when
+    /// [`TaskStart::Immediately`]).
+    #[serde(skip_serializing_if = "TaskStart::is_immediately")]
+    pub task_start: TaskStart,
 }
 
 impl ToolSpec {
@@ -221,6 +289,8 @@ impl ToolSpec {
             blocking: false,
             bounds: ResourceBounds::NONE,
             examples: Vec::new(),
+            task_support: TaskSupport::Forbidden,
+            task_start: TaskStart::Immediately,
         }
     }
 
@@ -247,6 +317,8 @@ pub struct ToolSpecBuilder {
     blocking: bool,
     bounds: ResourceBounds,
     examples: Vec<serde_json::Value>,
+    task_support: TaskSupport,
+    task_start: TaskStart,
 }
 
 impl ToolSpecBuilder {
@@ -353,6 +425,19 @@ impl ToolSpecBuilder {
         self
     }
 
+    /// Lets the tool run as an MCP task ([`TaskSupport`]).
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
+    /// Where the tool's task begins ([`TaskStart`]); the tool must support
+    /// tasks.
+    pub fn task_start(mut self, start: TaskStart) -> Self {
+        self.task_start = start;
+        self
+    }
+
     /// Sets every resource bound at once.
     pub fn bounds(mut self, bounds: ResourceBounds) -> Self {
         self.bounds = bounds;
@@ -381,6 +466,9 @@ impl ToolSpecBuilder {
         ]
         .into_iter()
         .find(|(_, value)| *value == Some(0));
+        if self.task_support.is_forbidden() && !self.task_start.is_immediately() {
+            return Err(SpecError::EscalatesWithoutTasks(self.name));
+        }
         if let Some((bound, _)) = zero {
             return Err(SpecError::ZeroBound {
                 name: self.name,
@@ -402,6 +490,8 @@ impl ToolSpecBuilder {
             blocking: self.blocking,
             bounds: self.bounds,
             examples: self.examples,
+            task_support: self.task_support,
+            task_start: self.task_start,
         })
     }
 }

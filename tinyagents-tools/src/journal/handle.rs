@@ -176,11 +176,15 @@ impl Journal {
 
     /// The runs with calls a [`resume`](crate::ToolExecutor::resume) would
     /// answer: decided approvals, calls received or started and not
-    /// answered.
+    /// answered (never [`MCP_TASKS_RUN`](super::MCP_TASKS_RUN), whose
+    /// records are MCP tasks).
     pub async fn runs_to_resume(&self) -> Result<Vec<RunId>, JournalError> {
         let query = CallQuery::all().in_states(RESUMABLE);
         let mut runs: Vec<RunId> = Vec::new();
         for stored in self.store.find(&query).await? {
+            if stored.record.key.run_id.as_str() == super::MCP_TASKS_RUN {
+                continue;
+            }
             if !runs.contains(&stored.record.key.run_id) {
                 runs.push(stored.record.key.run_id);
             }

@@ -50,6 +50,14 @@ pub use sqlite::{SqliteJournal, SqliteOptions};
 pub use store::{CallQuery, JournalError, JournalStore, SCHEMA_VERSION, Stored};
 
 pub(crate) use handle::{Admission, RESUMABLE, now_ms};
+#[cfg(feature = "mcp")]
+pub(crate) use owner::{new_owner, process_gone};
+
+/// The run under which an MCP server keeps its tasks in a journal
+/// (`mcp::JournalTaskStore`): one record per task, the task id as its call
+/// id and the task as its `arguments`. It is never a run of calls:
+/// [`Journal::runs_to_resume`] leaves it out.
+pub const MCP_TASKS_RUN: &str = "mcp-tasks";
 
 impl Journal {
     /// An event subscriber that logs every event of the executor it is

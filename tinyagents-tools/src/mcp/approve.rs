@@ -99,6 +99,18 @@ impl McpApprover {
         self.lock().insert(call.clone(), asker);
     }
 
+    /// Records that `call` (the body of an MCP task) asks its client in
+    /// the task's input requests, or cannot ask it when it did not declare
+    /// elicitation.
+    pub(crate) fn start_in_rounds(&self, call: &ToolCallId, elicits: bool) {
+        let asker = if elicits {
+            Asker::Rounds
+        } else {
+            Asker::Cannot("the MCP client did not declare elicitation")
+        };
+        self.lock().insert(call.clone(), asker);
+    }
+
     /// Ends `call`.
     pub(crate) fn finish(&self, call: &ToolCallId) {
         self.lock().remove(call);

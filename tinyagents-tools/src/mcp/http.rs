@@ -25,6 +25,13 @@
 //! reach the executor as the text the client sent. `DELETE` of a session
 //! answers 204 No Content.
 //!
+//! On protocol 2026-07-28 and later, a `tools/call` of a tool whose schema
+//! marks arguments with `x-mcp-header` must carry those arguments in
+//! `Mcp-Param-{Name}` headers that agree with the body; one that does not is
+//! refused with 400 and JSON-RPC `-32020` before it runs (the rules are in
+//! the `params` module). rmcp checks the `Mcp-Method` and `Mcp-Name`
+//! headers.
+//!
 //! # Stateless mode, for more than one machine
 //!
 //! By default a client on a protocol before `2026-07-28` opens a session
@@ -49,6 +56,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use self::params::ParamHeaders;
 use super::screen::{Screened, screen};
 use super::{McpServer, McpSession};
 use crate::CancellationToken;
@@ -64,6 +72,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 use tokio::net::TcpListener;
+
+mod params;
 
 /// The origins accepted when the config lists none: loopback, any port.
 pub const LOOPBACK_ORIGINS: [&str; 6] = [
@@ -89,6 +99,7 @@ pub type McpHttpResponse = Response<BoxBody<Bytes, Infallible>>;
 pub struct McpHttpService<S, C> {
     inner: Arc<Inner<S, C>>,
     max_body: usize,
+    params: Arc<ParamHeaders>,
 }
 
 impl<S, C> Clone for McpHttpService<S, C> {
@@ -96,6 +107,7 @@ impl<S, C> Clone for McpHttpService<S, C> {
         McpHttpService {
             inner: Arc::clone(&self.inner),
             max_body: self.max_body,
+            params: Arc::clone(&self.params),
         }
     }
 }
@@ -117,17 +129,12 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let inner = Arc::clone(&self.inner);
-        let max_body = self.max_body;
-        Box::pin(async move { Ok(handle(&inner, max_body, request).await) })
+        let service = self.clone();
+        Box::pin(async move { Ok(handle(&service, request).await) })
     }
 }
 
-async fn handle<S, C, B>(
-    inner: &Inner<S, C>,
-    max_body: usize,
-    request: Request<B>,
-) -> McpHttpResponse
+async fn handle<S, C, B>(service: &McpHttpService<S, C>, request: Request<B>) -> McpHttpResponse
 where
     S: Shared,
     C: Shared,
@@ -135,8 +142,9 @@ where
     B::Data: Send,
     B::Error: Display,
 {
+    let inner = &*service.inner;
     let deleting = request.method() == Method::DELETE;
-    let request = match screened(max_body, request).await {
+    let request = match screened(service.max_body, &service.params, request).await {
         Next::Forward(request) => request,
         Next::Done(response) => return response,
         // Rare, and it waits for rmcp twice: boxed, so that every request's
@@ -164,9 +172,9 @@ enum Next {
     Refuse(http::request::Parts, Value),
 }
 
-/// Reads and screens the body of a POST; any other method goes to rmcp
-/// with an empty body.
-async fn screened<B>(max_body: usize, request: Request<B>) -> Next
+/// Reads and screens the body of a POST (its `Mcp-Param-*` headers checked
+/// against it first); any other method goes to rmcp with an empty body.
+async fn screened<B>(max_body: usize, params: &ParamHeaders, request: Request<B>) -> Next
 where
     B: Body,
     B::Error: Display,
@@ -191,6 +199,9 @@ where
         // rmcp answers it (415).
         return Next::Forward(Request::from_parts(parts, Full::new(bytes)));
     }
+    if let Err(answer) = params.check(&parts.headers, &bytes) {
+        return Next::Refuse(parts, answer);
+    }
     match screen(&bytes) {
         Screened::Pass(message) => {
             parts.headers.remove(http::header::CONTENT_LENGTH);
@@ -202,7 +213,8 @@ where
 }
 
 /// The screen's answer (400, a JSON-RPC error) to a message rmcp cannot
-/// read, unless rmcp refuses the request's headers first.
+/// read or whose headers contradict it, unless rmcp refuses the request's
+/// headers first.
 async fn refuse<S, C>(
     inner: &Inner<S, C>,
     parts: http::request::Parts,
@@ -311,6 +323,7 @@ impl<S: Shared, C: Shared> McpServer<S, C> {
             config = config.with_allowed_origins(LOOPBACK_ORIGINS);
         }
         let max_body = config.max_request_body_bytes;
+        let params = Arc::new(ParamHeaders::new(self.tools()));
         let server = self.clone();
         // Without legacy sessions every request is served on its own.
         let stateless = !config.legacy_session_mode;
@@ -324,6 +337,7 @@ impl<S: Shared, C: Shared> McpServer<S, C> {
                 config,
             )),
             max_body,
+            params,
         }
     }
 

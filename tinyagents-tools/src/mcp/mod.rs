@@ -42,6 +42,9 @@
 //! - A tool can send its client log messages and ask it for sampling or
 //!   elicitation through an injected [`McpPeer`]; `logging/setLevel` sets
 //!   the lowest level sent (the server declares `logging`).
+//! - A long-running tool declared with task support runs as an MCP task
+//!   for a client that declared the tasks extension: the client gets a task
+//!   handle at once and polls it (see [`tasks`]).
 //!
 //! Each connection is an [`McpSession`] with its own [`RunContext`], made by
 //! the function given to [`McpServerBuilder::build`] (return clones of one
@@ -78,6 +81,7 @@ mod progress;
 mod rounds;
 mod screen;
 mod session;
+pub mod tasks;
 
 #[cfg(feature = "mcp-client")]
 pub mod client;
@@ -91,6 +95,7 @@ use rmcp::service::{RoleServer, RunningService, ServerInitializeError};
 use rmcp::transport::IntoTransport;
 
 use crate::executor::{ExecutorBuildError, ToolExecutor, ToolExecutorBuilder};
+use crate::journal::Journal;
 use crate::providers::{ExportError, ExportTarget, MAX_STRUCTURED_BYTES, export_tool};
 use crate::runtime::RunContext;
 use crate::tool::Shared;
@@ -162,7 +167,8 @@ pub(crate) struct ServerCore<S, C> {
     pub(crate) max_structured_bytes: usize,
     pub(crate) approver: Option<McpApprover>,
     pub(crate) sealer: rounds::Sealer,
-    runs: RunFactory<C>,
+    pub(crate) tasks: tasks::Tasks,
+    pub(crate) runs: RunFactory<C>,
 }
 
 impl<S: Shared, C: Shared> McpServer<S, C> {
@@ -181,6 +187,10 @@ impl<S: Shared, C: Shared> McpServer<S, C> {
             approver: None,
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
+            task_store: None,
+            task_ttl: tasks::DEFAULT_TASK_TTL,
+            task_poll_interval: tasks::DEFAULT_TASK_POLL_INTERVAL,
+            task_lease: tasks::DEFAULT_TASK_LEASE,
         }
     }
 
@@ -276,6 +286,10 @@ pub struct McpServerBuilder<S = (), C = ()> {
     approver: Option<McpApprover>,
     request_state_key: Option<Vec<u8>>,
     request_state_ttl: std::time::Duration,
+    task_store: Option<Arc<dyn tasks::TaskStore>>,
+    task_ttl: std::time::Duration,
+    task_poll_interval: std::time::Duration,
+    task_lease: std::time::Duration,
 }
 
 impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
@@ -297,6 +311,48 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
     /// default).
     pub fn request_state_ttl(mut self, ttl: std::time::Duration) -> Self {
         self.request_state_ttl = ttl;
+        self
+    }
+
+    /// Where the server keeps its MCP tasks (see [`tasks`]): by default this
+    /// process's memory ([`MemoryTaskStore`](tasks::MemoryTaskStore)).
+    pub fn task_store(mut self, store: impl tasks::TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Keeps the server's MCP tasks in `journal`
+    /// ([`JournalTaskStore`](tasks::JournalTaskStore)): every instance
+    /// opening the same journal (PostgreSQL) answers for every task, and a
+    /// task outlives a restart.
+    pub fn journal_tasks(self, journal: Journal) -> Self {
+        self.task_store(tasks::JournalTaskStore::new(journal))
+    }
+
+    /// How long a task is kept at least after its creation, its `ttlMs`
+    /// ([`DEFAULT_TASK_TTL`](tasks::DEFAULT_TASK_TTL), one hour, by
+    /// default).
+    pub fn task_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
+    /// How often a client is asked to poll a task, its `pollIntervalMs`
+    /// ([`DEFAULT_TASK_POLL_INTERVAL`](tasks::DEFAULT_TASK_POLL_INTERVAL),
+    /// 500 ms, by default).
+    pub fn task_poll_interval(mut self, interval: std::time::Duration) -> Self {
+        self.task_poll_interval = interval;
+        self
+    }
+
+    /// How long this instance's claim on a task it runs lasts without
+    /// renewal ([`DEFAULT_TASK_LEASE`](tasks::DEFAULT_TASK_LEASE), 30 s, by
+    /// default). The instance renews it while the body runs; a task whose
+    /// lease ran out (its instance died) is answered `failed`. Keep it well
+    /// above [`WATCH_INTERVAL`](tasks::WATCH_INTERVAL), how often it is
+    /// renewed.
+    pub fn task_lease(mut self, lease: std::time::Duration) -> Self {
+        self.task_lease = lease;
         self
     }
 
@@ -365,8 +421,17 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
             .enable_tools()
             .enable_logging()
             .enable_prompts()
-            .enable_resources()
-            .build();
+            .enable_resources();
+        // The tasks extension, when some tool may run as a task.
+        let capabilities = if executor
+            .registry()
+            .specs()
+            .any(|spec| !spec.task_support.is_forbidden())
+        {
+            capabilities.enable_tasks().build()
+        } else {
+            capabilities.build()
+        };
         let mut info = ServerConfig::new(capabilities).with_server_info(self.info);
         info.instructions = self.instructions;
         Ok(McpServer {
@@ -378,6 +443,13 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
                 max_structured_bytes: self.max_structured_bytes,
                 approver: self.approver,
                 sealer,
+                tasks: tasks::Tasks::new(
+                    self.task_store
+                        .unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::new())),
+                    self.task_ttl,
+                    self.task_poll_interval,
+                    self.task_lease,
+                ),
                 runs: Arc::new(runs),
             }),
         })

@@ -23,6 +23,7 @@ use tokio::task::futures::TaskLocalFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::rounds::Rounds;
+use super::tasks::Escalation;
 use crate::inject::{Inject, InjectError};
 use crate::redact::Redactor;
 use crate::runtime::ToolRuntime;
@@ -57,6 +58,9 @@ pub(crate) struct Link {
     /// Masks a value as the tool `tool`'s redaction policy and the run's
     /// secrets require (for approval questions).
     pub(crate) mask: Option<Mask>,
+    /// Where the call becomes an MCP task, for a tool declared
+    /// `escalates` called by a client that declared the tasks extension.
+    pub(crate) escalation: Option<Arc<Escalation>>,
 }
 
 /// Masks `value` for the tool named by the first argument.
@@ -424,6 +428,25 @@ impl McpPeer {
             _ => Err(McpPeerError::InvalidAnswer(
                 "a roots/list result must hold `roots`, an array of objects with a `uri`".into(),
             )),
+        }
+    }
+
+    /// Makes the rest of the call an MCP task, for a tool declared
+    /// `escalates` (`#[tool(task = "...", escalates)]`): what the tool asked
+    /// its client before came in input rounds, and from here on the client
+    /// holds a task handle and polls it while the body goes on in the
+    /// background. A question asked after this parks the task in
+    /// `input_required`; the body then runs again from its start with
+    /// every answer, and this returns at once in that run.
+    ///
+    /// Returns at once, changing nothing, when the call is a task already,
+    /// its client did not declare the tasks extension (it is answered in
+    /// its request), or it did not come from MCP. Fails with
+    /// [`McpPeerError::TaskNotCreated`] when the task could not be stored.
+    pub async fn escalate(&self) -> Result<(), McpPeerError> {
+        match self.link.as_ref().and_then(|l| l.escalation.as_ref()) {
+            Some(escalation) => escalation.escalate().await,
+            None => Ok(()),
         }
     }
 

@@ -180,6 +180,17 @@ impl Rounds {
         }
     }
 
+    /// The rounds of a task's body: the answers its client gave so far,
+    /// each to a request the task asked.
+    pub(crate) fn answered(answers: Map<String, Value>) -> Self {
+        Rounds::new(answers)
+    }
+
+    /// Every answer to a request the server asked.
+    pub(crate) fn answers(&self) -> &Map<String, Value> {
+        &self.answers
+    }
+
     /// The answer to `key`, if the client gave one: to the question the
     /// server asked, or offered unasked with the first call (a tool's own
     /// question is the client's to answer either way).
@@ -262,7 +273,7 @@ fn hex_nonce() -> String {
 
 /// Fills `bytes` from `/dev/urandom`, or (where there is none) from std's
 /// randomly seeded hasher.
-fn fill_random(bytes: &mut [u8]) {
+pub(crate) fn fill_random(bytes: &mut [u8]) {
     use std::io::Read;
     if let Ok(mut source) = std::fs::File::open("/dev/urandom")
         && source.read_exact(bytes).is_ok()

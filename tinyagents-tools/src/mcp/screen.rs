@@ -81,6 +81,58 @@ pub(crate) fn screen(message: &[u8]) -> Screened {
     }
 }
 
+/// A `tools/call` request read down to the top level of its arguments, as
+/// the HTTP transport checks its `Mcp-Param-*` headers against it.
+#[cfg(feature = "mcp-http")]
+pub(crate) struct CallView<'a> {
+    /// The request id.
+    pub(crate) id: Value,
+    /// The called tool's name.
+    pub(crate) name: Cow<'a, str>,
+    /// Each member of the arguments object: the key and the value's text
+    /// (none when the call has no arguments object).
+    pub(crate) arguments: Vec<(Cow<'a, str>, &'a [u8])>,
+}
+
+/// Reads `message` as [`screen`] does, as far as a [`CallView`] needs and
+/// without recursion; `None` for any other message, and for one whose top
+/// levels are not well-formed (the screen answers that one itself).
+#[cfg(feature = "mcp-http")]
+pub(crate) fn call_view(message: &[u8]) -> Option<CallView<'_>> {
+    let b = message.trim_ascii();
+    let b = b.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(b);
+    let (top, end) = members(b, 0)?;
+    if skip_ws(b, end) != b.len() {
+        return None;
+    }
+    let get = |key: &str| top.iter().find(|(k, _)| k == key).map(|(_, r)| r.clone());
+    let id = get("id").map(|r| &b[r]).filter(|raw| is_id(raw))?;
+    if get("method").and_then(|r| string_of(&b[r])).as_deref() != Some("tools/call") {
+        return None;
+    }
+    let (params, _) = members(b, get("params")?.start)?;
+    let find = |key: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, r)| r.clone())
+    };
+    let name = string_of(&b[find("name")?])?;
+    let arguments = match find("arguments") {
+        Some(range) if b[range.start] == b'{' => members(b, range.start)?
+            .0
+            .into_iter()
+            .map(|(key, value)| (key, &b[value]))
+            .collect(),
+        _ => Vec::new(),
+    };
+    Some(CallView {
+        id: id_value(id),
+        name,
+        arguments,
+    })
+}
+
 /// True when `raw` is a JSON-RPC id: a string or a number.
 fn is_id(raw: &[u8]) -> bool {
     match raw[0] {

@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, InputRequiredResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
-    ResultType, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
+    ErrorCode, GetTaskParams, GetTaskResult, InputRequiredResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ResultType, ServerConfig,
+    UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
@@ -20,6 +21,7 @@ use super::peer::{Link, Mask, threshold_of};
 use super::progress::Route;
 use super::rounds::Rounds;
 use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY};
+use super::tasks::{self, Escalation, NewTask};
 use crate::approval::approval_fingerprint;
 use crate::call::{RawArguments, ToolCall};
 use crate::error::ErrorKind;
@@ -29,6 +31,7 @@ use crate::output::{ContentBlock, ToolMessage};
 use crate::providers::mcp::{ResultBlock, content_block, result_parts};
 use crate::redact::Redactor;
 use crate::runtime::RunContext;
+use crate::spec::{TaskStart, TaskSupport};
 use crate::tool::Shared;
 use crate::turn::Turn;
 
@@ -76,25 +79,6 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         &self.run
     }
 
-    /// Masks a value for a tool as its redaction policy and `run`'s
-    /// secrets require (approval questions show the arguments so).
-    fn mask(&self, run: &RunContext<C>) -> Mask {
-        let shared = Arc::clone(&self.shared);
-        let secrets: Vec<Arc<str>> = run.secrets().redaction_forms().to_vec();
-        Arc::new(move |tool: &str, value: &mut Value| {
-            let policy = shared
-                .executor
-                .registry()
-                .resolve(tool)
-                .map(|t| t.spec().safety.redaction.clone())
-                .unwrap_or_default();
-            let redactor = Redactor::for_policy_forms(&policy, &secrets);
-            if !redactor.is_noop() {
-                redactor.json(value);
-            }
-        })
-    }
-
     /// Runs one call through the executor, relaying its progress to `route`
     /// and cancelling it when the request is cancelled; its tools' `McpPeer`s
     /// reach the client of `context`.
@@ -114,7 +98,8 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
             threshold: Arc::clone(&self.threshold),
             stateless: self.stateless,
             rounds,
-            mask: Some(self.mask(&run)),
+            mask: Some(mask_for(&self.shared, &run)),
+            escalation: None,
         };
         let executing = link.scope(self.shared.executor.execute(&run, &turn, call));
         tokio::pin!(executing);
@@ -141,6 +126,28 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         }
         result
     }
+}
+
+/// Masks a value for a tool as its redaction policy and `run`'s secrets
+/// require (approval questions show the arguments so).
+pub(crate) fn mask_for<S: Shared, C: Shared>(
+    shared: &Arc<ServerCore<S, C>>,
+    run: &RunContext<C>,
+) -> Mask {
+    let shared = Arc::clone(shared);
+    let secrets: Vec<Arc<str>> = run.secrets().redaction_forms().to_vec();
+    Arc::new(move |tool: &str, value: &mut Value| {
+        let policy = shared
+            .executor
+            .registry()
+            .resolve(tool)
+            .map(|t| t.spec().safety.redaction.clone())
+            .unwrap_or_default();
+        let redactor = Redactor::for_policy_forms(&policy, &secrets);
+        if !redactor.is_noop() {
+            redactor.json(value);
+        }
+    })
 }
 
 /// Sends one progress notification; a closed transport only loses it. The
@@ -226,13 +233,36 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             ),
         };
         let tool = request.name.into_owned();
+        let fingerprint = approval_fingerprint(&tool, &arguments_value(&arguments));
+        // A tool that may run as a task is one for a client that declared
+        // the tasks extension; a required one refuses any other client.
+        let (support, start) = self.task_declaration(&tool);
+        let client = context.client_capabilities();
+        let tasks_declared = client.as_ref().is_some_and(|c| c.supports_tasks());
+        if support == TaskSupport::Required && !tasks_declared {
+            return Err(ErrorData::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            ));
+        }
+        let as_task = tasks_declared && !support.is_forbidden();
+        if as_task && start == TaskStart::Immediately {
+            let new = NewTask {
+                tool,
+                arguments,
+                fingerprint,
+                client_capabilities: client,
+                answers: Map::new(),
+            };
+            let record = tasks::create(&self.shared, new).await?;
+            tasks::start(&self.shared, &record, context.peer.clone());
+            return Ok(tasks::handle(&record).into());
+        }
         // A client on 2026-07-28 or later is asked for input in rounds: the
         // state it sends back is opened (and refused when it is not this
         // server's, for this call) before anything runs.
         let rounds_protocol = context
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let fingerprint = approval_fingerprint(&tool, &arguments_value(&arguments));
         let rounds = if rounds_protocol {
             let opened = self.shared.sealer.open(
                 &tool,
@@ -248,21 +278,173 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         if let Some(approver) = &self.shared.approver {
             approver.start(&id, &context, rounds.is_some(), self.stateless);
         }
-        let route = context
-            .meta
-            .get_progress_token()
-            .map(|token| self.shared.relay.route(id.clone(), token));
-        // Boxed: rmcp moves the request's future into a task of its own,
-        // and the executor's future would make every move a large copy.
-        let result = Box::pin(self.execute(call, &context, route, rounds.clone())).await;
+        let result = if as_task {
+            // It escalates: it runs here until its body makes it a task.
+            let task = NewTask {
+                tool: tool.clone(),
+                arguments: call.arguments.clone(),
+                fingerprint: fingerprint.clone(),
+                client_capabilities: client,
+                answers: Map::new(),
+            };
+            match self
+                .escalating(call, &context, rounds.clone(), task)
+                .await?
+            {
+                Escalated::Task(created) => return Ok(created.into()),
+                Escalated::Done(result) => result,
+            }
+        } else {
+            let route = context
+                .meta
+                .get_progress_token()
+                .map(|token| self.shared.relay.route(id.clone(), token));
+            // Boxed: rmcp moves the request's future into a task of its own,
+            // and the executor's future would make every move a large copy.
+            Box::pin(self.execute(call, &context, route, rounds.clone())).await
+        };
         if let Some(approver) = &self.shared.approver {
             approver.finish(&id);
         }
+        self.answer(&tool, &fingerprint, rounds.as_deref(), result)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        tasks::get(&self.shared, &request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let peer = context.peer.clone();
+        tasks::update(
+            &self.shared,
+            &request.task_id,
+            request.input_responses,
+            peer,
+        )
+        .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(&self.shared, &request.task_id).await
+    }
+}
+
+/// How a call that may escalate ended in its request.
+enum Escalated {
+    /// Its body made it a task: the client is answered with the task.
+    Task(rmcp::model::CreateTaskResult),
+    /// Its body ended without escalating.
+    Done(ToolResult),
+}
+
+impl<S: Shared, C: Shared> McpSession<S, C> {
+    /// The task support of `tool` and where its task begins (an unknown
+    /// tool never runs as a task).
+    fn task_declaration(&self, tool: &str) -> (TaskSupport, TaskStart) {
+        self.shared.executor.registry().resolve(tool).map_or(
+            (TaskSupport::Forbidden, TaskStart::Immediately),
+            |t| {
+                let spec = t.spec();
+                (spec.task_support, spec.task_start)
+            },
+        )
+    }
+
+    /// Runs a call declared `escalates` in the background while the
+    /// request waits: for its end, or for its body to escalate, which
+    /// makes it the task `task` (with the answers gathered so far) and
+    /// leaves the body running as that task.
+    async fn escalating(
+        &self,
+        call: ToolCall,
+        context: &RequestContext<RoleServer>,
+        rounds: Option<Arc<Rounds>>,
+        mut task: NewTask,
+    ) -> Result<Escalated, ErrorData> {
+        let run = self.run.child_scope();
+        let turn = Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1);
+        let (escalation, asked) = Escalation::new();
+        let link = Link {
+            peer: context.peer.clone(),
+            capabilities: context.client_capabilities(),
+            protocol: context.protocol_version(),
+            threshold: Arc::clone(&self.threshold),
+            stateless: self.stateless,
+            rounds: rounds.clone(),
+            mask: Some(mask_for(&self.shared, &run)),
+            escalation: Some(escalation),
+        };
+        let mut body = tasks::spawn_body(&self.shared, run, turn, call, link);
+        tokio::pin!(asked);
+        let mut cancelled = false;
+        let created = loop {
+            tokio::select! {
+                biased;
+                result = body.join() => {
+                    return result.map(Escalated::Done).map_err(|_| {
+                        ErrorData::internal_error("the call stopped without an answer", None)
+                    });
+                }
+                created = &mut asked => match created {
+                    Ok(created) => break created,
+                    // The body dropped its escalation point: it is ending.
+                    Err(_) => {
+                        let result = body.join().await;
+                        return result.map(Escalated::Done).map_err(|_| {
+                            ErrorData::internal_error("the call stopped without an answer", None)
+                        });
+                    }
+                },
+                _ = context.ct.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    body.cancel();
+                }
+            }
+        };
         if let Some(rounds) = &rounds {
+            task.answers = rounds.answers().clone();
+        }
+        match tasks::create(&self.shared, task).await {
+            Ok(record) => {
+                let _ = created.send(true);
+                tasks::spawn_followed(&self.shared, record.task_id.clone(), body);
+                Ok(Escalated::Task(tasks::handle(&record)))
+            }
+            Err(e) => {
+                let _ = created.send(false);
+                body.cancel();
+                Err(e)
+            }
+        }
+    }
+
+    /// The answer to a call that ended in its request: its result, the
+    /// input it waits for (with the sealed state of its next round), or
+    /// the JSON-RPC error of an unknown tool or a missing capability.
+    fn answer(
+        &self,
+        tool: &str,
+        fingerprint: &str,
+        rounds: Option<&Rounds>,
+        result: ToolResult,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(rounds) = rounds {
             if let Some(capability) = rounds.missing() {
                 return Err(missing_capability(capability));
             }
-            let state = self.shared.sealer.seal(&tool, &fingerprint, rounds);
+            let state = self.shared.sealer.seal(tool, fingerprint, rounds);
             let asked = rounds.take_asked();
             if !asked.is_empty() {
                 // The call did not finish: it waits for the client's input,

@@ -10,6 +10,18 @@
 //! request's tools are assembled. A spec's examples of arguments are sent as
 //! `input_examples` (a field of Anthropic's beta tool definition), its
 //! description as written.
+//!
+//! What happens to the JSON Schema 2020-12 keywords of the canonical schema:
+//! both modes drop `$schema`, `$id`, the root `title` and every
+//! `x-mcp-header` (an MCP transport annotation, nothing a model reads), and
+//! refuse `anyOf`/`oneOf`/`allOf` at the root (Anthropic answers 400).
+//! Without strict mode the rest is sent as written: `$defs`, `$ref`,
+//! `$anchor`, and `allOf`, `not` and `if`/`then`/`else` below the root.
+//! Strict mode writes `oneOf` as `anyOf`, merges a one-member `allOf`, drops
+//! definitions nothing uses, and refuses a longer `allOf`, `not`,
+//! `if`/`then`/`else`, `dependentSchemas`, `dependentRequired`,
+//! `prefixItems`, `contains`, `propertyNames` and `unevaluatedItems`
+//! ([`ExportError::Unsupported`]), which strict tools cannot express.
 
 use serde_json::{Value, json};
 
@@ -59,6 +71,7 @@ pub(crate) fn declaration(
 ) -> Result<Declaration, ExportError> {
     let mut s = spec.input_schema.as_value().clone();
     t::strip_root_meta(&mut s);
+    t::strip_mcp_headers(&mut s);
     let mut usage = Usage::default();
     if options.strict {
         t::replace_boolean_schemas(&mut s, cx)?;

@@ -53,6 +53,45 @@ impl fmt::Display for Limit {
     }
 }
 
+/// Which rule of SEP-2243 an `x-mcp-header` annotation breaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum McpHeaderProblem {
+    /// The value is not a non-empty HTTP token (RFC 9110: ASCII letters,
+    /// digits and ``!#$%&'*+-.^_`|~``).
+    NotAToken,
+    /// It annotates something other than a property of the root object
+    /// (only top-level arguments are mirrored into headers).
+    NotARootProperty,
+    /// The property's `type` is not `"string"`, `"integer"` or `"boolean"`.
+    NotPrimitive,
+    /// Another property already names this header (names ignore case).
+    Duplicate {
+        /// The property that names it first.
+        property: String,
+    },
+}
+
+impl fmt::Display for McpHeaderProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            McpHeaderProblem::NotAToken => f.write_str(
+                "must be a non-empty HTTP token (ASCII letters, digits and !#$%&'*+-.^_`|~)",
+            ),
+            McpHeaderProblem::NotARootProperty => f.write_str(
+                "must annotate a property of the root object (only top-level arguments become headers)",
+            ),
+            McpHeaderProblem::NotPrimitive => f.write_str(
+                "must annotate a property whose `type` is \"string\", \"integer\" or \"boolean\"",
+            ),
+            McpHeaderProblem::Duplicate { property } => write!(
+                f,
+                "names the same header as property `{property}` (header names ignore case)"
+            ),
+        }
+    }
+}
+
 /// Why one tool's declaration cannot be sent to a provider.
 ///
 /// Every variant names the tool and the provider; schema problems also give a
@@ -203,6 +242,19 @@ pub enum ExportError {
         /// The limit.
         max: usize,
     },
+    /// An `x-mcp-header` annotation that MCP clients refuse (SEP-2243): they
+    /// leave such a tool out of their list.
+    #[error("tool `{tool}`: the `x-mcp-header` at `{pointer}` {problem}")]
+    McpHeader {
+        /// The tool.
+        tool: String,
+        /// The provider.
+        provider: Provider,
+        /// The schema that carries the annotation.
+        pointer: String,
+        /// The rule it breaks.
+        problem: McpHeaderProblem,
+    },
     /// Adding this tool to the request would exceed a per-request limit; the
     /// tool is left out of the request.
     #[error("tool `{tool}` left out: the request would exceed {provider}'s limit of {max} {limit}")]
@@ -234,6 +286,7 @@ impl ExportError {
             | ExportError::EmptyObject { tool, .. }
             | ExportError::PropertyName { tool, .. }
             | ExportError::LimitExceeded { tool, .. }
+            | ExportError::McpHeader { tool, .. }
             | ExportError::RequestLimit { tool, .. } => tool,
         }
     }
@@ -251,7 +304,8 @@ impl ExportError {
             | ExportError::FalseSchema { pointer, .. }
             | ExportError::EmptyObject { pointer, .. }
             | ExportError::PropertyName { pointer, .. }
-            | ExportError::LimitExceeded { pointer, .. } => Some(pointer),
+            | ExportError::LimitExceeded { pointer, .. }
+            | ExportError::McpHeader { pointer, .. } => Some(pointer),
             ExportError::InvalidName { .. } | ExportError::RequestLimit { .. } => None,
         }
     }
@@ -271,6 +325,7 @@ impl ExportError {
             ExportError::EmptyObject { .. } => "empty_object",
             ExportError::PropertyName { .. } => "property_name",
             ExportError::LimitExceeded { .. } => "limit_exceeded",
+            ExportError::McpHeader { .. } => "mcp_header",
             ExportError::RequestLimit { .. } => "request_limit",
         }
     }

@@ -9,6 +9,17 @@
 //! titles and unknown keywords, and moves unsupported bounds and formats into
 //! the description. `parametersJsonSchema` takes JSON Schema with `$defs`. A
 //! tool without arguments has no parameter field at all.
+//!
+//! What happens to the JSON Schema 2020-12 keywords of the canonical schema:
+//! both modes drop `$schema`, `$id`, the root `title` and every
+//! `x-mcp-header` (an MCP transport annotation, nothing a model reads), write
+//! `oneOf` as `anyOf` and merge a one-member `allOf`. `parameters` also
+//! inlines `$ref`s (so `$defs` and their `$anchor`s go) and refuses a longer
+//! `allOf`, `not`, `if`/`then`/`else` and the other keywords it has no form
+//! for ([`ExportError::Unsupported`]); it refuses `anyOf`/`oneOf`/`allOf` at
+//! the root. `parametersJsonSchema` keeps `$defs`, `$ref`, `$anchor`,
+//! `allOf`, `not` and `if`/`then`/`else` as written, below a root that must
+//! be a plain object.
 
 use serde_json::{Map, Value, json};
 
@@ -77,6 +88,7 @@ pub(crate) fn declaration(
 ) -> Result<Declaration, ExportError> {
     let mut s = spec.input_schema.as_value().clone();
     t::strip_root_meta(&mut s);
+    t::strip_mcp_headers(&mut s);
     t::replace_boolean_schemas(&mut s, cx)?;
     let field = match options.mode {
         GeminiMode::Parameters => {

@@ -3,11 +3,16 @@
 //!
 //! The input schema keeps its JSON Schema 2020-12 form, `$schema` included
 //! (MCP's default dialect since 2025-11-25, and clients may check it), minus
-//! the root title and `$id`; a tool without arguments is `{"type": "object",
-//! "additionalProperties": false}`. The output schema is sent when its root is
-//! an object, as MCP requires. Annotations come from the tool's safety
-//! metadata and are always stated, since MCP's defaults are the opposite of
-//! cautious (`destructiveHint` and `openWorldHint` default to true).
+//! the root title and `$id`. Every other keyword is sent as the spec holds
+//! it (SEP-1613, SEP-2106): `$defs`, `$ref`, `$anchor`, `$dynamicRef`,
+//! `allOf`/`anyOf`/`oneOf` (at the root too), `not`, `if`/`then`/`else` and
+//! `x-mcp-header` ([`MCP_HEADER_KEYWORD`], checked as clients check it; see
+//! `headers`). MCP asks only that the root be `"type": "object"`. A tool
+//! without arguments is `{"type": "object", "additionalProperties": false}`.
+//! The output schema is sent when its root is an object, as MCP requires.
+//! Annotations come from the tool's safety metadata and are always stated,
+//! since MCP's defaults are the opposite of cautious (`destructiveHint` and
+//! `openWorldHint` default to true).
 
 use serde_json::{Map, Value, json};
 
@@ -19,6 +24,11 @@ use crate::ids::ToolCallId;
 use crate::output::{ContentBlock, ToolMessage};
 use crate::safety::{Effect, Reach};
 use crate::spec::ToolSpec;
+
+mod headers;
+pub use headers::MCP_HEADER_KEYWORD;
+#[cfg(feature = "mcp-http")]
+pub(crate) use headers::header_params;
 
 /// The `_meta` key under which an MCP tool declaration carries the tool's
 /// resource bounds (`max_memory` bytes, `max_cpu_ms`, `fuel`), when it
@@ -33,7 +43,8 @@ pub(crate) fn declaration(spec: &ToolSpec, cx: &Cx) -> Result<Declaration, Expor
     if let (Some(dialect), Value::Object(obj)) = (dialect, &mut input) {
         obj.insert("$schema".into(), dialect);
     }
-    t::check_root(&input, cx)?;
+    t::check_object_root(&input, cx)?;
+    headers::check(&input, cx)?;
     if let Value::Object(obj) = &mut input
         && obj
             .get("properties")

@@ -48,7 +48,7 @@ use crate::spec::ToolSpec;
 pub use cache::{CacheStats, ExportCache};
 pub use choice::{AllowedMode, allowed_tools_choice};
 pub use deferred::request_tools_deferred;
-pub use error::{CallParseError, ExportError, Limit};
+pub use error::{CallParseError, ExportError, Limit, McpHeaderProblem};
 pub use examples::{EXAMPLES_HEADING, description_with_examples};
 pub use names::{
     NameMapError, ProviderNameError, ToolNameMap, check_provider_name, provider_alias,

@@ -7,6 +7,22 @@
 //! object length bounds into the description. Both modes give every array an
 //! `items` schema and state `strict` explicitly (Responses reads a missing
 //! `strict` as `true`).
+//!
+//! What happens to the JSON Schema 2020-12 keywords of the canonical schema:
+//!
+//! - both modes drop `$schema`, `$id`, the root `title` and every
+//!   `x-mcp-header` (an MCP transport annotation, nothing a model reads), and
+//!   refuse `anyOf`/`oneOf`/`allOf` at the root: OpenAI wants a plain object
+//!   there;
+//! - without strict mode everything else is sent as written: `$defs`, `$ref`,
+//!   `$anchor`, and `allOf`, `not` and `if`/`then`/`else` below the root;
+//! - strict mode writes `oneOf` as `anyOf` and merges a one-member `allOf`
+//!   (same meaning, in the subset it supports), and refuses a longer
+//!   `allOf`, `not`, `if`/`then`/`else`, `dependentSchemas`,
+//!   `dependentRequired`, `prefixItems`, `contains`, `propertyNames` and
+//!   `unevaluatedItems` ([`ExportError::Unsupported`]): it supports none of
+//!   them, and no rewrite keeps what they accept. Such a tool can still be
+//!   sent without strict mode.
 
 use serde_json::{Map, Value, json};
 
@@ -44,6 +60,7 @@ const STRICT_UNSUPPORTED_BOUNDS: &[&str] = &[
 fn parameters(spec: &ToolSpec, options: OpenAiOptions, cx: &Cx) -> Result<Value, ExportError> {
     let mut s = spec.input_schema.as_value().clone();
     t::strip_root_meta(&mut s);
+    t::strip_mcp_headers(&mut s);
     t::replace_boolean_schemas(&mut s, cx)?;
     if options.strict {
         t::normalize_combinators(&mut s, cx, false)?;

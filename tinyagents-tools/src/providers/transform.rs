@@ -104,28 +104,39 @@ pub(crate) fn is_object_type(obj: &Map<String, Value>) -> bool {
 
 /// The root must be an object schema without a combinator.
 pub(crate) fn check_root(schema: &Value, cx: &Cx) -> Result<(), ExportError> {
-    let Value::Object(obj) = schema else {
-        return Err(ExportError::RootNotObject {
+    if let Value::Object(obj) = schema
+        && let Some(keyword) = ["anyOf", "oneOf", "allOf"]
+            .into_iter()
+            .find(|k| obj.contains_key(*k))
+    {
+        return Err(ExportError::RootCombinator {
             tool: cx.tool(),
             provider: cx.provider,
+            keyword: keyword.to_owned(),
         });
-    };
-    for keyword in ["anyOf", "oneOf", "allOf"] {
-        if obj.contains_key(keyword) {
-            return Err(ExportError::RootCombinator {
-                tool: cx.tool(),
-                provider: cx.provider,
-                keyword: keyword.to_owned(),
-            });
-        }
     }
-    if obj.get("type") != Some(&json!("object")) {
+    check_object_root(schema, cx)
+}
+
+/// The root must say `"type": "object"` (other keywords beside it, combinators
+/// included, are the provider's to judge).
+pub(crate) fn check_object_root(schema: &Value, cx: &Cx) -> Result<(), ExportError> {
+    if schema.get("type") != Some(&json!("object")) {
         return Err(ExportError::RootNotObject {
             tool: cx.tool(),
             provider: cx.provider,
         });
     }
     Ok(())
+}
+
+/// Removes every `x-mcp-header` annotation: it tells an MCP client which
+/// HTTP header mirrors an argument, which means nothing to a model, and the
+/// strict modes accept only the keywords they know.
+pub(crate) fn strip_mcp_headers(schema: &mut Value) {
+    walk_schemas_mut(schema, &mut |obj| {
+        obj.remove(crate::providers::mcp::MCP_HEADER_KEYWORD);
+    });
 }
 
 /// Replaces the `true` subschema by `{}`; refuses the `false` subschema,

@@ -1,22 +1,38 @@
 //! The client side's handler: progress notifications to the calling tool's
-//! progress events, and `tools/list_changed` to a flag the application reads
-//! between turns.
+//! progress events; `tools/list_changed` to a flag the application reads
+//! between turns and a fresh comparison of the imported definitions; the
+//! server's own requests for input to the application's handler.
+
+#![allow(deprecated)] // sampling and roots, deprecated by rmcp but still in MCP
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::ClientHandler;
-use rmcp::model::{ClientConfig, Implementation, ProgressNotificationParam, ProgressToken};
-use rmcp::service::{MaybeSendFuture, NotificationContext, RoleClient};
+use rmcp::model::{
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ErrorData, Implementation, JsonObject, ListRootsResult,
+    ProgressNotificationParam, ProgressToken, TASKS_EXTENSION_ID,
+};
+use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext, RoleClient};
+use rmcp::{ClientHandler, model::InputRequest};
 use tokio::sync::Notify;
 
 use crate::runtime::StreamWriter;
 use crate::sync::lock;
 
+use super::definitions::Definitions;
+use super::input::{McpInputContext, McpInputError, McpInputHandler, ask};
+
+/// The application's handler for requests for input, and how many rounds
+/// of them one call answers.
+pub(super) struct InputSettings {
+    pub(super) handler: Arc<dyn McpInputHandler>,
+    pub(super) max_rounds: usize,
+}
+
 /// What the handler shares with the client and its tools.
-#[derive(Default)]
 pub(super) struct HookState {
     /// The progress writer of each call in flight, by its progress token.
     progress: Mutex<HashMap<ProgressToken, StreamWriter>>,
@@ -24,9 +40,22 @@ pub(super) struct HookState {
     changed: AtomicBool,
     /// Wakes [`McpClient::tools_changed_notified`](super::McpClient::tools_changed_notified).
     notify: Notify,
+    /// The imported tools' definitions.
+    pub(super) definitions: Arc<Definitions>,
+    pub(super) input: InputSettings,
 }
 
 impl HookState {
+    pub(super) fn new(input: InputSettings) -> Self {
+        HookState {
+            progress: Mutex::default(),
+            changed: AtomicBool::new(false),
+            notify: Notify::new(),
+            definitions: Arc::default(),
+            input,
+        }
+    }
+
     pub(super) fn watch_progress(&self, token: ProgressToken, writer: StreamWriter) {
         lock(&self.progress).insert(token, writer);
     }
@@ -71,16 +100,88 @@ impl ClientHandler for Hooks {
 
     fn on_tool_list_changed(
         &self,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
+        let definitions = &self.0.definitions;
+        definitions.notice();
         self.0.changed.store(true, Ordering::Release);
         self.0.notify.notify_waiters();
+        if !definitions.is_empty() && definitions.schedule() {
+            // Compared now, so `changed_tools` shows the change before a
+            // call owes the comparison.
+            let definitions = Arc::clone(definitions);
+            tokio::spawn(async move {
+                let timeout = super::DEFAULT_CONNECT_TIMEOUT;
+                let _ = super::relist_if_owed(&context.peer, &definitions, timeout).await;
+            });
+        }
         std::future::ready(())
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let request = InputRequest::Elicitation(rmcp::model::ElicitRequest::new(request));
+        let answer = self.answer(&request).await?;
+        serde_json::from_value(answer).map_err(|_| unanswerable())
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let request = InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(params));
+        let answer = self.answer(&request).await?;
+        serde_json::from_value(answer).map_err(|_| unanswerable())
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let request = InputRequest::ListRoots(Default::default());
+        let answer = self.answer(&request).await?;
+        serde_json::from_value(answer).map_err(|_| unanswerable())
     }
 
     fn get_info(&self) -> ClientConfig {
         let mut config = ClientConfig::default();
         config.client_info = Implementation::new("tinyagents-tools", env!("CARGO_PKG_VERSION"));
+        super::input::declare(self.0.input.handler.as_ref(), &mut config.capabilities);
+        config
+            .capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         config
     }
+}
+
+impl Hooks {
+    /// A request the server sent on its own (protocols before 2026-07-28),
+    /// answered by the application's handler.
+    async fn answer(&self, request: &InputRequest) -> Result<serde_json::Value, ErrorData> {
+        let context = McpInputContext {
+            tool: None,
+            call_id: None,
+        };
+        ask(self.0.input.handler.as_ref(), &context, request)
+            .await
+            .map_err(|error| match error {
+                McpInputError::Unsupported(_) => ErrorData::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    "this client does not answer such requests",
+                    None,
+                ),
+                _ => unanswerable(),
+            })
+    }
+}
+
+/// The error a server is answered when the application gave no answer.
+fn unanswerable() -> ErrorData {
+    ErrorData::internal_error("the client could not answer the request", None)
 }

@@ -24,7 +24,8 @@
 //! `tool.progress` events; when the executor stops waiting (timeout, the
 //! run cancelled) the server is sent `notifications/cancelled` for the
 //! request. A result with `isError: true` becomes a `repair` error whose
-//! message carries the remote text, cut to [`MAX_ERROR_TEXT`] bytes (and
+//! message carries the remote text, cut to
+//! [`MAX_ERROR_TEXT`](crate::error::MAX_ERROR_TEXT) bytes (and
 //! redacted by the executor like any error). When the tool declared an
 //! `outputSchema`, its `structuredContent` must match it, or the call fails
 //! (`fatal`). A server that closes the connection answers every call
@@ -38,6 +39,39 @@
 //!
 //! Import never fails for one bad tool: a tool with an invalid name or
 //! schema is left out and named, with the reason, in the [`ImportReport`].
+//!
+//! # A server asking for input
+//!
+//! A server on protocol 2026-07-28 may answer a call with an
+//! `input_required` result: the client answers each request in it
+//! (elicitation, sampling, roots) through the application's
+//! [`McpInputHandler`] ([`McpClientOptions::input_handler`]; without one,
+//! elicitations are declined and the rest refused) and sends the call again
+//! with the answers and the server's `requestState`, echoed verbatim, for at
+//! most [`McpClientOptions::max_input_rounds`] rounds. A server may also
+//! answer with a task (the tasks extension, which the client declares): the
+//! client polls `tasks/get` at the server's `pollIntervalMs` until the task
+//! ends, answers its requests for input with `tasks/update`, and sends
+//! `tasks/cancel` when the call stops waiting first (its timeout, the run
+//! cancelled). An older server's own `elicitation/create`,
+//! `sampling/createMessage` and `roots/list` requests reach the same
+//! handler.
+//!
+//! # Definitions that change after import
+//!
+//! Import records a SHA-256 fingerprint of each tool's definition (name,
+//! title, description, input and output schema, annotations;
+//! [`McpClient::fingerprints`]). When the tools are listed again (on
+//! `notifications/tools/list_changed`, before the next call of a tool after
+//! one, and on [`McpClient::refresh`]), a tool whose definition differs is
+//! refused before anything is sent (`fatal`, kind `denied`, policy
+//! `mcp_definition_changed`, naming the parts that changed), and one the
+//! server no longer lists is refused as unknown, until the application
+//! reads [`McpClient::changed_tools`] and accepts with
+//! [`McpClient::accept_change`]. A tool that appears is listed there as
+//! added and imported only by an explicit [`McpClient::import_into`], which
+//! also leaves out a changed tool (rule `definition_changed`) until its
+//! change is accepted.
 //!
 //! # The tool list changing
 //!
@@ -75,26 +109,37 @@
 //! ```
 
 mod convert;
+mod definitions;
 mod hooks;
+mod import;
+mod input;
+mod options;
 mod remote;
+mod task;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::IntoTransport;
-use serde_json::Value;
 
-use crate::error::MAX_ERROR_TEXT;
 use crate::registry::ToolRegistry;
-use crate::retry::RetryPolicy;
 use crate::tool::Shared;
 
-use hooks::{HookState, Hooks};
-use remote::RemoteTool;
+pub use definitions::{AcceptError, ChangeKind, DefinitionChange, DefinitionPart, ToolFingerprint};
+pub use import::{ImportOptions, ImportReport, ImportedTool, RefusedTool};
+pub use input::{
+    InputKind, MAX_INPUT_REQUESTS_PER_ROUND, McpInputContext, McpInputError, McpInputHandler,
+};
+pub use options::{DEFAULT_MAX_INPUT_ROUNDS, McpClientOptions};
+
+use definitions::Definitions;
+use hooks::{HookState, Hooks, InputSettings};
 
 /// How long connecting (the MCP initialization) and listing tools may take
 /// unless set otherwise.
@@ -132,89 +177,46 @@ pub enum McpClientError {
     Timeout(Duration),
 }
 
-/// How remote tools are imported.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct ImportOptions {
-    /// Prepended to each remote name to make the local name (the server is
-    /// still called with its own name).
-    pub prefix: Option<String>,
-    /// Each imported tool's timeout (the executor's default otherwise).
-    pub timeout: Option<Duration>,
-    /// The retry policy of the tools the server declares idempotent; the
-    /// others are never retried.
-    pub retry: Option<RetryPolicy>,
-    /// How long `tools/list` may take ([`DEFAULT_CONNECT_TIMEOUT`] when
-    /// unset).
-    pub list_timeout: Option<Duration>,
+/// Lists every tool of the server behind `peer`, within `timeout`.
+async fn list(
+    peer: &Peer<RoleClient>,
+    timeout: Duration,
+) -> Result<Vec<rmcp::model::Tool>, McpClientError> {
+    tokio::time::timeout(timeout, peer.list_all_tools())
+        .await
+        .map_err(|_| McpClientError::Timeout(timeout))?
+        .map_err(|e| McpClientError::List(bounded(&e.to_string(), 500)))
 }
 
-impl ImportOptions {
-    /// No prefix, the executor's timeout, no retries.
-    pub fn new() -> Self {
-        ImportOptions::default()
-    }
-
-    /// Local names are `prefix` followed by the remote name.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = Some(prefix.into());
-        self
-    }
-
-    /// Each imported tool's timeout.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// The retry policy for tools the server declares idempotent.
-    pub fn retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = Some(retry);
-        self
-    }
-
-    /// How long `tools/list` may take.
-    pub fn list_timeout(mut self, timeout: Duration) -> Self {
-        self.list_timeout = Some(timeout);
-        self
-    }
+/// Lists the tools and compares them with the imported definitions.
+async fn relist(
+    peer: &Peer<RoleClient>,
+    definitions: &Definitions,
+    timeout: Duration,
+) -> Result<Vec<rmcp::model::Tool>, McpClientError> {
+    let _listing = definitions.listing.lock().await;
+    let started = definitions.notices();
+    let listed = list(peer, timeout).await?;
+    definitions.relist(&listed, started);
+    Ok(listed)
 }
 
-/// One remote tool that was imported.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImportedTool {
-    /// Its name in the registry (with the prefix).
-    pub local_name: String,
-    /// Its name on the server.
-    pub remote_name: String,
-}
-
-/// One remote tool that was left out, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefusedTool {
-    /// Its name on the server (cut to 128 bytes).
-    pub remote_name: String,
-    /// A short stable identifier of the rule it broke (`invalid_name`,
-    /// `invalid_schema`, `schema_root_not_object`, `invalid_output_schema`,
-    /// `duplicate`, ...).
-    pub rule: &'static str,
-    /// What is wrong, in a sentence.
-    pub reason: String,
-}
-
-impl fmt::Display for RefusedTool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` ({}): {}", self.remote_name, self.rule, self.reason)
+/// [`relist`] when the server said its tools changed since the last
+/// listing started; a listing already under way is waited for.
+async fn relist_if_owed(
+    peer: &Peer<RoleClient>,
+    definitions: &Definitions,
+    timeout: Duration,
+) -> Result<(), McpClientError> {
+    let _listing = definitions.listing.lock().await;
+    definitions.unschedule();
+    if !definitions.owes_check() {
+        return Ok(());
     }
-}
-
-/// What an import did: the tools imported and the tools left out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ImportReport {
-    /// The imported tools, in the server's order.
-    pub imported: Vec<ImportedTool>,
-    /// The tools left out, in the server's order.
-    pub refused: Vec<RefusedTool>,
+    let started = definitions.notices();
+    let listed = list(peer, timeout).await?;
+    definitions.relist(&listed, started);
+    Ok(())
 }
 
 /// A connection to an MCP server whose tools can be imported.
@@ -246,9 +248,41 @@ impl McpClient {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let state = Arc::new(HookState::default());
+        McpClient::connect_with(transport, McpClientOptions::new().timeout(timeout)).await
+    }
+
+    /// Connects over `transport` as `options` say.
+    pub async fn connect_with<T, E, A>(
+        transport: T,
+        options: McpClientOptions,
+    ) -> Result<Self, McpClientError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let timeout = options.timeout;
+        let state = Arc::new(HookState::new(InputSettings {
+            handler: options
+                .input_handler
+                .unwrap_or_else(|| Arc::new(input::NoInput)),
+            max_rounds: options.max_input_rounds,
+        }));
         let hooks = Hooks(Arc::clone(&state));
-        let service = match tokio::time::timeout(timeout, hooks.serve(transport)).await {
+        let started = async {
+            if options.discover {
+                let lifecycle = ClientLifecycleMode::Auto {
+                    preferred_versions: vec![
+                        ProtocolVersion::LATEST,
+                        ProtocolVersion::LATEST_WITH_INITIALIZE,
+                    ],
+                    legacy_version: None,
+                };
+                hooks.serve_with_lifecycle(transport, lifecycle).await
+            } else {
+                hooks.serve(transport).await
+            }
+        };
+        let service = match tokio::time::timeout(timeout, started).await {
             Err(_) => return Err(McpClientError::Timeout(timeout)),
             Ok(Err(e)) => return Err(McpClientError::Initialize(bounded(&e.to_string(), 500))),
             Ok(Ok(service)) => service,
@@ -263,7 +297,15 @@ impl McpClient {
     /// Starts `command` as an MCP server speaking over its stdin and stdout
     /// (its stderr is inherited) and connects to it. The process is killed
     /// when the client is dropped.
-    pub async fn spawn(mut command: tokio::process::Command) -> Result<Self, McpClientError> {
+    pub async fn spawn(command: tokio::process::Command) -> Result<Self, McpClientError> {
+        McpClient::spawn_with(command, McpClientOptions::new()).await
+    }
+
+    /// [`spawn`](Self::spawn), connecting as `options` say.
+    pub async fn spawn_with(
+        mut command: tokio::process::Command,
+        options: McpClientOptions,
+    ) -> Result<Self, McpClientError> {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -274,7 +316,7 @@ impl McpClient {
                 "the server's stdio could not be piped",
             )));
         };
-        let mut client = McpClient::connect((stdout, stdin), DEFAULT_CONNECT_TIMEOUT).await?;
+        let mut client = McpClient::connect_with((stdout, stdin), options).await?;
         client.child = Some(Arc::new(tokio::sync::Mutex::new(child)));
         Ok(client)
     }
@@ -282,8 +324,17 @@ impl McpClient {
     /// Connects to an MCP server over streamable HTTP at `url`.
     #[cfg(feature = "mcp-client-http")]
     pub async fn connect_http(url: &str) -> Result<Self, McpClientError> {
+        McpClient::connect_http_with(url, McpClientOptions::new()).await
+    }
+
+    /// [`connect_http`](Self::connect_http), connecting as `options` say.
+    #[cfg(feature = "mcp-client-http")]
+    pub async fn connect_http_with(
+        url: &str,
+        options: McpClientOptions,
+    ) -> Result<Self, McpClientError> {
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
-        McpClient::connect(transport, DEFAULT_CONNECT_TIMEOUT).await
+        McpClient::connect_with(transport, options).await
     }
 
     /// The server's name from its initialization, when it gave one.
@@ -292,6 +343,15 @@ impl McpClient {
             .peer()
             .peer_info()
             .and_then(|info| info.server_info.as_ref().map(|i| i.name.clone()))
+    }
+
+    /// The protocol version the server chose (`2026-07-28`, `2025-11-25`,
+    /// ...).
+    pub fn protocol_version(&self) -> Option<String> {
+        self.service
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.to_string())
     }
 
     /// Whether the server said its tool list changed since the last call
@@ -314,9 +374,11 @@ impl McpClient {
     }
 
     /// Lists the server's tools and registers each into `registry` as a
-    /// [`Tool`](crate::Tool). A tool that cannot be imported (invalid name
-    /// or schema, a name already taken) is left out and named in the
-    /// report; only a failed `tools/list` is an error.
+    /// [`Tool`](crate::Tool), recording each one's definition. A tool that
+    /// cannot be imported (invalid name or schema, a name already taken, a
+    /// definition that changed since an earlier import and was not
+    /// accepted) is left out and named in the report; only a failed
+    /// `tools/list` is an error.
     pub async fn import_into<S, C>(
         &self,
         registry: &mut ToolRegistry<S, C>,
@@ -326,62 +388,42 @@ impl McpClient {
         S: Shared,
         C: Shared,
     {
-        let timeout = options.list_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT);
-        let listed = tokio::time::timeout(timeout, self.service.peer().list_all_tools())
-            .await
-            .map_err(|_| McpClientError::Timeout(timeout))?
-            .map_err(|e| McpClientError::List(bounded(&e.to_string(), 500)))?;
-        let mut report = ImportReport::default();
-        for tool in listed {
-            let remote_name = bounded(&tool.name, 128);
-            let refuse = |rule: &'static str, reason: String| RefusedTool {
-                remote_name: remote_name.clone(),
-                rule,
-                reason: bounded(&reason, MAX_ERROR_TEXT),
-            };
-            let spec = match convert::spec_from(&tool, options) {
-                Ok(spec) => spec,
-                Err(e) => {
-                    let rule = match e {
-                        crate::spec::SpecError::InvalidName { .. } => "invalid_name",
-                        _ => "invalid_spec",
-                    };
-                    report.refused.push(refuse(rule, e.to_string()));
-                    continue;
-                }
-            };
-            let output_validator = match &tool.output_schema {
-                None => None,
-                Some(schema) => match jsonschema::validator_for(&Value::Object((**schema).clone()))
-                {
-                    Ok(v) => Some(v),
-                    Err(e) => {
-                        report
-                            .refused
-                            .push(refuse("invalid_output_schema", e.to_string()));
-                        continue;
-                    }
-                },
-            };
-            let local_name = spec.name.as_str().to_owned();
-            let remote = RemoteTool {
-                spec,
-                remote_name: tool.name.to_string(),
-                output_validator,
-                nullable: convert::local_input_schema(&tool.input_schema).1,
-                peer: self.service.peer().clone(),
-                hooks: Arc::clone(&self.hooks),
-                _client: self.clone(),
-            };
-            match registry.register(remote) {
-                Ok(_) => report.imported.push(ImportedTool {
-                    local_name,
-                    remote_name: tool.name.to_string(),
-                }),
-                Err(e) => report.refused.push(refuse(e.rule(), e.to_string())),
-            }
-        }
-        Ok(report)
+        import::import(self, registry, options).await
+    }
+
+    /// Lists the server's tools again and compares them with the imported
+    /// definitions; returns the changes waiting for a decision, as
+    /// [`changed_tools`](Self::changed_tools) does. Nothing is imported.
+    pub async fn refresh(&self) -> Result<Vec<DefinitionChange>, McpClientError> {
+        let definitions = &self.hooks.definitions;
+        relist(self.service.peer(), definitions, DEFAULT_CONNECT_TIMEOUT).await?;
+        Ok(definitions.changes())
+    }
+
+    /// The differences the last listing found between the server's tools
+    /// and the imported ones: changed and removed tools (refused until
+    /// accepted) by name, then added ones (never imported but by
+    /// [`import_into`](Self::import_into)).
+    pub fn changed_tools(&self) -> Vec<DefinitionChange> {
+        self.hooks.definitions.changes()
+    }
+
+    /// Accepts `change`, as read from [`changed_tools`](Self::changed_tools):
+    /// a changed tool's calls go through again, checked against the new
+    /// definition `change` describes (its input and output schemas); a
+    /// removed tool is forgotten; an added one is no longer listed. Import
+    /// again to give the model the new description and schema.
+    ///
+    /// A change the server replaced with another since it was read is not
+    /// accepted ([`AcceptError::Superseded`]).
+    pub fn accept_change(&self, change: &DefinitionChange) -> Result<(), AcceptError> {
+        self.hooks.definitions.accept(change)
+    }
+
+    /// The fingerprints of the imported tools' accepted definitions, by
+    /// remote name.
+    pub fn fingerprints(&self) -> BTreeMap<String, ToolFingerprint> {
+        self.hooks.definitions.fingerprints()
     }
 
     /// Ends the connection and, for a spawned server, kills the process.

@@ -168,6 +168,11 @@ pub enum McpPeerError {
     /// answer outside its form, a roots result without roots).
     #[error("the MCP client's answer is refused: {0}")]
     InvalidAnswer(String),
+    /// [`escalate`](super::McpPeer::escalate) could not make the call a
+    /// task: the task store failed, or the request ended first. The call
+    /// is cancelled.
+    #[error("the call could not become an MCP task")]
+    TaskNotCreated,
 }
 
 impl From<McpPeerError> for ToolError {

@@ -1,0 +1,195 @@
+//! Code mode's cost, side by side in one run: the sandbox's start (a
+//! `run_code` call whose program returns at once), one tool call from a
+//! program against the same call made directly through the executor, and
+//! the 20-item program (40 calls) against the same 40 calls made directly
+//! in two batches of 20.
+//!
+//! `cargo run --release --manifest-path benchmarks/code_mode/Cargo.toml`
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::json;
+use tinyagents_tools::code_mode::{CodeMode, SandboxLimits};
+use tinyagents_tools::prelude::*;
+
+/// Which item.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ItemId {
+    /// The item's number.
+    id: u32,
+}
+
+/// An item.
+#[derive(Serialize, JsonSchema)]
+struct Item {
+    /// Its name.
+    name: String,
+    /// Its price in cents.
+    price: u32,
+}
+
+/// Look up an item.
+#[tool(read_only, idempotent, local)]
+async fn lookup(args: ItemId) -> Item {
+    Item {
+        name: format!("item-{}", args.id),
+        price: args.id * 125,
+    }
+}
+
+/// What to label.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LabelArgs {
+    /// The name.
+    name: String,
+    /// The price in cents.
+    price: u32,
+}
+
+/// Make a label.
+#[tool(read_only, idempotent, local)]
+async fn label(args: LabelArgs) -> String {
+    format!(
+        "{} ${}.{:02}",
+        args.name,
+        args.price / 100,
+        args.price % 100
+    )
+}
+
+const TWENTY: &str = r#"
+const labels = [];
+for (let id = 1; id <= 20; id++) {
+  const item = tools.lookup({ id });
+  labels.push(tools.label({ name: item.name, price: item.price }));
+}
+return labels.join("; ");
+"#;
+
+/// Median, first and third quartile of `v` (sorted in place).
+fn quartiles(v: &mut [f64]) -> (f64, f64, f64) {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (v[v.len() / 2], v[v.len() / 4], v[v.len() * 3 / 4])
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let mut registry = ToolRegistry::new();
+    registry.register(LookupTool).unwrap();
+    registry.register(LabelTool).unwrap();
+    let inner = Arc::new(ToolExecutor::builder(registry, ()).build().unwrap());
+    let mut outer_registry = ToolRegistry::new();
+    let limits = SandboxLimits {
+        max_calls: 2000,
+        ..SandboxLimits::default()
+    };
+    outer_registry
+        .register(CodeMode::new(Arc::clone(&inner)).limits(limits).tool())
+        .unwrap();
+    let outer = ToolExecutor::builder(outer_registry, ()).build().unwrap();
+    let run = RunContext::empty();
+    let turn = Turn::new(1);
+
+    let program =
+        |id: u64, code: &str| ToolCall::new(format!("c{id}"), "run_code", json!({ "code": code }));
+    let one_call_program = format!(
+        "let r; for (let i = 0; i < {N}; i++) r = tools.lookup({{ id: 7 }}); return r.price;"
+    );
+    const N: usize = 1000;
+    const ROUNDS: usize = 15;
+    let mut rows: Vec<(&str, Vec<f64>)> = vec![
+        ("start: run_code, program `return 1` (us/call)", vec![]),
+        (
+            "a tool call from a program, marginal, 1000 in one program (us/call)",
+            vec![],
+        ),
+        ("the same call made directly, `execute` (us/call)", vec![]),
+        ("20-item program, 40 calls, one run_code call (us)", vec![]),
+        ("the same 40 calls directly, two batches of 20 (us)", vec![]),
+        ("ratio: program call / direct call, paired by round", vec![]),
+        (
+            "ratio: 20-item program / 40 direct calls, paired by round",
+            vec![],
+        ),
+    ];
+    let mut id = 0u64;
+    for _ in 0..ROUNDS {
+        // start
+        let t = Instant::now();
+        for _ in 0..200 {
+            id += 1;
+            let r = outer.execute(&run, &turn, program(id, "return 1;")).await;
+            assert_eq!(r.outcome(), "ok");
+        }
+        let start = t.elapsed().as_secs_f64() * 1e6 / 200.0;
+        // program with N calls, minus a start
+        let t = Instant::now();
+        id += 1;
+        let r = outer
+            .execute(&run, &turn, program(id, &one_call_program))
+            .await;
+        assert_eq!(r.outcome(), "ok", "{}", r.text());
+        let per_call = (t.elapsed().as_secs_f64() * 1e6 - start) / N as f64;
+        // direct
+        let t = Instant::now();
+        for i in 0..N {
+            let r = inner
+                .execute(
+                    &run,
+                    &turn,
+                    ToolCall::new(format!("d{id}-{i}"), "lookup", json!({ "id": 7 })),
+                )
+                .await;
+            assert_eq!(r.outcome(), "ok");
+        }
+        let direct = t.elapsed().as_secs_f64() * 1e6 / N as f64;
+        // 20 items
+        let t = Instant::now();
+        for _ in 0..20 {
+            id += 1;
+            let r = outer.execute(&run, &turn, program(id, TWENTY)).await;
+            assert_eq!(r.outcome(), "ok");
+        }
+        let twenty = t.elapsed().as_secs_f64() * 1e6 / 20.0;
+        let t = Instant::now();
+        for k in 0..20 {
+            let lookups: Vec<ToolCall> = (1..=20)
+                .map(|i| ToolCall::new(format!("l{k}-{i}"), "lookup", json!({ "id": i })))
+                .collect();
+            let items = inner.execute_batch(&run, &turn, lookups).await;
+            let labels: Vec<ToolCall> = items
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let s = r.message.structured.clone().unwrap();
+                    ToolCall::new(
+                        format!("b{k}-{i}"),
+                        "label",
+                        json!({ "name": s["name"], "price": s["price"] }),
+                    )
+                })
+                .collect();
+            let labelled = inner.execute_batch(&run, &turn, labels).await;
+            assert_eq!(labelled.len(), 20);
+        }
+        let direct40 = t.elapsed().as_secs_f64() * 1e6 / 20.0;
+        for (row, v) in rows.iter_mut().zip([
+            start,
+            per_call,
+            direct,
+            twenty,
+            direct40,
+            per_call / direct,
+            twenty / direct40,
+        ]) {
+            row.1.push(v);
+        }
+    }
+    println!("code mode, {ROUNDS} rounds; median (q1 to q3)");
+    for (name, mut v) in rows {
+        let (m, q1, q3) = quartiles(&mut v);
+        println!("{name}: {m:.2} ({q1:.2} to {q3:.2})");
+    }
+}

@@ -1,0 +1,132 @@
+//! Item 1 and 5: the typed stubs, the `run_code` declaration every
+//! provider exports, and its size against the plain declarations.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tinyagents_tools::code_mode::{CodeMode, typescript_stubs};
+use tinyagents_tools::providers::{
+    AnthropicOptions, ExportTarget, GeminiOptions, OpenAiOptions, export_declarations,
+};
+use tinyagents_tools::{ToolSchema, ToolSpec};
+
+use crate::tools::{registry, setup};
+
+#[test]
+fn stubs_are_typed_from_the_input_and_output_schemas_with_doc_comments() {
+    let registry = registry();
+    let lookup = registry.get("lookup").unwrap().spec();
+    let expected = "\
+declare const tools: {
+  /** Look up an item of the catalog. */
+  lookup(args: {
+    /** The item's number, from 1 to 1000. */
+    id: number;
+  }): {
+    /** Its name. */
+    name: string;
+    /** Its price in cents. */
+    price: number;
+  };
+};
+";
+    let stubs = typescript_stubs([lookup]);
+    assert!(stubs.starts_with(expected), "{stubs}");
+    assert!(stubs.contains("declare class ToolError extends Error"));
+}
+
+#[test]
+fn stubs_cover_optional_fields_unions_enums_arrays_and_refs() {
+    let spec = ToolSpec::builder("search", "Search.\nTwo lines.")
+        .input_schema(ToolSchema::from_value(json!({
+            "type": "object",
+            "properties": {
+                "limit": {"type": ["integer", "null"]},
+                "mode": {"enum": ["fast", "exact"]},
+                "query": {"type": "string"},
+                "tags": {"type": "array", "items": {"$ref": "#/$defs/Tag"}}
+            },
+            "required": ["query"],
+            "additionalProperties": false,
+            "$defs": {"Tag": {"type": "object", "properties": {"label": {"type": "string"}}, "required": ["label"]}}
+        })))
+        .build()
+        .unwrap();
+    let stubs = typescript_stubs([&spec]);
+    let expected = "\
+declare const tools: {
+  /**
+   * Search.
+   * Two lines.
+   */
+  search(args: {
+    limit?: number | null;
+    mode?: \"fast\" | \"exact\";
+    query: string;
+    tags?: {
+      label: string;
+    }[];
+  }): unknown;
+};
+";
+    assert!(stubs.starts_with(expected), "{stubs}");
+}
+
+#[test]
+fn run_code_carries_the_stubs_and_every_provider_exports_it() {
+    let s = setup();
+    let spec = s.outer.registry().get("run_code").unwrap().spec().clone();
+    let code = spec.input_schema.as_value()["properties"]["code"]["description"]
+        .as_str()
+        .unwrap();
+    for name in ["lookup", "tag", "delete_item", "flaky", "flaky_effect"] {
+        assert!(code.contains(&format!("  {name}(args: ")), "{name}");
+    }
+    let targets = [
+        ExportTarget::OpenAiChat(OpenAiOptions::default()),
+        ExportTarget::OpenAiResponses(OpenAiOptions::default()),
+        ExportTarget::Anthropic(AnthropicOptions::default()),
+        ExportTarget::Gemini(GeminiOptions::default()),
+        ExportTarget::Mcp,
+    ];
+    for target in targets {
+        let exported = export_declarations(target, [&spec]);
+        assert!(
+            exported.errors.is_empty(),
+            "{target:?}: {:?}",
+            exported.errors
+        );
+        assert_eq!(exported.declarations.len(), 1);
+        assert!(
+            exported
+                .request_tools_text()
+                .contains("declare const tools")
+        );
+    }
+}
+
+#[test]
+fn declaration_sizes_report_the_one_declaration_against_the_plain_ones() {
+    let s = setup();
+    let target = ExportTarget::OpenAiChat(OpenAiOptions::default());
+    let sizes = CodeMode::new(Arc::clone(&s.inner)).declaration_sizes(target);
+    let plain = export_declarations(target, s.inner.registry().specs());
+    assert_eq!(sizes.plain, plain.request_tools_text().len());
+    let spec = s.outer.registry().get("run_code").unwrap().spec().clone();
+    assert_eq!(
+        sizes.code_mode,
+        export_declarations(target, [&spec])
+            .request_tools_text()
+            .len()
+    );
+    assert_eq!(sizes.saved(), sizes.plain as i64 - sizes.code_mode as i64);
+    // A fixed cost (the instructions, `ToolError`, `print`), then each
+    // tool's stub costs less than its declaration.
+    let one = CodeMode::new(Arc::clone(&s.inner))
+        .offering(["lookup"])
+        .declaration_sizes(target);
+    assert!(
+        sizes.code_mode - one.code_mode < sizes.plain - one.plain,
+        "{one:?} {sizes:?}"
+    );
+}

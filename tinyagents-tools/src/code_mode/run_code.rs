@@ -1,0 +1,277 @@
+//! The `run_code` tool: runs the program on a blocking thread and answers
+//! each of its tool calls with the executor, on the async runtime the
+//! outer call runs on.
+
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::runtime::Handle;
+
+use super::sandbox::{self, Ending, Host, HostAnswer};
+use super::{CodeMode, PendingCall, ProgramPause, SandboxLimits};
+use crate::CancellationToken;
+use crate::call::ToolCall;
+use crate::error::{ArgumentProblem, ToolError};
+use crate::executor::ToolExecutor;
+use crate::output::ToolOutput;
+use crate::runtime::{RunContext, ToolRuntime};
+use crate::safety::ToolSafety;
+use crate::schema::ToolSchema;
+use crate::spec::ToolSpec;
+use crate::tool::{CallResult, Shared, Tool};
+use crate::turn::Turn;
+
+/// The `run_code` tool of a [`CodeMode`]: a [`Tool`] for any application
+/// state (it uses its own executor's), to register in the model-facing
+/// registry. Its calls answer with the program's value
+/// (`{"result": ..., "printed": ..., "calls": n}`), a [`ProgramPause`], or
+/// a classified error: `invalid_arguments` for a program that does not
+/// parse (line and column named), `resource_exhausted` for one stopped at
+/// a limit (`time`, `memory`, `stack`, `output`, `calls`), `tool` for an
+/// error it threw and did not catch.
+pub struct RunCode<S = (), C = ()> {
+    executor: Arc<ToolExecutor<S, C>>,
+    offered: Arc<[String]>,
+    limits: SandboxLimits,
+    turn: u32,
+    spec: OnceLock<ToolSpec>,
+    stubs: String,
+    name: String,
+    safety: ToolSafety,
+}
+
+impl<S: Shared, C: Shared> RunCode<S, C> {
+    pub(super) fn new(mode: CodeMode<S, C>) -> Self {
+        let specs = mode.specs();
+        let offered: Arc<[String]> = specs.iter().map(|s| s.name.to_string()).collect();
+        let safety = safety_of(&specs);
+        let stubs = mode.stubs();
+        RunCode {
+            offered,
+            limits: mode.limits,
+            turn: mode.turn,
+            spec: OnceLock::new(),
+            stubs,
+            name: mode.name,
+            safety,
+            executor: mode.executor,
+        }
+    }
+
+    /// The names of the tools offered to the program.
+    pub fn offered(&self) -> &[String] {
+        &self.offered
+    }
+}
+
+/// Read-only when every offered tool is; otherwise the conservative
+/// default (mutating, not idempotent, networked).
+fn safety_of(specs: &[&ToolSpec]) -> ToolSafety {
+    if !specs.is_empty() && specs.iter().all(|s| s.safety.is_read_only()) {
+        ToolSafety::pure().determinism(crate::safety::Determinism::NonDeterministic)
+    } else {
+        ToolSafety::default()
+    }
+}
+
+/// The spec of a `run_code` tool named `name` offering the tools `stubs` declare.
+pub(super) fn spec_of(
+    name: &str,
+    stubs: &str,
+    limits: &SandboxLimits,
+    specs: &[&ToolSpec],
+) -> ToolSpec {
+    // The stubs go in the argument's description: OpenAI Chat bounds a
+    // tool's description to 1024 characters, not its parameters'.
+    let description = format!(
+        "Run a JavaScript program that calls tools, and answer with the value it returns. \
+         Limits: {} ms of running time, {} MiB of memory, {} tool calls, {} KiB of output.",
+        limits.max_time.as_millis(),
+        limits.max_memory >> 20,
+        limits.max_calls,
+        limits.max_output >> 10,
+    );
+    let code = format!(
+        "The program: the body of an async function. Call tools as `tools.NAME(args)` \
+         (synchronous; `await` is allowed), use `return` for the answer and `print(...)` for notes. \
+         A refused or failed call throws a `ToolError`. There is no network, file system, clock \
+         or randomness except through tools. The tools:\n\n```ts\n{stubs}```"
+    );
+    ToolSpec::builder(name, description)
+        .input_schema(ToolSchema::from_value(json!({
+            "type": "object",
+            "properties": {
+                "code": { "type": "string", "description": code }
+            },
+            "required": ["code"],
+            "additionalProperties": false
+        })))
+        .safety(safety_of(specs))
+        .timeout(limits.max_duration)
+        .build()
+        .expect("the run_code spec is valid")
+}
+
+#[async_trait]
+impl<O: Shared, S: Shared, C: Shared> Tool<O, C> for RunCode<S, C> {
+    fn spec(&self) -> &ToolSpec {
+        self.spec.get_or_init(|| {
+            let specs: Vec<&ToolSpec> = self
+                .executor
+                .registry()
+                .specs()
+                .filter(|s| self.offered.iter().any(|n| n == s.name.as_str()))
+                .collect();
+            let mut spec = spec_of(&self.name, &self.stubs, &self.limits, &specs);
+            spec.safety = self.safety.clone();
+            spec
+        })
+    }
+
+    async fn call(&self, _: &O, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
+        let Some(code) = arguments.get("code").and_then(Value::as_str) else {
+            return Err(ToolError::invalid_arguments(vec![ArgumentProblem::new(
+                "/code",
+                "the program is missing",
+            )]));
+        };
+        let code = code.to_owned();
+        let cancel = runtime.cancellation().clone();
+        let limits = self.limits.clone();
+        let host = ExecutorHost {
+            executor: Arc::clone(&self.executor),
+            run: runtime.run().clone(),
+            turn: Turn::new(self.turn).advertising(self.offered.iter().cloned()),
+            parent: runtime.call_id().as_str().to_owned(),
+            made: 0,
+            handle: Handle::current(),
+            cancel: cancel.clone(),
+            pending: Vec::new(),
+        };
+        let job = tokio::task::spawn_blocking(move || {
+            let (ending, host) = sandbox::run(&code, &limits, Some(cancel), host);
+            (ending, host.made, host.pending)
+        });
+        let (ending, calls, pending) = job.await.map_err(|_| ToolError::crashed())?;
+        answer(ending, calls, pending, &self.limits)
+    }
+}
+
+/// The `run_code` call's answer for how its program ended.
+fn answer(
+    ending: Ending,
+    calls: u32,
+    pending: Vec<PendingCall>,
+    limits: &SandboxLimits,
+) -> CallResult {
+    match ending {
+        Ending::Returned { value, printed } => {
+            let result: Value = serde_json::from_str(&value).unwrap_or(Value::Null);
+            let mut out = json!({ "result": result, "calls": calls });
+            if !printed.is_empty() {
+                out["printed"] = Value::String(printed);
+            }
+            Ok(ToolOutput::structured(out))
+        }
+        Ending::Paused => {
+            let pause = ProgramPause {
+                outcome: String::from("pending_approval"),
+                pending,
+                calls,
+            };
+            Ok(ToolOutput::structured(
+                serde_json::to_value(pause).unwrap_or(Value::Null),
+            ))
+        }
+        Ending::Syntax {
+            message,
+            line,
+            column,
+        } => Err(ToolError::invalid_arguments(vec![ArgumentProblem::new(
+            "/code",
+            format!("the program does not parse: line {line}, column {column}: {message}"),
+        )])),
+        Ending::Threw(error) => Err(ToolError::repair(format!(
+            "the program threw an error it did not catch: {error}"
+        ))),
+        Ending::Limit(limit) => {
+            let bound = match limit {
+                sandbox::Limit::Time => format!("{} ms", limits.max_time.as_millis()),
+                sandbox::Limit::Memory => format!("{} bytes", limits.max_memory),
+                sandbox::Limit::Stack => format!("{} bytes", limits.max_stack),
+                sandbox::Limit::Output => format!("{} bytes", limits.max_output),
+                sandbox::Limit::Calls => format!("{} calls", limits.max_calls),
+            };
+            Err(ToolError::resource_exhausted(limit.resource(), bound))
+        }
+    }
+}
+
+/// Answers the program's calls with the executor, blocking the program's
+/// thread on each.
+struct ExecutorHost<S, C> {
+    executor: Arc<ToolExecutor<S, C>>,
+    run: RunContext<C>,
+    turn: Turn,
+    parent: String,
+    made: u32,
+    handle: Handle,
+    cancel: CancellationToken,
+    pending: Vec<PendingCall>,
+}
+
+impl<S: Shared, C: Shared> Host for ExecutorHost<S, C> {
+    fn call(&mut self, name: &str, arguments: &str) -> HostAnswer {
+        self.made += 1;
+        let id = format!("{}/{}", self.parent, self.made);
+        let call = ToolCall::new(id.as_str(), name, arguments);
+        let call = self.executor.execute(&self.run, &self.turn, call);
+        let cancel = &self.cancel;
+        let result = self.handle.block_on(async {
+            tokio::select! {
+                r = call => Some(r),
+                () = cancel.cancelled() => None,
+            }
+        });
+        let Some(result) = result else {
+            return HostAnswer::Error(error_json(
+                name,
+                &id,
+                "cancelled",
+                "fatal",
+                "the call was cancelled",
+            ));
+        };
+        if let Some(approval_id) = result.approval_id() {
+            self.pending.push(PendingCall {
+                call_id: id,
+                tool: name.to_owned(),
+                approval_id,
+            });
+            return HostAnswer::Pause;
+        }
+        match &result.error {
+            Some(e) => HostAnswer::Error(error_json(
+                name,
+                &id,
+                e.kind().as_str(),
+                e.class().as_str(),
+                &result.text(),
+            )),
+            None => {
+                let value = match &result.message.structured {
+                    Some(v) => v.to_string(),
+                    None => Value::String(result.text()).to_string(),
+                };
+                HostAnswer::Value(value)
+            }
+        }
+    }
+}
+
+/// The fields of the `ToolError` the program receives.
+fn error_json(tool: &str, call_id: &str, kind: &str, class: &str, message: &str) -> String {
+    json!({ "kind": kind, "class": class, "message": message, "tool": tool, "call_id": call_id })
+        .to_string()
+}
