@@ -24,6 +24,7 @@
 //! (feature `journal-postgres`, `postgres://...`).
 
 mod handle;
+mod lifecycle;
 mod memory;
 mod owner;
 #[cfg(feature = "journal-postgres")]
@@ -49,7 +50,8 @@ pub use recorder::JournalRecorder;
 pub use sqlite::{SqliteJournal, SqliteOptions};
 pub use store::{CallQuery, JournalError, JournalStore, SCHEMA_VERSION, Stored};
 
-pub(crate) use handle::{Admission, RESUMABLE, now_ms};
+pub(crate) use handle::now_ms;
+pub(crate) use lifecycle::{Admission, RESUMABLE};
 #[cfg(feature = "mcp")]
 pub(crate) use owner::{new_owner, process_gone};
 
