@@ -73,6 +73,7 @@
 //! [`McpServer::session`], one per connection.
 
 mod approve;
+mod call_result;
 #[cfg(feature = "mcp-http")]
 mod http;
 mod lines;

@@ -14,10 +14,10 @@ use std::time::Duration;
 use rmcp::model::{
     CancelledNotificationParam, ClientCapabilities, ClientResult, CreateMessageRequest,
     CreateMessageRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult,
-    ElicitationSchema, InputRequest, ListRootsRequest, LoggingLevel,
-    LoggingMessageNotificationParam, ProtocolVersion, RequestId, ServerRequest,
+    ElicitationSchema, InputRequest, LoggingMessageNotificationParam, ProtocolVersion, RequestId,
+    ServerRequest,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RoleServer, ServiceError};
+use rmcp::service::{Peer, PeerRequestOptions, RoleServer};
 use serde_json::Value;
 use tokio::task::futures::TaskLocalFuture;
 use tokio_util::sync::CancellationToken;
@@ -28,9 +28,12 @@ use crate::inject::{Inject, InjectError};
 use crate::redact::Redactor;
 use crate::runtime::ToolRuntime;
 
+mod roots;
 mod types;
 
+pub(crate) use types::threshold_of;
 pub use types::{ElicitAction, Elicitation, LogLevel, McpPeerError, Sampled};
+use types::{checked, sampling};
 
 /// How long a request to the client waits for its answer by default.
 pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(60);
@@ -382,55 +385,6 @@ impl McpPeer {
         }
     }
 
-    /// The client's roots (`roots/list`): the directories or files it lets
-    /// the server work in, as `{"uri", "name"?}` objects.
-    pub async fn list_roots(&self) -> Result<Vec<Value>, McpPeerError> {
-        self.list_roots_keyed(None).await
-    }
-
-    /// [`list_roots`](Self::list_roots), asked under `key` when the client
-    /// is asked in input rounds.
-    pub async fn list_roots_as(&self, key: &str) -> Result<Vec<Value>, McpPeerError> {
-        self.list_roots_keyed(Some(key)).await
-    }
-
-    async fn list_roots_keyed(&self, key: Option<&str>) -> Result<Vec<Value>, McpPeerError> {
-        if !self.can_list_roots() {
-            if let Some(rounds) = self.rounds() {
-                rounds.need("roots");
-            }
-            self.link()?;
-            return Err(McpPeerError::Unsupported("roots"));
-        }
-        let answer = if let Some(rounds) = self.rounds() {
-            let key = key.map_or_else(|| rounds.next_key("roots"), str::to_owned);
-            match rounds.answer(&key) {
-                Some(answer) => answer.clone(),
-                None => {
-                    rounds.ask(key, InputRequest::ListRoots(ListRootsRequest::default()));
-                    return Err(McpPeerError::InputRequired);
-                }
-            }
-        } else {
-            let link = self.link()?;
-            let request = ServerRequest::ListRootsRequest(ListRootsRequest::default());
-            match self.request(link, request).await? {
-                ClientResult::ListRootsResult(result) => {
-                    serde_json::to_value(result).map_err(|_| McpPeerError::UnexpectedAnswer)?
-                }
-                _ => return Err(McpPeerError::UnexpectedAnswer),
-            }
-        };
-        match answer.get("roots") {
-            Some(Value::Array(roots)) if roots.iter().all(|r| r["uri"].is_string()) => {
-                Ok(roots.clone())
-            }
-            _ => Err(McpPeerError::InvalidAnswer(
-                "a roots/list result must hold `roots`, an array of objects with a `uri`".into(),
-            )),
-        }
-    }
-
     /// Makes the rest of the call an MCP task, for a tool declared
     /// `escalates` (`#[tool(task = "...", escalates)]`): what the tool asked
     /// its client before came in input rounds, and from here on the client
@@ -481,48 +435,6 @@ impl McpPeer {
     }
 }
 
-/// The parameters of a one-message sampling request.
-fn sampling(prompt: &str, max_tokens: u32) -> Value {
-    serde_json::json!({
-        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-        "maxTokens": max_tokens,
-    })
-}
-
-/// An accepted elicitation's content checked against the form it answers:
-/// content that does not fit is refused, the tool told why.
-fn checked(answer: Elicitation, schema: &Value) -> Result<Elicitation, McpPeerError> {
-    if answer.action != ElicitAction::Accept {
-        return Ok(answer);
-    }
-    let content = answer
-        .content
-        .clone()
-        .unwrap_or(Value::Object(Default::default()));
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|e| McpPeerError::InvalidRequest(e.to_string()))?;
-    let problems: Vec<String> = validator
-        .iter_errors(&content)
-        .take(5)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("`{at}`: {e}")
-            }
-        })
-        .collect();
-    if problems.is_empty() {
-        Ok(answer)
-    } else {
-        Err(McpPeerError::InvalidAnswer(format!(
-            "the answer does not fit the form: {}",
-            problems.join("; ")
-        )))
-    }
-}
-
 /// A request to the client that is still waiting: dropped unanswered (the
 /// call cancelled or timed out), it tells the client the request is
 /// cancelled.
@@ -556,47 +468,5 @@ impl fmt::Debug for McpPeer {
             .field("tool", &self.logger)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
-    }
-}
-
-impl From<LogLevel> for LoggingLevel {
-    fn from(level: LogLevel) -> Self {
-        match level {
-            LogLevel::Debug => LoggingLevel::Debug,
-            LogLevel::Info => LoggingLevel::Info,
-            LogLevel::Notice => LoggingLevel::Notice,
-            LogLevel::Warning => LoggingLevel::Warning,
-            LogLevel::Error => LoggingLevel::Error,
-            LogLevel::Critical => LoggingLevel::Critical,
-            LogLevel::Alert => LoggingLevel::Alert,
-            LogLevel::Emergency => LoggingLevel::Emergency,
-        }
-    }
-}
-
-/// The threshold value a session keeps for the level a client set.
-pub(crate) fn threshold_of(level: LoggingLevel) -> u8 {
-    let level = match level {
-        LoggingLevel::Debug => LogLevel::Debug,
-        LoggingLevel::Info => LogLevel::Info,
-        LoggingLevel::Notice => LogLevel::Notice,
-        LoggingLevel::Warning => LogLevel::Warning,
-        LoggingLevel::Error => LogLevel::Error,
-        LoggingLevel::Critical => LogLevel::Critical,
-        LoggingLevel::Alert => LogLevel::Alert,
-        LoggingLevel::Emergency => LogLevel::Emergency,
-    };
-    level.rank() + 1
-}
-
-impl McpPeerError {
-    fn from_service(error: ServiceError, timeout: Duration) -> Self {
-        match error {
-            ServiceError::McpError(e) => McpPeerError::Refused(e.message.into_owned()),
-            ServiceError::Timeout { .. } => McpPeerError::Timeout(timeout),
-            ServiceError::Cancelled { .. } => McpPeerError::Cancelled,
-            ServiceError::UnexpectedResponse => McpPeerError::UnexpectedAnswer,
-            _ => McpPeerError::Closed,
-        }
     }
 }

@@ -21,10 +21,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use rmcp::ErrorData;
+use rmcp::model::ErrorCode;
 use rmcp::model::{InputRequest, InputRequests, InputResponses, RequestStateCodec, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::call::RawArguments;
 use crate::sync::lock;
 
 /// The longest `requestState` a client may send back (64 KiB).
@@ -288,6 +290,30 @@ pub(crate) fn fill_random(bytes: &mut [u8]) {
             *b = w;
         }
     }
+}
+
+/// The arguments as a value, for their fingerprint: text that is not JSON
+/// is its own string.
+pub(crate) fn arguments_value(arguments: &RawArguments) -> Value {
+    match arguments {
+        RawArguments::Json(value) => value.clone(),
+        RawArguments::Text(text) => {
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+        }
+    }
+}
+
+/// The error for a call that needs a capability its client did not
+/// declare (`-32021`, MissingRequiredClientCapability), naming it in
+/// `requiredCapabilities` as a `ClientCapabilities` object.
+pub(crate) fn missing_capability(capability: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode(-32021),
+        format!(
+            "this call needs the client capability `{capability}`, which the request did not declare"
+        ),
+        Some(serde_json::json!({"requiredCapabilities": {capability: {}}})),
+    )
 }
 
 #[cfg(test)]

@@ -8,18 +8,18 @@ use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientCapabilities,
-    ErrorCode, GetTaskParams, GetTaskResult, InputRequiredResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ResultType, ServerConfig,
-    UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ErrorCode,
+    GetTaskParams, GetTaskResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ResultType, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
 
 use super::ServerCore;
+use super::call_result::rmcp_result;
 use super::peer::{Link, Mask, threshold_of};
 use super::progress::Route;
-use super::rounds::Rounds;
+use super::rounds::{Rounds, arguments_value, missing_capability};
 use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY};
 use super::tasks::{self, Escalation, NewTask};
 use crate::approval::approval_fingerprint;
@@ -27,8 +27,6 @@ use crate::call::{RawArguments, ToolCall};
 use crate::error::ErrorKind;
 use crate::ids::ToolCallId;
 use crate::output::ToolResult;
-use crate::output::{ContentBlock, ToolMessage};
-use crate::providers::mcp::{ResultBlock, content_block, result_parts};
 use crate::redact::Redactor;
 use crate::runtime::RunContext;
 use crate::spec::{TaskStart, TaskSupport};
@@ -470,52 +468,6 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
     }
 }
 
-/// rmcp's `CallToolResult` for `message`: what
-/// [`call_tool_result_bounded`](crate::providers::mcp::call_tool_result_bounded)
-/// writes as JSON, built directly from the message's own values (text
-/// blocks and the structured value moved, not copied or written as JSON).
-pub(crate) fn rmcp_result(
-    message: ToolMessage,
-    max_structured_bytes: usize,
-) -> Result<CallToolResult, serde_json::Error> {
-    let parts = result_parts(&message, max_structured_bytes);
-    let (is_error, send_structured) = (parts.is_error, parts.structured.is_some());
-    // The parts list the message's blocks, in order, then at most one text
-    // block of their own.
-    let own = message.content.len();
-    debug_assert!(
-        parts.content[..own]
-            .iter()
-            .all(|block| matches!(block, ResultBlock::Block(_)))
-    );
-    let added = parts
-        .content
-        .into_iter()
-        .skip(own)
-        .find_map(|block| match block {
-            ResultBlock::Text(text) => Some(text),
-            ResultBlock::Block(_) => None,
-        });
-    let ToolMessage {
-        content,
-        structured,
-        ..
-    } = message;
-    let mut blocks = Vec::with_capacity(own + usize::from(added.is_some()));
-    for block in content {
-        blocks.push(match block {
-            ContentBlock::Text { text } => rmcp::model::ContentBlock::text(text),
-            ContentBlock::Json { value } => rmcp::model::ContentBlock::text(value.to_string()),
-            other => serde_json::from_value(content_block(&other))?,
-        });
-    }
-    blocks.extend(added.map(rmcp::model::ContentBlock::text));
-    let mut answer = CallToolResult::success(blocks);
-    answer.structured_content = structured.filter(|_| send_structured);
-    answer.is_error = Some(is_error);
-    Ok(answer)
-}
-
 /// The JSON-RPC error the screen asked for (`{"code", "message"}`).
 fn refusal_error(refusal: &Value) -> ErrorData {
     let code = refusal
@@ -537,105 +489,5 @@ impl<S, C> fmt::Debug for McpSession<S, C> {
             .field("number", &self.number)
             .field("run", &self.run)
             .finish_non_exhaustive()
-    }
-}
-
-/// The arguments as a value, for their fingerprint: text that is not JSON
-/// is its own string.
-fn arguments_value(arguments: &RawArguments) -> Value {
-    match arguments {
-        RawArguments::Json(value) => value.clone(),
-        RawArguments::Text(text) => {
-            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
-        }
-    }
-}
-
-/// The error for a call that needs a capability its client did not
-/// declare (`-32021`, MissingRequiredClientCapability), naming it in
-/// `requiredCapabilities` as a `ClientCapabilities` object.
-fn missing_capability(capability: &str) -> ErrorData {
-    ErrorData::new(
-        ErrorCode(-32021),
-        format!(
-            "this call needs the client capability `{capability}`, which the request did not declare"
-        ),
-        Some(serde_json::json!({"requiredCapabilities": {capability: {}}})),
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::ids::CallName;
-    use crate::providers::mcp::call_tool_result_bounded;
-
-    fn message(
-        content: Vec<ContentBlock>,
-        structured: Option<Value>,
-        is_error: bool,
-    ) -> ToolMessage {
-        ToolMessage {
-            tool_call_id: ToolCallId::new("c"),
-            name: CallName::new("t"),
-            content,
-            structured,
-            is_error,
-        }
-    }
-
-    #[test]
-    fn the_rmcp_result_says_what_the_mcp_json_result_says() {
-        let text = |t: &str| ContentBlock::Text { text: t.into() };
-        let every_block = vec![
-            text("hi"),
-            ContentBlock::Json {
-                value: json!({"a": [1, 2]}),
-            },
-            ContentBlock::Image {
-                data: "aGk=".into(),
-                mime_type: "image/png".into(),
-            },
-            ContentBlock::Audio {
-                data: "aGk=".into(),
-                mime_type: "audio/wav".into(),
-            },
-            ContentBlock::Resource {
-                uri: "file:///a".into(),
-                mime_type: Some("text/plain".into()),
-                text: "body".into(),
-            },
-            ContentBlock::ResourceBlob {
-                uri: "file:///b".into(),
-                mime_type: None,
-                blob: "aGk=".into(),
-            },
-            ContentBlock::ResourceLink {
-                uri: "file:///c".into(),
-                name: None,
-                mime_type: Some("text/plain".into()),
-                description: Some("a file".into()),
-            },
-        ];
-        let big = json!({"s": "x".repeat(200)});
-        let cases = [
-            message(vec![], Some(json!({"sum": 42})), false),
-            message(vec![text(r#"{"sum":42}"#)], Some(json!({"sum": 42})), false),
-            message(vec![], Some(json!([1, 2])), false),
-            message(vec![], Some(big.clone()), false),
-            message(vec![text("preview")], Some(big), false),
-            message(vec![text("failed")], None, true),
-            message(every_block, Some(json!({"k": "v"})), false),
-            message(vec![], None, false),
-        ];
-        for case in &cases {
-            let typed = rmcp_result(case.clone(), 100).expect("valid MCP");
-            assert_eq!(typed.result_type, Some(ResultType::COMPLETE));
-            let mut written = serde_json::to_value(&typed).unwrap();
-            written.as_object_mut().unwrap().remove("resultType");
-            assert_eq!(written, call_tool_result_bounded(case, 100), "{case:?}");
-        }
     }
 }

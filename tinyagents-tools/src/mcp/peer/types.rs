@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use rmcp::model::{ElicitResult, ElicitationAction};
+use rmcp::model::{ElicitResult, ElicitationAction, LoggingLevel};
+use rmcp::service::ServiceError;
 use serde_json::Value;
 
 use crate::error::{ErrorClass, ErrorKind, ToolError};
@@ -197,5 +198,89 @@ impl From<McpPeerError> for ToolError {
             other => other.to_string(),
         };
         ToolError::fatal(message).with_source(error)
+    }
+}
+
+/// The parameters of a one-message sampling request.
+pub(super) fn sampling(prompt: &str, max_tokens: u32) -> Value {
+    serde_json::json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+        "maxTokens": max_tokens,
+    })
+}
+
+/// An accepted elicitation's content checked against the form it answers:
+/// content that does not fit is refused, the tool told why.
+pub(super) fn checked(answer: Elicitation, schema: &Value) -> Result<Elicitation, McpPeerError> {
+    if answer.action != ElicitAction::Accept {
+        return Ok(answer);
+    }
+    let content = answer
+        .content
+        .clone()
+        .unwrap_or(Value::Object(Default::default()));
+    let validator = jsonschema::validator_for(schema)
+        .map_err(|e| McpPeerError::InvalidRequest(e.to_string()))?;
+    let problems: Vec<String> = validator
+        .iter_errors(&content)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("`{at}`: {e}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(answer)
+    } else {
+        Err(McpPeerError::InvalidAnswer(format!(
+            "the answer does not fit the form: {}",
+            problems.join("; ")
+        )))
+    }
+}
+
+impl From<LogLevel> for LoggingLevel {
+    fn from(level: LogLevel) -> Self {
+        match level {
+            LogLevel::Debug => LoggingLevel::Debug,
+            LogLevel::Info => LoggingLevel::Info,
+            LogLevel::Notice => LoggingLevel::Notice,
+            LogLevel::Warning => LoggingLevel::Warning,
+            LogLevel::Error => LoggingLevel::Error,
+            LogLevel::Critical => LoggingLevel::Critical,
+            LogLevel::Alert => LoggingLevel::Alert,
+            LogLevel::Emergency => LoggingLevel::Emergency,
+        }
+    }
+}
+
+/// The threshold value a session keeps for the level a client set.
+pub(crate) fn threshold_of(level: LoggingLevel) -> u8 {
+    let level = match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    };
+    level.rank() + 1
+}
+
+impl McpPeerError {
+    pub(super) fn from_service(error: ServiceError, timeout: Duration) -> Self {
+        match error {
+            ServiceError::McpError(e) => McpPeerError::Refused(e.message.into_owned()),
+            ServiceError::Timeout { .. } => McpPeerError::Timeout(timeout),
+            ServiceError::Cancelled { .. } => McpPeerError::Cancelled,
+            ServiceError::UnexpectedResponse => McpPeerError::UnexpectedAnswer,
+            _ => McpPeerError::Closed,
+        }
     }
 }
