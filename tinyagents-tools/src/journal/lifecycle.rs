@@ -71,34 +71,42 @@ impl Journal {
         cancel: &CancellationToken,
     ) -> Result<Admission, JournalError> {
         let mut wait = Duration::from_millis(10);
+        // The first look is the insert itself (a new call is recorded in
+        // one statement; a known one comes back from it); later looks,
+        // after waiting for another instance, read.
+        let mut first = true;
         loop {
-            let stored = match self.store.get(key).await? {
-                Some(stored) => stored,
-                None => {
-                    let now = now_ms();
-                    let record = CallRecord {
-                        key: key.clone(),
-                        tool: tool.to_owned(),
-                        fingerprint: fingerprint.to_owned(),
-                        arguments: arguments.clone(),
-                        state: CallState::Received,
-                        approval: None,
-                        owner: None,
-                        lease_until: None,
-                        answer: None,
-                        received_at: now,
-                        updated_at: now,
-                    };
-                    match self.store.insert(&record).await? {
-                        None => {
-                            return Ok(Admission::Run(Box::new(Stored {
-                                record,
-                                revision: 1,
-                            })));
-                        }
-                        Some(existing) => existing,
+            let known = if std::mem::take(&mut first) {
+                let now = now_ms();
+                let record = CallRecord {
+                    key: key.clone(),
+                    tool: tool.to_owned(),
+                    fingerprint: fingerprint.to_owned(),
+                    arguments: arguments.clone(),
+                    state: CallState::Received,
+                    approval: None,
+                    owner: None,
+                    lease_until: None,
+                    answer: None,
+                    received_at: now,
+                    updated_at: now,
+                };
+                match self.store.insert(&record).await? {
+                    None => {
+                        return Ok(Admission::Run(Box::new(Stored {
+                            record,
+                            revision: 1,
+                        })));
                     }
+                    Some(existing) => Some(existing),
                 }
+            } else {
+                self.store.get(key).await?
+            };
+            let Some(stored) = known else {
+                // Gone since (a store that forgets): record it anew.
+                first = true;
+                continue;
             };
             // The arguments as delivered, or as an approver edited them.
             let edited = stored
