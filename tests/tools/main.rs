@@ -11,6 +11,7 @@ mod fakes;
 mod injection;
 mod instant;
 mod isolated;
+mod patterns;
 mod plain_parameters;
 mod resource_bounds;
 mod service;

@@ -141,16 +141,9 @@ pub fn check_signature(f: &ToolFn, errors: &mut Errors) -> (Option<usize>, Vec<u
             continue;
         }
         if is_struct(param) {
-            if let Some(pat) = &param.destructured {
-                errors.push_spanned(
-                    pat,
-                    format_args!(
-                        "name the argument struct instead of taking it apart: write `args: {}` and use `args.field` in the body",
-                        type_string(&param.ty),
-                    ),
-                );
-                continue;
-            }
+            // The argument struct may be taken apart by a pattern, as in any
+            // fn: the generated code passes the decoded value to the fn as
+            // written.
             match argument {
                 None => argument = Some(i),
                 Some(first) => errors.push(
