@@ -44,6 +44,15 @@ async fn instance(config: StreamableHttpServerConfig) -> Instance {
 /// An instance; with `approvals`, `write_note` is put to the client by an
 /// [`McpApprover`].
 async fn instance_with(config: StreamableHttpServerConfig, approvals: bool) -> Instance {
+    instance_sharing(config, approvals, None).await
+}
+
+/// An instance that records the states it accepts in `journal`, when given.
+async fn instance_sharing(
+    config: StreamableHttpServerConfig,
+    approvals: bool,
+    journal: Option<tinyagents_tools::journal::Journal>,
+) -> Instance {
     let workspace = tempfile::tempdir().unwrap();
     let root = workspace.path().to_owned();
     let runs = Arc::new(AtomicUsize::new(0));
@@ -65,6 +74,9 @@ async fn instance_with(config: StreamableHttpServerConfig, approvals: bool) -> I
         .request_state_key(SHARED_KEY);
     if server {
         builder = builder.approver(approver);
+    }
+    if let Some(journal) = journal {
+        builder = builder.request_state_journal(journal);
     }
     let server = builder
         .build(move || {
@@ -335,4 +347,151 @@ async fn stateless_instances_refuse_an_older_client_s_approval_without_asking() 
     assert!(seen.lock().unwrap().is_empty());
     assert!(a.notebook.notes().is_empty());
     a.shutdown.cancel();
+}
+
+#[tokio::test]
+async fn instances_sharing_a_journal_accept_an_approval_s_state_once_between_them() {
+    use tinyagents_tools::journal::{Journal, JournalStore, MemoryJournal};
+    // One store, two handles: as two processes opening one database.
+    let store: Arc<dyn JournalStore> = Arc::new(MemoryJournal::new());
+    let a = instance_sharing(
+        stateless_config(),
+        true,
+        Some(Journal::from_arc(store.clone())),
+    )
+    .await;
+    let b = instance_sharing(stateless_config(), true, Some(Journal::from_arc(store))).await;
+    let asked = post_call(
+        a.addr,
+        1,
+        json!({"name": "write_note", "arguments": note()}),
+    )
+    .await;
+    let key = format!("approve-{}", approval_fingerprint("write_note", &note()));
+    let retry = json!({
+        "name": "write_note",
+        "arguments": note(),
+        "inputResponses": {key: {"action": "accept", "content": {}}},
+        "requestState": asked["requestState"],
+    });
+    let done = post_call(b.addr, 2, retry.clone()).await;
+    assert_eq!(done["isError"], false, "{done}");
+    assert_eq!(b.notebook.notes().len(), 1);
+    // The same accept replayed to the other instance: refused there too.
+    let replayed = post_call_raw(a.addr, 3, retry).await;
+    assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
+    assert!(
+        replayed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already used"),
+        "{replayed}"
+    );
+    assert!(a.notebook.notes().is_empty());
+    a.shutdown.cancel();
+    b.shutdown.cancel();
+}
+
+/// A journal whose database is down: every statement fails.
+struct Down;
+
+#[async_trait::async_trait]
+impl tinyagents_tools::journal::JournalStore for Down {
+    fn location(&self) -> String {
+        "down".to_owned()
+    }
+    async fn get(
+        &self,
+        _: &tinyagents_tools::journal::CallKey,
+    ) -> Result<Option<tinyagents_tools::journal::Stored>, tinyagents_tools::journal::JournalError>
+    {
+        Err(down())
+    }
+    async fn insert(
+        &self,
+        _: &tinyagents_tools::journal::CallRecord,
+    ) -> Result<Option<tinyagents_tools::journal::Stored>, tinyagents_tools::journal::JournalError>
+    {
+        Err(down())
+    }
+    async fn replace(
+        &self,
+        _: &tinyagents_tools::journal::CallRecord,
+        _: u64,
+    ) -> Result<bool, tinyagents_tools::journal::JournalError> {
+        Err(down())
+    }
+    async fn find(
+        &self,
+        _: &tinyagents_tools::journal::CallQuery,
+    ) -> Result<Vec<tinyagents_tools::journal::Stored>, tinyagents_tools::journal::JournalError>
+    {
+        Err(down())
+    }
+    async fn put_grant(
+        &self,
+        _: &tinyagents_tools::journal::StandingGrant,
+    ) -> Result<(), tinyagents_tools::journal::JournalError> {
+        Err(down())
+    }
+    async fn grants(
+        &self,
+        _: &str,
+    ) -> Result<
+        Vec<tinyagents_tools::journal::StandingGrant>,
+        tinyagents_tools::journal::JournalError,
+    > {
+        Err(down())
+    }
+    async fn revoke_grants(
+        &self,
+        _: Option<&str>,
+    ) -> Result<u64, tinyagents_tools::journal::JournalError> {
+        Err(down())
+    }
+    async fn append_events(
+        &self,
+        _: &[tinyagents_tools::journal::JournalEvent],
+    ) -> Result<(), tinyagents_tools::journal::JournalError> {
+        Err(down())
+    }
+    async fn events(
+        &self,
+        _: Option<&tinyagents_tools::ids::RunId>,
+    ) -> Result<Vec<tinyagents_tools::journal::JournalEvent>, tinyagents_tools::journal::JournalError>
+    {
+        Err(down())
+    }
+}
+
+fn down() -> tinyagents_tools::journal::JournalError {
+    tinyagents_tools::journal::JournalError::Unavailable {
+        location: "down".to_owned(),
+        reason: "connection refused".to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn a_state_that_cannot_be_checked_against_the_shared_journal_runs_nothing() {
+    use tinyagents_tools::journal::Journal;
+    let a = instance_with(stateless_config(), true).await;
+    let b = instance_sharing(stateless_config(), true, Some(Journal::new(Down))).await;
+    let asked = post_call(
+        a.addr,
+        1,
+        json!({"name": "write_note", "arguments": note()}),
+    )
+    .await;
+    let key = format!("approve-{}", approval_fingerprint("write_note", &note()));
+    let retry = json!({
+        "name": "write_note",
+        "arguments": note(),
+        "inputResponses": {key: {"action": "accept", "content": {}}},
+        "requestState": asked["requestState"],
+    });
+    let refused = post_call_raw(b.addr, 2, retry).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    assert!(b.notebook.notes().is_empty());
+    a.shutdown.cancel();
+    b.shutdown.cancel();
 }

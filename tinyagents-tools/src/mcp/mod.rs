@@ -108,7 +108,7 @@ pub use peer::{
     DEFAULT_PEER_TIMEOUT, ElicitAction, Elicitation, LogLevel, McpPeer, McpPeerError, Sampled,
 };
 use progress::ProgressRelay;
-pub use rounds::{DEFAULT_REQUEST_STATE_TTL, MAX_REQUEST_STATE_BYTES};
+pub use rounds::{DEFAULT_REQUEST_STATE_TTL, MAX_REQUEST_STATE_BYTES, SPENT_STATES_RUN};
 pub use session::McpSession;
 
 /// The `rmcp` crate this module is built on, for its transports and
@@ -188,6 +188,7 @@ impl<S: Shared, C: Shared> McpServer<S, C> {
             approver: None,
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
+            request_state_journal: None,
             task_store: None,
             task_ttl: tasks::DEFAULT_TASK_TTL,
             task_poll_interval: tasks::DEFAULT_TASK_POLL_INTERVAL,
@@ -287,6 +288,7 @@ pub struct McpServerBuilder<S = (), C = ()> {
     approver: Option<McpApprover>,
     request_state_key: Option<Vec<u8>>,
     request_state_ttl: std::time::Duration,
+    request_state_journal: Option<Journal>,
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     task_ttl: std::time::Duration,
     task_poll_interval: std::time::Duration,
@@ -305,6 +307,17 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
     /// per process.
     pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.request_state_key = Some(key.into());
+        self
+    }
+
+    /// Records every `requestState` the server accepts in `journal`, so
+    /// that instances sharing it (PostgreSQL) accept a state once between
+    /// them, not once each: an approval's accept replayed to another
+    /// instance is refused too. Without it a state is accepted once per
+    /// process (and is still bound to its call and expires). The records
+    /// are kept under the run `mcp-request-states`.
+    pub fn request_state_journal(mut self, journal: Journal) -> Self {
+        self.request_state_journal = Some(journal);
         self
     }
 
@@ -411,6 +424,7 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
         runs: impl Fn() -> RunContext<C> + Send + Sync + 'static,
     ) -> Result<McpServer<S, C>, McpServerError> {
         let sealer = rounds::Sealer::new(self.request_state_key, self.request_state_ttl)
+            .map(|sealer| sealer.shared(self.request_state_journal))
             .map_err(McpServerError::RequestStateKey)?;
         let relay = Arc::new(ProgressRelay::default());
         let executor = self.executor.subscribe_arc(relay.clone()).build()?;

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::call::RawArguments;
+use crate::journal::{CallKey, CallRecord, CallState, Journal};
 use crate::sync::lock;
 
 /// The longest `requestState` a client may send back (64 KiB).
@@ -52,6 +53,9 @@ pub(crate) struct Sealer {
     codec: RequestStateCodec,
     ttl: Duration,
     used: Mutex<HashMap<String, i64>>,
+    /// Where every instance records the states it accepted, when they
+    /// share one: a state is then accepted once across all of them.
+    shared: Option<Journal>,
 }
 
 impl Sealer {
@@ -69,7 +73,54 @@ impl Sealer {
             codec,
             ttl,
             used: Mutex::new(HashMap::new()),
+            shared: None,
         })
+    }
+
+    /// Records accepted states in `journal` too (see
+    /// [`McpServerBuilder::request_state_journal`](super::McpServerBuilder::request_state_journal)).
+    pub(crate) fn shared(mut self, journal: Option<Journal>) -> Self {
+        self.shared = journal;
+        self
+    }
+
+    /// [`open`](Self::open), then, with a shared journal, the state's
+    /// nonce recorded there: a state another instance accepted already is
+    /// refused as a replay. A journal that cannot be reached refuses the
+    /// state (it cannot be proven unused); the client may call again.
+    pub(crate) async fn open_once(
+        &self,
+        tool: &str,
+        fingerprint: &str,
+        state: Option<&str>,
+        responses: Option<InputResponses>,
+    ) -> Result<Rounds, ErrorData> {
+        let rounds = self.open(tool, fingerprint, state, responses)?;
+        let (Some(journal), Some(nonce)) = (&self.shared, rounds.nonce.as_deref()) else {
+            return Ok(rounds);
+        };
+        let now = crate::journal::now_ms();
+        let record = CallRecord {
+            key: CallKey::new(SPENT_STATES_RUN, 0, nonce),
+            tool: tool.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            arguments: Value::Null,
+            state: CallState::Answered,
+            approval: None,
+            owner: None,
+            lease_until: None,
+            answer: None,
+            received_at: now,
+            updated_at: now,
+        };
+        match journal.store().insert(&record).await {
+            Ok(None) => Ok(rounds),
+            Ok(Some(_)) => Err(replayed()),
+            Err(e) => Err(ErrorData::internal_error(
+                format!("requestState could not be checked: {e}; call again"),
+                None,
+            )),
+        }
     }
 
     /// Opens the state a client sent back with a call of `tool` whose
@@ -121,7 +172,9 @@ impl Sealer {
                 answers.insert(key, answer);
             }
         }
-        Ok(Rounds::new(answers))
+        let mut rounds = Rounds::new(answers);
+        rounds.nonce = Some(carried.nonce);
+        Ok(rounds)
     }
 
     /// Seals what the next round must remember: the keys asked now and
@@ -148,10 +201,7 @@ impl Sealer {
         let mut used = lock(&self.used);
         used.retain(|_, until| *until > now);
         if used.contains_key(nonce) {
-            return Err(refused(
-                "requestState was already used: each state answers one round; call the tool again from the start"
-                    .to_owned(),
-            ));
+            return Err(replayed());
         }
         let until = now.saturating_add(self.ttl.as_millis() as i64);
         used.insert(nonce.to_owned(), until);
@@ -166,6 +216,8 @@ pub(crate) struct Rounds {
     answers: Map<String, Value>,
     /// Answers a client offered in a first round, unasked.
     offered: Map<String, Value>,
+    /// The nonce of the state this round was opened with.
+    nonce: Option<String>,
     asked: Mutex<InputRequests>,
     missing: Mutex<Option<&'static str>>,
     next: AtomicU32,
@@ -176,6 +228,7 @@ impl Rounds {
         Rounds {
             answers,
             offered: Map::new(),
+            nonce: None,
             asked: Mutex::new(BTreeMap::new()),
             missing: Mutex::new(None),
             next: AtomicU32::new(1),
@@ -237,6 +290,17 @@ impl Rounds {
     fn asked_keys(&self) -> Vec<String> {
         lock(&self.asked).keys().cloned().collect()
     }
+}
+
+/// The run id under which a shared journal records the states accepted.
+pub const SPENT_STATES_RUN: &str = "mcp-request-states";
+
+/// The refusal of a state used before.
+fn replayed() -> ErrorData {
+    refused(
+        "requestState was already used: each state answers one round; call the tool again from the start"
+            .to_owned(),
+    )
 }
 
 /// An answer that is a result object, or the refusal naming its key.

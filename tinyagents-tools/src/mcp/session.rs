@@ -262,12 +262,16 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let rounds = if rounds_protocol {
-            let opened = self.shared.sealer.open(
-                &tool,
-                &fingerprint,
-                request.request_state.as_deref(),
-                request.input_responses,
-            )?;
+            let opened = self
+                .shared
+                .sealer
+                .open_once(
+                    &tool,
+                    &fingerprint,
+                    request.request_state.as_deref(),
+                    request.input_responses,
+                )
+                .await?;
             Some(Arc::new(opened))
         } else {
             None
