@@ -3,15 +3,10 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::json;
 use tinyagents_tools::ErrorClass;
 use tinyagents_tools::Turn;
-use tinyagents_tools::ids::RunId;
-use tinyagents_tools::journal::{
-    CallKey, CallQuery, CallRecord, Journal, JournalError, JournalEvent, JournalStore,
-    MemoryJournal, StandingGrant, Stored,
-};
+use tinyagents_tools::journal::{Journal, JournalStore, MemoryJournal};
 
 use crate::suite::run_suite;
 use crate::tools::{Ledger, executor, run};
@@ -60,53 +55,9 @@ async fn the_suite_passes_on_postgres_with_two_pools_on_one_database() {
     .await;
 }
 
-/// A store whose database went away: every statement fails.
-struct Gone;
-
-#[async_trait]
-impl JournalStore for Gone {
-    fn location(&self) -> String {
-        "postgres://app:***@db/tools".to_owned()
-    }
-    async fn get(&self, _: &CallKey) -> Result<Option<Stored>, JournalError> {
-        Err(lost())
-    }
-    async fn insert(&self, _: &CallRecord) -> Result<Option<Stored>, JournalError> {
-        Err(lost())
-    }
-    async fn replace(&self, _: &CallRecord, _: u64) -> Result<bool, JournalError> {
-        Err(lost())
-    }
-    async fn find(&self, _: &CallQuery) -> Result<Vec<Stored>, JournalError> {
-        Err(lost())
-    }
-    async fn put_grant(&self, _: &StandingGrant) -> Result<(), JournalError> {
-        Err(lost())
-    }
-    async fn grants(&self, _: &str) -> Result<Vec<StandingGrant>, JournalError> {
-        Err(lost())
-    }
-    async fn revoke_grants(&self, _: Option<&str>) -> Result<u64, JournalError> {
-        Err(lost())
-    }
-    async fn append_events(&self, _: &[JournalEvent]) -> Result<(), JournalError> {
-        Err(lost())
-    }
-    async fn events(&self, _: Option<&RunId>) -> Result<Vec<JournalEvent>, JournalError> {
-        Err(lost())
-    }
-}
-
-fn lost() -> JournalError {
-    JournalError::Unavailable {
-        location: "postgres://app:***@db/tools".to_owned(),
-        reason: "connection reset by peer".to_owned(),
-    }
-}
-
 #[tokio::test]
 async fn a_lost_database_fails_calls_retryably_and_runs_none_unjournaled() {
-    let journal = Journal::new(Gone);
+    let journal = Journal::new(tinyagents_tools::testkit::UnavailableJournal);
     let ledger = Arc::new(Ledger::default());
     let exec = executor(&journal);
     let results = exec

@@ -234,6 +234,18 @@ async fn with_sessions_an_older_client_cannot_be_spread_over_two_instances() {
     b.shutdown.cancel();
 }
 
+/// The retry of `write_note` with an accept of its approval and the state
+/// `asked` sealed.
+fn accepted_retry(asked: &Value) -> Value {
+    let key = format!("approve-{}", approval_fingerprint("write_note", &note()));
+    json!({
+        "name": "write_note",
+        "arguments": note(),
+        "inputResponses": {key: {"action": "accept", "content": {}}},
+        "requestState": asked["requestState"],
+    })
+}
+
 /// Posts one 2026-07-28 `tools/call` (per-request `_meta`, no session) to
 /// `addr` and returns the JSON-RPC result.
 async fn post_call(addr: SocketAddr, id: u32, params: Value) -> Value {
@@ -367,13 +379,7 @@ async fn instances_sharing_a_journal_accept_an_approval_s_state_once_between_the
         json!({"name": "write_note", "arguments": note()}),
     )
     .await;
-    let key = format!("approve-{}", approval_fingerprint("write_note", &note()));
-    let retry = json!({
-        "name": "write_note",
-        "arguments": note(),
-        "inputResponses": {key: {"action": "accept", "content": {}}},
-        "requestState": asked["requestState"],
-    });
+    let retry = accepted_retry(&asked);
     let done = post_call(b.addr, 2, retry.clone()).await;
     assert_eq!(done["isError"], false, "{done}");
     assert_eq!(b.notebook.notes().len(), 1);
@@ -392,103 +398,23 @@ async fn instances_sharing_a_journal_accept_an_approval_s_state_once_between_the
     b.shutdown.cancel();
 }
 
-/// A journal whose database is down: every statement fails.
-struct Down;
-
-#[async_trait::async_trait]
-impl tinyagents_tools::journal::JournalStore for Down {
-    fn location(&self) -> String {
-        "down".to_owned()
-    }
-    async fn get(
-        &self,
-        _: &tinyagents_tools::journal::CallKey,
-    ) -> Result<Option<tinyagents_tools::journal::Stored>, tinyagents_tools::journal::JournalError>
-    {
-        Err(down())
-    }
-    async fn insert(
-        &self,
-        _: &tinyagents_tools::journal::CallRecord,
-    ) -> Result<Option<tinyagents_tools::journal::Stored>, tinyagents_tools::journal::JournalError>
-    {
-        Err(down())
-    }
-    async fn replace(
-        &self,
-        _: &tinyagents_tools::journal::CallRecord,
-        _: u64,
-    ) -> Result<bool, tinyagents_tools::journal::JournalError> {
-        Err(down())
-    }
-    async fn find(
-        &self,
-        _: &tinyagents_tools::journal::CallQuery,
-    ) -> Result<Vec<tinyagents_tools::journal::Stored>, tinyagents_tools::journal::JournalError>
-    {
-        Err(down())
-    }
-    async fn put_grant(
-        &self,
-        _: &tinyagents_tools::journal::StandingGrant,
-    ) -> Result<(), tinyagents_tools::journal::JournalError> {
-        Err(down())
-    }
-    async fn grants(
-        &self,
-        _: &str,
-    ) -> Result<
-        Vec<tinyagents_tools::journal::StandingGrant>,
-        tinyagents_tools::journal::JournalError,
-    > {
-        Err(down())
-    }
-    async fn revoke_grants(
-        &self,
-        _: Option<&str>,
-    ) -> Result<u64, tinyagents_tools::journal::JournalError> {
-        Err(down())
-    }
-    async fn append_events(
-        &self,
-        _: &[tinyagents_tools::journal::JournalEvent],
-    ) -> Result<(), tinyagents_tools::journal::JournalError> {
-        Err(down())
-    }
-    async fn events(
-        &self,
-        _: Option<&tinyagents_tools::ids::RunId>,
-    ) -> Result<Vec<tinyagents_tools::journal::JournalEvent>, tinyagents_tools::journal::JournalError>
-    {
-        Err(down())
-    }
-}
-
-fn down() -> tinyagents_tools::journal::JournalError {
-    tinyagents_tools::journal::JournalError::Unavailable {
-        location: "down".to_owned(),
-        reason: "connection refused".to_owned(),
-    }
-}
-
 #[tokio::test]
 async fn a_state_that_cannot_be_checked_against_the_shared_journal_runs_nothing() {
     use tinyagents_tools::journal::Journal;
     let a = instance_with(stateless_config(), true).await;
-    let b = instance_sharing(stateless_config(), true, Some(Journal::new(Down))).await;
+    let b = instance_sharing(
+        stateless_config(),
+        true,
+        Some(Journal::new(tinyagents_tools::testkit::UnavailableJournal)),
+    )
+    .await;
     let asked = post_call(
         a.addr,
         1,
         json!({"name": "write_note", "arguments": note()}),
     )
     .await;
-    let key = format!("approve-{}", approval_fingerprint("write_note", &note()));
-    let retry = json!({
-        "name": "write_note",
-        "arguments": note(),
-        "inputResponses": {key: {"action": "accept", "content": {}}},
-        "requestState": asked["requestState"],
-    });
+    let retry = accepted_retry(&asked);
     let refused = post_call_raw(b.addr, 2, retry).await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
     assert!(b.notebook.notes().is_empty());

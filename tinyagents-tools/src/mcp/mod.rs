@@ -310,12 +310,9 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
         self
     }
 
-    /// Records every `requestState` the server accepts in `journal`, so
-    /// that instances sharing it (PostgreSQL) accept a state once between
-    /// them, not once each: an approval's accept replayed to another
-    /// instance is refused too. Without it a state is accepted once per
-    /// process (and is still bound to its call and expires). The records
-    /// are kept under the run `mcp-request-states`.
+    /// Records each accepted `requestState` in `journal` (run
+    /// [`SPENT_STATES_RUN`]), so instances sharing it accept a state once
+    /// between them, not once per process.
     pub fn request_state_journal(mut self, journal: Journal) -> Self {
         self.request_state_journal = Some(journal);
         self

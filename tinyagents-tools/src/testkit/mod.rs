@@ -28,6 +28,7 @@ mod fake;
 mod fn_tool;
 mod harness;
 mod recorder;
+mod unavailable;
 
 #[cfg(feature = "journal-postgres")]
 pub use crate::journal::temp_postgres::TempPostgres;
@@ -36,3 +37,4 @@ pub use fake::{FakeTool, Spy};
 pub use fn_tool::{FnTool, ToolFuture};
 pub use harness::{HarnessError, ToolHarness, ToolHarnessBuilder};
 pub use recorder::EventRecorder;
+pub use unavailable::UnavailableJournal;
