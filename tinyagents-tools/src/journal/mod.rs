@@ -23,6 +23,8 @@
 //! SQLite (feature `journal-sqlite`, `sqlite://PATH`) and PostgreSQL
 //! (feature `journal-postgres`, `postgres://...`).
 
+#[cfg(all(test, any(feature = "journal-sqlite", feature = "journal-postgres")))]
+mod fixtures;
 mod handle;
 mod lifecycle;
 mod memory;

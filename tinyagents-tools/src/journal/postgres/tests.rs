@@ -1,563 +1,456 @@
-//! The PostgreSQL backend's tests: URLs without their passwords, and the store's semantics on a throwaway server.
+//! The PostgreSQL backend's tests: URLs without their passwords, and a throwaway server.
 
-mod urls {
-    use super::super::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-    #[test]
-    fn the_password_of_a_url_is_hidden() {
-        let cases = [
-            (
-                "postgres://app:s3cret@db.internal:5432/agents",
-                "postgres://app:***@db.internal:5432/agents",
-            ),
-            (
-                "postgresql://app:p%40ss@db/agents?sslmode=disable&password=other",
-                "postgresql://app:***@db/agents?sslmode=disable&password=***",
-            ),
-            ("postgres://app@db/agents", "postgres://app@db/agents"),
-            ("postgres://db", "postgres://db"),
-            (
-                "host=db user=app password='a b' dbname=agents",
-                "host=db user=app password=*** dbname=agents",
-            ),
-            ("host=db password=s3cret", "host=db password=***"),
-        ];
-        for (url, expected) in cases {
-            assert_eq!(redact(url).0, expected, "{url}");
+use super::super::temp_postgres::TempPostgres;
+use super::*;
+use crate::approval::{GrantScope, approval_id};
+use crate::error::ErrorClass;
+use crate::journal::CallState;
+use crate::journal::fixtures::{awaiting, event, keys, record};
+
+/// A database of its own on a throwaway server (or, with
+/// `TINYAGENTS_TEST_POSTGRES_URL`, on that server, dropped afterwards).
+struct Database {
+    server: Option<TempPostgres>,
+    name: String,
+    url: String,
+}
+
+impl Database {
+    async fn fresh() -> Database {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let server = tokio::task::spawn_blocking(TempPostgres::start)
+            .await
+            .expect("the starting thread")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let name = format!(
+            "journal_test_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let admin = sql_client(server.url()).await;
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("CREATE DATABASE");
+        let url = with_database(server.url(), &name);
+        Database {
+            server: Some(server),
+            name,
+            url,
         }
     }
 
-    #[tokio::test]
-    async fn a_closed_port_fails_to_open_without_the_password() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-        let port = listener.local_addr().expect("its address").port();
-        drop(listener);
-        let url = format!("postgres://app:hunter2-secret@127.0.0.1:{port}/agents");
-        let error = PostgresJournal::connect(&url)
-            .await
-            .expect_err("nothing listens there");
-        assert_eq!(error.kind(), "open", "{error}");
-        let message = error.to_string();
-        assert!(!message.contains("hunter2-secret"), "{message}");
-        assert!(
-            message.contains(&format!("postgres://app:***@127.0.0.1:{port}/agents")),
-            "{message}"
-        );
+    fn is_external(&self) -> bool {
+        std::env::var_os("TINYAGENTS_TEST_POSTGRES_URL").is_some()
     }
 }
 
-mod server {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use serde_json::json;
-
-    use super::super::super::temp_postgres::TempPostgres;
-    use super::super::*;
-    use crate::approval::{ApprovalRequest, GrantScope, approval_id};
-    use crate::error::ErrorClass;
-    use crate::journal::{ApprovalEntry, CallState};
-
-    /// A database of its own on a throwaway server (or, with
-    /// `TINYAGENTS_TEST_POSTGRES_URL`, on that server, dropped afterwards).
-    struct Database {
-        server: Option<TempPostgres>,
-        name: String,
-        url: String,
-    }
-
-    impl Database {
-        async fn fresh() -> Database {
-            static NEXT: AtomicUsize = AtomicUsize::new(0);
-            let server = tokio::task::spawn_blocking(TempPostgres::start)
-                .await
-                .expect("the starting thread")
-                .unwrap_or_else(|e| panic!("{e}"));
-            let name = format!(
-                "journal_test_{}_{}",
-                std::process::id(),
-                NEXT.fetch_add(1, Ordering::Relaxed)
-            );
-            let admin = sql_client(server.url()).await;
-            admin
-                .batch_execute(&format!("CREATE DATABASE {name}"))
-                .await
-                .expect("CREATE DATABASE");
-            let url = with_database(server.url(), &name);
-            Database {
-                server: Some(server),
-                name,
-                url,
-            }
-        }
-
-        fn is_external(&self) -> bool {
-            std::env::var_os("TINYAGENTS_TEST_POSTGRES_URL").is_some()
-        }
-    }
-
-    impl Drop for Database {
-        fn drop(&mut self) {
-            let Some(server) = self.server.take() else {
-                return;
-            };
-            if !self.is_external() {
-                return;
-            }
-            let admin = server.url().to_owned();
-            let name = self.name.clone();
-            let _ = std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?;
-                runtime.block_on(async {
-                    let client = sql_client(&admin).await;
-                    let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-                    let _ = client.batch_execute(&sql).await;
-                });
-                Ok::<(), std::io::Error>(())
-            })
-            .join();
-        }
-    }
-
-    /// `url` naming database `name` instead.
-    fn with_database(url: &str, name: &str) -> String {
-        let (base, query) = url
-            .split_once('?')
-            .map_or((url, None), |(b, q)| (b, Some(q)));
-        let authority_start = base.find("://").map_or(0, |i| i + 3);
-        let path_start = base[authority_start..]
-            .find('/')
-            .map_or(base.len(), |i| authority_start + i);
-        let mut url = format!("{}/{name}", &base[..path_start]);
-        if let Some(query) = query {
-            url.push('?');
-            url.push_str(query);
-        }
-        url
-    }
-
-    async fn sql_client(url: &str) -> tokio_postgres::Client {
-        let (client, connection) = tokio_postgres::connect(url, NoTls)
-            .await
-            .unwrap_or_else(|e| panic!("connecting to {url}: {}", describe(&e)));
-        tokio::spawn(connection);
-        client
-    }
-
-    async fn journal(db: &Database) -> PostgresJournal {
-        PostgresJournal::connect(&db.url)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    fn record(run: &str, turn: u32, call: &str, state: CallState) -> CallRecord {
-        CallRecord {
-            key: CallKey::new(run, turn, call),
-            tool: "send_email".to_owned(),
-            fingerprint: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-                .to_owned(),
-            arguments: json!({"to": "ops@example.com", "subject": "weekly report"}),
-            state,
-            approval: None,
-            owner: None,
-            lease_until: None,
-            answer: None,
-            received_at: 1_700_000_000_000,
-            updated_at: 1_700_000_000_000,
-        }
-    }
-
-    fn awaiting_approval(run: &str, turn: u32, call: &str) -> CallRecord {
-        let mut record = record(run, turn, call, CallState::AwaitingApproval);
-        let request = ApprovalRequest {
-            run_id: record.key.run_id.clone(),
-            turn,
-            call_id: record.key.call_id.clone(),
-            tool: record.tool.clone(),
-            arguments: record.arguments.clone(),
-            fingerprint: record.fingerprint.clone(),
-            reasons: Vec::new(),
-            expires_at: None,
+impl Drop for Database {
+    fn drop(&mut self) {
+        let Some(server) = self.server.take() else {
+            return;
         };
-        record.approval = Some(ApprovalEntry {
-            id: approval_id(&record.key.run_id, turn, &record.key.call_id),
-            request,
-            decision: None,
-            record: None,
-        });
-        record
-    }
-
-    fn event(seq_hint: u32, run: &str, kind: &str) -> JournalEvent {
-        JournalEvent {
-            seq: 0,
-            kind: kind.to_owned(),
-            run_id: run.into(),
-            thread_id: "thread-1".into(),
-            call_id: format!("call-{seq_hint}").into(),
-            tool: "send_email".to_owned(),
-            attempt: 1,
-            at: 1_700_000_000_000 + i64::from(seq_hint),
-            error_class: None,
-            error_kind: None,
-            policy: None,
-            args_hash: None,
-            result_hash: None,
-            name: None,
-            data: None,
-        }
-    }
-
-    fn keys(found: &[Stored]) -> Vec<String> {
-        found.iter().map(|s| s.record.key.to_string()).collect()
-    }
-
-    #[tokio::test]
-    async fn a_record_round_trips_and_a_stale_revision_is_refused() {
-        let db = Database::fresh().await;
-        let journal = journal(&db).await;
-        let received = record("run-1", 0, "call-1", CallState::Received);
-        assert_eq!(journal.insert(&received).await.unwrap(), None);
-        assert_eq!(
-            journal.get(&received.key).await.unwrap(),
-            Some(Stored {
-                record: received.clone(),
-                revision: 1
-            })
-        );
-
-        let mut started = received.clone();
-        started.state = CallState::Started;
-        started.owner = Some("instance-a".to_owned());
-        started.lease_until = Some(1_700_000_060_000);
-        assert!(journal.replace(&started, 1).await.unwrap());
-        let mut stale = received.clone();
-        stale.owner = Some("instance-b".to_owned());
-        assert!(!journal.replace(&stale, 1).await.unwrap());
-        assert_eq!(
-            journal.get(&received.key).await.unwrap(),
-            Some(Stored {
-                record: started,
-                revision: 2
-            })
-        );
-
-        let absent = record("run-1", 0, "call-2", CallState::Received);
-        assert!(!journal.replace(&absent, 1).await.unwrap());
-        assert_eq!(journal.get(&absent.key).await.unwrap(), None);
-    }
-
-    #[tokio::test]
-    async fn inserting_an_existing_key_returns_the_record_already_there() {
-        let db = Database::fresh().await;
-        let journal = journal(&db).await;
-        let first = record("run-1", 3, "call-1", CallState::Received);
-        let mut second = first.clone();
-        second.tool = "delete_file".to_owned();
-        assert_eq!(journal.insert(&first).await.unwrap(), None);
-        let existing = Stored {
-            record: first.clone(),
-            revision: 1,
-        };
-        assert_eq!(
-            journal.insert(&second).await.unwrap(),
-            Some(existing.clone())
-        );
-        assert_eq!(journal.get(&first.key).await.unwrap(), Some(existing));
-    }
-
-    #[tokio::test]
-    async fn find_selects_by_run_state_and_approval_id_in_key_order() {
-        let db = Database::fresh().await;
-        let journal = journal(&db).await;
-        let waiting = awaiting_approval("run-a", 2, "call-x");
-        let records = [
-            record("run-b", 0, "call-1", CallState::Answered),
-            record("run-a", 10, "call-1", CallState::Started),
-            waiting.clone(),
-            record("run-a", 2, "B", CallState::Received),
-            record("run-a", 2, "a", CallState::Answered),
-        ];
-        for record in &records {
-            assert_eq!(journal.insert(record).await.unwrap(), None);
-        }
-
-        // Ids compare by their bytes ("B" < "a" < "call-x"), turns as numbers.
-        let all = journal.find(&CallQuery::all()).await.unwrap();
-        assert_eq!(
-            keys(&all),
-            [
-                "run-a/2/B",
-                "run-a/2/a",
-                "run-a/2/call-x",
-                "run-a/10/call-1",
-                "run-b/0/call-1"
-            ]
-        );
-        assert!(all.iter().all(|s| s.revision == 1));
-
-        let run_b = journal.find(&CallQuery::run("run-b")).await.unwrap();
-        assert_eq!(keys(&run_b), ["run-b/0/call-1"]);
-
-        let answered = journal
-            .find(&CallQuery::all().in_states([CallState::Answered]))
-            .await
-            .unwrap();
-        assert_eq!(keys(&answered), ["run-a/2/a", "run-b/0/call-1"]);
-
-        let open_in_a = journal
-            .find(
-                &CallQuery::run("run-a")
-                    .in_states([CallState::Received, CallState::AwaitingApproval]),
-            )
-            .await
-            .unwrap();
-        assert_eq!(keys(&open_in_a), ["run-a/2/B", "run-a/2/call-x"]);
-
-        let by_approval = journal
-            .find(&CallQuery {
-                approval_id: waiting.approval_id().map(str::to_owned),
-                ..CallQuery::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!(
-            by_approval,
-            [Stored {
-                record: waiting,
-                revision: 1
-            }]
-        );
-
-        let unknown = journal
-            .find(&CallQuery {
-                approval_id: Some("apr_000000000000000000000000".to_owned()),
-                ..CallQuery::default()
-            })
-            .await
-            .unwrap();
-        assert!(unknown.is_empty());
-    }
-
-    #[tokio::test]
-    async fn grants_are_kept_per_tool_and_revoked() {
-        let db = Database::fresh().await;
-        let journal = journal(&db).await;
-        let for_run = StandingGrant {
-            tool: "send_email".to_owned(),
-            scope: GrantScope::Run {
-                run_id: "run-1".into(),
-            },
-            fingerprint: None,
-            at: 1_700_000_000_000,
-        };
-        let everywhere = StandingGrant {
-            tool: "send_email".to_owned(),
-            scope: GrantScope::AllRuns,
-            fingerprint: Some("ab".repeat(32)),
-            at: 1_700_000_000_001,
-        };
-        let other = StandingGrant {
-            tool: "delete_file".to_owned(),
-            scope: GrantScope::AllRuns,
-            fingerprint: None,
-            at: 1_700_000_000_002,
-        };
-        for grant in [&for_run, &everywhere, &other] {
-            journal.put_grant(grant).await.unwrap();
-        }
-        assert_eq!(
-            journal.grants("send_email").await.unwrap(),
-            [for_run, everywhere]
-        );
-        assert!(journal.grants("read_file").await.unwrap().is_empty());
-
-        assert_eq!(journal.revoke_grants(Some("send_email")).await.unwrap(), 2);
-        assert!(journal.grants("send_email").await.unwrap().is_empty());
-        assert_eq!(journal.grants("delete_file").await.unwrap(), [other]);
-        assert_eq!(journal.revoke_grants(None).await.unwrap(), 1);
-        assert!(journal.grants("delete_file").await.unwrap().is_empty());
-    }
-
-    #[tokio::test]
-    async fn events_are_logged_in_order_with_their_seq() {
-        let db = Database::fresh().await;
-        let journal = journal(&db).await;
-        let first = [
-            event(1, "run-x", "tool.started"),
-            event(2, "run-y", "tool.started"),
-        ];
-        let second = [event(3, "run-x", "tool.succeeded")];
-        journal.append_events(&first).await.unwrap();
-        journal.append_events(&[]).await.unwrap();
-        journal.append_events(&second).await.unwrap();
-
-        let logged = journal.events(None).await.unwrap();
-        let seqs: Vec<i64> = logged.iter().map(|e| e.seq).collect();
-        assert_eq!(seqs, [1, 2, 3]);
-        let unnumbered: Vec<JournalEvent> = logged
-            .into_iter()
-            .map(|e| JournalEvent { seq: 0, ..e })
-            .collect();
-        assert_eq!(unnumbered, [&first[..], &second[..]].concat());
-
-        let of_x = journal.events(Some(&"run-x".into())).await.unwrap();
-        let summary: Vec<(i64, &str)> = of_x.iter().map(|e| (e.seq, e.kind.as_str())).collect();
-        assert_eq!(summary, [(1, "tool.started"), (3, "tool.succeeded")]);
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn of_twenty_replaces_at_one_revision_through_two_pools_exactly_one_wins() {
-        let db = Database::fresh().await;
-        let instances = [Arc::new(journal(&db).await), Arc::new(journal(&db).await)];
-        let received = record("run-1", 0, "call-1", CallState::Received);
-        assert_eq!(instances[0].insert(&received).await.unwrap(), None);
-
-        let start = Arc::new(tokio::sync::Barrier::new(20));
-        let attempts = (0..20).map(|i| {
-            let journal = Arc::clone(&instances[i % 2]);
-            let start = Arc::clone(&start);
-            let mut claim = received.clone();
-            claim.state = CallState::Started;
-            claim.owner = Some(format!("instance-{i}"));
-            tokio::spawn(async move {
-                start.wait().await;
-                let won = journal.replace(&claim, 1).await.unwrap();
-                (won, claim)
-            })
-        });
-        let mut winners = Vec::new();
-        for attempt in attempts.collect::<Vec<_>>() {
-            let (won, claim) = attempt.await.unwrap();
-            if won {
-                winners.push(claim);
-            }
-        }
-        assert_eq!(winners.len(), 1, "{winners:?}");
-        assert_eq!(
-            instances[1].get(&received.key).await.unwrap(),
-            Some(Stored {
-                record: winners.remove(0),
-                revision: 2
-            })
-        );
-    }
-
-    #[tokio::test]
-    async fn two_instances_starting_together_both_open_one_schema() {
-        let db = Database::fresh().await;
-        let (a, b) = tokio::join!(
-            PostgresJournal::connect(&db.url),
-            PostgresJournal::connect(&db.url)
-        );
-        a.unwrap();
-        b.unwrap();
-        let client = sql_client(&db.url).await;
-        let row = client
-            .query_one(
-                "SELECT value FROM journal_meta WHERE key = 'schema_version'",
-                &[],
-            )
-            .await
-            .unwrap();
-        assert_eq!(row.get::<_, String>(0), SCHEMA_VERSION.to_string());
-    }
-
-    #[tokio::test]
-    async fn a_journal_of_a_newer_schema_is_refused() {
-        let db = Database::fresh().await;
-        drop(journal(&db).await);
-        let client = sql_client(&db.url).await;
-        let newer = SCHEMA_VERSION + 1;
-        client
-            .execute(
-                "UPDATE journal_meta SET value = $1 WHERE key = 'schema_version'",
-                &[&newer.to_string()],
-            )
-            .await
-            .unwrap();
-        let error = PostgresJournal::connect(&db.url)
-            .await
-            .expect_err("a newer schema");
-        match error {
-            JournalError::NewerSchema {
-                found, supported, ..
-            } => assert_eq!((found, supported), (newer, SCHEMA_VERSION)),
-            other => panic!("expected NewerSchema, got {other}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn tables_of_another_application_are_not_taken_for_a_journal() {
-        let db = Database::fresh().await;
-        let client = sql_client(&db.url).await;
-        client
-            .batch_execute("CREATE TABLE events (id serial PRIMARY KEY, title text)")
-            .await
-            .unwrap();
-        let error = PostgresJournal::connect(&db.url)
-            .await
-            .expect_err("a foreign database");
-        assert_eq!(error.kind(), "foreign", "{error}");
-    }
-
-    #[tokio::test]
-    async fn a_record_that_does_not_parse_is_reported_corrupt() {
-        let db = Database::fresh().await;
-        let journal = journal(&db).await;
-        let received = record("run-1", 0, "call-1", CallState::Received);
-        journal.insert(&received).await.unwrap();
-        let client = sql_client(&db.url).await;
-        client
-            .execute("UPDATE calls SET record = '{\"tool\": 1'", &[])
-            .await
-            .unwrap();
-
-        let error = journal.get(&received.key).await.expect_err("corrupt");
-        assert_eq!(error.kind(), "corrupt", "{error}");
-        assert!(error.to_string().contains("run-1/0/call-1"), "{error}");
-        let error = journal.find(&CallQuery::all()).await.expect_err("corrupt");
-        assert_eq!(error.kind(), "corrupt", "{error}");
-    }
-
-    #[tokio::test]
-    async fn an_exhausted_pool_is_unavailable_and_retryable() {
-        let db = Database::fresh().await;
-        let journal = PostgresJournal::open(&db.url, 1, Duration::from_millis(200))
-            .await
-            .unwrap();
-        let held = journal.pool.get().await.unwrap();
-        let error = journal
-            .get(&CallKey::new("run-1", 0, "call-1"))
-            .await
-            .expect_err("no free connection");
-        assert_eq!(error.kind(), "unavailable", "{error}");
-        assert_eq!(error.class(), ErrorClass::Retry);
-        drop(held);
-        assert_eq!(
-            journal
-                .get(&CallKey::new("run-1", 0, "call-1"))
-                .await
-                .unwrap(),
-            None
-        );
-    }
-
-    #[tokio::test]
-    async fn a_stopped_server_is_unavailable_and_retryable() {
-        let mut db = Database::fresh().await;
-        if db.is_external() {
+        if !self.is_external() {
             return;
         }
-        let journal = journal(&db).await;
-        let key = CallKey::new("run-1", 0, "call-1");
-        assert_eq!(journal.get(&key).await.unwrap(), None);
-        drop(db.server.take());
-        let error = journal.get(&key).await.expect_err("the server is gone");
-        assert_eq!(error.kind(), "unavailable", "{error}");
-        assert_eq!(error.class(), ErrorClass::Retry);
-        assert_eq!(journal.location(), db.url);
+        let admin = server.url().to_owned();
+        let name = self.name.clone();
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(async {
+                let client = sql_client(&admin).await;
+                let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                let _ = client.batch_execute(&sql).await;
+            });
+            Ok::<(), std::io::Error>(())
+        })
+        .join();
     }
+}
+
+/// `url` naming database `name` instead.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let path_start = base[authority_start..]
+        .find('/')
+        .map_or(base.len(), |i| authority_start + i);
+    let mut url = format!("{}/{name}", &base[..path_start]);
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    url
+}
+
+async fn sql_client(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("connecting to {url}: {}", describe(&e)));
+    tokio::spawn(connection);
+    client
+}
+
+async fn journal(db: &Database) -> PostgresJournal {
+    PostgresJournal::connect(&db.url)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[tokio::test]
+async fn a_record_round_trips_and_a_stale_revision_is_refused() {
+    let db = Database::fresh().await;
+    let journal = journal(&db).await;
+    let received = record("run-1", 0, "call-1", CallState::Received);
+    assert_eq!(journal.insert(&received).await.unwrap(), None);
+    assert_eq!(
+        journal.get(&received.key).await.unwrap(),
+        Some(Stored {
+            record: received.clone(),
+            revision: 1
+        })
+    );
+
+    let mut started = received.clone();
+    started.state = CallState::Started;
+    started.owner = Some("instance-a".to_owned());
+    started.lease_until = Some(1_700_000_060_000);
+    assert!(journal.replace(&started, 1).await.unwrap());
+    let mut stale = received.clone();
+    stale.owner = Some("instance-b".to_owned());
+    assert!(!journal.replace(&stale, 1).await.unwrap());
+    assert_eq!(
+        journal.get(&received.key).await.unwrap(),
+        Some(Stored {
+            record: started,
+            revision: 2
+        })
+    );
+
+    let absent = record("run-1", 0, "call-2", CallState::Received);
+    assert!(!journal.replace(&absent, 1).await.unwrap());
+    assert_eq!(journal.get(&absent.key).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn inserting_an_existing_key_returns_the_record_already_there() {
+    let db = Database::fresh().await;
+    let journal = journal(&db).await;
+    let first = record("run-1", 3, "call-1", CallState::Received);
+    let mut second = first.clone();
+    second.tool = "delete_file".to_owned();
+    assert_eq!(journal.insert(&first).await.unwrap(), None);
+    let existing = Stored {
+        record: first.clone(),
+        revision: 1,
+    };
+    assert_eq!(
+        journal.insert(&second).await.unwrap(),
+        Some(existing.clone())
+    );
+    assert_eq!(journal.get(&first.key).await.unwrap(), Some(existing));
+}
+
+#[tokio::test]
+async fn find_selects_by_run_state_and_approval_id_in_key_order() {
+    let db = Database::fresh().await;
+    let journal = journal(&db).await;
+    let waiting = awaiting(
+        "run-a",
+        2,
+        "call-x",
+        &approval_id(&"run-a".into(), 2, &"call-x".into()),
+    );
+    let records = [
+        record("run-b", 0, "call-1", CallState::Answered),
+        record("run-a", 10, "call-1", CallState::Started),
+        waiting.clone(),
+        record("run-a", 2, "B", CallState::Received),
+        record("run-a", 2, "a", CallState::Answered),
+    ];
+    for record in &records {
+        assert_eq!(journal.insert(record).await.unwrap(), None);
+    }
+
+    // Ids compare by their bytes ("B" < "a" < "call-x"), turns as numbers.
+    let all = journal.find(&CallQuery::all()).await.unwrap();
+    assert_eq!(
+        keys(&all),
+        [
+            "run-a/2/B",
+            "run-a/2/a",
+            "run-a/2/call-x",
+            "run-a/10/call-1",
+            "run-b/0/call-1"
+        ]
+    );
+    assert!(all.iter().all(|s| s.revision == 1));
+
+    let run_b = journal.find(&CallQuery::run("run-b")).await.unwrap();
+    assert_eq!(keys(&run_b), ["run-b/0/call-1"]);
+
+    let answered = journal
+        .find(&CallQuery::all().in_states([CallState::Answered]))
+        .await
+        .unwrap();
+    assert_eq!(keys(&answered), ["run-a/2/a", "run-b/0/call-1"]);
+
+    let open_in_a = journal
+        .find(
+            &CallQuery::run("run-a").in_states([CallState::Received, CallState::AwaitingApproval]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(keys(&open_in_a), ["run-a/2/B", "run-a/2/call-x"]);
+
+    let by_approval = journal
+        .find(&CallQuery {
+            approval_id: waiting.approval_id().map(str::to_owned),
+            ..CallQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        by_approval,
+        [Stored {
+            record: waiting,
+            revision: 1
+        }]
+    );
+
+    let unknown = journal
+        .find(&CallQuery {
+            approval_id: Some("apr_000000000000000000000000".to_owned()),
+            ..CallQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(unknown.is_empty());
+}
+
+#[tokio::test]
+async fn grants_are_kept_per_tool_and_revoked() {
+    let db = Database::fresh().await;
+    let journal = journal(&db).await;
+    let for_run = StandingGrant {
+        tool: "send_email".to_owned(),
+        scope: GrantScope::Run {
+            run_id: "run-1".into(),
+        },
+        fingerprint: None,
+        at: 1_700_000_000_000,
+    };
+    let everywhere = StandingGrant {
+        tool: "send_email".to_owned(),
+        scope: GrantScope::AllRuns,
+        fingerprint: Some("ab".repeat(32)),
+        at: 1_700_000_000_001,
+    };
+    let other = StandingGrant {
+        tool: "delete_file".to_owned(),
+        scope: GrantScope::AllRuns,
+        fingerprint: None,
+        at: 1_700_000_000_002,
+    };
+    for grant in [&for_run, &everywhere, &other] {
+        journal.put_grant(grant).await.unwrap();
+    }
+    assert_eq!(
+        journal.grants("send_email").await.unwrap(),
+        [for_run, everywhere]
+    );
+    assert!(journal.grants("read_file").await.unwrap().is_empty());
+
+    assert_eq!(journal.revoke_grants(Some("send_email")).await.unwrap(), 2);
+    assert!(journal.grants("send_email").await.unwrap().is_empty());
+    assert_eq!(journal.grants("delete_file").await.unwrap(), [other]);
+    assert_eq!(journal.revoke_grants(None).await.unwrap(), 1);
+    assert!(journal.grants("delete_file").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn events_are_logged_in_order_with_their_seq() {
+    let db = Database::fresh().await;
+    let journal = journal(&db).await;
+    let first = [
+        event("run-x", "tool.started", 1),
+        event("run-y", "tool.started", 2),
+    ];
+    let second = [event("run-x", "tool.succeeded", 3)];
+    journal.append_events(&first).await.unwrap();
+    journal.append_events(&[]).await.unwrap();
+    journal.append_events(&second).await.unwrap();
+
+    let logged = journal.events(None).await.unwrap();
+    let seqs: Vec<i64> = logged.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    let unnumbered: Vec<JournalEvent> = logged
+        .into_iter()
+        .map(|e| JournalEvent { seq: 0, ..e })
+        .collect();
+    assert_eq!(unnumbered, [&first[..], &second[..]].concat());
+
+    let of_x = journal.events(Some(&"run-x".into())).await.unwrap();
+    let summary: Vec<(i64, &str)> = of_x.iter().map(|e| (e.seq, e.kind.as_str())).collect();
+    assert_eq!(summary, [(1, "tool.started"), (3, "tool.succeeded")]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_twenty_replaces_at_one_revision_through_two_pools_exactly_one_wins() {
+    let db = Database::fresh().await;
+    let instances = [Arc::new(journal(&db).await), Arc::new(journal(&db).await)];
+    let received = record("run-1", 0, "call-1", CallState::Received);
+    assert_eq!(instances[0].insert(&received).await.unwrap(), None);
+
+    let start = Arc::new(tokio::sync::Barrier::new(20));
+    let attempts = (0..20).map(|i| {
+        let journal = Arc::clone(&instances[i % 2]);
+        let start = Arc::clone(&start);
+        let mut claim = received.clone();
+        claim.state = CallState::Started;
+        claim.owner = Some(format!("instance-{i}"));
+        tokio::spawn(async move {
+            start.wait().await;
+            let won = journal.replace(&claim, 1).await.unwrap();
+            (won, claim)
+        })
+    });
+    let mut winners = Vec::new();
+    for attempt in attempts.collect::<Vec<_>>() {
+        let (won, claim) = attempt.await.unwrap();
+        if won {
+            winners.push(claim);
+        }
+    }
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    assert_eq!(
+        instances[1].get(&received.key).await.unwrap(),
+        Some(Stored {
+            record: winners.remove(0),
+            revision: 2
+        })
+    );
+}
+
+#[tokio::test]
+async fn two_instances_starting_together_both_open_one_schema() {
+    let db = Database::fresh().await;
+    let (a, b) = tokio::join!(
+        PostgresJournal::connect(&db.url),
+        PostgresJournal::connect(&db.url)
+    );
+    a.unwrap();
+    b.unwrap();
+    let client = sql_client(&db.url).await;
+    let row = client
+        .query_one(
+            "SELECT value FROM journal_meta WHERE key = 'schema_version'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), SCHEMA_VERSION.to_string());
+}
+
+#[tokio::test]
+async fn a_journal_of_a_newer_schema_is_refused() {
+    let db = Database::fresh().await;
+    drop(journal(&db).await);
+    let client = sql_client(&db.url).await;
+    let newer = SCHEMA_VERSION + 1;
+    client
+        .execute(
+            "UPDATE journal_meta SET value = $1 WHERE key = 'schema_version'",
+            &[&newer.to_string()],
+        )
+        .await
+        .unwrap();
+    let error = PostgresJournal::connect(&db.url)
+        .await
+        .expect_err("a newer schema");
+    match error {
+        JournalError::NewerSchema {
+            found, supported, ..
+        } => assert_eq!((found, supported), (newer, SCHEMA_VERSION)),
+        other => panic!("expected NewerSchema, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn tables_of_another_application_are_not_taken_for_a_journal() {
+    let db = Database::fresh().await;
+    let client = sql_client(&db.url).await;
+    client
+        .batch_execute("CREATE TABLE events (id serial PRIMARY KEY, title text)")
+        .await
+        .unwrap();
+    let error = PostgresJournal::connect(&db.url)
+        .await
+        .expect_err("a foreign database");
+    assert_eq!(error.kind(), "foreign", "{error}");
+}
+
+#[tokio::test]
+async fn a_record_that_does_not_parse_is_reported_corrupt() {
+    let db = Database::fresh().await;
+    let journal = journal(&db).await;
+    let received = record("run-1", 0, "call-1", CallState::Received);
+    journal.insert(&received).await.unwrap();
+    let client = sql_client(&db.url).await;
+    client
+        .execute("UPDATE calls SET record = '{\"tool\": 1'", &[])
+        .await
+        .unwrap();
+
+    let error = journal.get(&received.key).await.expect_err("corrupt");
+    assert_eq!(error.kind(), "corrupt", "{error}");
+    assert!(error.to_string().contains("run-1/0/call-1"), "{error}");
+    let error = journal.find(&CallQuery::all()).await.expect_err("corrupt");
+    assert_eq!(error.kind(), "corrupt", "{error}");
+}
+
+#[tokio::test]
+async fn an_exhausted_pool_is_unavailable_and_retryable() {
+    let db = Database::fresh().await;
+    let journal = PostgresJournal::open(&db.url, 1, Duration::from_millis(200))
+        .await
+        .unwrap();
+    let held = journal.pool.get().await.unwrap();
+    let error = journal
+        .get(&CallKey::new("run-1", 0, "call-1"))
+        .await
+        .expect_err("no free connection");
+    assert_eq!(error.kind(), "unavailable", "{error}");
+    assert_eq!(error.class(), ErrorClass::Retry);
+    drop(held);
+    assert_eq!(
+        journal
+            .get(&CallKey::new("run-1", 0, "call-1"))
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn a_stopped_server_is_unavailable_and_retryable() {
+    let mut db = Database::fresh().await;
+    if db.is_external() {
+        return;
+    }
+    let journal = journal(&db).await;
+    let key = CallKey::new("run-1", 0, "call-1");
+    assert_eq!(journal.get(&key).await.unwrap(), None);
+    drop(db.server.take());
+    let error = journal.get(&key).await.expect_err("the server is gone");
+    assert_eq!(error.kind(), "unavailable", "{error}");
+    assert_eq!(error.class(), ErrorClass::Retry);
+    assert_eq!(journal.location(), db.url);
 }
