@@ -40,7 +40,7 @@ use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{
     AllowedMode, Provider, allowed_tools_choice, export_declarations, request_tools_deferred,
 };
-use tinyagents_tools::tool_search::ToolSearch;
+use tinyagents_tools::tool::ToolSearch;
 use tinyagents_tools_examples::quickstart_registry;
 
 /// A place on the itinerary.

@@ -11,7 +11,9 @@
 
 use std::sync::Mutex;
 
-use tinyagents_tools::policy::{ApprovalDecision, ApprovalRequest, Approver, WorkspacePath};
+use tinyagents_tools::policy::WorkspacePath;
+
+use tinyagents_tools::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RegistryError, WorkspaceRoot, async_trait, tool};
 

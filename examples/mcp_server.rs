@@ -43,8 +43,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tinyagents_tools::ToolExecutor;
+use tinyagents_tools::approval::ApprovalRequest;
 use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::policy::{ApprovalRequest, ConfirmationPolicy, WorkspacePolicy};
+use tinyagents_tools::policy::{ConfirmationPolicy, WorkspacePolicy};
 
 /// MCP hosts ask their user before every tool call (and show `write_note`'s
 /// annotations: not read-only, not idempotent), so a call that reaches this

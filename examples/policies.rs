@@ -15,13 +15,12 @@
 use std::num::NonZeroUsize;
 
 use serde_json::{Value, json};
+use tinyagents_tools::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use tinyagents_tools::async_trait;
 use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
-use tinyagents_tools::executor::CallLimits;
-use tinyagents_tools::policy::{
-    AccessPolicy, ApprovalDecision, ApprovalRequest, Approver, ConfirmationPolicy, ToolSelector,
-};
+use tinyagents_tools::policy::{AccessPolicy, ConfirmationPolicy, ToolSelector};
 use tinyagents_tools::prelude::*;
+use tinyagents_tools::runtime::CallLimits;
 
 /// Which orders to list.
 #[derive(Deserialize, JsonSchema)]

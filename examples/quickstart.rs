@@ -14,8 +14,9 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use tinyagents_tools::approval::ApprovalRequest;
 use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
-use tinyagents_tools::policy::{ApprovalRequest, ConfirmationPolicy, WorkspacePolicy};
+use tinyagents_tools::policy::{ConfirmationPolicy, WorkspacePolicy};
 use tinyagents_tools::providers::{
     AnthropicOptions, ExportTarget, OpenAiOptions, export_declarations, openai,
 };

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tinyagents_tools::ToolExecutor;
-use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools_examples::agent::{
     Agent, AgentConfig, AgentError, AgentOutcome, ApiKey, ClientError, Invocation, StopReason, cli,
 };

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use tinyagents_tools::approval::*;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::{FakeTool, LogCapture, call, empty_input, kind, spawn_call};

@@ -16,7 +16,7 @@ use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::executor::ToolExecutorBuilder;
 use tinyagents_tools::output::ArtifactRef;
 use tinyagents_tools::prelude::{Deserialize, JsonSchema, Serialize};
-use tinyagents_tools::retry::Jitter;
+use tinyagents_tools::spec::Jitter;
 use tinyagents_tools::spec::{InjectedKind, ToolSpecBuilder};
 use tinyagents_tools::*;
 

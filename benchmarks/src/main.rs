@@ -2,8 +2,9 @@
 //! rmcp and rig, all on the same "add" tool, in one run.
 //!
 //! `cargo run --release --manifest-path benchmarks/Cargo.toml -- --json`
-//! prints one JSON object on stdout (the keys are documented in
-//! BENCHMARKS.md) and the table on stderr. `--quick` shortens every case;
+//! prints one JSON object on stdout (keyed by section and case, as in
+//! `results/latest.json`) and the table on stderr. `--quick` shortens every
+//! case;
 //! `--profile-executor N`, `--profile-observed N`, `--profile-subscribed N`, `--profile-rmcp-call N`,
 //! `--profile-register N`, `--profile-rmcp-router N`,
 //! `--profile-declarations N`, `--profile-rmcp-listing N`, `--profile-mcp-http N`

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tinyagents_tools::ToolExecutor;
-use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::spec::SafetyItem;
 
 use super::{Agent, AgentConfig, AgentOutcome, ApiKey, DEFAULT_BASE_URL, StopReason};
 use crate::{NoteBook, quickstart_registry, quickstart_run};

@@ -2,7 +2,7 @@
 //! serves them: the child process the MCP client tests start.
 
 use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::{RunContext, ToolExecutor};
 
 #[tokio::main]

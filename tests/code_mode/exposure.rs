@@ -11,7 +11,8 @@ async fn there_is_nothing_ambient_to_call() {
     let s = setup();
     let code = r#"
 const names = ["fetch", "XMLHttpRequest", "WebSocket", "require", "process", "Deno", "Bun",
-  "std", "os", "scriptArgs", "setTimeout", "Date", "performance", "__host_call", "__host_print"];
+  "std", "os", "scriptArgs", "setTimeout", "Date", "performance", "__host_call", "__host_print",
+  "__host_tools", "__host_methods"];
 return names.filter((n) => typeof globalThis[n] !== "undefined");
 "#;
     let log = turn(&s.outer, &s.run("r"), 1, &run_code_reply("c1", code)).await;

@@ -9,3 +9,4 @@ mod limits;
 mod model;
 mod stubs;
 mod tools;
+mod values;

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinyagents_tools::events::EventKind;
-use tinyagents_tools::executor::CallLimits;
 use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
+use tinyagents_tools::runtime::CallLimits;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

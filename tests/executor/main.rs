@@ -5,14 +5,13 @@
 mod accounting;
 mod allocations;
 mod batch;
-mod call_now;
-mod call_now_generated;
 mod cancellation;
 mod canonical_message;
 mod delivery;
-mod event_ref;
-mod event_ref_cost;
 mod events;
+mod generated_inline;
+mod inline_subscribers;
+mod inline_tools;
 mod middleware;
 mod output;
 mod refusals;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tinyagents_tools::error::ErrorKind;
-use tinyagents_tools::executor::CallLimits;
+use tinyagents_tools::runtime::CallLimits;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

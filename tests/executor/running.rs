@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinyagents_tools::events::EventKind;
-use tinyagents_tools::retry::Jitter;
+use tinyagents_tools::spec::Jitter;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 

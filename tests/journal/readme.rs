@@ -1,7 +1,6 @@
-//! The README's durable program (`cargo run --example durable_first`), as
-//! is: the block in "Durable runs" is the example's text, and it runs.
-
-use tinyagents_tools_tests::readme_block;
+//! The guide's durable program (`cargo run --example durable_first`), as
+//! is: the block in docs/journal.md, "A whole program", is the example's
+//! text, and it runs.
 
 mod program {
     include!("../../examples/durable_first.rs");
@@ -15,18 +14,27 @@ mod program {
     }
 }
 
+/// The first `rust,no_run` block of docs/journal.md's section `heading`.
+fn guide_block(heading: &str) -> &'static str {
+    let page = include_str!("../../docs/journal.md");
+    let section = &page[page.find(heading).expect("the section")..];
+    let fence = "```rust,no_run\n";
+    let block = &section[section.find(fence).expect("a rust block") + fence.len()..];
+    &block[..block.find("```").expect("the block's end")]
+}
+
 #[test]
-fn the_readme_shows_the_durable_program_as_it_is() {
+fn the_guide_shows_the_durable_program_as_it_is() {
     assert_eq!(
-        readme_block("## Durable runs"),
+        guide_block("## A whole program"),
         include_str!("../../examples/durable_first.rs"),
-        "the README's durable snippet and examples/durable_first.rs differ"
+        "the guide's durable snippet and examples/durable_first.rs differ"
     );
     let _ = program::unused();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_readme_durable_program_waits_for_the_person_then_runs_once() {
+async fn the_guide_durable_program_waits_for_the_person_then_runs_once() {
     let dir =
         std::env::temp_dir().join(format!("tinyagents-readme-durable-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -17,7 +17,7 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::mcp::client::{ImportOptions, ImportReport, McpClient};
-use tinyagents_tools::safety::{Effect, Idempotency, Reach};
+use tinyagents_tools::spec::{Effect, Idempotency, Reach};
 use tinyagents_tools::testkit::EventRecorder;
 use tinyagents_tools::{
     ErrorClass, RetryPolicy, RunContext, ToolCall, ToolExecutor, ToolRegistry, Turn,

@@ -4,7 +4,7 @@
 use serde_json::json;
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::mcp::client::{ImportOptions, McpClient};
-use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::{ErrorClass, RunContext, ToolExecutor};
 
 use crate::client::{execute_call, imported};

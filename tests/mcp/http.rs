@@ -11,7 +11,7 @@ use serde_json::json;
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
 use tinyagents_tools::providers::{ExportTarget, export_declarations};
-use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::{CancellationToken, ToolExecutor};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tokio::sync::mpsc;

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tinyagents_tools::approval::*;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::providers::gemini;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use tinyagents_tools::approval::*;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::{call, execute_in, kind};

@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::policies::workspace_reader;
 use serde_json::{Value, json};
+use tinyagents_tools::approval::*;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::policy::*;
-use tinyagents_tools::safety::{RedactionPolicy, SafetyItem};
+use tinyagents_tools::spec::{RedactionPolicy, SafetyItem};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::{FakeTool, Recorder, call, execute_in, kind, spec};
 

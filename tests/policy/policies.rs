@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tinyagents_tools::events::EventKind;
-use tinyagents_tools::executor::CallLimits;
 use tinyagents_tools::policy::*;
-use tinyagents_tools::safety::{Determinism, Effect, FilesystemAccess, Reach, RedactionPolicy};
+use tinyagents_tools::redact::*;
+use tinyagents_tools::runtime::CallLimits;
+use tinyagents_tools::spec::{Determinism, Effect, FilesystemAccess, Reach, RedactionPolicy};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::{Recorder, call, execute_in, execute_once, kind};
 

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::policy::*;
 use tinyagents_tools::providers::{anthropic, gemini, mcp, openai};
+use tinyagents_tools::redact::*;
 use tinyagents_tools::testkit::FnTool;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::{Recorder, call, execute_in, spec};

@@ -2,7 +2,7 @@
 
 use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::policy::{AccessPolicy, PolicyError, ToolSelector};
-use tinyagents_tools::safety::{Effect, Reach};
+use tinyagents_tools::spec::{Effect, Reach};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::FakeTool;
 

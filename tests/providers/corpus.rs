@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tinyagents_tools::safety::{Effect, Idempotency, Reach};
+use tinyagents_tools::spec::{Effect, Idempotency, Reach};
 use tinyagents_tools::{ToolSafety, ToolSchema, ToolSpec};
 
 /// A point on Earth.

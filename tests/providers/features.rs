@@ -7,7 +7,7 @@ use tinyagents_tools::providers::{
     AllowedMode, ExportError, Limit, Provider, allowed_tools_choice, export_declarations, gemini,
     request_tools_deferred,
 };
-use tinyagents_tools::tool_search::ToolSearch;
+use tinyagents_tools::tool::ToolSearch;
 use tinyagents_tools::{RunContext, ToolCall, ToolExecutor, ToolSpec, Turn};
 use tinyagents_tools_tests::{FakeTool, call, echo, kind, registry, send_email};
 

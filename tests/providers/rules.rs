@@ -6,7 +6,7 @@
 use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
-use tinyagents_tools::schema::walk_schemas;
+use tinyagents_tools::spec::schema::walk_schemas;
 
 type Violations = Vec<String>;
 

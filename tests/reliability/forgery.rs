@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::providers::openai;
-use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::*;
 use tinyagents_tools_examples::{DocIndex, NoteBook, ReadFileTool, SearchDocsTool, WriteNoteTool};
 use tinyagents_tools_tests::*;

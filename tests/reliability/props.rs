@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::registry::compile_schema;
-use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::*;
 use tinyagents_tools_examples::{
     CalculateTool, DocIndex, NoteBook, ReadFileTool, SearchDocsTool, WriteNoteTool,

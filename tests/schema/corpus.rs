@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tinyagents_tools::ToolSchema;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::registry::compile_schema;
-use tinyagents_tools::schema::walk_schemas;
+use tinyagents_tools::spec::schema::walk_schemas;
 
 // ---- the corpus -------------------------------------------------------------
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tinyagents_tools::ids::ToolName;
 use tinyagents_tools::registry::{SchemaError, compile_schema};
-use tinyagents_tools::safety::{Determinism, Effect, Idempotency, Reach};
+use tinyagents_tools::spec::{Determinism, Effect, Idempotency, Reach};
 use tinyagents_tools::spec::{InjectedKind, SpecError};
 use tinyagents_tools::testkit::FakeTool;
 use tinyagents_tools::*;

@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::json;
 use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::safety::*;
 use tinyagents_tools::spec::InjectedKind;
+use tinyagents_tools::spec::*;
 use tinyagents_tools::{ErrorClass, RetryPolicy, ToolSafety, ToolSchema};
 
 use crate::corpus::*;

@@ -227,10 +227,10 @@ fn secrets_show_no_value_in_debug_output_anywhere() {
 #[tokio::test]
 async fn progress_and_custom_events_carry_the_call_ids() {
     use std::sync::Mutex;
-    struct Recorder(Arc<Mutex<Vec<ToolEvent>>>);
+    struct Recorder(Arc<Mutex<Vec<ToolEvent<'static>>>>);
     impl EventSubscriber for Recorder {
         fn on_event(&self, event: &ToolEvent) {
-            self.0.lock().unwrap().push(event.clone());
+            self.0.lock().unwrap().push(event.clone().into_owned());
         }
         fn delivery(&self) -> Delivery {
             Delivery::Inline

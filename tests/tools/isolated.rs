@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tinyagents_tools::events::EventKind;
-use tinyagents_tools::inject::Secrets;
 use tinyagents_tools::isolated::{IsolatedTool, WorkerPool};
+use tinyagents_tools::runtime::Secrets;
 use tinyagents_tools::spec::{InjectedKind, ToolSpecBuilder};
 use tinyagents_tools::*;
 use tinyagents_tools_tests::isolated_bodies::*;

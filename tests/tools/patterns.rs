@@ -1,6 +1,7 @@
 //! Patterns in a tool's parameters work as in any Rust fn: the argument
-//! struct taken apart, or bound `mut`, and the call still gets the model's
-//! values.
+//! struct taken apart, or bound `mut`; a plain parameter
+//! bound `mut`, or taken apart with its property named by
+//! `#[arg(name = "...")]`. The call still gets the model's values.
 
 use serde_json::json;
 use tinyagents_tools::prelude::*;
@@ -59,4 +60,59 @@ async fn a_destructured_or_mut_argument_struct_gets_the_models_values() {
         )
         .await;
     assert_eq!(b.text(), "OSLO in celsius");
+}
+
+/// The city and unit, taken apart in a plain fn.
+#[tool(read_only, idempotent)]
+fn unwrapped(Lookup { city, unit }: Lookup) -> String {
+    format!("{city} {}", unit.unwrap_or_default())
+}
+
+/// A range and a count, as plain parameters.
+#[tool(read_only, idempotent)]
+fn span_of(
+    /// The range's ends, low first.
+    #[arg(name = "range")]
+    (lo, hi): (i64, i64),
+    /// How many steps.
+    mut steps: u32,
+) -> String {
+    steps = steps.max(1);
+    format!("{} per step", (hi - lo) / i64::from(steps))
+}
+
+#[tokio::test]
+async fn a_tuple_pattern_is_a_plain_parameter_named_by_arg_name_and_mut_binds_as_written() {
+    // The tuple is the property `range`, a JSON array of two integers; the
+    // schema says so and the call gets the model's values.
+    let schema = SpanOfTool::spec().input_schema.as_value();
+    assert_eq!(schema["required"], json!(["range", "steps"]));
+    assert_eq!(schema["properties"]["range"]["type"], "array");
+    assert_eq!(schema["properties"]["range"]["minItems"], 2);
+    assert_eq!(schema["properties"]["range"]["maxItems"], 2);
+    let mut registry = ToolRegistry::new();
+    registry.register(SpanOfTool).unwrap();
+    registry.register(UnwrappedTool).unwrap();
+    let executor = ToolExecutor::builder(registry, ()).build().unwrap();
+    let run = RunContext::empty();
+    let turn = Turn::new(1);
+    let spanned = executor
+        .execute(
+            &run,
+            &turn,
+            ToolCall::new("c1", "span_of", json!({"range": [2, 12], "steps": 0})),
+        )
+        .await;
+    assert_eq!(spanned.text(), "10 per step");
+    // A plain fn takes its argument struct apart as an async fn does.
+    let schema = UnwrappedTool::spec().input_schema.as_value();
+    assert_eq!(schema["required"], json!(["city"]));
+    let unwrapped = executor
+        .execute(
+            &run,
+            &turn,
+            ToolCall::new("c2", "unwrapped", json!({"city": "Oslo", "unit": "K"})),
+        )
+        .await;
+    assert_eq!(unwrapped.text(), "Oslo K");
 }

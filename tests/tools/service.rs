@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::safety::Effect;
+use tinyagents_tools::spec::Effect;
 use tinyagents_tools::{RegistryError, ToolSchema};
 
 /// An in-memory stock table: the state every tool of the service shares.
@@ -271,12 +271,18 @@ async fn a_service_named_with_a_state_type_reads_the_executor_state() {
 }
 
 #[test]
-fn the_readme_service_snippet_is_the_compiled_example() {
-    let readme = include_str!("../../README.md");
-    let section = &readme[readme.find("## Tools on a service").expect("the section")..];
+fn the_guide_service_snippet_is_the_compiled_example() {
+    let page = include_str!("../../docs/services.md");
+    let section = &page[page.find("## Tools on a service").expect("the section")..];
     let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
     let block = &section[start..];
     let block = &block[..block.find("```").expect("the block's end")];
+    // The lines rustdoc hides (`# ...`) set the doctest up; the rest is the example's.
+    let block: String = block
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("# ") && line.trim() != "#")
+        .flat_map(|line| [line, "\n"])
+        .collect();
     let example = include_str!("../../examples/service.rs");
     let from = "// README: tools on a service (start)\n";
     let start = example.find(from).expect("the start marker") + from.len();
@@ -286,6 +292,6 @@ fn the_readme_service_snippet_is_the_compiled_example() {
     assert_eq!(
         block,
         &example[start..end],
-        "the README's service snippet and examples/service.rs differ"
+        "the guide's service snippet and examples/service.rs differ"
     );
 }

@@ -9,7 +9,7 @@ use tinyagents_tools::RegistryError;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::inject::InjectError;
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::safety::SafetyItem;
+use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::testkit::{EventRecorder, HarnessError, ToolHarness};
 use tinyagents_tools_examples::{
     CalculateTool, DocIndex, NoteBook, ReadFileTool, SearchArgs, SearchDocsTool, WriteNoteTool,

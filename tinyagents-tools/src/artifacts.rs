@@ -15,7 +15,7 @@ use async_trait::async_trait;
 
 use crate::hash::sha256_hex;
 use crate::output::ArtifactRef;
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// Why an artifact could not be stored or read.
 #[derive(Debug, thiserror::Error)]

@@ -38,11 +38,11 @@ use serde_json::{Value, json};
 
 use crate::error::{ArgumentProblem, ToolError};
 use crate::output::ToolOutput;
-use crate::safety::ToolSafety;
-use crate::schema::ToolSchema;
+use crate::spec::ToolSafety;
+use crate::spec::ToolSchema;
 use crate::spec::ToolSpec;
 use crate::tool::CallResult;
-use crate::tool::InstantTool;
+use crate::tool::answered_at_once;
 
 /// `echo`: returns its `text` argument unchanged, as text.
 #[derive(Debug, Clone, Copy, Default)]
@@ -94,24 +94,14 @@ impl HashTool {
     }
 }
 
-/// The [`InstantTool`] impl of a built-in that answers from one text
-/// argument: its spec (built once) and its `answer`.
+/// The [`Tool`](crate::Tool) impl of a built-in that answers at once from
+/// one text argument: its spec (built once) and its `answer`.
 macro_rules! text_tool {
     ($tool:ty, $name:literal, $description:literal, $text:literal) => {
-        impl InstantTool for $tool {
-            fn spec(&self) -> &ToolSpec {
-                static SPEC: OnceLock<ToolSpec> = OnceLock::new();
-                SPEC.get_or_init(|| text_spec($name, $description, $text))
-            }
-
-            fn answer(&self, arguments: Value) -> CallResult {
-                <$tool>::answer(&arguments)
-            }
-
-            fn answer_ref(&self, arguments: &Value) -> CallResult {
-                <$tool>::answer(arguments)
-            }
-        }
+        answered_at_once!($tool, spec: {
+            static SPEC: OnceLock<ToolSpec> = OnceLock::new();
+            SPEC.get_or_init(|| text_spec($name, $description, $text))
+        }, answer: |_: &$tool, arguments: &Value| <$tool>::answer(arguments));
     };
 }
 

@@ -98,16 +98,7 @@ pub(crate) fn write_canonical(out: &mut Vec<u8>, value: &Value) {
             }
         }
         Value::String(text) => write_string(out, text),
-        Value::Number(number) => {
-            let mut digits = itoa::Buffer::new();
-            if let Some(n) = number.as_u64() {
-                put(out, digits.format(n).as_bytes());
-            } else if let Some(n) = number.as_i64() {
-                put(out, digits.format(n).as_bytes());
-            } else {
-                write_json(out, number);
-            }
-        }
+        Value::Number(number) => write_json(out, number),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Null => out.extend_from_slice(b"null"),

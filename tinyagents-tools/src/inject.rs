@@ -29,8 +29,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::ids::{RunId, ThreadId, ToolCallId};
+use crate::runtime::Secret;
 use crate::runtime::{Ctx, EventEmitter, RunContext, StreamWriter, ToolRuntime};
-pub use crate::secret::{Secret, Secrets};
 use crate::spec::InjectedKind;
 
 /// Why a hidden parameter could not be built.

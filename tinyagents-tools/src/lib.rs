@@ -6,34 +6,30 @@
 //! A [`ToolRegistry`] checks and holds tools; an executor runs
 //! provider-supplied [`ToolCall`]s through a fail-closed lifecycle.
 //!
-//! The pieces, in the order data flows (the names used most are also at the
-//! crate root and in [`prelude`]):
-//! - [`spec`], [`schema`], [`safety`], [`retry`]: what a tool is and
-//!   declares ([`ToolSpec`], [`ToolSchema`], [`ToolSafety`], [`RetryPolicy`]);
-//! - [`Tool`]: the trait every tool implements (by hand or via `#[tool]`;
-//!   [`prelude::InstantTool`] for a stateless tool that answers at once);
-//! - [`inject`]: hidden parameters ([`Inject`] and the built-in injectables
-//!   [`Store`], [`Secret`], [`State`], ...);
-//! - [`runtime`]: the run ([`RunContext`]) and the per-call handle
-//!   ([`ToolRuntime`]);
-//! - [`registry`]: registration rules and compiled validators
-//!   ([`ToolRegistry`]);
-//! - [`call`], [`output`], [`error`], [`ids`]: what goes in and comes out
-//!   ([`ToolCall`], [`ToolResult`], [`ToolMessage`], [`ToolError`]);
-//! - [`executor`] and [`middleware`]: the fail-closed lifecycle every call
-//!   goes through ([`ToolExecutor`], [`Turn`], [`Middleware`]);
-//! - [`artifacts`]: where large outputs go;
-//! - [`events`] and [`hash`]: lifecycle events and the canonical hashes they
-//!   carry;
-//! - [`policy`]: safety policies; [`providers`]: provider formats;
-//! - `mcp` (cargo feature `mcp`): serving a registry as an MCP server over
-//!   stdio or any rmcp transport; with `mcp-http`, over streamable HTTP too.
-//! - [`builtins`]: the `echo` and `hash` tools, the smallest complete tools;
-//! - [`isolated`]: tool bodies run in worker processes under OS memory and
-//!   CPU limits; `wasm` (feature `wasm`): WebAssembly tools under fuel and
-//!   memory limits;
-//! - `testkit` (feature `testkit`): a harness that runs a tool with test
-//!   injections through a real executor, and an event recorder.
+//! # Where each concept lives
+//!
+//! Each module is one concept, each folder one module; the names used most
+//! are also at the crate root and in [`prelude`]. From the bottom up: a
+//! module uses only the modules of the rows above its own (or one named
+//! before it in its row).
+//!
+//! | Module | Concept |
+//! |---|---|
+//! | [`ids`], [`error`], [`hash`] | names and ids, classified errors, canonical JSON and its hashes |
+//! | [`spec`] | what a tool declares: [`ToolSpec`], [`ToolSchema`], [`ToolSafety`], [`RetryPolicy`] |
+//! | [`approval`] | an approval request and its decision, as data |
+//! | [`call`], [`output`] | what goes in and comes out: [`ToolCall`], [`ToolOutput`], [`ToolResult`], [`ToolMessage`] |
+//! | [`redact`] | masking secrets and configured patterns in what the model sees |
+//! | [`events`] | lifecycle events ([`events::ToolEvent`]) and their subscribers |
+//! | [`runtime`] | the run ([`RunContext`], [`Turn`], limits and counters, secrets) and the per-call handle ([`ToolRuntime`]) |
+//! | [`tool`](mod@tool), [`inject`] | the [`Tool`] trait, `#[tools]` services, [`tool::ToolSearch`]; hidden parameters ([`Inject`], [`Store`], [`State`], [`Secret`], ...) |
+//! | [`registry`], [`journal`] | registration rules, compiled validators, [`Toolset`]s; the call journal that makes calls durable |
+//! | [`middleware`], [`policy`] | code around every call, and the safety policies built on it |
+//! | [`artifacts`], [`executor`] | where large outputs go; the fail-closed lifecycle every call goes through |
+//! | [`isolated`], `wasm` | tool bodies under OS or engine limits (worker processes; WebAssembly, feature `wasm`) |
+//! | [`providers`], `mcp`, `code_mode` | the edges: provider formats, MCP server and client (features `mcp*`), the `run_code` tool (feature `code-mode`) |
+//! | `builtins`, `testkit` | the `echo` and `hash` tools (feature `builtins`); test helpers (feature `testkit`) |
+//! | [`guide`] | the guide: one page per topic |
 //!
 //! # Example
 //!
@@ -82,52 +78,34 @@
 
 pub mod approval;
 pub mod artifacts;
+#[cfg(feature = "builtins")]
 pub mod builtins;
 pub mod call;
 #[cfg(feature = "code-mode")]
 pub mod code_mode;
-#[cfg(feature = "collect")]
-mod collect;
-#[cfg(not(feature = "collect"))]
-mod collect_off;
 pub mod error;
 pub mod events;
 pub mod executor;
-mod extensions;
-mod fasthash;
+pub mod guide;
 pub mod hash;
 pub mod ids;
 pub mod inject;
 pub mod isolated;
 pub mod journal;
-mod limits;
-mod macro_support;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod middleware;
-mod name_rules;
 pub mod output;
-mod panics;
 pub mod policy;
 pub mod providers;
-mod redact;
+pub mod redact;
 pub mod registry;
-pub mod retry;
 pub mod runtime;
-pub mod safety;
-pub mod schema;
-mod secret;
-mod secret_forms;
-mod service;
 pub mod spec;
-mod sync;
 #[cfg(feature = "testkit")]
 pub mod testkit;
-mod tool;
-pub mod tool_search;
-mod toolset;
-mod turn;
-mod validation;
+pub mod tool;
+mod util;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
@@ -139,24 +117,24 @@ pub use ids::{RunId, ThreadId, ToolCallId};
 pub use inject::{Inject, Resource, State, Store, WorkspaceRoot};
 pub use middleware::Middleware;
 pub use output::{ContentBlock, Json, Rendered, ToolMessage, ToolOutput, ToolResult};
+pub use registry::Toolset;
 pub use registry::{RegistryError, ToolRegistry};
-pub use retry::RetryPolicy;
+pub use runtime::Secret;
+pub use runtime::Turn;
 pub use runtime::{Ctx, EventEmitter, RunContext, StreamWriter, ToolRuntime};
-pub use safety::ToolSafety;
-pub use schema::ToolSchema;
-pub use secret::Secret;
-pub use service::ToolService;
+pub use spec::RetryPolicy;
+pub use spec::ToolSafety;
+pub use spec::ToolSchema;
 pub use spec::ToolSpec;
 pub use tinyagents_tools_macros::{tool, tools};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::Tool;
-pub use toolset::Toolset;
-pub use turn::Turn;
+pub use tool::ToolService;
 
 /// The names most tools need: `use tinyagents_tools::prelude::*;`.
 pub mod prelude {
     pub use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
-    pub use crate::tool::{CallResult, InstantTool, Shared};
+    pub use crate::tool::{CallResult, Shared};
     pub use crate::{
         CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
         RunId, Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
@@ -168,46 +146,7 @@ pub mod prelude {
     pub use serde::{Deserialize, Serialize};
 }
 
-/// Re-exports for code generated by `#[tool]`. Not public API: its items
-/// may change in any release.
+/// What code generated by `#[tool]` uses. Not public API: its items may
+/// change in any release.
 #[doc(hidden)]
-pub mod tool_macro {
-    pub use async_trait::async_trait;
-    pub use schemars;
-    pub use serde;
-    pub use serde_json;
-    pub use std::sync::OnceLock;
-
-    pub use crate::macro_support::*;
-    pub use crate::service::{BlockAbsent, BlockPresent, BlockProbe, BlockTools, ToolBlock};
-
-    #[cfg(feature = "collect")]
-    pub use crate::collect::CollectedTool;
-    #[cfg(feature = "collect")]
-    pub use inventory;
-}
-
-/// Hooks for the benchmarks, which time the registry's argument check on its
-/// own. Not public API: its items may change in any release.
-#[doc(hidden)]
-pub mod __bench {
-    use crate::registry::RegisteredTool;
-
-    /// The registered tool's compiled input validator.
-    pub fn validator<S, C>(tool: &RegisteredTool<S, C>) -> &jsonschema::Validator
-    where
-        S: Send + Sync + 'static,
-        C: Send + Sync + 'static,
-    {
-        tool.input().full()
-    }
-
-    /// Whether `value` passes the input check the executor runs on every call.
-    pub fn accepts<S, C>(tool: &RegisteredTool<S, C>, value: &serde_json::Value) -> bool
-    where
-        S: Send + Sync + 'static,
-        C: Send + Sync + 'static,
-    {
-        tool.input().is_valid(value)
-    }
-}
+pub mod tool_macro;

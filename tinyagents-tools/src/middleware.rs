@@ -22,9 +22,6 @@
 //! `after_tool`.
 
 use std::borrow::Cow;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -32,14 +29,14 @@ use serde_json::Value;
 use crate::approval::{ApprovalRecord, ApprovalRequest};
 use crate::error::ToolError;
 use crate::events::{EventBus, EventKind, ToolEvent};
-use crate::extensions::Extensions;
 use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolOutput;
+use crate::runtime::Extensions;
 use crate::runtime::RunContext;
-use crate::safety::SafetyItem;
+use crate::runtime::Turn;
+use crate::spec::SafetyItem;
 use crate::spec::ToolSpec;
 use crate::tool::Shared;
-use crate::turn::Turn;
 
 /// What a `before_tool` decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -297,74 +294,22 @@ pub trait Middleware<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
         &[]
     }
 
-    /// Runs before the tool, after the executor's own checks.
-    ///
-    /// Implement it as an `async fn` under `#[async_trait]`. (The default,
-    /// which lets the call go on, is written out so that its future is a
-    /// zero-sized value: boxing it allocates nothing.)
-    fn before_tool<'life0, 'life1, 'life2, 'async_trait>(
-        &'life0 self,
-        ctx: &'life1 mut BeforeToolCtx<'life2, S, C>,
-    ) -> Pin<Box<dyn Future<Output = BeforeResult> + Send + 'async_trait>>
-    where
-        'life0: 'async_trait,
-        'life1: 'async_trait,
-        'life2: 'async_trait,
-        Self: 'async_trait,
-    {
+    /// Runs before the tool, after the executor's own checks. The default
+    /// lets the call go on.
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
         let _ = ctx;
-        Box::pin(GoOn)
+        Ok(BeforeOutcome::Continue)
     }
 
     /// Runs after the tool (or after a later middleware answered), and may
-    /// change the outcome.
-    ///
-    /// Implement it as an `async fn` under `#[async_trait]`. (The default,
-    /// which does nothing, is written out so that its future is a
-    /// zero-sized value: boxing it allocates nothing.)
-    fn after_tool<'life0, 'life1, 'life2, 'async_trait>(
-        &'life0 self,
-        ctx: &'life1 mut AfterToolCtx<'life2, S, C>,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'async_trait>>
-    where
-        'life0: 'async_trait,
-        'life1: 'async_trait,
-        'life2: 'async_trait,
-        Self: 'async_trait,
-    {
+    /// change the outcome. The default does nothing.
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_, S, C>) {
         let _ = ctx;
-        Box::pin(Nothing)
-    }
-}
-
-/// The default `before_tool`'s future: the call goes on. Zero-sized, so
-/// its box is no allocation.
-struct GoOn;
-
-impl Future for GoOn {
-    type Output = BeforeResult;
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<BeforeResult> {
-        Poll::Ready(Ok(BeforeOutcome::Continue))
-    }
-}
-
-/// The default `after_tool`'s future: nothing to do. Zero-sized, so its
-/// box is no allocation.
-struct Nothing;
-
-impl Future for Nothing {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        Poll::Ready(())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::task::Waker;
-
     use super::*;
 
     /// Implements neither hook.
@@ -376,14 +321,13 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_default_hooks_answer_at_once_from_zero_sized_futures() {
+    #[tokio::test]
+    async fn the_default_hooks_let_the_call_go_on_and_keep_the_outcome() {
         let spec = ToolSpec::builder("t", "A tool.").build().unwrap();
         let run = RunContext::empty();
         let turn = Turn::new(1);
         let call_id = ToolCallId::new("c1");
         let events = EventBus::new();
-        let mut task = Context::from_waker(Waker::noop());
 
         let call = CallView {
             spec: &spec,
@@ -403,14 +347,10 @@ mod tests {
             events: &events,
             approvals: Approvals::default(),
         };
-        let mut hook = Neither.before_tool(&mut before);
-        // A zero-sized future in a box is no allocation.
-        assert_eq!(std::mem::size_of_val(&*hook), 0);
         assert!(matches!(
-            hook.as_mut().poll(&mut task),
-            Poll::Ready(Ok(BeforeOutcome::Continue))
+            Neither.before_tool(&mut before).await,
+            Ok(BeforeOutcome::Continue)
         ));
-        drop(hook);
 
         let mut outcome = Ok(ToolOutput::text("done"));
         let mut after = AfterToolCtx {
@@ -420,10 +360,7 @@ mod tests {
             outcome: &mut outcome,
             extensions: &mut extensions,
         };
-        let mut hook = Neither.after_tool(&mut after);
-        assert_eq!(std::mem::size_of_val(&*hook), 0);
-        assert!(hook.as_mut().poll(&mut task).is_ready());
-        drop(hook);
+        Neither.after_tool(&mut after).await;
         assert_eq!(outcome, Ok(ToolOutput::text("done")));
     }
 }

@@ -133,9 +133,10 @@ pub fn named_registry(n: usize) -> ToolRegistry {
     registry
 }
 
-/// "add" written with our `#[tool]` (the type is `MacroAddTool`).
+/// "add" written with our `#[tool]` (the type is `MacroAddTool`): a plain
+/// fn, as rmcp's "add" is, so its calls are answered without a future.
 #[tinyagents_tools::tool(name = "add", read_only, idempotent)]
 /// Add two integers.
-pub async fn macro_add(args: AddArgs) -> Sum {
+pub fn macro_add(args: AddArgs) -> Sum {
     add(args)
 }

@@ -46,9 +46,11 @@
 //! The sandbox is QuickJS (through `rquickjs`), chosen by measurement:
 //! README, "Code mode".
 
+mod host;
 mod run_code;
 mod sandbox;
 mod stubs;
+mod values;
 
 use std::sync::Arc;
 use std::time::Duration;

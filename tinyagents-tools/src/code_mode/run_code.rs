@@ -2,25 +2,31 @@
 //! each of its tool calls with the executor, on the async runtime the
 //! outer call runs on.
 
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use std::task::{Context, Poll, Waker};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::runtime::Handle;
 
-use super::sandbox::{self, Ending, Host, HostAnswer};
+use super::host::{Callee, Failure, Host, HostAnswer};
+use super::sandbox::{self, Ending};
 use super::{CodeMode, PendingCall, ProgramPause, SandboxLimits};
 use crate::CancellationToken;
-use crate::call::ToolCall;
+use crate::call::{RawArguments, ToolCall};
 use crate::error::{ArgumentProblem, ToolError};
 use crate::executor::ToolExecutor;
-use crate::output::ToolOutput;
+use crate::ids::CallName;
+use crate::output::{ToolOutput, ToolResult};
 use crate::runtime::{RunContext, ToolRuntime};
-use crate::safety::ToolSafety;
-use crate::schema::ToolSchema;
+use crate::spec::ToolSafety;
+use crate::spec::ToolSchema;
 use crate::spec::ToolSpec;
 use crate::tool::{CallResult, Shared, Tool};
-use crate::turn::Turn;
+use crate::runtime::Turn;
 
 /// The `run_code` tool of a [`CodeMode`]: a [`Tool`] for any application
 /// state (it uses its own executor's), to register in the model-facing
@@ -69,7 +75,7 @@ impl<S: Shared, C: Shared> RunCode<S, C> {
 /// default (mutating, not idempotent, networked).
 fn safety_of(specs: &[&ToolSpec]) -> ToolSafety {
     if !specs.is_empty() && specs.iter().all(|s| s.safety.is_read_only()) {
-        ToolSafety::pure().determinism(crate::safety::Determinism::NonDeterministic)
+        ToolSafety::pure().determinism(crate::spec::Determinism::NonDeterministic)
     } else {
         ToolSafety::default()
     }
@@ -138,19 +144,39 @@ impl<O: Shared, S: Shared, C: Shared> Tool<O, C> for RunCode<S, C> {
         };
         let code = code.to_owned();
         let cancel = runtime.cancellation().clone();
+        // The program's thread reads the token's state at every call and
+        // interrupt check: a flag, set by a task that waits for the token,
+        // and set when this call ends or is dropped (a timed-out call may be
+        // dropped before that task runs): the program stops either way.
+        let cancelled = Arc::new(AtomicBool::new(cancel.is_cancelled()));
+        let _watch = Watch {
+            cancelled: Arc::clone(&cancelled),
+            task: tokio::spawn({
+                let (cancel, cancelled) = (cancel.clone(), Arc::clone(&cancelled));
+                async move {
+                    cancel.cancelled().await;
+                    cancelled.store(true, Ordering::Release);
+                }
+            }),
+        };
         let limits = self.limits.clone();
+        let id = format!("{}/", runtime.call_id().as_str());
         let host = ExecutorHost {
             executor: Arc::clone(&self.executor),
             run: runtime.run().clone(),
             turn: Turn::new(self.turn).advertising(self.offered.iter().cloned()),
-            parent: runtime.call_id().as_str().to_owned(),
+            names: self.offered.iter().map(CallName::from).collect(),
+            parent_len: id.len(),
+            id,
             made: 0,
             handle: Handle::current(),
-            cancel: cancel.clone(),
+            cancel,
+            cancelled: Arc::clone(&cancelled),
             pending: Vec::new(),
         };
+        let offered = Arc::clone(&self.offered);
         let job = tokio::task::spawn_blocking(move || {
-            let (ending, host) = sandbox::run(&code, &limits, Some(cancel), host);
+            let (ending, host) = sandbox::run(&code, &offered, &limits, cancelled, host);
             (ending, host.made, host.pending)
         });
         let (ending, calls, pending) = job.await.map_err(|_| ToolError::crashed())?;
@@ -208,25 +234,55 @@ fn answer(
     }
 }
 
-/// Answers the program's calls with the executor, blocking the program's
-/// thread on each.
+/// Answers the program's calls with the executor, on the program's
+/// thread: a call that answers at once (a tool that does not wait) is
+/// polled once, in place; one that waits blocks the thread on the
+/// runtime until it answers or the `run_code` call is cancelled.
 struct ExecutorHost<S, C> {
     executor: Arc<ToolExecutor<S, C>>,
     run: RunContext<C>,
     turn: Turn,
-    parent: String,
+    /// The offered tools' names, by the index the program calls them with.
+    names: Vec<CallName>,
+    /// `<run_code call id>/`, then the number of the call being made.
+    id: String,
+    /// The length of `<run_code call id>/`.
+    parent_len: usize,
     made: u32,
     handle: Handle,
     cancel: CancellationToken,
+    /// The token has fired (read without its lock).
+    cancelled: Arc<AtomicBool>,
     pending: Vec<PendingCall>,
 }
 
-impl<S: Shared, C: Shared> Host for ExecutorHost<S, C> {
-    fn call(&mut self, name: &str, arguments: &str) -> HostAnswer {
-        self.made += 1;
-        let id = format!("{}/{}", self.parent, self.made);
-        let call = ToolCall::new(id.as_str(), name, arguments);
-        let call = self.executor.execute(&self.run, &self.turn, call);
+/// The `run_code` call's watch over its token: when the call ends or is
+/// dropped, the program is told to stop (if it still runs) and the task
+/// that waits for the token is aborted.
+struct Watch {
+    cancelled: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.cancelled.store(true, Ordering::Release);
+        self.task.abort();
+    }
+}
+
+impl<S: Shared, C: Shared> ExecutorHost<S, C> {
+    /// Runs `call` to its result: `None` when the `run_code` call was
+    /// cancelled first.
+    fn run(&self, call: ToolCall) -> Option<ToolResult> {
+        if self.cancelled.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut call = pin!(self.executor.execute(&self.run, &self.turn, call));
+        // Most calls answer at their first poll: no need to block.
+        if let Poll::Ready(result) = call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            return Some(result);
+        }
         let cancel = &self.cancel;
         let result = self.handle.block_on(async {
             tokio::select! {
@@ -234,44 +290,77 @@ impl<S: Shared, C: Shared> Host for ExecutorHost<S, C> {
                 () = cancel.cancelled() => None,
             }
         });
-        let Some(result) = result else {
-            return HostAnswer::Error(error_json(
-                name,
-                &id,
-                "cancelled",
-                "fatal",
-                "the call was cancelled",
-            ));
+        if result.is_none() {
+            // Seen here before the watching task sets it.
+            self.cancelled.store(true, Ordering::Release);
+        }
+        result
+    }
+}
+
+impl<S: Shared, C: Shared> Host for ExecutorHost<S, C> {
+    fn call(&mut self, tool: Callee<'_>, arguments: RawArguments) -> (HostAnswer, Duration) {
+        self.made += 1;
+        self.id.truncate(self.parent_len);
+        push_number(&mut self.id, self.made);
+        let name = match tool {
+            Callee::Offered(n) => self.names.get(n).cloned().unwrap_or_default(),
+            Callee::Named(name) => CallName::from(name),
         };
+        let call = ToolCall::new(self.id.as_str(), name.clone(), arguments);
+        let Some(mut result) = self.run(call) else {
+            let cancelled = failure(&name, &self.id, "cancelled", "fatal", "the call was cancelled");
+            return (HostAnswer::Error(cancelled), Duration::ZERO);
+        };
+        // The call's wall time, from its receipt to its answer.
+        let took = result.elapsed + result.waited;
         if let Some(approval_id) = result.approval_id() {
             self.pending.push(PendingCall {
-                call_id: id,
-                tool: name.to_owned(),
+                call_id: self.id.clone(),
+                tool: name.to_string(),
                 approval_id,
             });
-            return HostAnswer::Pause;
+            return (HostAnswer::Pause, took);
         }
-        match &result.error {
-            Some(e) => HostAnswer::Error(error_json(
-                name,
-                &id,
+        let answer = match &result.error {
+            Some(e) => HostAnswer::Error(failure(
+                &name,
+                &self.id,
                 e.kind().as_str(),
                 e.class().as_str(),
                 &result.text(),
             )),
-            None => {
-                let value = match &result.message.structured {
-                    Some(v) => v.to_string(),
-                    None => Value::String(result.text()).to_string(),
-                };
-                HostAnswer::Value(value)
-            }
-        }
+            None => HostAnswer::Value(match result.message.structured.take() {
+                Some(v) => v,
+                None => Value::String(result.text()),
+            }),
+        };
+        (answer, took)
     }
 }
 
+/// Writes `n` in decimal at the end of `out`.
+fn push_number(out: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
 /// The fields of the `ToolError` the program receives.
-fn error_json(tool: &str, call_id: &str, kind: &str, class: &str, message: &str) -> String {
-    json!({ "kind": kind, "class": class, "message": message, "tool": tool, "call_id": call_id })
-        .to_string()
+fn failure(tool: &str, call_id: &str, kind: &str, class: &str, message: &str) -> Failure {
+    Failure {
+        kind: kind.to_owned(),
+        class: class.to_owned(),
+        message: message.to_owned(),
+        call: Some((tool.to_owned(), call_id.to_owned())),
+    }
 }

@@ -5,34 +5,24 @@
 //! object whose methods cross into the host, and `print`; nothing else.
 //!
 //! This module knows nothing of the executor: each tool call is handed to
-//! a [`Host`] as a name and JSON text, and its answer comes back as a
-//! [`HostAnswer`].
+//! a [`Host`] ([`host`](super::host): the functions the program calls).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rquickjs::{Context, Ctx, Function, Runtime, Value};
 
 use super::SandboxLimits;
-use crate::CancellationToken;
-
-/// What the host answers to one tool call of the program.
-pub(crate) enum HostAnswer {
-    /// The call succeeded: the value the program receives, as JSON text.
-    Value(String),
-    /// The call was refused or failed: the program gets a `ToolError` it
-    /// can catch. The JSON text is the error object's fields.
-    Error(String),
-    /// The call waits for a person's decision: the program stops here.
-    Pause,
-}
-
-/// Whoever answers the program's tool calls.
-pub(crate) trait Host {
-    /// Answers the program's call of tool `name` with `arguments` (JSON text).
-    fn call(&mut self, name: &str, arguments: &str) -> HostAnswer;
-}
+use super::host::{Calls, Host, host_print};
+#[cfg(test)]
+use super::host::{Callee, Failure, HostAnswer};
+#[cfg(test)]
+use crate::call::RawArguments;
+#[cfg(test)]
+use std::time::Duration;
 
 /// How a program ended.
 #[derive(Debug)]
@@ -94,20 +84,26 @@ impl Limit {
 /// Why the host stopped the program from inside (read by the interrupt
 /// handler, which then ends it with an error the program cannot catch).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Stop {
+pub(super) enum Stop {
     Running,
     Paused,
     Limit(Limit),
 }
 
 /// The code run before the program: removes the clock and randomness,
-/// and defines `ToolError`, `tools` and `print` over the host's two
-/// functions.
+/// and defines `ToolError`, `tools` and `print` over the host's functions.
+/// `tools` holds one host function per offered tool, so that
+/// `tools.NAME(args)` goes straight to the host. Any other name falls
+/// through to a proxy below, whose method the host answers by name (and
+/// the executor refuses). A refused or failed call throws the `ToolError` the host
+/// makes with the global `ToolError` (which the program cannot replace).
 const PRELUDE: &str = r#"
 "use strict";
 (() => {
   const call = globalThis.__host_call, out = globalThis.__host_print;
+  const names = globalThis.__host_tools, methods = globalThis.__host_methods;
   delete globalThis.__host_call; delete globalThis.__host_print;
+  delete globalThis.__host_tools; delete globalThis.__host_methods;
   delete globalThis.Date;
   delete globalThis.performance;
   Math.random = () => { throw new Error("the sandbox has no randomness: ask a tool for it"); };
@@ -118,17 +114,13 @@ const PRELUDE: &str = r#"
       this.kind = e.kind; this.errorClass = e.class; this.tool = e.tool; this.callId = e.call_id;
     }
   }
-  const show = (v) => typeof v === "string" ? v : JSON.stringify(v);
-  const tools = new Proxy(Object.create(null), {
-    get(_, name) {
-      if (typeof name !== "string") return undefined;
-      return (args) => {
-        const answer = call(name, JSON.stringify(args === undefined ? {} : args));
-        if (answer[0] === "v") return JSON.parse(answer.slice(1));
-        throw new ToolError(JSON.parse(answer.slice(1)));
-      };
-    },
+  const others = new Proxy(Object.create(null), {
+    get(_, name) { return typeof name === "string" ? call.bind(null, name) : undefined; },
   });
+  const tools = Object.create(others);
+  names.forEach((name, i) => Object.defineProperty(tools, name, { value: methods[i], enumerable: true }));
+  Object.freeze(tools);
+  const show = (v) => typeof v === "string" ? v : JSON.stringify(v);
   Object.defineProperty(globalThis, "tools", { value: tools });
   Object.defineProperty(globalThis, "ToolError", { value: ToolError });
   Object.defineProperty(globalThis, "print", { value: (...v) => out(v.map(show).join(" ")) });
@@ -143,17 +135,19 @@ const PRELUDE: &str = r#"
 const OPEN: &str = "globalThis.__result = (async () => {";
 const CLOSE: &str = "\n})().then((v) => { globalThis.__value = JSON.stringify(v === undefined ? null : v) ?? null; }, (e) => { globalThis.__thrown = e; });";
 
-/// Runs `code` under `limits`, answering its tool calls through `host`,
-/// and gives the host back; `cancel` firing stops the program as its time
-/// limit would. Blocking: call it off the async workers.
+/// Runs `code` under `limits`, answering its calls of `tools` (the
+/// offered tools, by name) through `host`, and gives the host back;
+/// `cancelled` turning true stops the program as its time limit would.
+/// Blocking: call it off the async workers.
 pub(crate) fn run<H: Host + 'static>(
     code: &str,
+    tools: &[String],
     limits: &SandboxLimits,
-    cancel: Option<CancellationToken>,
+    cancelled: Arc<AtomicBool>,
     host: H,
 ) -> (Ending, H) {
     let host = Rc::new(RefCell::new(host));
-    let ending = run_shared(code, limits, cancel, &host);
+    let ending = run_shared(code, tools, limits, cancelled, &host);
     let host = match Rc::try_unwrap(host) {
         Ok(host) => host.into_inner(),
         Err(_) => unreachable!("the engine, and with it every function holding the host, is gone"),
@@ -161,10 +155,24 @@ pub(crate) fn run<H: Host + 'static>(
     (ending, host)
 }
 
+/// What the program's run shares with the functions it calls.
+pub(super) struct Shared<H> {
+    pub(super) host: Rc<RefCell<H>>,
+    pub(super) stop: Rc<Cell<Stop>>,
+    /// When the program's own running time is up; each tool call moves it
+    /// on by the call's duration.
+    pub(super) deadline: Rc<Cell<Instant>>,
+    pub(super) printed: Rc<RefCell<String>>,
+    /// The `run_code` call was cancelled (or timed out): the program stops
+    /// as at its time limit.
+    pub(super) cancelled: Arc<AtomicBool>,
+}
+
 fn run_shared<H: Host + 'static>(
     code: &str,
+    tools: &[String],
     limits: &SandboxLimits,
-    cancel: Option<CancellationToken>,
+    cancelled: Arc<AtomicBool>,
     host: &Rc<RefCell<H>>,
 ) -> Ending {
     let Ok(runtime) = Runtime::new() else {
@@ -172,18 +180,24 @@ fn run_shared<H: Host + 'static>(
     };
     runtime.set_memory_limit(limits.max_memory);
     runtime.set_max_stack_size(limits.max_stack);
-    let stop = Rc::new(Cell::new(Stop::Running));
-    // Engine time excludes the time spent in tool calls (they have their
-    // own timeouts): the deadline moves on by each call's duration.
-    let deadline = Rc::new(Cell::new(Instant::now() + limits.max_time));
+    let shared = Shared {
+        host: Rc::clone(host),
+        stop: Rc::new(Cell::new(Stop::Running)),
+        // Engine time excludes the time spent in tool calls (they have
+        // their own timeouts): the deadline moves on by each call's
+        // duration, as the host measured it.
+        deadline: Rc::new(Cell::new(Instant::now() + limits.max_time)),
+        printed: Rc::new(RefCell::new(String::new())),
+        cancelled,
+    };
     {
-        let (stop, deadline) = (Rc::clone(&stop), Rc::clone(&deadline));
+        let (stop, deadline) = (Rc::clone(&shared.stop), Rc::clone(&shared.deadline));
+        let cancelled = Arc::clone(&shared.cancelled);
         runtime.set_interrupt_handler(Some(Box::new(move || {
             if stop.get() != Stop::Running {
                 return true;
             }
-            if Instant::now() > deadline.get() || cancel.as_ref().is_some_and(|c| c.is_cancelled())
-            {
+            if Instant::now() > deadline.get() || cancelled.load(Ordering::Acquire) {
                 stop.set(Stop::Limit(Limit::Time));
                 return true;
             }
@@ -193,62 +207,15 @@ fn run_shared<H: Host + 'static>(
     let Ok(context) = Context::full(&runtime) else {
         return Ending::Limit(Limit::Memory);
     };
-    let printed = Rc::new(RefCell::new(String::new()));
-    let ending = context.with(|ctx| {
-        let host_call = {
-            let (stop, deadline, host) = (Rc::clone(&stop), Rc::clone(&deadline), Rc::clone(host));
-            let (max_calls, calls) = (limits.max_calls, Cell::new(0u32));
-            move |name: String, arguments: String| -> String {
-                if stop.get() != Stop::Running {
-                    return String::from(
-                        "e{\"kind\":\"cancelled\",\"class\":\"fatal\",\"message\":\"the program is stopping\"}",
-                    );
-                }
-                if calls.get() >= max_calls {
-                    stop.set(Stop::Limit(Limit::Calls));
-                    return String::from(
-                        "e{\"kind\":\"limit_exceeded\",\"class\":\"fatal\",\"message\":\"the program made too many tool calls\"}",
-                    );
-                }
-                calls.set(calls.get() + 1);
-                let started = Instant::now();
-                let answer = host.borrow_mut().call(&name, &arguments);
-                deadline.set(deadline.get() + started.elapsed());
-                match answer {
-                    HostAnswer::Value(v) => format!("v{v}"),
-                    HostAnswer::Error(e) => format!("e{e}"),
-                    HostAnswer::Pause => {
-                        stop.set(Stop::Paused);
-                        String::from(
-                            "e{\"kind\":\"pending_approval\",\"class\":\"fatal\",\"message\":\"the call waits for an approval\"}",
-                        )
-                    }
-                }
-            }
-        };
-        let print = {
-            let (stop, printed, max_output) = (Rc::clone(&stop), Rc::clone(&printed), limits.max_output);
-            move |line: String| {
-                let mut out = printed.borrow_mut();
-                if out.len() + line.len() + 1 > max_output {
-                    stop.set(Stop::Limit(Limit::Output));
-                    return;
-                }
-                out.push_str(&line);
-                out.push('\n');
-            }
-        };
-        let stopped = || stop.get() != Stop::Running;
-        run_in(&ctx, code, host_call, print, &stopped)
-    });
+    let ending = context.with(|ctx| run_in(&ctx, code, tools, limits, &shared));
     drop(context);
     drop(runtime);
-    match stop.get() {
+    match shared.stop.get() {
         Stop::Paused => Ending::Paused,
         Stop::Limit(limit) => Ending::Limit(limit),
         Stop::Running => match ending {
             Ending::Returned { value, .. } => {
-                let printed = printed.take();
+                let printed = shared.printed.take();
                 if value.len() + printed.len() > limits.max_output {
                     Ending::Limit(Limit::Output)
                 } else {
@@ -262,18 +229,30 @@ fn run_shared<H: Host + 'static>(
 
 /// Installs the host's functions, runs the prelude and the program, and
 /// reads how it ended.
-fn run_in<'js>(
+fn run_in<'js, H: Host + 'static>(
     ctx: &Ctx<'js>,
     code: &str,
-    host_call: impl Fn(String, String) -> String + 'static,
-    print: impl Fn(String) + 'static,
-    stopped: &dyn Fn() -> bool,
+    tools: &[String],
+    limits: &SandboxLimits,
+    shared: &Shared<H>,
 ) -> Ending {
     let globals = ctx.globals();
-    let installed = Function::new(ctx.clone(), host_call)
+    let print = host_print(
+        Rc::clone(&shared.stop),
+        Rc::clone(&shared.printed),
+        limits.max_output,
+    );
+    let calls = Calls::new(shared, limits);
+    let methods = (0..tools.len())
+        .map(|n| Function::new(ctx.clone(), calls.clone().offered(n)))
+        .collect::<rquickjs::Result<Vec<_>>>();
+    let installed = methods
+        .and_then(|methods| globals.set("__host_methods", methods))
+        .and_then(|()| Function::new(ctx.clone(), calls.named()))
         .and_then(|f| globals.set("__host_call", f))
         .and_then(|()| Function::new(ctx.clone(), print))
         .and_then(|f| globals.set("__host_print", f))
+        .and_then(|()| globals.set("__host_tools", tools.to_vec()))
         .and_then(|()| ctx.eval::<(), _>(PRELUDE));
     if installed.is_err() {
         return caught(ctx, false);
@@ -283,7 +262,7 @@ fn run_in<'js>(
         return caught(ctx, true);
     }
     // The program's awaits are microtasks: run them all.
-    while !stopped() && ctx.execute_pending_job() {}
+    while shared.stop.get() == Stop::Running && ctx.execute_pending_job() {}
     if let Ok(thrown) = globals.get::<_, Value>("__thrown")
         && !thrown.is_undefined()
     {
@@ -391,10 +370,14 @@ pub(crate) struct NoHost;
 
 #[cfg(test)]
 impl Host for NoHost {
-    fn call(&mut self, _: &str, _: &str) -> HostAnswer {
-        HostAnswer::Error(String::from(
-            "{\"kind\":\"unknown_tool\",\"class\":\"repair\",\"message\":\"no tools\"}",
-        ))
+    fn call(&mut self, _: Callee<'_>, _: RawArguments) -> (HostAnswer, Duration) {
+        let failure = Failure {
+            kind: String::from("unknown_tool"),
+            class: String::from("repair"),
+            message: String::from("no tools"),
+            ..Failure::default()
+        };
+        (HostAnswer::Error(failure), Duration::ZERO)
     }
 }
 
@@ -403,7 +386,7 @@ mod tests {
     use super::*;
 
     fn run_plain(code: &str) -> Ending {
-        run(code, &SandboxLimits::default(), None, NoHost).0
+        run(code, &[], &SandboxLimits::default(), Arc::default(), NoHost).0
     }
 
     #[test]

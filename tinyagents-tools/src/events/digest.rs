@@ -17,10 +17,13 @@ use crate::output::{ContentBlock, ToolMessage};
 ///
 /// An event's [`args_hash`](crate::events::ToolEvent::args_hash) and
 /// [`result_hash`](crate::events::ToolEvent::result_hash) are digests: a
-/// subscriber that never reads them costs no hashing, one that does gets
-/// the same text as `canonical_hash` of the value the call had when the
-/// event was made. Clones share the one computation. It reads as a `&str`
-/// (through `Deref`), compares, displays and serializes as its hex text.
+/// subscriber that never reads them costs no hashing (nor any copy of what
+/// they digest: an event delivered in line digests the call's own values,
+/// borrowed), one that does gets the same text as `canonical_hash` of the
+/// value the call had when the event was made. Clones share the one
+/// computation. It reads as a `&str` (through `Deref`), compares, displays
+/// and serializes as its hex text; [`into_owned`](Self::into_owned) keeps it
+/// past the call.
 ///
 /// ```
 /// use serde_json::json;
@@ -31,7 +34,19 @@ use crate::output::{ContentBlock, ToolMessage};
 /// assert_eq!(digest.len(), 64);
 /// ```
 #[derive(Clone)]
-pub struct Digest(Arc<Lazy>);
+pub struct Digest<'a>(Repr<'a>);
+
+#[derive(Clone)]
+enum Repr<'a> {
+    /// Its own source (or a copy of it), shared by clones.
+    Shared(Arc<Lazy>),
+    /// A value the call holds (its arguments as they are now), and the
+    /// call's digest of it, made when first read by any of its events.
+    Value(&'a Value, &'a OnceLock<Digest<'static>>),
+    /// A message the call holds (its result; `bool`: the content is the
+    /// structured value's JSON text), and the event's digest of it.
+    Message(&'a ToolMessage, bool, &'a OnceLock<Digest<'static>>),
+}
 
 /// What a digest is of, and its hex text once computed.
 struct Lazy {
@@ -81,7 +96,48 @@ thread_local! {
 /// is not held on to by the thread.
 const SCRATCH_KEPT: usize = 4096;
 
-impl Digest {
+impl<'a> Digest<'a> {
+    /// The digest of `value`, a value the call holds, made when first read
+    /// (by any event that shares `made`).
+    pub(crate) fn of_borrowed(value: &'a Value, made: &'a OnceLock<Digest<'static>>) -> Self {
+        Digest(Repr::Value(value, made))
+    }
+
+    /// The digest of what `message` says, made when first read (see
+    /// [`Digest::of_message`]).
+    pub(crate) fn of_borrowed_message(
+        message: &'a ToolMessage,
+        json_copy: bool,
+        made: &'a OnceLock<Digest<'static>>,
+    ) -> Self {
+        Digest(Repr::Message(message, json_copy, made))
+    }
+
+    /// The same digest, kept past the call: what it digests is written
+    /// down (not hashed) if it was borrowed.
+    pub fn into_owned(self) -> Digest<'static> {
+        match self.0 {
+            Repr::Shared(lazy) => Digest(Repr::Shared(lazy)),
+            Repr::Value(value, made) => made.get_or_init(|| Digest::of_text(value)).clone(),
+            Repr::Message(message, json_copy, made) => made
+                .get_or_init(|| Digest::of_message(message, json_copy))
+                .clone(),
+        }
+    }
+
+    /// The hex text (computed now if it was not yet).
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Shared(lazy) => lazy.hex(),
+            Repr::Value(value, made) => made.get_or_init(|| Digest::of_text(value)).as_str(),
+            Repr::Message(message, json_copy, made) => made
+                .get_or_init(|| Digest::of_message(message, *json_copy))
+                .as_str(),
+        }
+    }
+}
+
+impl Digest<'static> {
     /// The digest of `value`'s canonical JSON, computed when first read.
     pub fn of(value: Value) -> Self {
         Digest::from_source(Source::Value(value))
@@ -141,15 +197,17 @@ impl Digest {
     }
 
     fn from_source(source: Source) -> Self {
-        Digest(Arc::new(Lazy {
+        Digest(Repr::Shared(Arc::new(Lazy {
             source,
             hex: OnceLock::new(),
-        }))
+        })))
     }
+}
 
+impl Lazy {
     /// The hex text (computed now if it was not yet).
-    pub fn as_str(&self) -> &str {
-        self.0.hex.get_or_init(|| match &self.0.source {
+    fn hex(&self) -> &str {
+        self.hex.get_or_init(|| match &self.source {
             Source::Value(value) => canonical_hash(value),
             Source::Short { len, bytes } => crate::hash::sha256_hex(&bytes[..usize::from(*len)]),
             Source::Text(text) => crate::hash::sha256_hex(text),
@@ -160,7 +218,7 @@ impl Digest {
     }
 }
 
-impl Deref for Digest {
+impl Deref for Digest<'_> {
     type Target = str;
 
     fn deref(&self) -> &str {
@@ -168,33 +226,36 @@ impl Deref for Digest {
     }
 }
 
-impl AsRef<str> for Digest {
+impl AsRef<str> for Digest<'_> {
     fn as_ref(&self) -> &str {
         self.as_str()
     }
 }
 
-impl PartialEq for Digest {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.as_str() == other.as_str()
+impl PartialEq<Digest<'_>> for Digest<'_> {
+    fn eq(&self, other: &Digest<'_>) -> bool {
+        match (&self.0, &other.0) {
+            (Repr::Shared(a), Repr::Shared(b)) if Arc::ptr_eq(a, b) => true,
+            _ => self.as_str() == other.as_str(),
+        }
     }
 }
 
-impl Eq for Digest {}
+impl Eq for Digest<'_> {}
 
-impl fmt::Debug for Digest {
+impl fmt::Debug for Digest<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Digest").field(&self.as_str()).finish()
     }
 }
 
-impl fmt::Display for Digest {
+impl fmt::Display for Digest<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl Serialize for Digest {
+impl Serialize for Digest<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
@@ -221,7 +282,10 @@ mod tests {
             // `{"k":"…"}` is 8 bytes around the string.
             let value = json!({"k": "x".repeat(len)});
             let digest = Digest::of_text(&value);
-            let short = matches!(digest.0.source, Source::Short { .. });
+            let Repr::Shared(lazy) = &digest.0 else {
+                panic!("an own source")
+            };
+            let short = matches!(lazy.source, Source::Short { .. });
             assert_eq!(short, len + 8 <= SHORT, "{len}");
             assert_eq!(digest.as_str(), canonical_hash(&value), "{len}");
         }
@@ -234,7 +298,7 @@ mod tests {
     fn a_digest_of_written_text_equals_the_digest_of_the_value() {
         let value = json!({"b": [1, {"d": null, "c": "x\u{1}"}], "a": 1.5});
         let digest = Digest::of_text(&value);
-        assert!(digest.0.hex.get().is_none(), "written, not hashed");
+        assert!(!is_hashed(&digest), "written, not hashed");
         assert_eq!(digest.as_str(), canonical_hash(&value));
         assert_eq!(digest, Digest::of(value));
     }
@@ -243,9 +307,30 @@ mod tests {
     fn a_digest_is_computed_only_when_read_and_only_once() {
         let digest = Digest::of(json!({"a": 1}));
         let copy = digest.clone();
-        assert!(digest.0.hex.get().is_none(), "made and cloned, not read");
+        assert!(!is_hashed(&digest), "made and cloned, not read");
         assert_eq!(copy.as_str(), canonical_hash(&json!({"a": 1})));
-        assert!(digest.0.hex.get().is_some(), "clones share the computation");
+        assert!(is_hashed(&digest), "clones share the computation");
+    }
+
+    fn is_hashed(digest: &Digest<'_>) -> bool {
+        match &digest.0 {
+            Repr::Shared(lazy) => lazy.hex.get().is_some(),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn a_borrowed_digest_is_written_only_when_read_and_shared_by_its_events() {
+        let value = json!({"b": 1, "a": [true]});
+        let made = OnceLock::new();
+        let first = Digest::of_borrowed(&value, &made);
+        let second = Digest::of_borrowed(&value, &made);
+        assert!(made.get().is_none(), "nothing written until read");
+        assert_eq!(first.as_str(), canonical_hash(&value));
+        assert!(made.get().is_some());
+        assert_eq!(second, first);
+        let kept: Digest<'static> = second.into_owned();
+        assert_eq!(kept.as_str(), canonical_hash(&value));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
+use tokio::time::Instant;
 
 use super::Digest;
 use crate::error::ErrorClass;
@@ -99,9 +100,15 @@ pub struct Progress {
 }
 
 /// One lifecycle event.
+///
+/// An [in-line](super::Delivery::Inline) subscriber receives it borrowed
+/// (`'a` is the time of the delivery): its digests are then made from the
+/// call's own values, and only if read. A queued subscriber receives a
+/// `ToolEvent<'static>`; [`into_owned`](Self::into_owned) makes one from any
+/// event, to keep it past the delivery.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct ToolEvent {
+pub struct ToolEvent<'a> {
     /// The step.
     pub kind: EventKind,
     /// The run.
@@ -110,8 +117,7 @@ pub struct ToolEvent {
     pub thread_id: ThreadId,
     /// The call.
     pub call_id: ToolCallId,
-    /// The tool name as called (kept inline, with no allocation, up to 24
-    /// bytes; compares with and prints as a string).
+    /// The tool name as called (compares with and prints as a string).
     pub tool: CallName,
     /// The attempt (1 for the first).
     pub attempt: u32,
@@ -137,9 +143,9 @@ pub struct ToolEvent {
     pub artifact_keys: Vec<String>,
     /// SHA-256 of the canonical arguments (stable key order), hex, computed
     /// when first read.
-    pub args_hash: Option<Digest>,
+    pub args_hash: Option<Digest<'a>>,
     /// SHA-256 of the canonical result, hex, computed when first read.
-    pub result_hash: Option<Digest>,
+    pub result_hash: Option<Digest<'a>>,
     /// Progress, for `tool.progress`.
     pub progress: Option<Progress>,
     /// A custom event's name, for `tool.custom`.
@@ -153,10 +159,38 @@ pub struct ToolEvent {
     pub bounds: Option<ResourceBounds>,
 }
 
-impl ToolEvent {
+impl ToolEvent<'_> {
+    /// The same event, kept past its delivery (its digests keep what they
+    /// digest: written down, not hashed, if they were borrowed).
+    pub fn into_owned(self) -> ToolEvent<'static> {
+        ToolEvent {
+            kind: self.kind,
+            run_id: self.run_id,
+            thread_id: self.thread_id,
+            call_id: self.call_id,
+            tool: self.tool,
+            attempt: self.attempt,
+            timestamp: self.timestamp,
+            elapsed: self.elapsed,
+            waited: self.waited,
+            error_class: self.error_class,
+            error_kind: self.error_kind,
+            policy: self.policy,
+            artifact_keys: self.artifact_keys,
+            args_hash: self.args_hash.map(Digest::into_owned),
+            result_hash: self.result_hash.map(Digest::into_owned),
+            progress: self.progress,
+            name: self.name,
+            data: self.data,
+            dropped: self.dropped,
+            bounds: self.bounds,
+        }
+    }
+}
+
+impl ToolEvent<'static> {
     /// An event of `kind` for one call, every optional field empty, dated
-    /// now (counted on from the thread's last reading of the wall clock,
-    /// read again every 100 ms).
+    /// now.
     pub fn new(
         kind: EventKind,
         run_id: RunId,
@@ -165,7 +199,7 @@ impl ToolEvent {
         tool: impl Into<CallName>,
         attempt: u32,
     ) -> Self {
-        let timestamp = wall_clock_at(quanta::Instant::now());
+        let timestamp = SystemTime::now();
         let tool = tool.into();
         ToolEvent {
             kind,
@@ -192,87 +226,27 @@ impl ToolEvent {
     }
 }
 
-/// How long a thread dates events from one reading of the wall clock.
-const WALL_CLOCK_REFRESH: Duration = Duration::from_millis(100);
-
-thread_local! {
-    /// The thread's last reading of the wall clock, and the call clock's
-    /// reading then.
-    static WALL_CLOCK: std::cell::Cell<Option<(SystemTime, quanta::Instant)>> =
-        const { std::cell::Cell::new(None) };
-}
-
-/// The wall-clock time at `now` (a reading of the call clock, at most
-/// [`WALL_CLOCK_REFRESH`] old): counted on (or back) the call clock from
-/// the thread's last reading of the wall clock, read again when that is
-/// older than [`WALL_CLOCK_REFRESH`] (so a step of the system clock shows
-/// within that time). Reading the wall clock costs 20 ns or more here
-/// (more in the benchmark than in a small loop); counting from a reading,
-/// a few.
-pub(crate) fn wall_clock_at(now: quanta::Instant) -> SystemTime {
-    WALL_CLOCK.with(|last| match last.get() {
-        Some((wall, at)) if now >= at && now - at < WALL_CLOCK_REFRESH => wall + (now - at),
-        Some((wall, at)) if now < at && at - now < WALL_CLOCK_REFRESH => wall - (at - now),
-        _ => {
-            let reading = quanta::Instant::now();
-            let wall = SystemTime::now();
-            last.set(Some((wall, reading)));
-            wall.checked_sub(reading.saturating_duration_since(now))
-                .unwrap_or(wall)
-        }
-    })
+/// The wall-clock time at `at`, an earlier reading of the call clock
+/// (tokio's): now, less the time since.
+pub(crate) fn wall_clock_at(at: Instant) -> SystemTime {
+    let wall = SystemTime::now();
+    wall.checked_sub(at.elapsed()).unwrap_or(wall)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The thread's current reading of the wall clock.
-    fn last_reading() -> Option<SystemTime> {
-        WALL_CLOCK.with(|last| last.get().map(|(wall, _)| wall))
-    }
-
-    #[test]
-    fn the_wall_clock_is_counted_on_from_a_reading_refreshed_every_100_ms() {
-        let slack = Duration::from_millis(5);
-        WALL_CLOCK.with(|last| last.set(None));
-        let before = SystemTime::now();
-        let first = wall_clock_at(quanta::Instant::now());
-        assert!(first >= before && first <= SystemTime::now());
-        let reading = last_reading().expect("read");
-
-        std::thread::sleep(Duration::from_millis(10));
-        let counted = wall_clock_at(quanta::Instant::now());
-        let now = SystemTime::now();
-        assert_eq!(last_reading(), Some(reading), "counted on, not read again");
-        assert!(
-            counted > first && counted <= now + slack,
-            "{counted:?} {now:?}"
-        );
-        assert!(now.duration_since(counted).unwrap_or_default() < slack);
-
-        std::thread::sleep(WALL_CLOCK_REFRESH + Duration::from_millis(20));
-        let before = SystemTime::now();
-        let fresh = wall_clock_at(quanta::Instant::now());
-        assert!(fresh >= before && fresh <= SystemTime::now());
-        assert!(last_reading() > Some(reading), "read again once stale");
-    }
-
     #[test]
     fn an_earlier_reading_of_the_call_clock_is_dated_back() {
         let slack = Duration::from_millis(5);
-        WALL_CLOCK.with(|last| last.set(None));
-        let earlier = quanta::Instant::now();
+        let earlier = Instant::now();
         let wall_then = SystemTime::now();
         std::thread::sleep(Duration::from_millis(20));
-        // No reading yet: the clock is read now, and `earlier` dated back.
         let dated = wall_clock_at(earlier);
         let diff =
             |a: SystemTime, b: SystemTime| a.duration_since(b).unwrap_or_else(|e| e.duration());
         assert!(diff(dated, wall_then) < slack, "{dated:?} {wall_then:?}");
-        // A later reading stands; an instant before it is counted back.
-        let reading = wall_clock_at(quanta::Instant::now());
-        assert!(reading > dated);
-        assert!(diff(wall_clock_at(earlier), wall_then) < slack);
+        assert!(wall_clock_at(Instant::now()) > dated);
     }
 }

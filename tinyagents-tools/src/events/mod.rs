@@ -18,15 +18,14 @@
 //!   `tool.events_dropped` event ([`EventKind::EventsDropped`]);
 //! - a panic in a subscriber is caught and counted ([`EventBus::panics`]);
 //!   the subscriber keeps receiving later events;
-//! - an in-line subscriber receives each event as an [`EventRef`]
-//!   ([`EventSubscriber::on_event_ref`]): the executor's lifecycle events
-//!   are lent from what the call holds, and built into an owned
-//!   [`ToolEvent`] only for a subscriber that asks for one (by default,
-//!   `on_event_ref` does, and passes it to `on_event`).
+//! - an [in-line](Delivery::Inline) subscriber borrows each event where it
+//!   was built (its digests are made from the call's values, only if
+//!   read); queued subscribers share one copy of it, kept
+//!   ([`ToolEvent::into_owned`]).
 
 mod digest;
 mod event;
-mod event_ref;
+mod lifecycle;
 mod queue;
 
 use std::fmt;
@@ -37,8 +36,7 @@ use std::sync::{Arc, OnceLock};
 pub use digest::Digest;
 pub(crate) use event::wall_clock_at;
 pub use event::{EventKind, Progress, ToolEvent};
-pub use event_ref::EventRef;
-pub(crate) use event_ref::{Lent, LentArgs};
+pub(crate) use lifecycle::{Lent, LentArgs};
 
 /// How a subscriber receives events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,30 +55,15 @@ pub enum Delivery {
     /// Called in line, on the executor's task, before the step goes on, so
     /// nothing is ever dropped. Only for subscribers that never block
     /// (in-memory recorders, counters): an in-line subscriber that blocks
-    /// stalls the call that emits. A panic is still caught. Events arrive
-    /// through [`EventSubscriber::on_event_ref`], lent.
+    /// stalls the call that emits. A panic is still caught.
     Inline,
 }
 
 /// Something that observes events.
 pub trait EventSubscriber: Send + Sync + 'static {
-    /// Receives one event (every event of a queued subscriber; an in-line
-    /// one receives them through [`on_event_ref`](Self::on_event_ref),
-    /// which by default calls this).
-    fn on_event(&self, event: &ToolEvent);
-
-    /// Receives one event in line, borrowed ([`Delivery::Inline`] only).
-    ///
-    /// The default passes the owned event to [`on_event`](Self::on_event):
-    /// the event itself when it exists, otherwise one built for it (its ids
-    /// copied, its digests taken). An in-line subscriber that reads only
-    /// some fields (a counter, a metrics recorder) implements this instead
-    /// and reads them from the [`EventRef`]: the executor's lifecycle
-    /// events are then lent from what the call holds, with no copy, no
-    /// allocation and no hashing unless the subscriber reads a digest.
-    fn on_event_ref(&self, event: &EventRef<'_>) {
-        self.on_event(&event.to_event());
-    }
+    /// Receives one event (an in-line subscriber borrows it for the time of
+    /// the call; [`ToolEvent::into_owned`] keeps it).
+    fn on_event(&self, event: &ToolEvent<'_>);
 
     /// How events are delivered (queued by default).
     fn delivery(&self) -> Delivery {
@@ -99,9 +82,9 @@ pub trait EventSubscriber: Send + Sync + 'static {
 
 impl<F> EventSubscriber for F
 where
-    F: Fn(&ToolEvent) + Send + Sync + 'static,
+    F: Fn(&ToolEvent<'_>) + Send + Sync + 'static,
 {
-    fn on_event(&self, event: &ToolEvent) {
+    fn on_event(&self, event: &ToolEvent<'_>) {
         self(event)
     }
 }
@@ -197,13 +180,6 @@ impl EventBus {
         self.kinds & DIGEST_KINDS != 0
     }
 
-    /// True when some queued subscriber accepts a lifecycle event that
-    /// carries the digest of the call's arguments.
-    #[inline]
-    pub(crate) fn queued_wants_digests(&self) -> bool {
-        self.queued_kinds & DIGEST_KINDS != 0
-    }
-
     /// Events dropped, over all queued subscribers, because a subscriber's
     /// queue was full (or its thread could not be started).
     pub fn dropped(&self) -> u64 {
@@ -218,67 +194,52 @@ impl EventBus {
     /// Delivers `event` to every subscriber that accepts its kind. Never
     /// blocks on a queued subscriber, never panics.
     ///
-    /// In line: an event only in-line subscribers accept is handed to them
-    /// where it was built (not moved into a call, nor shared behind an
-    /// `Arc`).
+    /// In-line subscribers borrow it where it was built; when a queued
+    /// subscriber accepts its kind, it is kept ([`ToolEvent::into_owned`])
+    /// and shared behind an `Arc` by every subscriber that accepts it.
     #[inline]
-    pub fn emit(&self, event: ToolEvent) {
-        if !self.wants(event.kind) {
-            return;
-        }
+    pub fn emit(&self, event: ToolEvent<'_>) {
         let bit = event.kind.bit();
-        if self.queued_kinds & bit == 0 {
-            self.deliver_inline(&EventRef::from(&event), bit);
-            return;
-        }
-        self.share(event);
-    }
-
-    /// Delivers a lifecycle event lent from its call: lent as it is to
-    /// in-line subscribers, built into an owned event only when a queued
-    /// subscriber accepts its kind (then shared by all).
-    #[inline]
-    pub(crate) fn emit_lent(&self, lent: &Lent<'_>) {
-        let bit = lent.kind.bit();
         if self.kinds & bit == 0 {
             return;
         }
         if self.queued_kinds & bit == 0 {
-            self.deliver_inline(&EventRef::lent(lent), bit);
+            for slot in &self.slots {
+                if slot.kinds & bit != 0 {
+                    deliver(&*slot.subscriber, &event, &self.stats);
+                }
+            }
             return;
         }
-        self.share(lent.to_event());
-    }
-
-    /// Hands `event` (of kind `bit`) to the in-line subscribers that accept
-    /// it; they borrow it.
-    fn deliver_inline(&self, event: &EventRef<'_>, bit: u16) {
-        for slot in &self.slots {
-            if slot.kinds & bit != 0 {
-                deliver_ref(&*slot.subscriber, event, &self.stats);
-            }
-        }
-    }
-
-    /// Delivers an event some queued subscriber accepts: shared behind an
-    /// `Arc` by every subscriber that accepts it.
-    fn share(&self, event: ToolEvent) {
-        let bit = event.kind.bit();
-        let event = Arc::new(event);
+        let event = Arc::new(event.into_owned());
         for slot in &self.slots {
             if slot.kinds & bit == 0 {
                 continue;
             }
             match slot.delivery {
-                Delivery::Inline => {
-                    deliver_ref(&*slot.subscriber, &EventRef::from(&*event), &self.stats)
-                }
+                Delivery::Inline => deliver(&*slot.subscriber, &event, &self.stats),
                 Delivery::Queued => self.enqueue(slot, &event),
             }
         }
     }
 
-    fn enqueue(&self, slot: &Slot, event: &Arc<ToolEvent>) {
+    /// Delivers a lifecycle event of a call, made from its parts only when
+    /// a subscriber accepts its kind.
+    #[inline]
+    pub(crate) fn emit_lent(&self, lent: &Lent<'_>) {
+        if self.kinds & lent.kind.bit() != 0 {
+            self.emit(lent.to_event());
+        }
+    }
+
+    /// True when some queued subscriber accepts a lifecycle event that
+    /// carries the digest of the call's arguments.
+    #[inline]
+    pub(crate) fn queued_wants_digests(&self) -> bool {
+        self.queued_kinds & DIGEST_KINDS != 0
+    }
+
+    fn enqueue(&self, slot: &Slot, event: &Arc<ToolEvent<'static>>) {
         let queue = slot.queue.get_or_init(|| {
             queue::Queue::start(
                 Arc::clone(&slot.subscriber),
@@ -294,13 +255,8 @@ impl EventBus {
     }
 }
 
-/// Hands one event to an in-line subscriber, counting a panic.
-fn deliver_ref(subscriber: &dyn EventSubscriber, event: &EventRef<'_>, stats: &BusStats) {
-    guarded(stats, || subscriber.on_event_ref(event));
-}
-
-/// Hands one event to a queued subscriber, counting a panic.
-fn deliver(subscriber: &dyn EventSubscriber, event: &ToolEvent, stats: &BusStats) {
+/// Hands one event to a subscriber, counting a panic.
+fn deliver(subscriber: &dyn EventSubscriber, event: &ToolEvent<'_>, stats: &BusStats) {
     guarded(stats, || subscriber.on_event(event));
 }
 

@@ -22,7 +22,7 @@ pub(super) struct Queue {
 
 /// One queued event, with the number of events dropped just before it.
 struct Queued {
-    event: Arc<ToolEvent>,
+    event: Arc<ToolEvent<'static>>,
     dropped_before: u64,
 }
 
@@ -57,7 +57,7 @@ impl Queue {
 
     /// Queues `event` without waiting; `false` when the queue is full, the
     /// event then being dropped and kept count of for the next report.
-    pub(super) fn push(&self, event: &Arc<ToolEvent>) -> bool {
+    pub(super) fn push(&self, event: &Arc<ToolEvent<'static>>) -> bool {
         let dropped_before = match self.unreported.load(Ordering::Relaxed) {
             0 => 0,
             _ => self.unreported.swap(0, Ordering::AcqRel),
@@ -89,7 +89,7 @@ impl Drain {
     /// reported before the event that follows it, or when the queue runs
     /// empty after it.
     fn run(self) {
-        let mut last: Option<Arc<ToolEvent>> = None;
+        let mut last: Option<Arc<ToolEvent<'static>>> = None;
         loop {
             let next = match self.rx.try_recv() {
                 Ok(next) => next,

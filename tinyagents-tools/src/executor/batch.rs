@@ -18,18 +18,18 @@ use tokio::sync::RwLock;
 
 use crate::call::ToolCall;
 use crate::error::ToolError;
-use crate::executor::{ToolExecutor, Turn};
+use crate::executor::ToolExecutor;
 use crate::output::ToolResult;
 use crate::runtime::RunContext;
+use crate::runtime::Turn;
 
 /// What the calls of one batch share.
 pub(crate) struct Batch {
     /// Held shared by every call, exclusively by a `sequential` one.
     pub(crate) lock: RwLock<()>,
-    /// When the batch (so each of its calls) was received, on the call clock.
-    pub(crate) received: quanta::Instant,
-    /// The same moment on tokio's clock, which measures waiting.
-    pub(crate) since: tokio::time::Instant,
+    /// When the batch (so each of its calls) was received, on tokio's
+    /// clock.
+    pub(crate) received: tokio::time::Instant,
 }
 
 /// One call's place in a batch.
@@ -60,8 +60,7 @@ where
         std::iter::repeat_with(|| None).take(calls.len()).collect();
     let batch = Batch {
         lock: RwLock::new(()),
-        received: quanta::Instant::now(),
-        since: tokio::time::Instant::now(),
+        received: tokio::time::Instant::now(),
     };
     let batch = &batch;
     let bound = executor.config.max_concurrency.get();

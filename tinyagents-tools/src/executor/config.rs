@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crate::executor::args::ArgumentLimits;
 use crate::executor::content::ContentLimits;
-use crate::limits::CallLimits;
 use crate::registry::ToolRegistry;
-use crate::safety::SafetyItem;
+use crate::runtime::limits::CallLimits;
+use crate::spec::SafetyItem;
 
 /// How an executor runs calls. Every field has a safe default.
 #[derive(Debug, Clone, PartialEq, Eq)]

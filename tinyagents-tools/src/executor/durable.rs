@@ -12,7 +12,7 @@ use super::lifecycle::durable::DurableCx;
 use crate::approval::{ApprovalDecision, ApprovalRecord, approval_fingerprint};
 use crate::call::{RawArguments, ToolCall};
 use crate::error::{ErrorKind, ToolError};
-use crate::executor::{ToolExecutor, Turn};
+use crate::executor::ToolExecutor;
 use crate::ids::{CallName, ToolCallId};
 use crate::journal::{
     Admission, CallKey, CallQuery, CallRecord, CallState, Journal, JournalAnswer, JournalError,
@@ -20,7 +20,8 @@ use crate::journal::{
 };
 use crate::output::ToolResult;
 use crate::runtime::RunContext;
-use crate::safety::SafetyItem;
+use crate::runtime::Turn;
+use crate::spec::SafetyItem;
 use crate::tool::Shared;
 
 /// How often a call the journal hands back to run is run again at most,

@@ -19,7 +19,7 @@
 //! `panicked`.
 //!
 //! # What a call is charged with
-//! [`CallLimits`] are spent by calls that reach their tool or that a
+//! [`CallLimits`](crate::runtime::CallLimits) are spent by calls that reach their tool or that a
 //! middleware answers; a call refused by a `before_tool` middleware, or
 //! cancelled while waiting for a permit, gives its slots back.
 //! [`ToolResult::elapsed`] is the call's own time; the time it waited for
@@ -53,14 +53,12 @@ use crate::middleware::Middleware;
 use crate::output::ToolResult;
 use crate::policy::WorkspacePolicy;
 use crate::registry::ToolRegistry;
-use crate::runtime::RunContext;
+use crate::runtime::{RunContext, Turn};
 // The lifecycle reaches the call-limit steps through this module.
-use crate::limits;
-use crate::safety::SafetyItem;
+
+use crate::spec::SafetyItem;
 use crate::tool::Shared;
 
-pub use crate::limits::{CallCounter, CallLimits, RunCallCounts};
-pub use crate::turn::Turn;
 pub use config::{ExecutorBuildError, ExecutorConfig};
 
 /// Runs tool calls from a [`ToolRegistry`] for state `S` and run context `C`.
@@ -141,7 +139,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     ///    depth limits, carry no key named like an injected parameter or a
     ///    runtime id, and validate against the registry's compiled input
     ///    schema (every problem listed at once);
-    /// 3. **admit**: the [`CallLimits`] admit the call; it waits for its
+    /// 3. **admit**: the [`CallLimits`](crate::runtime::CallLimits) admit the call; it waits for its
     ///    concurrency permits (the batch bound, `sequential`, the tool's
     ///    `max_concurrency`);
     /// 4. **`before_tool` middleware** (policies, approvers): each may let
@@ -335,10 +333,7 @@ impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
     pub fn build(mut self) -> Result<ToolExecutor<S, C>, ExecutorBuildError> {
         self.config.check(&self.registry)?;
         self.enforce_declared()?;
-        crate::panics::install();
-        // The call clock calibrates itself on first use: here, not within
-        // the first call's time.
-        let _ = quanta::Instant::now();
+        crate::error::panics::install();
         let tool_permits = self
             .registry
             .iter()

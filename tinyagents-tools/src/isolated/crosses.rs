@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::ids::{RunId, ThreadId, ToolCallId};
-use crate::secret::Secret;
+use crate::runtime::Secret;
 
 /// A hidden value that can be sent to an isolated tool's worker process.
 ///

@@ -134,7 +134,7 @@ impl WorkerRegistry {
             arguments: request.arguments,
             injected: request.injected,
         };
-        match AssertUnwindSafe(crate::panics::Quiet(body(call)))
+        match AssertUnwindSafe(crate::error::panics::Quiet(body(call)))
             .catch_unwind()
             .await
         {
@@ -191,7 +191,7 @@ fn env_number(name: &str) -> std::io::Result<Option<u64>> {
 fn serve(registry: WorkerRegistry) -> std::io::Result<()> {
     // A tool's panic message may hold secrets: it stays out of the worker's
     // stderr (which the agent copies to its own) as it does in-process.
-    crate::panics::install();
+    crate::error::panics::install();
     os::no_core_dumps()?;
     if let Some(bytes) = env_number(MAX_MEMORY_ENV)? {
         os::limit_memory(bytes)?;

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use super::record::{CallKey, CallRecord, JournalEvent, StandingGrant};
 use super::store::{CallQuery, JournalError, JournalStore, Stored};
 use crate::ids::RunId;
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// A journal store in memory: every promise of the journal within one
 /// process (a call answered once, a side effect run at most once, approvals

@@ -261,7 +261,7 @@ pub struct JournalEvent {
     pub data: Option<Value>,
 }
 
-impl From<&ToolEvent> for JournalEvent {
+impl From<&ToolEvent<'_>> for JournalEvent {
     fn from(event: &ToolEvent) -> Self {
         JournalEvent {
             seq: 0,

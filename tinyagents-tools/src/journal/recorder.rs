@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use super::record::JournalEvent;
 use super::store::JournalStore;
 use crate::events::{EventSubscriber, ToolEvent};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// Logs events into a journal's event log, in the order they were made.
 /// Queued: a call never waits for the database. Events are appended in

@@ -13,8 +13,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Map, json};
 
+use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::ids::ToolCallId;
-use crate::policy::{ApprovalDecision, ApprovalRequest, Approver};
 
 /// The `_meta` key of an approval elicitation: `{"tool", "fingerprint"}`.
 pub const APPROVAL_META_KEY: &str = "dev.tinyagents/approval";

@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 use crate::call::RawArguments;
 use crate::journal::{CallKey, CallRecord, CallState, Journal};
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// The longest `requestState` a client may send back (64 KiB).
 pub const MAX_REQUEST_STATE_BYTES: usize = 64 * 1024;

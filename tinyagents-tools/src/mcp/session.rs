@@ -29,9 +29,9 @@ use crate::ids::ToolCallId;
 use crate::output::ToolResult;
 use crate::redact::Redactor;
 use crate::runtime::RunContext;
+use crate::runtime::Turn;
 use crate::spec::{TaskStart, TaskSupport};
 use crate::tool::Shared;
-use crate::turn::Turn;
 
 /// Numbers sessions, so call ids stay unique across sessions of one process.
 static SESSIONS: AtomicU64 = AtomicU64::new(1);

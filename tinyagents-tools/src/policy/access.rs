@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use crate::error::ToolError;
 use crate::middleware::{BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
-use crate::safety::{FilesystemAccess, Reach};
 use crate::spec::ToolSpec;
+use crate::spec::{FilesystemAccess, Reach};
 use crate::tool::Shared;
 
 use super::add_names;

@@ -25,10 +25,10 @@ use crate::approval::{
 use crate::error::ToolError;
 use crate::ids::{RunId, ToolCallId};
 use crate::middleware::{BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
-use crate::safety::SafetyItem;
+use crate::spec::SafetyItem;
 use crate::spec::ToolSpec;
-use crate::sync::lock;
 use crate::tool::Shared;
+use crate::util::sync::lock;
 
 /// The approver of [`ConfirmationPolicy::deferred`]: a person decides
 /// later, through the journal.
@@ -82,7 +82,8 @@ struct StandingGrant {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use tinyagents_tools::policy::{Approver, ApprovalDecision, ApprovalRequest, ConfirmationPolicy};
+/// use tinyagents_tools::approval::{Approver, ApprovalDecision, ApprovalRequest};
+/// use tinyagents_tools::policy::ConfirmationPolicy;
 ///
 /// struct DenyAll;
 /// #[tinyagents_tools::async_trait]

@@ -6,12 +6,12 @@
 //! - [`ToolSelector`]: which tools are advertised each turn;
 //! - [`WorkspacePath`] and [`resolve_in_root`]: paths confined to the run's
 //!   workspace root;
-//! - [`ConfirmationPolicy`]: an [`Approver`] decides on calls that need
+//! - [`ConfirmationPolicy`]: an [`Approver`](crate::approval::Approver) decides on calls that need
 //!   confirmation, spend money or run shell commands;
 //! - [`WorkspacePolicy`]: filesystem tools confined to the run's workspace
 //!   root, path arguments checked before the tool runs;
 //! - [`ReplayCache`]: recorded results replayed only for deterministic tools;
-//! - [`Redactor`]: masking secrets and patterns (the executor applies it to
+//! - [`Redactor`](crate::redact::Redactor): masking secrets and patterns (the executor applies it to
 //!   every call's model-facing content, error text and tool events).
 //!
 //! Access, confirmation, workspace and replay policies are
@@ -22,7 +22,7 @@
 //! refuses to build when one needs confirmation and no [`ConfirmationPolicy`]
 //! (or other middleware declaring it) is there, unless the application opts
 //! out with [`unenforced`](crate::executor::ToolExecutorBuilder::unenforced). Call limits are executor
-//! configuration ([`CallLimits`](crate::executor::CallLimits)), and the advertised set
+//! configuration ([`CallLimits`](crate::runtime::CallLimits)), and the advertised set
 //! of a turn is a [`Turn`](crate::Turn), made by a [`ToolSelector`].
 
 mod access;
@@ -32,12 +32,6 @@ mod selection;
 mod workspace;
 mod workspace_policy;
 
-pub use crate::approval::{
-    ApprovalDecision, ApprovalReason, ApprovalRecord, ApprovalRequest, Approver, GrantScope,
-    approval_fingerprint,
-};
-pub use crate::redact::{MASK, Redactor};
-pub use crate::secret_forms::{MIN_EMBEDDED_BASE64, secret_forms};
 pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
 pub use confirm::ConfirmationPolicy;
 pub use replay::{ReplayCache, ReplayScope};

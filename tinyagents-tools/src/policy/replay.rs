@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::ids::RunId;
-use crate::policy::Redactor;
+use crate::redact::Redactor;
 use crate::tool::Shared;
 
 use async_trait::async_trait;
@@ -13,9 +13,9 @@ use async_trait::async_trait;
 use crate::hash::canonical_hash;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
-use crate::safety::Determinism;
+use crate::spec::Determinism;
 use crate::spec::ToolSpec;
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// The key of a recorded result: the run (`None` for a cache shared by every
 /// run), the tool and the canonical hash of the arguments. Kept in the call's

@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use crate::registry::ToolRegistry;
 use crate::runtime::RunContext;
+use crate::runtime::Turn;
 use crate::spec::ToolSpec;
 use crate::tool::Shared;
-use crate::turn::Turn;
 
 use super::access::{PolicyError, check_names};
 use super::add_names;

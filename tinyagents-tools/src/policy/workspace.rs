@@ -18,7 +18,7 @@ use std::path::{Component, Path, PathBuf};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-pub use crate::schema::WORKSPACE_PATH_FORMAT;
+pub use crate::spec::schema::WORKSPACE_PATH_FORMAT;
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{ArgumentProblem, bulleted};
 use crate::middleware::{BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
-use crate::safety::{FilesystemAccess, SafetyItem};
-use crate::schema::escape_pointer;
+use crate::spec::schema::escape_pointer;
+use crate::spec::{FilesystemAccess, SafetyItem};
 use crate::tool::Shared;
 
 use super::workspace::{WORKSPACE_PATH_FORMAT, resolve_in_root};

@@ -31,8 +31,8 @@ use super::transform::{self as t, Cx};
 use super::{AnthropicOptions, CallParseError, Declaration, ExportError, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::output::{ContentBlock, ToolMessage};
-use crate::schema::walk_schemas_mut;
 use crate::spec::ToolSpec;
+use crate::spec::schema::walk_schemas_mut;
 
 /// The string formats Anthropic strict mode accepts.
 pub const ANTHROPIC_FORMATS: &[&str] = &[

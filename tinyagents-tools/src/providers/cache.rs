@@ -8,8 +8,8 @@ use std::sync::{Arc, RwLock};
 use super::{Declaration, ExportError, ExportTarget, ExportedTools, assemble, export_tool};
 use crate::ids::ToolName;
 use crate::registry::{RegistryVersion, ToolRegistry};
-use crate::safety::ToolSafety;
-use crate::schema::ToolSchema;
+use crate::spec::ToolSafety;
+use crate::spec::ToolSchema;
 use crate::spec::ToolSpec;
 use crate::tool::Shared;
 

@@ -4,7 +4,7 @@
 //! model sees its name and description, and its schema is loaded when the
 //! provider's search finds it, without touching the cached prefix. Other
 //! providers get the built-in `search_tools` tool
-//! ([`ToolSearch`](crate::tool_search::ToolSearch)).
+//! ([`ToolSearch`](crate::tool::ToolSearch)).
 
 use serde_json::{Value, json};
 
@@ -13,7 +13,7 @@ use super::{ExportTarget, ExportedTools};
 /// The request's `tools` value with the tools named in `deferred` marked
 /// `defer_loading: true` and the provider's tool search tool appended;
 /// `None` for a provider without a tool search of its own (use
-/// [`ToolSearch`](crate::tool_search::ToolSearch) there). The order of the
+/// [`ToolSearch`](crate::tool::ToolSearch) there). The order of the
 /// declarations is the export's.
 pub fn request_tools_deferred<'a>(
     exported: &ExportedTools,

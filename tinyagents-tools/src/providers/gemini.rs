@@ -29,8 +29,8 @@ use super::transform::{self as t, Cx};
 use super::{CallParseError, Declaration, ExportError, GeminiMode, GeminiOptions, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::output::ToolMessage;
-use crate::schema::walk_schemas_mut;
 use crate::spec::ToolSpec;
+use crate::spec::schema::walk_schemas_mut;
 
 /// Keywords `parameters` accepts.
 const ALLOWED: &[&str] = &[

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::transform::{Cx, children, is_object_type};
 use super::{ExportError, Limit, Provider, Usage};
-use crate::schema::walk_schemas;
 use crate::spec::ToolSpec;
+use crate::spec::schema::walk_schemas;
 
 /// OpenAI strict: properties in one schema.
 pub(crate) const OPENAI_MAX_PROPERTIES: usize = 5000;

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::ExportError;
 use super::transform::{Cx, children, for_each_child_mut};
-use crate::schema::walk_schemas;
+use crate::spec::schema::walk_schemas;
 
 /// Which references to inline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{ExportError, Provider};
-use crate::schema::{
+use crate::spec::schema::{
     ONE_SCHEMA, SCHEMA_ARRAYS, SCHEMA_MAPS, escape_pointer, walk_schemas_mut, walk_schemas_mut_at,
 };
 

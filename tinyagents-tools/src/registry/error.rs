@@ -1,7 +1,7 @@
 //! [`RegistryError`]: why a tool, an alias or a toolset was refused.
 
 use crate::ids::NameError;
-use crate::validation::SchemaError;
+use crate::registry::validation::SchemaError;
 
 /// Why a tool or alias was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

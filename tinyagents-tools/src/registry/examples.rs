@@ -4,8 +4,8 @@
 
 use super::RegistryError;
 use crate::error::ArgumentProblem;
+use crate::registry::validation::InputValidator;
 use crate::spec::ToolSpec;
-use crate::validation::InputValidator;
 use jsonschema::error::ValidationErrorKind;
 
 /// `Ok` when every example of `spec` is an object the input schema accepts;

@@ -31,7 +31,7 @@ impl EventScope {
         }
     }
 
-    fn event(&self, kind: EventKind) -> ToolEvent {
+    fn event(&self, kind: EventKind) -> ToolEvent<'static> {
         ToolEvent::new(
             kind,
             self.run_id.clone(),

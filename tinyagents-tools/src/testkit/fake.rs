@@ -16,7 +16,7 @@ use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
 use crate::tool::CallResult;
 use crate::tool::Shared;
-use crate::tool::Tool;
+use crate::tool::{InlineCall, Tool};
 
 /// What a [`FakeTool`] answers, from the call's id and arguments.
 type Answer = Box<dyn Fn(&ToolCallId, &Value) -> CallResult + Send + Sync>;
@@ -277,19 +277,26 @@ where
         self.inner.call(state, runtime, arguments).await
     }
 
-    /// The wrapped tool's: a spied tool that never waits is still run
-    /// without a future.
-    fn never_waits(&self) -> bool {
-        self.inner.never_waits()
+    /// A spied tool that answers at once is still run without a future
+    /// (and its calls are still recorded).
+    fn __inline(&self) -> Option<&dyn InlineCall<S, C>> {
+        self.inner.__inline().map(|_| self as &dyn InlineCall<S, C>)
     }
+}
 
-    fn call_now(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
-        self.seen.record(&arguments);
-        self.inner.call_now(state, runtime, arguments)
-    }
-
-    fn call_now_ref(&self, state: &S, runtime: &ToolRuntime<C>, arguments: &Value) -> CallResult {
+impl<S, C, T> InlineCall<S, C> for Spy<T>
+where
+    S: Shared,
+    C: Shared,
+    T: Tool<S, C>,
+{
+    fn call_inline(&self, state: &S, runtime: &ToolRuntime<C>, arguments: &Value) -> CallResult {
         self.seen.record(arguments);
-        self.inner.call_now_ref(state, runtime, arguments)
+        match self.inner.__inline() {
+            Some(inner) => inner.call_inline(state, runtime, arguments),
+            // Never asked: `__inline` offers this path only when the
+            // wrapped tool has it.
+            None => Err(ToolError::fatal("the spied tool answers through `call`")),
+        }
     }
 }

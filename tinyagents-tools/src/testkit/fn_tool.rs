@@ -41,7 +41,6 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolErr
 pub struct FnTool<F, C = ()> {
     spec: ToolSpec,
     body: F,
-    never_waits: bool,
     context: PhantomData<fn() -> C>,
 }
 
@@ -55,17 +54,8 @@ where
         FnTool {
             spec,
             body,
-            never_waits: false,
             context: PhantomData,
         }
-    }
-
-    /// The same tool, claiming through [`Tool::never_waits`] that it never
-    /// waits while it keeps [`Tool::call_now`]'s default: for a test of how
-    /// the executor treats a tool whose claim does not hold.
-    pub fn claiming_never_waits(mut self) -> Self {
-        self.never_waits = true;
-        self
     }
 }
 
@@ -102,9 +92,5 @@ where
         Self: 'call,
     {
         (self.body)(runtime, arguments)
-    }
-
-    fn never_waits(&self) -> bool {
-        self.never_waits
     }
 }

@@ -25,7 +25,7 @@ use crate::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 /// ```
 #[derive(Debug, Default)]
 pub struct EventRecorder {
-    events: Mutex<Vec<ToolEvent>>,
+    events: Mutex<Vec<ToolEvent<'static>>>,
 }
 
 impl EventRecorder {
@@ -34,7 +34,7 @@ impl EventRecorder {
         Arc::new(EventRecorder::default())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<ToolEvent>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<ToolEvent<'static>>> {
         // A panic while holding the lock cannot leave the list half-written
         // (a push either happened or not), so a poisoned lock is still usable.
         self.events
@@ -43,7 +43,7 @@ impl EventRecorder {
     }
 
     /// Every event so far, oldest first.
-    pub fn events(&self) -> Vec<ToolEvent> {
+    pub fn events(&self) -> Vec<ToolEvent<'static>> {
         self.lock().clone()
     }
 
@@ -68,7 +68,7 @@ impl EventRecorder {
     }
 
     /// The events of one call, oldest first.
-    pub fn for_call(&self, call_id: &str) -> Vec<ToolEvent> {
+    pub fn for_call(&self, call_id: &str) -> Vec<ToolEvent<'static>> {
         self.lock()
             .iter()
             .filter(|e| e.call_id.as_str() == call_id)
@@ -165,7 +165,7 @@ fn names(kinds: &[EventKind]) -> String {
     format!("[{}]", names.join(", "))
 }
 
-fn describe(events: &[ToolEvent]) -> String {
+fn describe(events: &[ToolEvent<'_>]) -> String {
     if events.is_empty() {
         return "    (no events)".to_owned();
     }
@@ -188,8 +188,8 @@ fn describe(events: &[ToolEvent]) -> String {
 }
 
 impl EventSubscriber for EventRecorder {
-    fn on_event(&self, event: &ToolEvent) {
-        self.lock().push(event.clone());
+    fn on_event(&self, event: &ToolEvent<'_>) {
+        self.lock().push(event.clone().into_owned());
     }
 
     fn delivery(&self) -> Delivery {

@@ -1,4 +1,6 @@
-// #[tool] on a method of a block without #[tools]: one error at the receiver, naming #[tools].
+// #[tool] on a fn of an `impl` block without #[tools]: a method is refused
+// at its receiver, an associated fn (or a trait's fn) at its name, each
+// naming #[tools]; no other error follows.
 use tinyagents_tools::prelude::*;
 
 struct Service;
@@ -9,8 +11,22 @@ impl Service {
     async fn hello(&self) -> String {
         "hello".to_owned()
     }
+
+    /// Say hello, without `self`.
+    #[tool]
+    fn greet() -> String {
+        "hello".to_owned()
+    }
+}
+
+trait Greeter {
+    /// Say hello from a trait.
+    #[tool]
+    fn wave() -> String {
+        "hello".to_owned()
+    }
 }
 
 fn main() {
-    let _ = Service.hello();
+    let _ = (Service.hello(), Service::greet());
 }

@@ -1,5 +1,6 @@
 // Plain parameters are named, owned, described, and never mixed with an
-// argument struct; `#[arg]` takes known options only.
+// argument struct; one taken apart by a pattern is named by
+// `#[arg(name = "...")]`, a valid name; `#[arg]` takes known options only.
 use tinyagents_tools::prelude::*;
 
 #[derive(Deserialize, JsonSchema)]
@@ -36,6 +37,21 @@ async fn search(
 #[tool]
 async fn add_one(#[arg(descripton = "The number.")] n: i64) -> i64 {
     n + 1
+}
+
+/// The width of a range.
+#[tool]
+async fn width(
+    /// The range's ends.
+    (lo, hi): (i64, i64),
+    /// The range's ends again.
+    #[arg(name = "type")]
+    (from, to): (i64, i64),
+    /// A count.
+    #[arg(name = "count")]
+    n: u32,
+) -> i64 {
+    hi - lo + to - from + i64::from(n)
 }
 
 fn main() {}

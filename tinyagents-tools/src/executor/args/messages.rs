@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
-use crate::policy::Redactor;
+use crate::redact::Redactor;
 
 /// The most problems listed in one repair message; the rest are counted.
 pub(super) const MAX_PROBLEMS: usize = 20;

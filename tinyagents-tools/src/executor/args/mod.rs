@@ -38,9 +38,9 @@ use serde_json::{Map, Value};
 
 use crate::call::RawArguments;
 use crate::error::{ArgumentProblem, ErrorClass, ToolError};
-use crate::policy::Redactor;
+use crate::redact::Redactor;
+use crate::registry::validation::InputValidator;
 use crate::spec::ToolSpec;
-use crate::validation::InputValidator;
 
 use bounds::{bound_and_normalize, text_depth_over};
 pub(crate) use bounds::{check_value_bounds, dispose};

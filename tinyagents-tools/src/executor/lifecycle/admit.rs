@@ -15,8 +15,9 @@ use super::{CallCx, redactor_for};
 use crate::error::ToolError;
 use crate::events::Digest;
 use crate::executor::batch::Place;
-use crate::executor::{ToolExecutor, Turn, args, limits};
+use crate::executor::{ToolExecutor, args};
 use crate::registry::RegisteredTool;
+use crate::runtime::{Turn, limits};
 use crate::tool::Shared;
 
 /// Permits a call holds while it runs.
@@ -77,7 +78,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         );
         let arguments = parsed.map_err(Stop::rejected)?;
         if self.events.wants_digests() {
-            if self.events.queued_wants_digests() || !registered.tool().never_waits() {
+            if self.events.queued_wants_digests() || registered.tool().__inline().is_none() {
                 // A queued subscriber's events, or a tool that takes the
                 // arguments: the digest keeps their canonical text (smaller
                 // and cheaper to write than a copy of them).

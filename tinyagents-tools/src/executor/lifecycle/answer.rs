@@ -9,11 +9,11 @@ use serde_json::Value;
 
 use super::CallCx;
 use super::attempts::Ran;
+use crate::error::panics::PanicMessage;
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::events::{EventKind, Lent, LentArgs};
 use crate::executor::{ToolExecutor, content};
 use crate::output::{ArtifactRef, ContentBlock, ToolMessage, ToolResult};
-use crate::panics::PanicMessage;
 use crate::registry::RegisteredTool;
 use crate::tool::Shared;
 
@@ -216,7 +216,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             cx.span.record("gen_ai.tool.call.result", text.as_str());
         }
         // One reading of the clock for the event and the result.
-        let now = quanta::Instant::now();
+        let now = tokio::time::Instant::now();
         let elapsed = cx.own_time_at(now);
         let at = (done.attempts, now);
         self.emit_at(cx, EventKind::Completed, at, Some(arguments), |event| {
@@ -286,7 +286,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             "{}",
             kind.as_str()
         );
-        let now = quanta::Instant::now();
+        let now = tokio::time::Instant::now();
         let elapsed = cx.own_time_at(now);
         let mut result = ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, elapsed);
         result.waited = cx.waited;
@@ -321,7 +321,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         fill: impl FnOnce(&mut Lent<'a>),
     ) {
         if self.events.wants(kind) {
-            let at = (attempt, quanta::Instant::now());
+            let at = (attempt, tokio::time::Instant::now());
             self.emit_at(cx, kind, at, arguments, fill);
         }
     }
@@ -336,7 +336,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         &self,
         cx: &'a CallCx<'_, C>,
         kind: EventKind,
-        (attempt, now): (u32, quanta::Instant),
+        (attempt, now): (u32, tokio::time::Instant),
         arguments: Option<&'a Value>,
         fill: impl FnOnce(&mut Lent<'a>),
     ) {
@@ -344,8 +344,13 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             return;
         }
         let ids = (cx.run.run_id(), cx.run.thread_id(), &cx.id);
-        let mut event = Lent::new(kind, ids, &cx.name, attempt, cx.wall_time_at(now));
-        event.elapsed = cx.own_time_at(now);
+        let since = now.saturating_duration_since(cx.received);
+        let timestamp = match cx.wall {
+            Some(wall) => wall + since,
+            None => crate::events::wall_clock_at(now),
+        };
+        let mut event = Lent::new(kind, ids, &cx.name, attempt, timestamp);
+        event.elapsed = since.saturating_sub(cx.waited);
         event.waited = cx.waited;
         event.args = if cx.lend {
             // Arguments a step disposed of (or never parsed) are `null`.

@@ -15,11 +15,11 @@ use serde_json::Value;
 
 use super::CallCx;
 use super::middleware::Before;
+use crate::error::panics;
 use crate::error::{ErrorKind, ToolError};
 use crate::events::EventKind;
 use crate::executor::ToolExecutor;
 use crate::output::ToolOutput;
-use crate::panics;
 use crate::registry::RegisteredTool;
 use crate::runtime::{RunContext, ToolRuntime};
 use crate::tool::Shared;
@@ -145,15 +145,14 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     }
 
     /// One attempt: the tool's call with its own [`ToolRuntime`], answered
-    /// at once when the tool never waits ([`Tool::never_waits`](crate::Tool::never_waits)),
+    /// at once when the tool is a plain fn's (no future),
     /// otherwise under its timeout and the run's cancellation. A panic in
     /// the tool is the attempt's `panicked` error; no attempt starts in a
     /// cancelled run.
     ///
-    /// The attempt takes the arguments, unless `keep` says they are needed
-    /// after it: then a tool that never waits reads them borrowed
-    /// ([`Tool::call_now_ref`](crate::Tool::call_now_ref)), and one that
-    /// waits gets a copy.
+    /// A tool answered at once reads the arguments borrowed; an async one
+    /// takes them, unless `keep` says they are needed after the attempt:
+    /// then it gets a copy.
     #[inline]
     fn attempt<'a>(
         &'a self,
@@ -170,14 +169,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             return Either::Left(ready(Err(ToolError::cancelled())));
         }
         let tool = registered.tool();
-        if tool.never_waits() {
+        if let Some(inline) = tool.__inline() {
             let runtime = self.runtime_for(cx, attempt);
             let called = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                if keep {
-                    tool.call_now_ref(&self.state, &runtime, arguments)
-                } else {
-                    tool.call_now(&self.state, &runtime, std::mem::take(arguments))
-                }
+                inline.call_inline(&self.state, &runtime, arguments)
             }));
             return Either::Left(ready(settled(called)));
         }

@@ -16,13 +16,14 @@ use super::answer::Stop;
 use super::attempts::{Ran, first_poll};
 use crate::error::{ErrorKind, ToolError};
 use crate::events::Digest;
-use crate::executor::{ToolExecutor, Turn, args, limits};
-use crate::extensions::Extensions;
+use crate::executor::{ToolExecutor, args};
 use crate::middleware::{
     AfterToolCtx, Approvals, BeforeOutcome, BeforeToolCtx, CallView, Middleware,
 };
 use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
+use crate::runtime::Extensions;
+use crate::runtime::{Turn, limits};
 use crate::tool::Shared;
 
 /// A call as the `before_tool` hooks let it through (its arguments stay

@@ -23,17 +23,19 @@ use std::time::{Duration, SystemTime};
 
 use futures_util::future::Either;
 use serde_json::Value;
+use tokio::time::Instant;
 
 use crate::call::{RawArguments, ToolCall};
+use crate::error::panics;
 use crate::events::Digest;
 use crate::executor::batch::Place;
-use crate::executor::{ToolExecutor, Turn, args};
+use crate::executor::{ToolExecutor, args};
 use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolResult;
-use crate::panics;
-use crate::policy::Redactor;
+use crate::redact::Redactor;
 use crate::runtime::RunContext;
-use crate::safety::RedactionPolicy;
+use crate::runtime::Turn;
+use crate::spec::RedactionPolicy;
 use crate::tool::Shared;
 use admit::Permits;
 use answer::{Done, Formatted, Stop};
@@ -62,9 +64,8 @@ struct CallCx<'a, C> {
     id: ToolCallId,
     /// The called name (masked); the result takes it.
     name: CallName,
-    /// When the call arrived (with its batch), on the time-stamp counter
-    /// clock (`quanta`).
-    received: quanta::Instant,
+    /// When the call arrived (with its batch), on tokio's clock.
+    received: Instant,
     /// Time spent waiting so far (batch queue, permits, `before_tool`
     /// middleware), measured on tokio's clock: not the call's own time.
     waited: Duration,
@@ -72,7 +73,7 @@ struct CallCx<'a, C> {
     /// queued subscriber may read it or the tool may take them, otherwise
     /// (`lend`) the first time a subscriber reads it; made again (or
     /// forgotten) when a hook changes them.
-    args_hash: OnceLock<Digest>,
+    args_hash: OnceLock<Digest<'static>>,
     /// The arguments stay with the call to its end (a tool reads them
     /// borrowed), and its events digest them there only when a subscriber
     /// asks: set when only in-line subscribers may read the digest.
@@ -96,18 +97,9 @@ struct CallCx<'a, C> {
 impl<C> CallCx<'_, C> {
     /// The call's own time at `now`: since it was received, less the time
     /// it waited.
-    fn own_time_at(&self, now: quanta::Instant) -> Duration {
+    fn own_time_at(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.received)
             .saturating_sub(self.waited)
-    }
-
-    /// The wall-clock time at `now` (a reading of the call clock), counted
-    /// from the call's arrival.
-    fn wall_time_at(&self, now: quanta::Instant) -> SystemTime {
-        match self.wall {
-            Some(wall) => wall + now.saturating_duration_since(self.received),
-            None => crate::events::wall_clock_at(now),
-        }
     }
 }
 
@@ -169,10 +161,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             lend: false,
             redactor,
             seen_live: false,
-            wall: self
-                .events
-                .is_active()
-                .then(|| crate::events::wall_clock_at(received)),
+            wall: self.events.is_active().then(|| match batch {
+                // Received just now.
+                None => SystemTime::now(),
+                Some(_) => crate::events::wall_clock_at(received),
+            }),
             durable,
         };
         // The parsed arguments: here, so that the call's last event can
@@ -252,14 +245,14 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
 
 /// When the call was received, and how long it already waited for its
 /// place in a batch.
-fn arrival(batch: Option<Place<'_>>) -> (quanta::Instant, Duration) {
+fn arrival(batch: Option<Place<'_>>) -> (Instant, Duration) {
     match batch {
         Some(Place {
             batch,
             queued: true,
-        }) => (batch.received, batch.since.elapsed()),
+        }) => (batch.received, batch.received.elapsed()),
         Some(Place { batch, .. }) => (batch.received, Duration::ZERO),
-        None => (quanta::Instant::now(), Duration::ZERO),
+        None => (Instant::now(), Duration::ZERO),
     }
 }
 

@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::output::{ContentBlock, ToolOutput};
-use crate::safety::{Effect, Idempotency, Reach, ToolSafety};
-use crate::schema::ToolSchema;
+use crate::spec::ToolSchema;
+use crate::spec::{Effect, Idempotency, Reach, ToolSafety};
 use crate::spec::{SpecError, ToolSpec};
 
 use super::ImportOptions;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::hash::canonical_hash;
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 use super::bounded;
 use super::convert::local_input_schema;
@@ -200,7 +200,7 @@ impl Accepted {
     /// (`invalid_schema`, `invalid_output_schema`) and why.
     pub(super) fn compile(tool: &rmcp::model::Tool) -> Result<Self, (&'static str, String)> {
         let (schema, nullable) = local_input_schema(&tool.input_schema);
-        let input = crate::validation::compile_schema(&schema)
+        let input = crate::registry::validation::compile_schema(&schema)
             .map_err(|e| ("invalid_schema", e.to_string()))?;
         let output = match &tool.output_schema {
             None => None,

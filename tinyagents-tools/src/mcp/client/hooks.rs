@@ -20,7 +20,7 @@ use rmcp::{ClientHandler, model::InputRequest};
 use tokio::sync::Notify;
 
 use crate::runtime::StreamWriter;
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 use super::definitions::Definitions;
 use super::input::{McpInputContext, McpInputError, McpInputHandler, ask};

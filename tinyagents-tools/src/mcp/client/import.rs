@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::error::MAX_ERROR_TEXT;
 use crate::registry::ToolRegistry;
-use crate::retry::RetryPolicy;
+use crate::spec::RetryPolicy;
 use crate::tool::Shared;
 
 use super::definitions::Accepted;

@@ -60,7 +60,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 pub use journal::JournalTaskStore;
 pub(crate) use run::{

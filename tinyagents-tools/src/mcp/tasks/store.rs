@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::journal::JournalError;
-use crate::sync::lock;
+use crate::util::sync::lock;
 
 /// One task as a store keeps it: the call, where it is, what it waits for
 /// and how it ended. Times are milliseconds since the Unix epoch.

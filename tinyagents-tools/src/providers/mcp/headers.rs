@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::providers::transform::Cx;
 use crate::providers::{ExportError, McpHeaderProblem};
-use crate::schema::{escape_pointer, walk_schemas};
+use crate::spec::schema::{escape_pointer, walk_schemas};
 
 /// The schema keyword that names the header mirroring a property.
 pub const MCP_HEADER_KEYWORD: &str = "x-mcp-header";

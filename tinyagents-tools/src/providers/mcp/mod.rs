@@ -1,0 +1,307 @@
+//! MCP (spec 2025-11-25): tool definitions for `tools/list`, `tools/call`
+//! params in, `CallToolResult` out.
+//!
+//! The input schema keeps its JSON Schema 2020-12 form, `$schema` included
+//! (MCP's default dialect since 2025-11-25, and clients may check it), minus
+//! the root title and `$id`. Every other keyword is sent as the spec holds
+//! it (SEP-1613, SEP-2106): `$defs`, `$ref`, `$anchor`, `$dynamicRef`,
+//! `allOf`/`anyOf`/`oneOf` (at the root too), `not`, `if`/`then`/`else` and
+//! `x-mcp-header` ([`MCP_HEADER_KEYWORD`], checked as clients check it; see
+//! `headers`). MCP asks only that the root be `"type": "object"`. A tool
+//! without arguments is `{"type": "object", "additionalProperties": false}`.
+//! The output schema is sent when its root is an object, as MCP requires.
+//! Annotations come from the tool's safety metadata and are always stated,
+//! since MCP's defaults are the opposite of cautious (`destructiveHint` and
+//! `openWorldHint` default to true).
+
+use serde_json::{Map, Value, json};
+
+use super::results::{MAX_STRUCTURED_BYTES, bounded_json, json_text_is, structured_within};
+use super::transform::{self as t, Cx};
+use super::{CallParseError, Declaration, ExportError, Usage, read};
+use crate::call::{RawArguments, ToolCall};
+use crate::ids::ToolCallId;
+use crate::output::{ContentBlock, ToolMessage};
+use crate::spec::ToolSpec;
+use crate::spec::{Effect, Reach};
+
+mod headers;
+pub use headers::MCP_HEADER_KEYWORD;
+#[cfg(feature = "mcp-http")]
+pub(crate) use headers::header_params;
+
+/// The `_meta` key under which an MCP tool declaration carries the tool's
+/// resource bounds (`max_memory` bytes, `max_cpu_ms`, `fuel`), when it
+/// declares any.
+pub const BOUNDS_META_KEY: &str = "dev.tinyagents/bounds";
+
+/// The MCP `Tool` object.
+pub(crate) fn declaration(spec: &ToolSpec, cx: &Cx) -> Result<Declaration, ExportError> {
+    let mut input = spec.input_schema.as_value().clone();
+    let dialect = input.get("$schema").cloned();
+    t::strip_root_meta(&mut input);
+    if let (Some(dialect), Value::Object(obj)) = (dialect, &mut input) {
+        obj.insert("$schema".into(), dialect);
+    }
+    t::check_object_root(&input, cx)?;
+    headers::check(&input, cx)?;
+    if let Value::Object(obj) = &mut input
+        && obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+    {
+        obj.remove("properties");
+        obj.remove("required");
+        obj.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    let safety = &spec.safety;
+    let mut annotations = json!({
+        "readOnlyHint": safety.effect == Effect::ReadOnly,
+        "destructiveHint": safety.effect == Effect::Destructive,
+        "idempotentHint": safety.idempotency.is_idempotent(),
+        "openWorldHint": safety.reach == Reach::Networked,
+    });
+    let mut tool = json!({
+        "name": spec.name.as_str(),
+        "description": super::description_with_examples(spec),
+        "inputSchema": input,
+    });
+    if let Some(title) = &spec.title {
+        tool["title"] = json!(title);
+        annotations["title"] = json!(title);
+    }
+    if let Some(output) = spec.output_schema.as_ref().filter(|s| s.is_object_root()) {
+        let mut output = output.as_value().clone();
+        t::strip_root_meta(&mut output);
+        tool["outputSchema"] = output;
+    }
+    tool["annotations"] = annotations;
+    if !spec.bounds.is_unlimited() {
+        // MCP has no field for resource bounds: they travel in `_meta`
+        // under this project's reverse-DNS key, as the spec allows.
+        tool["_meta"] = json!({ BOUNDS_META_KEY: spec.bounds });
+    }
+    Ok(Declaration::new(tool, Usage::default()))
+}
+
+/// Reads `tools/call` params (`{"name", "arguments"?}`) into a call whose id
+/// is the JSON-RPC request's id. Missing arguments read as `{}` (MCP makes
+/// them optional).
+pub fn parse_call_tool_params(
+    request_id: impl Into<ToolCallId>,
+    params: &Value,
+) -> Result<ToolCall, CallParseError> {
+    let obj = read::object(params, "")?;
+    let name = read::string(obj, "name", "")?;
+    let arguments = match obj.get("arguments") {
+        None | Some(Value::Null) => json!({}),
+        Some(value) => read::arguments(value, "/arguments")?,
+    };
+    Ok(ToolCall::new(
+        request_id,
+        name,
+        RawArguments::Json(arguments),
+    ))
+}
+
+/// Reads a whole JSON-RPC `tools/call` request; the call id is the request
+/// id (a number is written in decimal).
+pub fn parse_call_tool_request(request: &Value) -> Result<ToolCall, CallParseError> {
+    let obj = read::object(request, "")?;
+    let method = read::string(obj, "method", "")?;
+    if method != "tools/call" {
+        return Err(CallParseError::WrongMethod {
+            method: method.to_owned(),
+        });
+    }
+    let id = match read::field(obj, "id", "")? {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => {
+            return Err(CallParseError::WrongType {
+                pointer: "/id".into(),
+                expected: "a string or a number",
+            });
+        }
+    };
+    let params = read::field(obj, "params", "")?;
+    parse_call_tool_params(id, params).map_err(|e| match e {
+        CallParseError::Missing { pointer } => CallParseError::Missing {
+            pointer: format!("/params{pointer}"),
+        },
+        CallParseError::WrongType { pointer, expected } => CallParseError::WrongType {
+            pointer: format!("/params{pointer}"),
+            expected,
+        },
+        other => other,
+    })
+}
+
+/// One content block in MCP form.
+pub(crate) fn content_block(block: &ContentBlock) -> Value {
+    match block {
+        ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+        ContentBlock::Json { value } => json!({"type": "text", "text": value.to_string()}),
+        ContentBlock::Image { data, mime_type } => {
+            json!({"type": "image", "data": data, "mimeType": mime_type})
+        }
+        ContentBlock::Audio { data, mime_type } => {
+            json!({"type": "audio", "data": data, "mimeType": mime_type})
+        }
+        ContentBlock::Resource {
+            uri,
+            mime_type,
+            text,
+        } => embedded(uri, mime_type.as_deref(), "text", text),
+        ContentBlock::ResourceBlob {
+            uri,
+            mime_type,
+            blob,
+        } => embedded(uri, mime_type.as_deref(), "blob", blob),
+        ContentBlock::ResourceLink {
+            uri,
+            name,
+            mime_type,
+            description,
+        } => {
+            let mut link = json!({
+                "type": "resource_link",
+                "uri": uri,
+                "name": name.as_deref().unwrap_or(uri),
+            });
+            if let Some(m) = mime_type {
+                link["mimeType"] = json!(m);
+            }
+            if let Some(d) = description {
+                link["description"] = json!(d);
+            }
+            link
+        }
+    }
+}
+
+/// An embedded resource block: `{"type": "resource", "resource": {"uri",
+/// "mimeType"?, key: contents}}`.
+fn embedded(uri: &str, mime_type: Option<&str>, key: &str, contents: &str) -> Value {
+    let mut resource = json!({"uri": uri, key: contents});
+    if let Some(m) = mime_type {
+        resource["mimeType"] = json!(m);
+    }
+    json!({"type": "resource", "resource": resource})
+}
+
+/// The `CallToolResult`: `{"content": [..], "structuredContent"?, "isError"}`.
+///
+/// A structured object is sent as `structuredContent` and, for clients that
+/// read only text, as a text block holding the same JSON (added unless the
+/// content already has it). A structured value that is not an object has no
+/// `structuredContent` (MCP requires an object) and is sent as text.
+///
+/// Both happen only when the value's JSON is at most
+/// [`MAX_STRUCTURED_BYTES`]: a larger value is left out, and the content
+/// (the executor's bounded preview and artifact reference) is all the
+/// client gets, as bounded as the canonical tool message. A tool that
+/// declares an output schema and returns more than that sends no
+/// `structuredContent` (raise the limit with
+/// [`call_tool_result_bounded`], or `McpServerBuilder::max_structured_bytes`).
+pub fn call_tool_result(message: &ToolMessage) -> Value {
+    call_tool_result_bounded(message, MAX_STRUCTURED_BYTES)
+}
+
+/// [`call_tool_result`] with `max_structured_bytes` in place of
+/// [`MAX_STRUCTURED_BYTES`].
+pub fn call_tool_result_bounded(message: &ToolMessage, max_structured_bytes: usize) -> Value {
+    let parts = result_parts(message, max_structured_bytes);
+    let content = parts
+        .content
+        .iter()
+        .map(|block| match block {
+            ResultBlock::Block(block) => content_block(block),
+            ResultBlock::Text(text) => json!({"type": "text", "text": text}),
+        })
+        .collect();
+    let mut out = Map::new();
+    if let Some(value) = parts.structured {
+        out.insert("structuredContent".into(), value.clone());
+    }
+    out.insert("content".into(), Value::Array(content));
+    out.insert("isError".into(), Value::Bool(parts.is_error));
+    Value::Object(out)
+}
+
+/// One entry of a `CallToolResult`'s content.
+pub(crate) enum ResultBlock<'a> {
+    /// A content block of the tool message.
+    Block(&'a ContentBlock),
+    /// A text block the result adds: the structured value as JSON.
+    Text(String),
+}
+
+/// What a `CallToolResult` holds, before it is written as JSON or as
+/// another library's type: the rules of [`call_tool_result`] in one place.
+pub(crate) struct ResultParts<'a> {
+    /// The content blocks, in order.
+    pub(crate) content: Vec<ResultBlock<'a>>,
+    /// `structuredContent`: the structured value when it is an object
+    /// within the bound.
+    pub(crate) structured: Option<&'a Value>,
+    /// `isError`.
+    pub(crate) is_error: bool,
+}
+
+/// The parts of `message`'s `CallToolResult` (see [`call_tool_result`]).
+pub(crate) fn result_parts(message: &ToolMessage, max_structured_bytes: usize) -> ResultParts<'_> {
+    let mut content: Vec<ResultBlock<'_>> =
+        message.content.iter().map(ResultBlock::Block).collect();
+    let mut structured = None;
+    // The common case: a text block is the value's JSON (the executor's
+    // copy). Then the value is within the limit exactly when that text is,
+    // and no text is written again.
+    let copy = message.structured.as_ref().and_then(|value| {
+        message.content.iter().find_map(|block| match block {
+            ContentBlock::Text { text } if json_text_is(value, text) => Some(text.len()),
+            _ => None,
+        })
+    });
+    let within = match copy {
+        Some(len) => message
+            .structured
+            .as_ref()
+            .filter(|_| len <= max_structured_bytes),
+        None => structured_within(message, max_structured_bytes),
+    };
+    if content.is_empty() && within.is_none() {
+        if let Some(value) = &message.structured {
+            content.push(ResultBlock::Text(bounded_json(value, max_structured_bytes)));
+        }
+    } else if let Some(value) = within {
+        if copy.is_none() && (value.is_object() || content.is_empty()) {
+            let text = value.to_string();
+            let copied = message
+                .content
+                .iter()
+                .any(|block| block_text(block).as_deref() == Some(text.as_str()));
+            if !copied {
+                content.push(ResultBlock::Text(text));
+            }
+        }
+        if value.is_object() {
+            structured = Some(value);
+        }
+    }
+    ResultParts {
+        content,
+        structured,
+        is_error: message.is_error,
+    }
+}
+
+/// The text of a block that MCP sends as a text block.
+fn block_text(block: &ContentBlock) -> Option<std::borrow::Cow<'_, str>> {
+    match block {
+        ContentBlock::Text { text } => Some(text.as_str().into()),
+        ContentBlock::Json { value } => Some(value.to_string().into()),
+        _ => None,
+    }
+}

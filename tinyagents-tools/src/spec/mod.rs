@@ -1,0 +1,507 @@
+//! [`ToolSpec`]: everything the runtime and the providers need to know about a
+//! tool, built once per tool: its name and description, its input and output
+//! schemas ([`ToolSchema`], helpers in [`schema`]), its safety metadata
+//! ([`ToolSafety`]) and its retry policy ([`RetryPolicy`]).
+
+use std::num::NonZeroUsize;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{NameError, ToolName};
+
+mod retry;
+mod safety;
+pub mod schema;
+
+pub use retry::{Jitter, RetryPolicy};
+pub use safety::{
+    Determinism, Effect, FilesystemAccess, Idempotency, Reach, RedactionPolicy, SafetyItem,
+    ToolSafety,
+};
+pub use schema::ToolSchema;
+
+/// What kind of hidden value an injected parameter receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum InjectedKind {
+    /// The run context (ids and the application's context value).
+    RunContext,
+    /// The application's context value.
+    Context,
+    /// The thread id.
+    ThreadId,
+    /// The run id.
+    RunId,
+    /// The tool call id.
+    ToolCallId,
+    /// The full runtime handle.
+    Runtime,
+    /// Application state.
+    State,
+    /// A typed store handle.
+    Store,
+    /// An event emitter.
+    Events,
+    /// A stream writer (progress).
+    Stream,
+    /// The call's cancellation token.
+    Cancellation,
+    /// A secret.
+    Secret,
+    /// A provider client or other shared resource.
+    Resource,
+    /// The workspace root.
+    Workspace,
+    /// An application-defined injectable.
+    Custom,
+}
+
+/// A hidden parameter of a tool: listed for policy and docs, never in the
+/// schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InjectedArgSpec {
+    /// The parameter's name in the tool fn.
+    pub name: String,
+    /// The Rust type, as written.
+    pub type_name: String,
+    /// What it receives.
+    pub kind: InjectedKind,
+}
+
+/// How a tool may run beside other calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct ConcurrencyPolicy {
+    /// Never overlaps any other call of the batch.
+    pub sequential: bool,
+    /// At most this many calls of this tool at once.
+    pub max_concurrency: Option<NonZeroUsize>,
+}
+
+/// Whether a tool may run as a task of the MCP tasks extension
+/// (`io.modelcontextprotocol/tasks`): answered at once with a task handle,
+/// then polled by the client while the body runs. An MCP server exports it
+/// as the tool's `execution.taskSupport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// Never a task: every call is answered in its request.
+    #[default]
+    Forbidden,
+    /// A task for a client that declared the tasks extension; a plain call
+    /// for one that did not.
+    Optional,
+    /// Only a task: a client that did not declare the tasks extension is
+    /// refused (`-32021`, a missing client capability).
+    Required,
+}
+
+impl TaskSupport {
+    /// `forbidden`, `optional` or `required`, as MCP writes them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// True for [`TaskSupport::Forbidden`], the default.
+    pub fn is_forbidden(&self) -> bool {
+        *self == TaskSupport::Forbidden
+    }
+}
+
+/// Where the task of a task-supporting call begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStart {
+    /// Before the body runs: the call is a task from its first line.
+    #[default]
+    Immediately,
+    /// Where the body calls `McpPeer::escalate` (feature `mcp`): until then the
+    /// call runs in its request, and what it asks its client is asked in
+    /// input rounds; a body that ends without escalating is answered in its
+    /// request.
+    OnEscalate,
+}
+
+impl TaskStart {
+    /// True for [`TaskStart::Immediately`], the default.
+    pub fn is_immediately(&self) -> bool {
+        *self == TaskStart::Immediately
+    }
+}
+
+/// The resource bounds a tool declares beyond its timeout.
+///
+/// Each bound is enforced by the mechanism that runs the tool, never by
+/// accounting in the executor: `max_memory` and `max_cpu` by the operating
+/// system in an isolated worker process (`setrlimit`, see
+/// [`crate::isolated`]), `fuel` by the WASM engine. A tool running in the
+/// agent's own process cannot be bounded this way; its bounds are declared
+/// only (the executor's timeout still applies to every tool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ResourceBounds {
+    /// The largest address space, in bytes, of the worker running the tool.
+    pub max_memory: Option<u64>,
+    /// The CPU time one call may use, in milliseconds (the OS counts whole
+    /// seconds: a limit is rounded up to the next second).
+    pub max_cpu_ms: Option<u64>,
+    /// The WASM fuel one call may burn (about one unit per instruction).
+    pub fuel: Option<u64>,
+}
+
+impl ResourceBounds {
+    /// No bounds.
+    pub const NONE: ResourceBounds = ResourceBounds {
+        max_memory: None,
+        max_cpu_ms: None,
+        fuel: None,
+    };
+
+    /// True when no bound is set.
+    pub fn is_unlimited(&self) -> bool {
+        *self == ResourceBounds::NONE
+    }
+
+    /// Sets the memory bound, in bytes.
+    pub fn with_max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = Some(bytes);
+        self
+    }
+
+    /// Sets the CPU time bound.
+    pub fn with_max_cpu(mut self, cpu: Duration) -> Self {
+        self.max_cpu_ms = Some(u64::try_from(cpu.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// Sets the fuel bound.
+    pub fn with_fuel(mut self, fuel: u64) -> Self {
+        self.fuel = Some(fuel);
+        self
+    }
+
+    /// The CPU time bound as a duration.
+    pub fn max_cpu(&self) -> Option<Duration> {
+        self.max_cpu_ms.map(Duration::from_millis)
+    }
+}
+
+/// Why a spec could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The name breaks the naming rule.
+    #[error("invalid tool name `{name}`: {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// The rule it breaks.
+        reason: NameError,
+    },
+    /// No description was given.
+    #[error("tool `{0}` has no description: the model needs one to decide when to call it")]
+    MissingDescription(String),
+    /// A retry policy was set on a tool that is not idempotent.
+    #[error(
+        "tool `{0}` retries but is not idempotent: a retry could repeat its effect; declare it idempotent or drop the retry policy"
+    )]
+    RetryWithoutIdempotency(String),
+    /// A zero timeout.
+    #[error("tool `{0}` has a zero timeout")]
+    ZeroTimeout(String),
+    /// A task start was set on a tool that never runs as a task.
+    #[error(
+        "tool `{0}` escalates to a task but does not support tasks: declare its task support optional or required"
+    )]
+    EscalatesWithoutTasks(String),
+    /// A resource bound of zero: the tool could never run.
+    #[error("tool `{name}` has a zero `{bound}` bound: it could never run")]
+    ZeroBound {
+        /// The tool's name.
+        name: String,
+        /// Which bound (`max_memory`, `max_cpu`, `fuel`).
+        bound: &'static str,
+    },
+}
+
+/// The description of one tool.
+///
+/// Built once per tool (by `#[tool]` or by hand with [`ToolSpec::builder`])
+/// and shared by reference; the executor never rebuilds it per call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// The canonical name.
+    pub name: ToolName,
+    /// A human-readable title (MCP `title`).
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The input schema (an object at the root).
+    pub input_schema: ToolSchema,
+    /// The output schema, when the output type has one.
+    pub output_schema: Option<ToolSchema>,
+    /// The hidden parameters.
+    pub injected: Vec<InjectedArgSpec>,
+    /// Declared effects.
+    pub safety: ToolSafety,
+    /// The tool's own timeout (the executor's default applies otherwise).
+    pub timeout: Option<Duration>,
+    /// The retry policy.
+    pub retry: RetryPolicy,
+    /// Concurrency rules.
+    pub concurrency: ConcurrencyPolicy,
+    /// Groups the tool belongs to, for per-turn selection.
+    pub tags: Vec<String>,
+    /// True when the tool fn is synchronous and runs on the blocking pool.
+    pub blocking: bool,
+    /// Memory, CPU and fuel bounds (none by default; left out of the
+    /// serialized spec when none is set).
+    #[serde(skip_serializing_if = "ResourceBounds::is_unlimited")]
+    pub bounds: ResourceBounds,
+    /// Example arguments, each a JSON object a model could send. Checked
+    /// against the input schema when the tool is registered, exported as
+    /// Anthropic's `input_examples` and appended to the description for
+    /// other providers (`providers::description_with_examples`).
+    /// Left out of the serialized spec when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<serde_json::Value>,
+    /// Whether the tool may run as an MCP task (never, by default; left
+    /// out of the serialized spec then).
+    #[serde(skip_serializing_if = "TaskSupport::is_forbidden")]
+    pub task_support: TaskSupport,
+    /// Where its task begins (left out of the serialized spec when
+    /// [`TaskStart::Immediately`]).
+    #[serde(skip_serializing_if = "TaskStart::is_immediately")]
+    pub task_start: TaskStart,
+}
+
+impl ToolSpec {
+    /// Starts a spec with a name and a description.
+    pub fn builder(name: impl Into<String>, description: impl Into<String>) -> ToolSpecBuilder {
+        ToolSpecBuilder {
+            name: name.into(),
+            description: description.into(),
+            title: None,
+            input_schema: ToolSchema::empty_object(),
+            output_schema: None,
+            injected: Vec::new(),
+            safety: ToolSafety::default(),
+            timeout: None,
+            retry: RetryPolicy::none(),
+            concurrency: ConcurrencyPolicy::default(),
+            tags: Vec::new(),
+            blocking: false,
+            bounds: ResourceBounds::NONE,
+            examples: Vec::new(),
+            task_support: TaskSupport::Forbidden,
+            task_start: TaskStart::Immediately,
+        }
+    }
+
+    /// Whether the tool is idempotent.
+    pub fn idempotency(&self) -> Idempotency {
+        self.safety.idempotency
+    }
+}
+
+/// Builds a [`ToolSpec`], checking its rules in [`build`](Self::build).
+#[derive(Debug, Clone)]
+pub struct ToolSpecBuilder {
+    name: String,
+    description: String,
+    title: Option<String>,
+    input_schema: ToolSchema,
+    output_schema: Option<ToolSchema>,
+    injected: Vec<InjectedArgSpec>,
+    safety: ToolSafety,
+    timeout: Option<Duration>,
+    retry: RetryPolicy,
+    concurrency: ConcurrencyPolicy,
+    tags: Vec<String>,
+    blocking: bool,
+    bounds: ResourceBounds,
+    examples: Vec<serde_json::Value>,
+    task_support: TaskSupport,
+    task_start: TaskStart,
+}
+
+impl ToolSpecBuilder {
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the input schema.
+    pub fn input_schema(mut self, schema: ToolSchema) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// Sets the output schema.
+    pub fn output_schema(mut self, schema: ToolSchema) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Adds a hidden parameter.
+    pub fn injected(
+        mut self,
+        name: impl Into<String>,
+        type_name: impl Into<String>,
+        kind: InjectedKind,
+    ) -> Self {
+        self.injected.push(InjectedArgSpec {
+            name: name.into(),
+            type_name: type_name.into(),
+            kind,
+        });
+        self
+    }
+
+    /// Sets the safety metadata.
+    pub fn safety(mut self, safety: ToolSafety) -> Self {
+        self.safety = safety;
+        self
+    }
+
+    /// Sets the timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the retry policy (the tool must be idempotent to retry).
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Never overlap another call.
+    pub fn sequential(mut self) -> Self {
+        self.concurrency.sequential = true;
+        self
+    }
+
+    /// At most `n` calls of this tool at once.
+    pub fn max_concurrency(mut self, n: NonZeroUsize) -> Self {
+        self.concurrency.max_concurrency = Some(n);
+        self
+    }
+
+    /// Adds a group tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+
+    /// Marks the tool fn as synchronous (run on the blocking pool).
+    pub fn blocking(mut self, blocking: bool) -> Self {
+        self.blocking = blocking;
+        self
+    }
+
+    /// Bounds the address space of the worker process that runs the tool,
+    /// in bytes (enforced for isolated tools).
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.bounds.max_memory = Some(bytes);
+        self
+    }
+
+    /// Bounds the CPU time of one call (enforced for isolated tools, in
+    /// whole seconds rounded up).
+    pub fn max_cpu(mut self, cpu: Duration) -> Self {
+        self.bounds = self.bounds.with_max_cpu(cpu);
+        self
+    }
+
+    /// Bounds the fuel of one call (enforced for WASM tools).
+    pub fn fuel(mut self, fuel: u64) -> Self {
+        self.bounds.fuel = Some(fuel);
+        self
+    }
+
+    /// Adds an example of arguments (a JSON object a model could send);
+    /// registration refuses the tool when it does not match the input
+    /// schema.
+    pub fn example(mut self, arguments: serde_json::Value) -> Self {
+        self.examples.push(arguments);
+        self
+    }
+
+    /// Lets the tool run as an MCP task ([`TaskSupport`]).
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
+    /// Where the tool's task begins ([`TaskStart`]); the tool must support
+    /// tasks.
+    pub fn task_start(mut self, start: TaskStart) -> Self {
+        self.task_start = start;
+        self
+    }
+
+    /// Sets every resource bound at once.
+    pub fn bounds(mut self, bounds: ResourceBounds) -> Self {
+        self.bounds = bounds;
+        self
+    }
+
+    /// Checks the rules and builds the spec.
+    pub fn build(self) -> Result<ToolSpec, SpecError> {
+        let name = ToolName::new(&self.name).map_err(|reason| SpecError::InvalidName {
+            name: self.name.clone(),
+            reason,
+        })?;
+        if self.description.trim().is_empty() {
+            return Err(SpecError::MissingDescription(self.name));
+        }
+        if self.retry.retries() && !self.safety.idempotency.is_idempotent() {
+            return Err(SpecError::RetryWithoutIdempotency(self.name));
+        }
+        if self.timeout == Some(Duration::ZERO) {
+            return Err(SpecError::ZeroTimeout(self.name));
+        }
+        let zero = [
+            ("max_memory", self.bounds.max_memory),
+            ("max_cpu", self.bounds.max_cpu_ms),
+            ("fuel", self.bounds.fuel),
+        ]
+        .into_iter()
+        .find(|(_, value)| *value == Some(0));
+        if self.task_support.is_forbidden() && !self.task_start.is_immediately() {
+            return Err(SpecError::EscalatesWithoutTasks(self.name));
+        }
+        if let Some((bound, _)) = zero {
+            return Err(SpecError::ZeroBound {
+                name: self.name,
+                bound,
+            });
+        }
+        Ok(ToolSpec {
+            name,
+            title: self.title,
+            description: self.description,
+            input_schema: self.input_schema,
+            output_schema: self.output_schema,
+            injected: self.injected,
+            safety: self.safety,
+            timeout: self.timeout,
+            retry: self.retry,
+            concurrency: self.concurrency,
+            tags: self.tags,
+            blocking: self.blocking,
+            bounds: self.bounds,
+            examples: self.examples,
+            task_support: self.task_support,
+            task_start: self.task_start,
+        })
+    }
+}
