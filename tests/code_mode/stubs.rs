@@ -8,7 +8,8 @@ use tinyagents_tools::code_mode::{CodeMode, typescript_stubs};
 use tinyagents_tools::providers::{
     AnthropicOptions, ExportTarget, GeminiOptions, OpenAiOptions, export_declarations,
 };
-use tinyagents_tools::{ToolSchema, ToolSpec};
+use tinyagents_tools::testkit::FnTool;
+use tinyagents_tools::{ToolExecutor, ToolOutput, ToolRegistry, ToolSafety, ToolSchema, ToolSpec};
 
 use crate::tools::{registry, setup};
 
@@ -19,15 +20,7 @@ fn stubs_are_typed_from_the_input_and_output_schemas_with_doc_comments() {
     let expected = "\
 declare const tools: {
   /** Look up an item of the catalog. */
-  lookup(args: {
-    /** The item's number, from 1 to 1000. */
-    id: number;
-  }): {
-    /** Its name. */
-    name: string;
-    /** Its price in cents. */
-    price: number;
-  };
+  lookup(args: { /** The item's number, from 1 to 1000. */ id: number }): { /** Its name. */ name: string; /** Its price in cents. */ price: number };
 };
 ";
     let stubs = typescript_stubs([lookup]);
@@ -43,6 +36,10 @@ fn stubs_cover_optional_fields_unions_enums_arrays_and_refs() {
             "properties": {
                 "limit": {"type": ["integer", "null"]},
                 "mode": {"enum": ["fast", "exact"]},
+                "pairs": {"type": "array", "items": {"anyOf": [
+                    {"type": "object", "properties": {"a": {"type": "string", "description": "Ends */ early?"}}, "required": ["a"]},
+                    {"type": "null"}
+                ]}},
                 "query": {"type": "string"},
                 "tags": {"type": "array", "items": {"$ref": "#/$defs/Tag"}}
             },
@@ -59,14 +56,7 @@ declare const tools: {
    * Search.
    * Two lines.
    */
-  search(args: {
-    limit?: number | null;
-    mode?: \"fast\" | \"exact\";
-    query: string;
-    tags?: {
-      label: string;
-    }[];
-  }): unknown;
+  search(args: { limit?: number | null; mode?: \"fast\" | \"exact\"; pairs?: ({ /** Ends *\\/ early? */ a: string } | null)[]; query: string; tags?: { label: string }[] }): unknown;
 };
 ";
     assert!(stubs.starts_with(expected), "{stubs}");
@@ -120,8 +110,8 @@ fn declaration_sizes_report_the_one_declaration_against_the_plain_ones() {
             .len()
     );
     assert_eq!(sizes.saved(), sizes.plain as i64 - sizes.code_mode as i64);
-    // A fixed cost (the instructions, `ToolError`, `print`), then each
-    // tool's stub costs less than its declaration.
+    // A fixed cost (the instructions, `ToolError`), then each tool's stub
+    // costs less than its declaration.
     let one = CodeMode::new(Arc::clone(&s.inner))
         .offering(["lookup"])
         .declaration_sizes(target);
@@ -129,4 +119,63 @@ fn declaration_sizes_report_the_one_declaration_against_the_plain_ones() {
         sizes.code_mode - one.code_mode < sizes.plain - one.plain,
         "{one:?} {sizes:?}"
     );
+}
+
+#[test]
+fn twenty_tools_cost_less_in_code_mode_than_declared_one_by_one() {
+    // Twenty tools shaped like the example's: one sentence, two described
+    // arguments (one bounded), an object answer of two described members.
+    let mut registry = ToolRegistry::<()>::new();
+    for i in 0..20 {
+        let spec = ToolSpec::builder(
+            format!("catalog_tool_{i}"),
+            format!("Look up record {i} of the catalog by number and name."),
+        )
+        .input_schema(ToolSchema::from_value(json!({
+            "type": "object", "description": "Which record.",
+            "properties": {
+                "id": {"type": "integer", "minimum": 1, "maximum": 100, "description": "The record's number, from 1 to 100."},
+                "name": {"type": "string", "description": "The record's name."}
+            },
+            "required": ["id", "name"], "additionalProperties": false
+        })))
+        .output_schema(ToolSchema::from_value(json!({
+            "type": "object", "description": "A record.",
+            "properties": {
+                "label": {"type": "string", "description": "Its label."},
+                "price": {"type": "integer", "minimum": 0, "description": "Its price in cents."}
+            },
+            "required": ["label", "price"]
+        })))
+        .safety(ToolSafety::pure())
+        .build()
+        .unwrap();
+        registry
+            .register(FnTool::new(spec, |_, _| {
+                Box::pin(async { Ok(ToolOutput::text("x")) })
+            }))
+            .unwrap();
+    }
+    let inner = Arc::new(ToolExecutor::builder(registry, ()).build().unwrap());
+    let targets = [
+        ExportTarget::OpenAiChat(OpenAiOptions::default()),
+        ExportTarget::OpenAiResponses(OpenAiOptions::default()),
+        ExportTarget::Anthropic(AnthropicOptions::default()),
+        ExportTarget::Gemini(GeminiOptions::default()),
+        ExportTarget::Mcp,
+    ];
+    for target in targets {
+        let sizes = CodeMode::new(Arc::clone(&inner)).declaration_sizes(target);
+        assert!(sizes.saved() > 0, "{target:?}: {sizes:?}");
+    }
+    // Nothing the model reads is left out: every description, type and
+    // name is in the stubs.
+    let stubs = CodeMode::new(inner).stubs();
+    for i in 0..20 {
+        assert!(stubs.contains(&format!(
+            "  /** Look up record {i} of the catalog by number and name. */\n  catalog_tool_{i}(args: \
+             {{ /** The record's number, from 1 to 100. */ id: number; /** The record's name. */ name: string }}): \
+             {{ /** Its label. */ label: string; /** Its price in cents. */ price: number }};\n"
+        )), "{stubs}");
+    }
 }

@@ -52,7 +52,10 @@ fn setup(limits: SandboxLimits) -> (ToolExecutor, Arc<AtomicU32>) {
     model_facing
         .register(CodeMode::new(inner).limits(limits).tool())
         .unwrap();
-    (ToolExecutor::builder(model_facing, ()).build().unwrap(), count)
+    (
+        ToolExecutor::builder(model_facing, ()).build().unwrap(),
+        count,
+    )
 }
 
 /// Sorts object keys, so that values compare whatever their key order.
@@ -105,7 +108,13 @@ const cases = [
 return cases.map((c, i) => same(tools.echo(c), JSON.parse(JSON.stringify(c))) || i);
 "#
     );
-    let log = turn(&outer, &RunContext::empty(), 1, &run_code_reply("c1", &code)).await;
+    let log = turn(
+        &outer,
+        &RunContext::empty(),
+        1,
+        &run_code_reply("c1", &code),
+    )
+    .await;
     let value = program_result(&log.results[0]);
     let all: Vec<bool> = vec![true; 16];
     assert_eq!(value, json!(all));
@@ -211,8 +220,17 @@ async fn a_run_code_call_that_times_out_stops_its_program_and_its_calls() {
     let code = "for (;;) { try { tools.slow({}); } catch (e) {} }";
     let started = Instant::now();
     let log = turn(&outer, &RunContext::empty(), 1, &run_code_reply("c1", code)).await;
-    assert_eq!(log.results[0].outcome(), "timeout", "{}", log.results[0].text());
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert_eq!(
+        log.results[0].outcome(),
+        "timeout",
+        "{}",
+        log.results[0].text()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
     let made = count.load(Ordering::SeqCst);
     assert!((1..=5).contains(&made), "{made}");
     // No call is made after the timeout.

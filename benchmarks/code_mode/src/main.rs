@@ -118,10 +118,7 @@ async fn main() {
             "a tool call from a program, 1000 in one program, less the start (us/call)",
             vec![],
         ),
-        (
-            "the same, the start not subtracted (us/call)",
-            vec![],
-        ),
+        ("the same, the start not subtracted (us/call)", vec![]),
         ("the same call made directly, `execute` (us/call)", vec![]),
         ("20-item program, 40 calls, one run_code call (us)", vec![]),
         ("the same 40 calls directly, two batches of 20 (us)", vec![]),

@@ -74,7 +74,8 @@ pub(crate) trait Host {
 }
 
 /// What every tool function of a program shares: the host, the stop flag,
-/// the deadline and the number of calls made.
+/// the `run_code` call's cancellation, the deadline and the number of
+/// calls made.
 pub(super) struct Calls<H> {
     host: Rc<RefCell<H>>,
     stop: Rc<Cell<Stop>>,
@@ -152,7 +153,8 @@ impl<H: Host + 'static> Calls<H> {
         }
         if self.made.get() >= self.max_calls {
             self.stop.set(Stop::Limit(Limit::Calls));
-            let limit = Failure::of_sandbox("limit_exceeded", "the program made too many tool calls");
+            let limit =
+                Failure::of_sandbox("limit_exceeded", "the program made too many tool calls");
             return Err(throw_tool_error(ctx, limit));
         }
         self.made.set(self.made.get() + 1);
@@ -163,7 +165,8 @@ impl<H: Host + 'static> Calls<H> {
             HostAnswer::Error(e) => Err(throw_tool_error(ctx, e)),
             HostAnswer::Pause => {
                 self.stop.set(Stop::Paused);
-                let waits = Failure::of_sandbox("pending_approval", "the call waits for an approval");
+                let waits =
+                    Failure::of_sandbox("pending_approval", "the call waits for an approval");
                 Err(throw_tool_error(ctx, waits))
             }
         }
@@ -208,4 +211,3 @@ pub(super) fn host_print(
         out.push('\n');
     }
 }
-

@@ -44,7 +44,7 @@
 //!   journaled one would answer the re-delivered call from its journal).
 //!
 //! The sandbox is QuickJS (through `rquickjs`), chosen by measurement:
-//! README, "Code mode".
+//! the guide, `docs/code-mode.md`.
 
 mod host;
 mod run_code;

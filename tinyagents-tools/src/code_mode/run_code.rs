@@ -2,15 +2,16 @@
 //! each of its tool calls with the executor, on the async runtime the
 //! outer call runs on.
 
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
-use std::task::{Context, Poll, Waker};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::runtime::Handle;
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use super::host::{Callee, Failure, Host, HostAnswer};
 use super::sandbox::{self, Ending};
@@ -21,12 +22,12 @@ use crate::error::{ArgumentProblem, ToolError};
 use crate::executor::ToolExecutor;
 use crate::ids::CallName;
 use crate::output::{ToolOutput, ToolResult};
+use crate::runtime::Turn;
 use crate::runtime::{RunContext, ToolRuntime};
 use crate::spec::ToolSafety;
 use crate::spec::ToolSchema;
 use crate::spec::ToolSpec;
 use crate::tool::{CallResult, Shared, Tool};
-use crate::runtime::Turn;
 
 /// The `run_code` tool of a [`CodeMode`]: a [`Tool`] for any application
 /// state (it uses its own executor's), to register in the model-facing
@@ -89,20 +90,20 @@ pub(super) fn spec_of(
     specs: &[&ToolSpec],
 ) -> ToolSpec {
     // The stubs go in the argument's description: OpenAI Chat bounds a
-    // tool's description to 1024 characters, not its parameters'.
+    // tool's description to 1024 characters, not its parameters'. Both
+    // are sent with every request: they say what the model needs, once.
     let description = format!(
-        "Run a JavaScript program that calls tools, and answer with the value it returns. \
-         Limits: {} ms of running time, {} MiB of memory, {} tool calls, {} KiB of output.",
+        "Run a JavaScript program that calls tools; answers with the value it returns. \
+         Limits: {} ms running time, {} MiB memory, {} tool calls, {} KiB output.",
         limits.max_time.as_millis(),
         limits.max_memory >> 20,
         limits.max_calls,
         limits.max_output >> 10,
     );
     let code = format!(
-        "The program: the body of an async function. Call tools as `tools.NAME(args)` \
-         (synchronous; `await` is allowed), use `return` for the answer and `print(...)` for notes. \
-         A refused or failed call throws a `ToolError`. There is no network, file system, clock \
-         or randomness except through tools. The tools:\n\n```ts\n{stubs}```"
+        "Body of an async function: call `tools.NAME(args)` (synchronous; `await` allowed), \
+         `return` the answer, `print(...)` notes. A refused or failed call throws a ToolError. \
+         No network, files, clock or randomness but through tools.\n```ts\n{stubs}```"
     );
     ToolSpec::builder(name, description)
         .input_schema(ToolSchema::from_value(json!({
@@ -145,20 +146,11 @@ impl<O: Shared, S: Shared, C: Shared> Tool<O, C> for RunCode<S, C> {
         let code = code.to_owned();
         let cancel = runtime.cancellation().clone();
         // The program's thread reads the token's state at every call and
-        // interrupt check: a flag, set by a task that waits for the token,
-        // and set when this call ends or is dropped (a timed-out call may be
-        // dropped before that task runs): the program stops either way.
-        let cancelled = Arc::new(AtomicBool::new(cancel.is_cancelled()));
-        let _watch = Watch {
-            cancelled: Arc::clone(&cancelled),
-            task: tokio::spawn({
-                let (cancel, cancelled) = (cancel.clone(), Arc::clone(&cancelled));
-                async move {
-                    cancel.cancelled().await;
-                    cancelled.store(true, Ordering::Release);
-                }
-            }),
-        };
+        // interrupt check without its lock: a flag, set by the token when it
+        // fires and when this call ends or is dropped (a timed-out call is
+        // dropped after a grace period): the program stops either way.
+        let watch = Watch::new(&cancel);
+        let cancelled = Arc::clone(&watch.cancelled);
         let limits = self.limits.clone();
         let id = format!("{}/", runtime.call_id().as_str());
         let host = ExecutorHost {
@@ -180,6 +172,7 @@ impl<O: Shared, S: Shared, C: Shared> Tool<O, C> for RunCode<S, C> {
             (ending, host.made, host.pending)
         });
         let (ending, calls, pending) = job.await.map_err(|_| ToolError::crashed())?;
+        drop(watch);
         answer(ending, calls, pending, &self.limits)
     }
 }
@@ -256,18 +249,50 @@ struct ExecutorHost<S, C> {
     pending: Vec<PendingCall>,
 }
 
-/// The `run_code` call's watch over its token: when the call ends or is
-/// dropped, the program is told to stop (if it still runs) and the task
-/// that waits for the token is aborted.
+/// The `run_code` call's watch over its token: a flag the token sets when
+/// it fires (it wakes the wait registered here, whose waker sets it; no
+/// task runs for it), and that is set when the call ends or is dropped,
+/// so that a program still running stops.
 struct Watch {
     cancelled: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<()>,
+    _wait: Pin<Box<WaitForCancellationFutureOwned>>,
+}
+
+impl Watch {
+    fn new(cancel: &CancellationToken) -> Self {
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let mut wait = Box::pin(cancel.clone().cancelled_owned());
+        let waker = Waker::from(Arc::new(SetOnWake(Arc::clone(&cancelled))));
+        if wait
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_ready()
+        {
+            cancelled.store(true, Ordering::Release);
+        }
+        Watch {
+            cancelled,
+            _wait: wait,
+        }
+    }
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
         self.cancelled.store(true, Ordering::Release);
-        self.task.abort();
+    }
+}
+
+/// A waker that sets its flag.
+struct SetOnWake(Arc<AtomicBool>);
+
+impl Wake for SetOnWake {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.store(true, Ordering::Release);
     }
 }
 
@@ -291,7 +316,7 @@ impl<S: Shared, C: Shared> ExecutorHost<S, C> {
             }
         });
         if result.is_none() {
-            // Seen here before the watching task sets it.
+            // Seen here first (the token's waker sets it too).
             self.cancelled.store(true, Ordering::Release);
         }
         result
@@ -309,7 +334,13 @@ impl<S: Shared, C: Shared> Host for ExecutorHost<S, C> {
         };
         let call = ToolCall::new(self.id.as_str(), name.clone(), arguments);
         let Some(mut result) = self.run(call) else {
-            let cancelled = failure(&name, &self.id, "cancelled", "fatal", "the call was cancelled");
+            let cancelled = failure(
+                &name,
+                &self.id,
+                "cancelled",
+                "fatal",
+                "the call was cancelled",
+            );
             return (HostAnswer::Error(cancelled), Duration::ZERO);
         };
         // The call's wall time, from its receipt to its answer.

@@ -17,12 +17,6 @@ use rquickjs::{Context, Ctx, Function, Runtime, Value};
 
 use super::SandboxLimits;
 use super::host::{Calls, Host, host_print};
-#[cfg(test)]
-use super::host::{Callee, Failure, HostAnswer};
-#[cfg(test)]
-use crate::call::RawArguments;
-#[cfg(test)]
-use std::time::Duration;
 
 /// How a program ended.
 #[derive(Debug)]
@@ -95,8 +89,9 @@ pub(super) enum Stop {
 /// `tools` holds one host function per offered tool, so that
 /// `tools.NAME(args)` goes straight to the host. Any other name falls
 /// through to a proxy below, whose method the host answers by name (and
-/// the executor refuses). A refused or failed call throws the `ToolError` the host
-/// makes with the global `ToolError` (which the program cannot replace).
+/// the executor refuses). A refused or failed call throws a `ToolError`,
+/// which the host makes with the global `ToolError` (which the program
+/// cannot replace).
 const PRELUDE: &str = r#"
 "use strict";
 (() => {
@@ -364,26 +359,28 @@ fn position(stack: &str) -> Option<(u32, u32)> {
     Some((line, column))
 }
 
-/// A program that needs no host, for measuring the engine alone.
-#[cfg(test)]
-pub(crate) struct NoHost;
-
-#[cfg(test)]
-impl Host for NoHost {
-    fn call(&mut self, _: Callee<'_>, _: RawArguments) -> (HostAnswer, Duration) {
-        let failure = Failure {
-            kind: String::from("unknown_tool"),
-            class: String::from("repair"),
-            message: String::from("no tools"),
-            ..Failure::default()
-        };
-        (HostAnswer::Error(failure), Duration::ZERO)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use super::super::host::{Callee, Failure, HostAnswer};
     use super::*;
+    use crate::call::RawArguments;
+
+    /// A host without tools.
+    struct NoHost;
+
+    impl Host for NoHost {
+        fn call(&mut self, _: Callee<'_>, _: RawArguments) -> (HostAnswer, Duration) {
+            let failure = Failure {
+                kind: String::from("unknown_tool"),
+                class: String::from("repair"),
+                message: String::from("no tools"),
+                ..Failure::default()
+            };
+            (HostAnswer::Error(failure), Duration::ZERO)
+        }
+    }
 
     fn run_plain(code: &str) -> Ending {
         run(code, &[], &SandboxLimits::default(), Arc::default(), NoHost).0

@@ -12,8 +12,11 @@ use crate::spec::ToolSpec;
 /// The TypeScript declarations of `specs` as a program sees them: one
 /// method of `tools` per tool, its argument object typed from the input
 /// schema and its return type from the output schema (`unknown` without
-/// one), each with its description as a doc comment; then `ToolError`
-/// and `print`.
+/// one), with the tool's description as a doc comment above it and each
+/// property's before it; then `ToolError`.
+///
+/// Compact, since the model reads them in every request: a tool's
+/// signature is one line, object types are written inline.
 ///
 /// ```
 /// use serde_json::json;
@@ -31,7 +34,7 @@ use crate::spec::ToolSpec;
 ///     .build()
 ///     .unwrap();
 /// let stubs = typescript_stubs([&spec]);
-/// assert!(stubs.contains("get_price(args: {\n    /** The item. */\n    sku: string;\n  }): number;"));
+/// assert!(stubs.contains("  /** The price of an item, in cents. */\n  get_price(args: { /** The item. */ sku: string }): number;\n"));
 /// ```
 pub fn typescript_stubs<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> String {
     let mut out = String::from("declare const tools: {\n");
@@ -51,24 +54,12 @@ pub fn typescript_stubs<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> St
         );
     }
     out.push_str("};\n");
-    out.push_str(ERRORS_AND_PRINT);
+    out.push_str(TOOL_ERROR);
     out
 }
 
-/// What every program may use beside `tools`.
-const ERRORS_AND_PRINT: &str = "\
-/** What a refused or failed tool call throws. */
-declare class ToolError extends Error {
-  /** `invalid_arguments`, `not_advertised`, `denied`, `timeout`, `tool`, ... */
-  kind: string;
-  /** `retry`, `repair` or `fatal`. */
-  errorClass: string;
-  tool: string;
-  callId: string;
-}
-/** Adds a line to the program's output. */
-declare function print(...values: unknown[]): void;
-";
+/// What a refused or failed call throws.
+const TOOL_ERROR: &str = "declare class ToolError extends Error { kind: string /* invalid_arguments, not_advertised, denied, timeout, tool, ... */; errorClass: \"retry\" | \"repair\" | \"fatal\"; tool: string; callId: string }\n";
 
 /// The schema's `$defs` (or `definitions`), for `$ref`s to resolve against.
 fn definitions(schema: &Value) -> Map<String, Value> {
@@ -84,7 +75,7 @@ fn definitions(schema: &Value) -> Map<String, Value> {
 /// The deepest a type is written out; deeper (or recursive) parts are `unknown`.
 const MAX_DEPTH: usize = 8;
 
-/// The TypeScript type of `schema`, indented for nesting `level`.
+/// The TypeScript type of `schema` at nesting `level`.
 fn ts_type(schema: &Value, defs: &Map<String, Value>, level: usize) -> String {
     if level > MAX_DEPTH {
         return String::from("unknown");
@@ -148,7 +139,7 @@ fn of_type(t: &str, s: &Map<String, Value>, defs: &Map<String, Value>, level: us
         "array" => match s.get("items") {
             Some(items) => {
                 let inner = ts_type(items, defs, level);
-                if inner.contains(' ') && !inner.starts_with('{') {
+                if is_union(&inner) {
                     format!("({inner})[]")
                 } else {
                     format!("{inner}[]")
@@ -161,8 +152,9 @@ fn of_type(t: &str, s: &Map<String, Value>, defs: &Map<String, Value>, level: us
     }
 }
 
-/// An object type: its properties (optional unless required), each with
-/// its description; extra keys as an index signature when allowed.
+/// An object type, inline: its properties (optional unless required),
+/// each after its description; extra keys as an index signature when
+/// allowed.
 fn object(s: &Map<String, Value>, defs: &Map<String, Value>, level: usize) -> String {
     let required: Vec<&str> = s
         .get("required")
@@ -179,30 +171,48 @@ fn object(s: &Map<String, Value>, defs: &Map<String, Value>, level: usize) -> St
     let Some(properties) = properties.filter(|p| !p.is_empty()) else {
         return extra.map_or_else(|| String::from("{}"), |t| format!("Record<string, {t}>"));
     };
-    let indent = "  ".repeat(level + 1);
-    let mut out = String::from("{\n");
+    let mut members = Vec::with_capacity(properties.len() + 1);
     for (name, schema) in properties {
+        let mut member = String::new();
         if let Some(d) = schema.get("description").and_then(Value::as_str) {
-            doc(&mut out, d, &indent);
+            inline_doc(&mut member, d);
         }
         let optional = if required.contains(&name.as_str()) {
             ""
         } else {
             "?"
         };
-        let _ = writeln!(
-            out,
-            "{indent}{}{optional}: {};",
+        let _ = write!(
+            member,
+            "{}{optional}: {}",
             key(name),
             ts_type(schema, defs, level + 1)
         );
+        members.push(member);
     }
     if let Some(t) = extra {
-        let _ = writeln!(out, "{indent}[key: string]: {t};");
+        members.push(format!("[key: string]: {t}"));
     }
-    out.push_str(&"  ".repeat(level));
-    out.push('}');
-    out
+    format!("{{ {} }}", members.join("; "))
+}
+
+/// Whether `t` is a union at its top level (not inside an object type or a
+/// string literal), so that `[]` after it needs parentheses.
+fn is_union(t: &str) -> bool {
+    let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+    for c in t.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            _ if quoted => {}
+            '{' | '(' | '<' | '[' => depth += 1,
+            '}' | ')' | '>' | ']' => depth = depth.saturating_sub(1),
+            '|' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Types joined by `|`, each once.
@@ -244,7 +254,8 @@ fn key(name: &str) -> String {
     }
 }
 
-/// A `/** ... */` comment of `text` at `indent` (`*/` in the text defused).
+/// A `/** ... */` comment of `text` on its own line(s) at `indent` (`*/` in
+/// the text defused).
 fn doc(out: &mut String, text: &str, indent: &str) {
     let text = text.trim().replace("*/", "*\\/");
     if text.is_empty() {
@@ -260,4 +271,13 @@ fn doc(out: &mut String, text: &str, indent: &str) {
         let _ = writeln!(out, "{}", line.trim_end());
     }
     let _ = writeln!(out, "{indent} */");
+}
+
+/// A `/** ... */` comment of `text` before a property, on the same line
+/// (`*/` in the text defused; its lines, if several, kept).
+fn inline_doc(out: &mut String, text: &str) {
+    let text = text.trim().replace("*/", "*\\/");
+    if !text.is_empty() {
+        let _ = write!(out, "/** {text} */ ");
+    }
 }

@@ -97,7 +97,12 @@ impl<'js> Walk<'_, 'js> {
     /// `value` as JSON; `None` where `JSON.stringify` gives `undefined`
     /// (a member left out, an element written `null`). The primitive
     /// types are read from the value's tag; an object is classified once.
-    fn value(&mut self, value: &Js<'js>, key: Key<'_, 'js>, depth: usize) -> Result<Option<Value>, Stop> {
+    fn value(
+        &mut self,
+        value: &Js<'js>,
+        key: Key<'_, 'js>,
+        depth: usize,
+    ) -> Result<Option<Value>, Stop> {
         if let Some(i) = value.as_int() {
             self.spend(11)?;
             return Ok(Some(Value::from(i)));
@@ -205,13 +210,14 @@ impl<'js> Walk<'_, 'js> {
     }
 }
 
-/// Whether `JSON.stringify` writes `object` as its own enumerable members
-/// (what the walk does): an object whose prototype is `Object.prototype`,
-/// or another object without a prototype. Anything else goes to the
-/// engine: an object without a prototype may be a `JSON.rawJSON` value, and
-/// a boxed `Number`, `String`, `Boolean` or `BigInt` or an instance of a
-/// class has a prototype that has one. (A boxed primitive whose prototype
-/// the program changed to `Object.prototype` is walked as an object.)
+/// Whether `JSON.stringify` writes `object` as its own enumerable members,
+/// as the walk does: an object whose prototype has none itself
+/// (`Object.prototype`, or one made by `Object.create(null)`). Anything
+/// else goes to the engine: an object without a prototype may be a
+/// `JSON.rawJSON` value, and a boxed `Number`, `String`, `Boolean` or
+/// `BigInt`, a `Map`, an `Error` or an instance of a class has a prototype
+/// that has one. (A boxed primitive whose prototype the program set to
+/// `Object.prototype` is walked as an object.)
 fn plain(object: &Object<'_>) -> bool {
     match object.get_prototype() {
         Some(proto) => !proto.as_value().is_proxy() && proto.get_prototype().is_none(),

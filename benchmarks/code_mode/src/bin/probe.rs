@@ -5,6 +5,12 @@
 //! allocation, and the memory one instance holds.
 //!
 //! `cargo run --release --bin probe --features quickjs` (or `boa`, `monty`).
+// Built without an engine (the default features, for `code-mode-bench`),
+// the shared helpers have no caller.
+#![cfg_attr(
+    not(any(feature = "quickjs", feature = "boa", feature = "monty")),
+    allow(dead_code)
+)]
 #[cfg(any(feature = "quickjs", feature = "monty"))]
 use std::time::Duration;
 use std::time::Instant;
