@@ -19,64 +19,7 @@ use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::openai::{chat_tool_message, parse_chat_tool_calls};
 use tinyagents_tools::providers::{ExportTarget, OpenAiOptions, export_declarations};
-
-/// Which item.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ItemId {
-    /// The item's number, from 1 to 100.
-    #[schemars(range(min = 1, max = 100))]
-    id: u32,
-}
-
-/// An item of the catalog.
-#[derive(Serialize, JsonSchema)]
-struct Item {
-    /// Its name.
-    name: String,
-    /// Its price in cents.
-    price: u32,
-}
-
-/// Look up an item of the catalog by number.
-#[tool(read_only, idempotent, local)]
-async fn lookup(args: ItemId) -> Item {
-    Item {
-        name: format!("item-{}", args.id),
-        price: args.id * 125,
-    }
-}
-
-/// What to label.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct LabelArgs {
-    /// The item's name.
-    name: String,
-    /// Its price in cents.
-    price: u32,
-}
-
-/// Make the shelf label of an item.
-#[tool(read_only, idempotent, local)]
-async fn label(args: LabelArgs) -> String {
-    format!(
-        "{} ${}.{:02}",
-        args.name,
-        args.price / 100,
-        args.price % 100
-    )
-}
-
-/// The program the scripted model writes.
-const PROGRAM: &str = r#"
-const labels = [];
-for (let id = 1; id <= 20; id++) {
-  const item = tools.lookup({ id });
-  labels.push(tools.label({ name: item.name, price: item.price }));
-}
-return labels.join("; ");
-"#;
+use tinyagents_tools_examples::code_mode_catalog::{LabelTool, LookupTool, PROGRAM};
 
 /// Counts the inner calls that completed.
 #[derive(Default)]

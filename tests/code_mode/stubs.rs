@@ -9,7 +9,7 @@ use tinyagents_tools::providers::{
     AnthropicOptions, ExportTarget, GeminiOptions, OpenAiOptions, export_declarations,
 };
 use tinyagents_tools::testkit::FnTool;
-use tinyagents_tools::{ToolExecutor, ToolOutput, ToolRegistry, ToolSafety, ToolSchema, ToolSpec};
+use tinyagents_tools::{ToolExecutor, ToolOutput, ToolRegistry, ToolSchema, ToolSpec};
 
 use crate::tools::{registry, setup};
 
@@ -127,29 +127,7 @@ fn twenty_tools_cost_less_in_code_mode_than_declared_one_by_one() {
     // arguments (one bounded), an object answer of two described members.
     let mut registry = ToolRegistry::<()>::new();
     for i in 0..20 {
-        let spec = ToolSpec::builder(
-            format!("catalog_tool_{i}"),
-            format!("Look up record {i} of the catalog by number and name."),
-        )
-        .input_schema(ToolSchema::from_value(json!({
-            "type": "object", "description": "Which record.",
-            "properties": {
-                "id": {"type": "integer", "minimum": 1, "maximum": 100, "description": "The record's number, from 1 to 100."},
-                "name": {"type": "string", "description": "The record's name."}
-            },
-            "required": ["id", "name"], "additionalProperties": false
-        })))
-        .output_schema(ToolSchema::from_value(json!({
-            "type": "object", "description": "A record.",
-            "properties": {
-                "label": {"type": "string", "description": "Its label."},
-                "price": {"type": "integer", "minimum": 0, "description": "Its price in cents."}
-            },
-            "required": ["label", "price"]
-        })))
-        .safety(ToolSafety::pure())
-        .build()
-        .unwrap();
+        let spec = tinyagents_tools_examples::code_mode_catalog::catalog_spec(i);
         registry
             .register(FnTool::new(spec, |_, _| {
                 Box::pin(async { Ok(ToolOutput::text("x")) })

@@ -21,61 +21,11 @@ use serde_json::json;
 use tinyagents_tools::code_mode::{CodeMode, SandboxLimits};
 use tinyagents_tools::prelude::*;
 
-/// Which item.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ItemId {
-    /// The item's number.
-    id: u32,
-}
-
-/// An item.
-#[derive(Serialize, JsonSchema)]
-struct Item {
-    /// Its name.
-    name: String,
-    /// Its price in cents.
-    price: u32,
-}
-
-/// Look up an item.
-#[tool(read_only, idempotent, local)]
-async fn lookup(args: ItemId) -> Item {
-    Item {
-        name: format!("item-{}", args.id),
-        price: args.id * 125,
-    }
-}
-
-/// What to label.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct LabelArgs {
-    /// The name.
-    name: String,
-    /// The price in cents.
-    price: u32,
-}
-
-/// Make a label.
-#[tool(read_only, idempotent, local)]
-async fn label(args: LabelArgs) -> String {
-    format!(
-        "{} ${}.{:02}",
-        args.name,
-        args.price / 100,
-        args.price % 100
-    )
-}
-
-const TWENTY: &str = r#"
-const labels = [];
-for (let id = 1; id <= 20; id++) {
-  const item = tools.lookup({ id });
-  labels.push(tools.label({ name: item.name, price: item.price }));
-}
-return labels.join("; ");
-"#;
+// The example's two tools and its program.
+#[path = "../../../examples/code_mode_catalog.rs"]
+#[allow(dead_code)]
+mod catalog;
+use catalog::{LabelTool, LookupTool, PROGRAM as TWENTY};
 
 /// Median, first and third quartile of `v` (sorted in place).
 fn quartiles(v: &mut [f64]) -> (f64, f64, f64) {

@@ -287,6 +287,11 @@ impl Rounds {
         std::mem::take(&mut *lock(&self.asked))
     }
 
+    /// True when the call asked the client for input it has not given.
+    pub(crate) fn asks(&self) -> bool {
+        !lock(&self.asked).is_empty()
+    }
+
     fn asked_keys(&self) -> Vec<String> {
         lock(&self.asked).keys().cloned().collect()
     }

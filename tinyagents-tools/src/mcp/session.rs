@@ -231,7 +231,6 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             ),
         };
         let tool = request.name.into_owned();
-        let fingerprint = approval_fingerprint(&tool, &arguments_value(&arguments));
         // A tool that may run as a task is one for a client that declared
         // the tasks extension; a required one refuses any other client.
         let (support, start) = self.task_declaration(&tool);
@@ -243,6 +242,17 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             ));
         }
         let as_task = tasks_declared && !support.is_forbidden();
+        // A client on 2026-07-28 or later is asked for input in rounds.
+        let rounds_protocol = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        // The arguments' fingerprint binds a task or a round's state to this
+        // call; a call that makes neither has no use for it (it stays empty).
+        let fingerprint = if as_task || rounds_protocol {
+            approval_fingerprint(&tool, &arguments_value(&arguments))
+        } else {
+            String::new()
+        };
         if as_task && start == TaskStart::Immediately {
             let new = NewTask {
                 tool,
@@ -255,12 +265,8 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             tasks::start(&self.shared, &record, context.peer.clone());
             return Ok(tasks::handle(&record).into());
         }
-        // A client on 2026-07-28 or later is asked for input in rounds: the
-        // state it sends back is opened (and refused when it is not this
-        // server's, for this call) before anything runs.
-        let rounds_protocol = context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        // The state a rounds client sends back is opened (and refused when
+        // it is not this server's, for this call) before anything runs.
         let rounds = if rounds_protocol {
             let opened = self
                 .shared
@@ -446,11 +452,11 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
             if let Some(capability) = rounds.missing() {
                 return Err(missing_capability(capability));
             }
-            let state = self.shared.sealer.seal(tool, fingerprint, rounds);
-            let asked = rounds.take_asked();
-            if !asked.is_empty() {
+            if rounds.asks() {
                 // The call did not finish: it waits for the client's input,
                 // which the client sends with its next call.
+                let state = self.shared.sealer.seal(tool, fingerprint, rounds);
+                let asked = rounds.take_asked();
                 return Ok(InputRequiredResult::new(Some(asked), Some(state)).into());
             }
         }

@@ -46,18 +46,3 @@ impl ToolRegistry {
         Ok(registry)
     }
 }
-
-/// What `#[tool(collect)]` expands to: the tool submitted with its place.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __collect_tool {
-    ($tool:ident) => {
-        $crate::tool_macro::inventory::submit! {
-            $crate::tool_macro::CollectedTool {
-                make: || ::std::sync::Arc::new($tool),
-                file: ::core::file!(),
-                line: ::core::line!(),
-            }
-        }
-    };
-}

@@ -29,8 +29,6 @@ use crate::util::fasthash::NameMap;
 
 #[cfg(feature = "collect")]
 pub(crate) mod collect;
-#[cfg(not(feature = "collect"))]
-mod collect_off;
 mod error;
 mod examples;
 pub(crate) mod toolset;
@@ -78,7 +76,7 @@ impl<S: Shared, C: Shared> RegisteredTool<S, C> {
     }
 
     /// Where the tool came from when it was registered through a
-    /// [`Toolset`](crate::Toolset) (`toolset \`github\` (tool \`search\`)`);
+    /// [`Toolset`] (`toolset \`github\` (tool \`search\`)`);
     /// `None` for a tool registered directly.
     pub fn origin(&self) -> Option<&str> {
         self.origin.as_deref()

@@ -1,38 +1,5 @@
 //! [`ToolSearch`]: the built-in `search_tools` tool, deferred tools for the
 //! providers without a tool search of their own.
-//!
-//! A deferred tool is left out of a request's `tools` until the model asks
-//! for it. OpenAI Responses and Anthropic search deferred tools themselves
-//! (`defer_loading`: [`providers::request_tools_deferred`](crate::providers::request_tools_deferred)).
-//! For the others, register a [`ToolSearch`] over the deferred specs and
-//! advertise it: the model calls `search_tools` with a query, gets the best
-//! matches (name and description), and the tools found are *enabled*: the
-//! application adds [`ToolSearch::enabled`] to the next turn's tools (and to
-//! [`Turn::advertising`](crate::Turn::advertising), so the executor admits
-//! them).
-//!
-//! ## Ranking
-//!
-//! The query and each tool's name, tags and description are split into
-//! lowercase words (runs of letters and digits; a name's `_`, `-`, `.` and
-//! `:` separate words too). Each query word scores, per deferred tool:
-//! 3 when it is a word of the name, 2 when it is one of the tool's tags
-//! (case-insensitive), 1 when it is a word of the description; a query that
-//! is the tool's whole name scores 10 more. Tools scoring 0 are not
-//! returned; the others come best first, ties by name, at most
-//! [`ToolSearch::limit`] (5 by default).
-//!
-//! ```
-//! use tinyagents_tools::prelude::*;
-//! use tinyagents_tools::tool::ToolSearch;
-//!
-//! let refund = ToolSpec::builder("issue_refund", "Refund an order to the card it was paid with.")
-//!     .tag("billing")
-//!     .build()?;
-//! let search = ToolSearch::new([&refund]);
-//! assert_eq!(search.rank("refund an order"), ["issue_refund"]);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -58,10 +25,43 @@ struct Entry {
     description_words: BTreeSet<String>,
 }
 
-/// The built-in `search_tools` tool over a fixed set of deferred tools
-/// (see the [module](self) for the ranking). Calls from any number of runs
-/// share its enabled set; build one per conversation when conversations
-/// must not share what they found.
+/// The built-in `search_tools` tool over a fixed set of deferred tools, for
+/// the providers without a tool search of their own. Calls from any number
+/// of runs share its enabled set; build one per conversation when
+/// conversations must not share what they found.
+///
+/// A deferred tool is left out of a request's `tools` until the model asks
+/// for it. OpenAI Responses and Anthropic search deferred tools themselves
+/// (`defer_loading`: [`providers::request_tools_deferred`](crate::providers::request_tools_deferred)).
+/// For the others, register a [`ToolSearch`] over the deferred specs and
+/// advertise it: the model calls `search_tools` with a query, gets the best
+/// matches (name and description), and the tools found are *enabled*: the
+/// application adds [`ToolSearch::enabled`] to the next turn's tools (and to
+/// [`Turn::advertising`](crate::Turn::advertising), so the executor admits
+/// them).
+///
+/// # Ranking
+///
+/// The query and each tool's name, tags and description are split into
+/// lowercase words (runs of letters and digits; a name's `_`, `-`, `.` and
+/// `:` separate words too). Each query word scores, per deferred tool:
+/// 3 when it is a word of the name, 2 when it is one of the tool's tags
+/// (case-insensitive), 1 when it is a word of the description; a query that
+/// is the tool's whole name scores 10 more. Tools scoring 0 are not
+/// returned; the others come best first, ties by name, at most
+/// [`ToolSearch::limit`] (5 by default).
+///
+/// ```
+/// use tinyagents_tools::prelude::*;
+/// use tinyagents_tools::tool::ToolSearch;
+///
+/// let refund = ToolSpec::builder("issue_refund", "Refund an order to the card it was paid with.")
+///     .tag("billing")
+///     .build()?;
+/// let search = ToolSearch::new([&refund]);
+/// assert_eq!(search.rank("refund an order"), ["issue_refund"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct ToolSearch {
     entries: Vec<Entry>,

@@ -35,6 +35,36 @@ pub use crate::registry::collect::CollectedTool;
 #[cfg(feature = "collect")]
 pub use inventory;
 
+/// What `#[tool(collect)]` expands to: the tool submitted with its place.
+/// What `#[tool(collect)]` expands to without the `collect` feature: a
+/// compile error that names the feature, so nothing global happens by
+/// accident.
+#[cfg(not(feature = "collect"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __collect_tool {
+    ($tool:ident) => {
+        ::core::compile_error!(
+            "`#[tool(collect)]` needs the `collect` feature of tinyagents-tools: `tinyagents-tools = { version = \"0.1\", features = [\"collect\"] }`"
+        );
+    };
+}
+
+#[cfg(feature = "collect")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __collect_tool {
+    ($tool:ident) => {
+        $crate::tool_macro::inventory::submit! {
+            $crate::tool_macro::CollectedTool {
+                make: || ::std::sync::Arc::new($tool),
+                file: ::core::file!(),
+                line: ::core::line!(),
+            }
+        }
+    };
+}
+
 /// A type a tool's model-visible parameter may have.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's argument struct",

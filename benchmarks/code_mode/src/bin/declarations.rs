@@ -6,59 +6,16 @@
 //! `cargo run --release --manifest-path benchmarks/code_mode/Cargo.toml --bin declarations`
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tinyagents_tools::code_mode::CodeMode;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{AnthropicOptions, ExportTarget, GeminiOptions, OpenAiOptions};
-use tinyagents_tools::{ToolSafety, ToolSchema};
 
-/// Which item.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ItemId {
-    /// The item's number, from 1 to 100.
-    #[schemars(range(min = 1, max = 100))]
-    id: u32,
-}
-
-/// An item of the catalog.
-#[derive(Serialize, JsonSchema)]
-struct Item {
-    /// Its name.
-    name: String,
-    /// Its price in cents.
-    price: u32,
-}
-
-/// Look up an item of the catalog by number.
-#[tool(read_only, idempotent, local)]
-async fn lookup(args: ItemId) -> Item {
-    Item {
-        name: format!("item-{}", args.id),
-        price: args.id * 125,
-    }
-}
-
-/// What to label.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct LabelArgs {
-    /// The item's name.
-    name: String,
-    /// Its price in cents.
-    price: u32,
-}
-
-/// Make the shelf label of an item.
-#[tool(read_only, idempotent, local)]
-async fn label(args: LabelArgs) -> String {
-    format!(
-        "{} ${}.{:02}",
-        args.name,
-        args.price / 100,
-        args.price % 100
-    )
-}
+// The example's two tools, and the shape of twenty.
+#[path = "../../../../examples/code_mode_catalog.rs"]
+#[allow(dead_code)]
+mod catalog;
+use catalog::{LabelTool, LookupTool, catalog_spec};
 
 /// A tool that is only declared.
 struct Declared(ToolSpec);
@@ -80,30 +37,7 @@ impl Tool for Declared {
 fn twenty() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     for i in 0..20 {
-        let spec = ToolSpec::builder(
-            format!("catalog_tool_{i}"),
-            format!("Look up record {i} of the catalog by number and name."),
-        )
-        .input_schema(ToolSchema::from_value(json!({
-            "type": "object", "description": "Which record.",
-            "properties": {
-                "id": {"type": "integer", "minimum": 1, "maximum": 100, "description": "The record's number, from 1 to 100."},
-                "name": {"type": "string", "description": "The record's name."}
-            },
-            "required": ["id", "name"], "additionalProperties": false
-        })))
-        .output_schema(ToolSchema::from_value(json!({
-            "type": "object", "description": "A record.",
-            "properties": {
-                "label": {"type": "string", "description": "Its label."},
-                "price": {"type": "integer", "minimum": 0, "description": "Its price in cents."}
-            },
-            "required": ["label", "price"]
-        })))
-        .safety(ToolSafety::pure())
-        .build()
-        .unwrap();
-        registry.register(Declared(spec)).unwrap();
+        registry.register(Declared(catalog_spec(i))).unwrap();
     }
     registry
 }
