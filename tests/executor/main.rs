@@ -16,3 +16,4 @@ mod middleware;
 mod output;
 mod refusals;
 mod running;
+mod subscriber_delivery;

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ErrorCode,
-    GetTaskParams, GetTaskResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, GetTaskParams,
+    GetTaskResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProtocolVersion, ResultType, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -20,7 +20,7 @@ use super::call_result::rmcp_result;
 use super::peer::{Link, Mask, threshold_of};
 use super::progress::Route;
 use super::rounds::{Rounds, arguments_value, missing_capability};
-use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY};
+use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY, refusal_error};
 use super::tasks::{self, Escalation, NewTask};
 use crate::approval::approval_fingerprint;
 use crate::call::{RawArguments, ToolCall};
@@ -242,12 +242,12 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             ));
         }
         let as_task = tasks_declared && !support.is_forbidden();
-        // A client on 2026-07-28 or later is asked for input in rounds.
+        // A client on 2026-07-28 or later is asked for input in rounds, and
+        // the arguments' fingerprint binds a task or a round's state to this
+        // call; a call that makes neither has no use for it (left empty).
         let rounds_protocol = context
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        // The arguments' fingerprint binds a task or a round's state to this
-        // call; a call that makes neither has no use for it (it stays empty).
         let fingerprint = if as_task || rounds_protocol {
             approval_fingerprint(&tool, &arguments_value(&arguments))
         } else {
@@ -265,8 +265,8 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             tasks::start(&self.shared, &record, context.peer.clone());
             return Ok(tasks::handle(&record).into());
         }
-        // The state a rounds client sends back is opened (and refused when
-        // it is not this server's, for this call) before anything runs.
+        // A rounds client's state is opened (refused when it is not this
+        // server's, for this call) before anything runs.
         let rounds = if rounds_protocol {
             let opened = self
                 .shared
@@ -476,21 +476,6 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         answer.result_type = Some(ResultType::COMPLETE);
         Ok(answer.into())
     }
-}
-
-/// The JSON-RPC error the screen asked for (`{"code", "message"}`).
-fn refusal_error(refusal: &Value) -> ErrorData {
-    let code = refusal
-        .get("code")
-        .and_then(Value::as_i64)
-        .and_then(|c| i32::try_from(c).ok())
-        .map_or(ErrorCode::INVALID_PARAMS, ErrorCode);
-    let message = refusal
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("invalid params")
-        .to_owned();
-    ErrorData::new(code, message, None)
 }
 
 impl<S, C> fmt::Debug for McpSession<S, C> {

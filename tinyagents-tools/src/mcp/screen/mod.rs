@@ -31,6 +31,24 @@ pub(crate) const REFUSAL_KEY: &str = "dev.tinyagents/refusal";
 /// the executor bounds it before parsing.
 const MAX_MESSAGE_DEPTH: usize = 100;
 
+/// The JSON-RPC error the screen asked for (`{"code", "message"}`).
+pub(crate) fn refusal_error(refusal: &Value) -> rmcp::model::ErrorData {
+    let code = refusal
+        .get("code")
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok())
+        .map_or(
+            rmcp::model::ErrorCode::INVALID_PARAMS,
+            rmcp::model::ErrorCode,
+        );
+    let message = refusal
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("invalid params")
+        .to_owned();
+    rmcp::model::ErrorData::new(code, message, None)
+}
+
 /// What to do with one incoming message.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Screened {
