@@ -17,7 +17,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::{ElicitAction, Elicitation, McpPeer};
+use tinyagents_tools::mcp::{ElicitAction, Elicitation, McpPeer, McpPeerError};
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RegistryError, tool};
 
@@ -123,16 +123,22 @@ pub async fn multi_input(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
 /// greets them.
 #[tool(read_only, local, task = "required", escalates)]
 pub async fn test_tool_with_task(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
-    let answer = client
+    let answer = ask_user_name(&client).await?;
+    client.escalate().await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(format!("Hello, {}!", field(&answer, "name")))
+}
+
+/// Asks the user's name in an input round keyed `user_name`; the answer
+/// holds it as the field `name` (the conformance server's tools ask it too).
+pub async fn ask_user_name(client: &McpPeer) -> Result<Elicitation, McpPeerError> {
+    client
         .elicit_as(
             "user_name",
             "What is your name?",
             one_field("name", "string"),
         )
-        .await?;
-    client.escalate().await?;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    Ok(format!("Hello, {}!", field(&answer, "name")))
+        .await
 }
 
 /// A form of one required field `name` of JSON type `kind`.

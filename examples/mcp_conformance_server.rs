@@ -13,6 +13,7 @@
 use serde_json::{Value, json};
 use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer};
 use tinyagents_tools::prelude::*;
+use tinyagents_tools_examples::conformance_tasks::ask_user_name;
 use tinyagents_tools_examples::conformance_tools::{
     JsonSchema202012ToolTool, TestCustomHeadersNullTool, TestCustomHeadersTool,
 };
@@ -248,13 +249,7 @@ fn one_field(name: &str, kind: &str) -> Value {
 /// Asks the user's name (input rounds, SEP-2322) and greets them.
 #[tool(read_only, local)]
 async fn test_input_required_result_elicitation(_args: NoArgs, #[inject] client: McpPeer) -> Reply {
-    let answer = client
-        .elicit_as(
-            "user_name",
-            "What is your name?",
-            one_field("name", "string"),
-        )
-        .await?;
+    let answer = ask_user_name(&client).await?;
     Ok(format!("Hello, {}!", field(&answer, "name")))
 }
 
@@ -282,10 +277,19 @@ async fn test_input_required_result_request_state(
     _args: NoArgs,
     #[inject] client: McpPeer,
 ) -> Reply {
+    Ok(format!(
+        "state-ok: confirmed {}",
+        confirmation(&client).await?
+    ))
+}
+
+/// Asks the user to confirm in an input round keyed `confirm`; the
+/// answer's field `ok`, as text.
+async fn confirmation(client: &McpPeer) -> Reply {
     let answer = client
         .elicit_as("confirm", "Please confirm", one_field("ok", "boolean"))
         .await?;
-    Ok(format!("state-ok: confirmed {}", field(&answer, "ok")))
+    Ok(field(&answer, "ok"))
 }
 
 /// Asks for a name, a greeting from the model and the roots at once.
@@ -295,11 +299,7 @@ async fn test_input_required_result_multiple_inputs(
     #[inject] client: McpPeer,
 ) -> Reply {
     let (name, greeting, roots) = tokio::join!(
-        client.elicit_as(
-            "user_name",
-            "What is your name?",
-            one_field("name", "string")
-        ),
+        ask_user_name(&client),
         client.sample_as("greeting", "Generate a greeting", 50),
         client.list_roots_as("client_roots"),
     );
@@ -342,10 +342,7 @@ async fn test_input_required_result_tampered_state(
     _args: NoArgs,
     #[inject] client: McpPeer,
 ) -> Reply {
-    let answer = client
-        .elicit_as("confirm", "Please confirm", one_field("ok", "boolean"))
-        .await?;
-    Ok(format!("confirmed {}", field(&answer, "ok")))
+    Ok(format!("confirmed {}", confirmation(&client).await?))
 }
 
 /// Asks only through the capabilities the client declared.

@@ -53,18 +53,13 @@ async fn refund_order(args: RefundArgs) -> String {
     format!("refunded {:.2} EUR on order {}", args.amount, args.order)
 }
 
-/// A command to run.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ShellArgs {
-    /// The command line.
-    command: String,
-}
-
 /// Run a shell command on the order server.
 #[tool(destructive, local, shell)]
-async fn run_shell(args: ShellArgs) -> String {
-    format!("would run: {}", args.command)
+async fn run_shell(
+    /// The command line.
+    command: String,
+) -> String {
+    format!("would run: {command}")
 }
 
 /// Whom to look up.
@@ -224,14 +219,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     advertised.sort();
     println!("   request: {request:?}");
     println!("   advertised: {advertised:?}");
-    let r = executor
-        .execute(
-            &run,
-            &narrow,
-            ToolCall::new("s1", "lookup_customer", json!({"email": "ada@example.org"})),
-        )
-        .await;
-    print_results(&[r]);
+    let lookup = ToolCall::new("s1", "lookup_customer", json!({"email": "ada@example.org"}));
+    print_results(&[executor.execute(&run, &narrow, lookup).await]);
 
     println!("\n== 3. A turn with every tool; seven calls (refusals as they happen)");
     let turn = Turn::new(2);

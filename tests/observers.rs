@@ -1,13 +1,17 @@
 //! Observers the tests attach to a call: an event subscriber that panics,
 //! a capture of what `tracing` writes, a middleware that records the
-//! arguments `after_tool` sees.
+//! arguments `after_tool` sees, and one that only takes its time.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::Value;
 use tinyagents_tools::events::{Delivery, EventSubscriber, ToolEvent};
+use tinyagents_tools::prelude::{
+    AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware, ToolError, async_trait,
+};
 use tracing::subscriber::DefaultGuard;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::fmt::format::{DefaultFields, FmtSpan, Format};
@@ -96,13 +100,52 @@ impl<'a> MakeWriter<'a> for LogCapture {
 /// with the prelude's names alone).
 pub struct SeesArguments(pub Arc<Mutex<Vec<Value>>>);
 
-#[tinyagents_tools::prelude::async_trait]
-impl tinyagents_tools::prelude::Middleware for SeesArguments {
+#[async_trait]
+impl Middleware for SeesArguments {
     fn name(&self) -> &str {
         "sees_arguments"
     }
 
-    async fn after_tool(&self, ctx: &mut tinyagents_tools::prelude::AfterToolCtx<'_>) {
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
         self.0.lock().unwrap().push(ctx.arguments().clone());
+    }
+}
+
+/// A middleware that waits `wait` (on tokio's clock) before letting each
+/// call go on and, when `after`, again once its tool answered: a slow
+/// approver, or a gap a kill can land in.
+pub struct Pause {
+    wait: Duration,
+    after: bool,
+}
+
+impl Pause {
+    /// Waits `wait` before each call goes on.
+    pub fn before(wait: Duration) -> Self {
+        Pause { wait, after: false }
+    }
+
+    /// Waits `wait` before each call goes on, and again after its tool
+    /// answered.
+    pub fn around(wait: Duration) -> Self {
+        Pause { wait, after: true }
+    }
+}
+
+#[async_trait]
+impl Middleware for Pause {
+    fn name(&self) -> &str {
+        "pause"
+    }
+
+    async fn before_tool(&self, _: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
+        tokio::time::sleep(self.wait).await;
+        Ok(BeforeOutcome::Continue)
+    }
+
+    async fn after_tool(&self, _: &mut AfterToolCtx<'_>) {
+        if self.after {
+            tokio::time::sleep(self.wait).await;
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! from (built on the testkit's `FakeTool` and `FnTool`), small constructors,
 //! a concurrency gauge, a broken artifact store, a tool with a rendered
 //! output, and the observers of `observers.rs` (a panicking subscriber, an
-//! in-memory `tracing` capture, a middleware that records arguments).
+//! in-memory `tracing` capture, a middleware that records arguments, one
+//! that pauses).
 
 use std::num::NonZeroUsize;
 use std::ops::Range;
@@ -27,7 +28,7 @@ pub use tinyagents_tools::testkit::{
 pub mod isolated_bodies;
 mod observers;
 
-pub use observers::{LogCapture, PanickingSubscriber, SeesArguments};
+pub use observers::{LogCapture, PanickingSubscriber, Pause, SeesArguments};
 
 /// A spec builder with a description and an input schema.
 pub fn spec(name: &str, schema: Value) -> ToolSpecBuilder {

@@ -157,10 +157,11 @@ impl ChatClient {
             text = text.replace(key.expose().0.as_str(), "***");
         }
         if text.len() > MAX_ERROR_BODY {
-            let mut end = MAX_ERROR_BODY;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
+            // The longest start of at most MAX_ERROR_BODY bytes that ends
+            // between two characters.
+            let end = (0..=MAX_ERROR_BODY)
+                .rfind(|&end| text.is_char_boundary(end))
+                .unwrap_or(0);
             text.truncate(end);
             text.push_str("...");
         }

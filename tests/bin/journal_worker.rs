@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use tinyagents_tools::journal::Journal;
-use tinyagents_tools::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx};
 use tinyagents_tools::prelude::*;
+use tinyagents_tools_tests::Pause;
 
 /// The side effect's file and the pause around each step.
 struct Ledger {
@@ -53,26 +53,6 @@ async fn append(
     Ok(format!("entry {} appended", args.n))
 }
 
-/// Pauses before the write-ahead record and after the body, so a kill can
-/// land between the steps.
-struct Pause(Duration);
-
-#[async_trait]
-impl Middleware for Pause {
-    fn name(&self) -> &str {
-        "pause"
-    }
-
-    async fn before_tool(&self, _: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
-        tokio::time::sleep(self.0).await;
-        Ok(BeforeOutcome::Continue)
-    }
-
-    async fn after_tool(&self, _: &mut AfterToolCtx<'_>) {
-        tokio::time::sleep(self.0).await;
-    }
-}
-
 fn calls(n: u32) -> Vec<ToolCall> {
     (0..n)
         .map(|i| ToolCall::new(format!("call-{i}"), "append", json!({"n": i})))
@@ -101,7 +81,9 @@ async fn main() {
     let mut registry = ToolRegistry::new();
     registry.register(AppendTool).expect("a valid tool");
     let executor = ToolExecutor::builder(registry, ())
-        .middleware(Pause(pause / 3))
+        // A pause before the write-ahead record and after the body, so a
+        // kill can land between the steps.
+        .middleware(Pause::around(pause / 3))
         .configure(|c| c.max_concurrency = std::num::NonZeroUsize::new(4).expect("4"))
         .journal(journal.clone())
         .build()

@@ -1,11 +1,13 @@
 //! Item 2: every call of a program goes through the executor, as if the
 //! model had made it, with ids derived from the `run_code` call's id.
 
+use std::sync::atomic::Ordering;
+
 use serde_json::json;
 use tinyagents_tools::code_mode::SandboxLimits;
 use tinyagents_tools::events::EventKind;
 
-use crate::model::{program_result, run_code_reply, turn};
+use crate::model::{answer, assert_repair_error, program_result, run_code_reply, turn};
 use crate::tools::{setup, setup_with};
 
 const TWENTY_ITEMS: &str = r#"
@@ -55,8 +57,7 @@ async fn arguments_the_schema_refuses_reach_the_program_as_a_typed_error() {
 try { tools.lookup({ id: 5000 }); return "ran"; }
 catch (e) { return [e instanceof ToolError, e.kind, e.errorClass, e.tool, e.callId, e.message]; }
 "#;
-    let log = turn(&s.outer, &s.run("r"), 1, &run_code_reply("c1", code)).await;
-    let value = program_result(&log.results[0]);
+    let value = program_result(&answer(&s.outer, &s.run("r"), code).await);
     assert_eq!(value[0], true);
     assert_eq!(value[1], "invalid_arguments");
     assert_eq!(value[2], "repair");
@@ -78,8 +79,8 @@ async fn a_forged_hidden_key_is_refused_before_the_tool_runs() {
 try { tools.tag({ name: "x", ledger: "forged" }); return "ran"; }
 catch (e) { return e.kind; }
 "#;
-    let log = turn(&s.outer, &s.run("r"), 1, &run_code_reply("c1", code)).await;
-    assert_eq!(program_result(&log.results[0]), json!("invalid_arguments"));
+    let value = program_result(&answer(&s.outer, &s.run("r"), code).await);
+    assert_eq!(value, json!("invalid_arguments"));
     assert!(s.ledger.lines().is_empty());
     // The forged runtime id too.
     let code = r#"try { tools.tag({ name: "x", call_id: "evil" }); return "ran"; } catch (e) { return e.kind; }"#;
@@ -97,11 +98,8 @@ try { tools.tag({ name: "x" }); } catch (e) { seen.push(e.kind); }
 try { tools.no_such_tool({}); } catch (e) { seen.push(e.kind); }
 return seen;
 "#;
-    let log = turn(&s.outer, &s.run("r"), 1, &run_code_reply("c1", code)).await;
-    assert_eq!(
-        program_result(&log.results[0]),
-        json!(["item-1", "not_advertised", "unknown_tool"])
-    );
+    let seen = program_result(&answer(&s.outer, &s.run("r"), code).await);
+    assert_eq!(seen, json!(["item-1", "not_advertised", "unknown_tool"]));
     assert!(s.ledger.lines().is_empty());
     // The stubs declare only what is offered.
     let spec = s.outer.registry().get("run_code").unwrap().spec();
@@ -120,38 +118,17 @@ const out = [tools.flaky({})];
 try { tools.flaky_effect({}); } catch (e) { out.push(e.kind + "/" + e.errorClass); }
 return out;
 "#;
-    let log = turn(&s.outer, &s.run("r"), 1, &run_code_reply("c1", code)).await;
-    assert_eq!(program_result(&log.results[0]), json!(["ok", "tool/retry"]));
+    let out = program_result(&answer(&s.outer, &s.run("r"), code).await);
+    assert_eq!(out, json!(["ok", "tool/retry"]));
     // flaky: 2 attempts; flaky_effect: 1 attempt, not retried.
-    assert_eq!(s.attempts.0.load(std::sync::atomic::Ordering::SeqCst), 2);
-    assert_eq!(
-        s.effect_attempts
-            .0
-            .load(std::sync::atomic::Ordering::SeqCst),
-        1
-    );
+    assert_eq!(s.attempts.flaky.load(Ordering::SeqCst), 2);
+    assert_eq!(s.attempts.flaky_effect.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
 async fn an_uncaught_tool_error_fails_the_program_with_a_repair_error() {
     let s = setup();
-    let log = turn(
-        &s.outer,
-        &s.run("r"),
-        1,
-        &run_code_reply("c1", "tools.lookup({ id: 0 }); return 1;"),
-    )
-    .await;
-    let r = &log.results[0];
-    assert_eq!(r.outcome(), "tool");
-    assert!(
-        r.text()
-            .contains("the program threw an error it did not catch: ToolError"),
-        "{}",
-        r.text()
-    );
-    assert_eq!(
-        r.error.as_ref().unwrap().class(),
-        tinyagents_tools::ErrorClass::Repair
-    );
+    let r = answer(&s.outer, &s.run("r"), "tools.lookup({ id: 0 }); return 1;").await;
+    let expected = "the program threw an error it did not catch: ToolError";
+    assert_repair_error(&r, "tool", expected);
 }

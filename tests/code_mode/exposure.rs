@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::model::{program_result, run_code_reply, turn};
+use crate::model::{answer, program_result};
 use crate::tools::setup;
 
 #[tokio::test]
@@ -15,8 +15,8 @@ const names = ["fetch", "XMLHttpRequest", "WebSocket", "require", "process", "De
   "__host_tools", "__host_methods"];
 return names.filter((n) => typeof globalThis[n] !== "undefined");
 "#;
-    let log = turn(&s.outer, &s.run("r"), 1, &run_code_reply("c1", code)).await;
-    assert_eq!(program_result(&log.results[0]), json!([]));
+    let found = program_result(&answer(&s.outer, &s.run("r"), code).await);
+    assert_eq!(found, json!([]));
 }
 
 #[tokio::test]
@@ -29,11 +29,8 @@ try { await import("std"); out.push("std imported"); } catch (e) { out.push("no 
 try { Math.random(); out.push("random"); } catch (e) { out.push("no random"); }
 return out;
 "#;
-    let log = turn(&s.outer, &s.run("r"), 1, &run_code_reply("c1", code)).await;
-    assert_eq!(
-        program_result(&log.results[0]),
-        json!(["no os", "no std", "no random"])
-    );
+    let out = program_result(&answer(&s.outer, &s.run("r"), code).await);
+    assert_eq!(out, json!(["no os", "no std", "no random"]));
 }
 
 #[tokio::test]
@@ -45,9 +42,6 @@ try { tools = null; } catch (e) { out.push("tools kept"); }
 out.push(typeof tools.lookup);
 return out;
 "#;
-    let log = turn(&s.outer, &s.run("r"), 1, &run_code_reply("c1", code)).await;
-    assert_eq!(
-        program_result(&log.results[0]),
-        json!(["tools kept", "function"])
-    );
+    let out = program_result(&answer(&s.outer, &s.run("r"), code).await);
+    assert_eq!(out, json!(["tools kept", "function"]));
 }

@@ -4,11 +4,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tinyagents_tools::ErrorClass;
 use tinyagents_tools::code_mode::SandboxLimits;
 use tinyagents_tools::error::ErrorKind;
 
-use crate::model::{program_result, run_code_reply, turn};
+use crate::model::{answer, assert_repair_error, program_result, run_code_reply, turn};
 use crate::tools::{Setup, setup_with};
 
 fn small() -> Setup {
@@ -28,20 +27,12 @@ fn small() -> Setup {
 /// Runs `code` and checks it was stopped for `resource`, then that the
 /// same executor still answers a good program.
 async fn stopped_for(s: &Setup, code: &str, resource: &str) {
-    let log = turn(&s.outer, &s.run("r"), 1, &run_code_reply("bad", code)).await;
-    let r = &log.results[0];
-    assert_eq!(r.outcome(), "resource_exhausted", "{}", r.text());
-    let e = r.error.as_ref().unwrap();
-    match e.kind() {
-        ErrorKind::ResourceExhausted { resource: got } => assert_eq!(got, resource),
-        other => panic!("{other:?}"),
+    let r = answer(&s.outer, &s.run("r"), code).await;
+    assert_repair_error(&r, "resource_exhausted", &format!("ran out of {resource}"));
+    match r.error.as_ref().unwrap().kind() {
+        ErrorKind::ResourceExhausted { resource: got } => assert_eq!(got, resource, "{code}"),
+        other => panic!("{code}: {other:?}"),
     }
-    assert_eq!(e.class(), ErrorClass::Repair);
-    assert!(
-        r.text().contains(&format!("ran out of {resource}")),
-        "{}",
-        r.text()
-    );
     let next = turn(
         &s.outer,
         &s.run("r"),
@@ -49,28 +40,16 @@ async fn stopped_for(s: &Setup, code: &str, resource: &str) {
         &run_code_reply("next", "return tools.lookup({ id: 2 }).price;"),
     )
     .await;
-    assert_eq!(program_result(&next.results[0]), json!(20));
+    assert_eq!(program_result(&next.results[0]), json!(250));
 }
 
 #[tokio::test]
 async fn a_program_that_does_not_parse_gets_the_parsers_line_and_column() {
     let s = small();
-    let log = turn(
-        &s.outer,
-        &s.run("r"),
-        1,
-        &run_code_reply("c1", "const a = 1;\nconst b = (a +;\nreturn b;"),
-    )
-    .await;
-    let r = &log.results[0];
-    assert_eq!(r.outcome(), "invalid_arguments");
-    assert_eq!(r.error.as_ref().unwrap().class(), ErrorClass::Repair);
-    assert!(
-        r.text()
-            .contains("the program does not parse: line 2, column 15"),
-        "{}",
-        r.text()
-    );
+    let code = "const a = 1;\nconst b = (a +;\nreturn b;";
+    let r = answer(&s.outer, &s.run("r"), code).await;
+    let expected = "the program does not parse: line 2, column 15";
+    assert_repair_error(&r, "invalid_arguments", expected);
 }
 
 #[tokio::test]
@@ -92,58 +71,39 @@ async fn an_endless_loop_is_stopped_at_the_time_limit() {
     .await;
 }
 
-#[tokio::test]
-async fn unbounded_allocation_is_stopped_at_the_memory_limit() {
-    let s = small();
-    stopped_for(
-        &s,
+/// Programs that never end on their own, each with the resource it runs
+/// out of: memory, stack, output and tool calls.
+const UNBOUNDED: [(&str, &str); 5] = [
+    (
         "const a = []; for (;;) a.push('x'.repeat(1000) + a.length);",
         "memory",
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn unbounded_recursion_is_stopped_at_the_stack_limit() {
-    let s = small();
-    stopped_for(
-        &s,
+    ),
+    (
         "function f(n) { return f(n + 1) + 1; } return f(0);",
         "stack",
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn unbounded_printing_is_stopped_at_the_output_limit() {
-    let s = small();
-    stopped_for(&s, "for (;;) print('spam spam spam');", "output").await;
+    ),
+    ("for (;;) print('spam spam spam');", "output"),
     // A returned value counts too.
-    stopped_for(&s, "return 'x'.repeat(100000);", "output").await;
-}
-
-#[tokio::test]
-async fn too_many_tool_calls_are_stopped_at_the_call_limit() {
-    let s = small();
-    stopped_for(
-        &s,
+    ("return 'x'.repeat(100000);", "output"),
+    (
         "for (let i = 1; ; i++) { try { tools.lookup({ id: i }); } catch (e) {} }",
         "calls",
-    )
-    .await;
+    ),
+];
+
+#[tokio::test]
+async fn unbounded_programs_are_stopped_at_the_memory_stack_output_and_call_limits() {
+    let s = small();
+    for (code, resource) in UNBOUNDED {
+        stopped_for(&s, code, resource).await;
+    }
 }
 
 #[tokio::test]
 async fn printed_lines_come_back_with_the_value() {
     let s = small();
-    let log = turn(
-        &s.outer,
-        &s.run("r"),
-        1,
-        &run_code_reply("c1", "print('a', 1, {b: 2}); return null;"),
-    )
-    .await;
-    let structured = log.results[0].message.structured.clone().unwrap();
+    let r = answer(&s.outer, &s.run("r"), "print('a', 1, {b: 2}); return null;").await;
+    let structured = r.message.structured.unwrap();
     assert_eq!(structured["printed"], json!("a 1 {\"b\":2}\n"));
     assert_eq!(structured["result"], json!(null));
 }

@@ -5,6 +5,7 @@
 mod approvals;
 mod calls;
 mod exposure;
+mod ledger;
 mod limits;
 mod model;
 mod stubs;

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use tinyagents_tools::providers::openai::{chat_tool_message, parse_chat_tool_calls};
 use tinyagents_tools::providers::{ExportTarget, OpenAiOptions, export_declarations};
-use tinyagents_tools::{RunContext, ToolExecutor, ToolResult, Turn};
+use tinyagents_tools::{ErrorClass, RunContext, ToolExecutor, ToolResult, Turn};
 
 /// A reply of the model that calls `run_code` once with `code`, as call `id`.
 pub fn run_code_reply(id: &str, code: &str) -> Value {
@@ -58,4 +58,23 @@ pub fn program_result(result: &ToolResult) -> Value {
         .as_ref()
         .expect("a structured answer")["result"]
         .clone()
+}
+
+/// The answer to a reply that calls `run_code` once with `code` (as call
+/// `c1`, in turn 1).
+pub async fn answer(executor: &ToolExecutor, run: &RunContext, code: &str) -> ToolResult {
+    let mut log = turn(executor, run, 1, &run_code_reply("c1", code)).await;
+    log.results.remove(0)
+}
+
+/// Checks that `result` failed with `outcome`, a repair error whose text
+/// contains `text`.
+pub fn assert_repair_error(result: &ToolResult, outcome: &str, text: &str) {
+    assert_eq!(result.outcome(), outcome, "{}", result.text());
+    assert_eq!(result.error.as_ref().unwrap().class(), ErrorClass::Repair);
+    assert!(
+        result.text().contains(text),
+        "expected {text:?} in: {}",
+        result.text()
+    );
 }

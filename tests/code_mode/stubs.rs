@@ -13,14 +13,25 @@ use tinyagents_tools::{ToolExecutor, ToolOutput, ToolRegistry, ToolSchema, ToolS
 
 use crate::tools::{registry, setup};
 
+/// Every provider format a declaration exports to.
+fn every_target() -> [ExportTarget; 5] {
+    [
+        ExportTarget::OpenAiChat(OpenAiOptions::default()),
+        ExportTarget::OpenAiResponses(OpenAiOptions::default()),
+        ExportTarget::Anthropic(AnthropicOptions::default()),
+        ExportTarget::Gemini(GeminiOptions::default()),
+        ExportTarget::Mcp,
+    ]
+}
+
 #[test]
 fn stubs_are_typed_from_the_input_and_output_schemas_with_doc_comments() {
     let registry = registry();
     let lookup = registry.get("lookup").unwrap().spec();
     let expected = "\
 declare const tools: {
-  /** Look up an item of the catalog. */
-  lookup(args: { /** The item's number, from 1 to 1000. */ id: number }): { /** Its name. */ name: string; /** Its price in cents. */ price: number };
+  /** Look up an item of the catalog by number. */
+  lookup(args: { /** The item's number, from 1 to 100. */ id: number }): { /** Its name. */ name: string; /** Its price in cents. */ price: number };
 };
 ";
     let stubs = typescript_stubs([lookup]);
@@ -72,14 +83,7 @@ fn run_code_carries_the_stubs_and_every_provider_exports_it() {
     for name in ["lookup", "tag", "delete_item", "flaky", "flaky_effect"] {
         assert!(code.contains(&format!("  {name}(args: ")), "{name}");
     }
-    let targets = [
-        ExportTarget::OpenAiChat(OpenAiOptions::default()),
-        ExportTarget::OpenAiResponses(OpenAiOptions::default()),
-        ExportTarget::Anthropic(AnthropicOptions::default()),
-        ExportTarget::Gemini(GeminiOptions::default()),
-        ExportTarget::Mcp,
-    ];
-    for target in targets {
+    for target in every_target() {
         let exported = export_declarations(target, [&spec]);
         assert!(
             exported.errors.is_empty(),
@@ -135,14 +139,7 @@ fn twenty_tools_cost_less_in_code_mode_than_declared_one_by_one() {
             .unwrap();
     }
     let inner = Arc::new(ToolExecutor::builder(registry, ()).build().unwrap());
-    let targets = [
-        ExportTarget::OpenAiChat(OpenAiOptions::default()),
-        ExportTarget::OpenAiResponses(OpenAiOptions::default()),
-        ExportTarget::Anthropic(AnthropicOptions::default()),
-        ExportTarget::Gemini(GeminiOptions::default()),
-        ExportTarget::Mcp,
-    ];
-    for target in targets {
+    for target in every_target() {
         let sizes = CodeMode::new(Arc::clone(&inner)).declaration_sizes(target);
         assert!(sizes.saved() > 0, "{target:?}: {sizes:?}");
     }

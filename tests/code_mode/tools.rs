@@ -1,57 +1,20 @@
-//! The tools of the code-mode tests: a read-only `lookup` with an output
-//! schema, `tag` (a side effect on a ledger, neither read-only nor
-//! idempotent), `delete_item` (needs approval), `secret_note` (with a
-//! hidden store), and `flaky` (fails once, retried only when idempotent).
+//! The tools of the code-mode tests: the example catalog's read-only
+//! `lookup` (with an output schema), `tag` (a side effect on a ledger,
+//! neither read-only nor idempotent), `delete_item` (needs approval), and
+//! `flaky` and `flaky_effect` (each fails once; retried only when
+//! idempotent).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 
 use tinyagents_tools::code_mode::{CodeMode, SandboxLimits};
 use tinyagents_tools::journal::Journal;
 use tinyagents_tools::policy::ConfirmationPolicy;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::EventRecorder;
+use tinyagents_tools_examples::code_mode_catalog::{ItemId, LookupTool};
 
-/// What the side-effecting tools did, one line per body run.
-#[derive(Default)]
-pub struct Ledger(Mutex<Vec<String>>);
-
-impl Ledger {
-    pub fn lines(&self) -> Vec<String> {
-        self.0.lock().unwrap().clone()
-    }
-
-    fn push(&self, line: String) {
-        self.0.lock().unwrap().push(line);
-    }
-}
-
-/// Which item.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ItemId {
-    /// The item's number, from 1 to 1000.
-    #[schemars(range(min = 1, max = 1000))]
-    pub id: u32,
-}
-
-/// An item of the catalog.
-#[derive(Serialize, JsonSchema)]
-pub struct Item {
-    /// Its name.
-    pub name: String,
-    /// Its price in cents.
-    pub price: u32,
-}
-
-/// Look up an item of the catalog.
-#[tool(read_only, idempotent, local)]
-pub async fn lookup(args: ItemId) -> Item {
-    Item {
-        name: format!("item-{}", args.id),
-        price: args.id * 10,
-    }
-}
+use crate::ledger::{CallLedger, Ledger};
 
 /// What to tag.
 #[derive(Deserialize, JsonSchema)]
@@ -63,50 +26,45 @@ pub struct TagArgs {
 
 /// Tag an item: a side effect.
 #[tool(local)]
-pub async fn tag(
-    args: TagArgs,
-    #[inject] ledger: Store<Ledger>,
-    #[inject] call: ToolCallId,
-) -> String {
-    ledger.push(format!("tag {} {}", args.name, call.as_str()));
+pub async fn tag(args: TagArgs, #[inject] ledger: CallLedger) -> String {
+    ledger.record(format_args!("tag {}", args.name));
     format!("#{}", args.name)
 }
 
 /// Delete an item for good.
 #[tool(destructive, requires_confirmation, local)]
-pub async fn delete_item(
-    args: ItemId,
-    #[inject] ledger: Store<Ledger>,
-    #[inject] call: ToolCallId,
-) -> String {
-    ledger.push(format!("delete {} {}", args.id, call.as_str()));
+pub async fn delete_item(args: ItemId, #[inject] ledger: CallLedger) -> String {
+    ledger.record(format_args!("delete {}", args.id));
     format!("item {} deleted", args.id)
 }
 
-/// How many times `flaky` ran.
+/// How many times `flaky` and `flaky_effect` ran.
 #[derive(Default)]
-pub struct Attempts(pub AtomicU32);
+pub struct Attempts {
+    /// Runs of `flaky`.
+    pub flaky: AtomicU32,
+    /// Runs of `flaky_effect`.
+    pub flaky_effect: AtomicU32,
+}
+
+/// Answers `ok`, failing (transiently) on the first of the `attempts`.
+fn fail_first(attempts: &AtomicU32) -> Result<String, ToolError> {
+    if attempts.fetch_add(1, Ordering::SeqCst) == 0 {
+        return Err(ToolError::retry("a transient failure"));
+    }
+    Ok("ok".to_owned())
+}
 
 /// Answer `ok`, failing (transiently) on its first attempt.
 #[tool(read_only, idempotent, local, retry(max_attempts = 3, backoff = "1ms"))]
 pub async fn flaky(#[inject] attempts: Store<Attempts>) -> Result<String, ToolError> {
-    if attempts.0.fetch_add(1, Ordering::SeqCst) == 0 {
-        return Err(ToolError::retry("a transient failure"));
-    }
-    Ok("ok".to_owned())
+    fail_first(&attempts.flaky)
 }
-
-/// How many times `flaky_effect` ran.
-#[derive(Default)]
-pub struct EffectAttempts(pub AtomicU32);
 
 /// Answer `ok`, failing (transiently) on its first attempt; a side effect.
 #[tool(local)]
-pub async fn flaky_effect(#[inject] attempts: Store<EffectAttempts>) -> Result<String, ToolError> {
-    if attempts.0.fetch_add(1, Ordering::SeqCst) == 0 {
-        return Err(ToolError::retry("a transient failure"));
-    }
-    Ok("ok".to_owned())
+pub async fn flaky_effect(#[inject] attempts: Store<Attempts>) -> Result<String, ToolError> {
+    fail_first(&attempts.flaky_effect)
 }
 
 /// The registry of every test tool.
@@ -128,7 +86,6 @@ pub struct Setup {
     pub recorder: Arc<EventRecorder>,
     pub ledger: Arc<Ledger>,
     pub attempts: Arc<Attempts>,
-    pub effect_attempts: Arc<EffectAttempts>,
 }
 
 /// The setup with `limits`, offering `offered` (every tool when `None`),
@@ -159,7 +116,6 @@ pub fn setup_with(
         recorder,
         ledger: Arc::new(Ledger::default()),
         attempts: Arc::new(Attempts::default()),
-        effect_attempts: Arc::new(EffectAttempts::default()),
     }
 }
 
@@ -169,13 +125,12 @@ pub fn setup() -> Setup {
 }
 
 impl Setup {
-    /// A run with id `run` holding the ledger and the attempt counter.
+    /// A run with id `run` holding the ledger and the attempt counters.
     pub fn run(&self, run: &str) -> RunContext {
         RunContext::builder(())
             .run_id(run)
             .store_arc(self.ledger.clone())
             .store_arc(self.attempts.clone())
-            .store_arc(self.effect_attempts.clone())
             .build()
     }
 }

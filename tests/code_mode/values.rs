@@ -13,7 +13,7 @@ use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::FnTool;
 use tinyagents_tools::{ToolSafety, ToolSchema};
 
-use crate::model::{program_result, run_code_reply, turn};
+use crate::model::{answer, program_result};
 
 /// `echo` answers with the arguments it received; `slow` waits 100 ms
 /// (counting its calls) and answers `done`.
@@ -108,14 +108,7 @@ const cases = [
 return cases.map((c, i) => same(tools.echo(c), JSON.parse(JSON.stringify(c))) || i);
 "#
     );
-    let log = turn(
-        &outer,
-        &RunContext::empty(),
-        1,
-        &run_code_reply("c1", &code),
-    )
-    .await;
-    let value = program_result(&log.results[0]);
+    let value = program_result(&answer(&outer, &RunContext::empty(), &code).await);
     let all: Vec<bool> = vec![true; 16];
     assert_eq!(value, json!(all));
 }
@@ -142,9 +135,9 @@ out.push(JSON.stringify(tools.echo()));
 out.push(JSON.stringify(tools.echo(undefined)));
 return out;
 "#;
-    let log = turn(&outer, &RunContext::empty(), 1, &run_code_reply("c1", code)).await;
+    let answered = answer(&outer, &RunContext::empty(), code).await;
     assert_eq!(
-        program_result(&log.results[0]),
+        program_result(&answered),
         json!([
             "TypeError",
             "TypeError",
@@ -158,10 +151,7 @@ return out;
     );
     // The calls the engine refused to write were not made; the executor
     // refused three (each a call, with its id) and answered two.
-    assert_eq!(
-        log.results[0].message.structured.as_ref().unwrap()["calls"],
-        5
-    );
+    assert_eq!(answered.message.structured.unwrap()["calls"], 5);
 }
 
 #[tokio::test]
@@ -178,9 +168,9 @@ return [
   Object.getOwnPropertyDescriptor(got, "i"),
 ];
 "#;
-    let log = turn(&outer, &RunContext::empty(), 1, &run_code_reply("c1", code)).await;
+    let got = program_result(&answer(&outer, &RunContext::empty(), code).await);
     assert_eq!(
-        program_result(&log.results[0]),
+        got,
         json!([
             true,
             ["__proto__", "a", "f", "i", "n"],
@@ -202,11 +192,8 @@ async fn time_spent_in_tool_calls_is_not_the_programs_time() {
     });
     // Four calls of 100 ms each: 400 ms in calls, far under 150 ms of its own.
     let code = "const out = []; for (let i = 0; i < 4; i++) out.push(tools.slow({})); return out;";
-    let log = turn(&outer, &RunContext::empty(), 1, &run_code_reply("c1", code)).await;
-    assert_eq!(
-        program_result(&log.results[0]),
-        json!(["done", "done", "done", "done"])
-    );
+    let out = program_result(&answer(&outer, &RunContext::empty(), code).await);
+    assert_eq!(out, json!(["done", "done", "done", "done"]));
     assert_eq!(count.load(Ordering::SeqCst), 4);
 }
 
@@ -216,16 +203,15 @@ async fn a_run_code_call_that_times_out_stops_its_program_and_its_calls() {
         max_duration: Duration::from_millis(350),
         ..SandboxLimits::default()
     });
-    // Calls forever, catching every error it can.
-    let code = "for (;;) { try { tools.slow({}); } catch (e) {} }";
     let started = Instant::now();
-    let log = turn(&outer, &RunContext::empty(), 1, &run_code_reply("c1", code)).await;
-    assert_eq!(
-        log.results[0].outcome(),
-        "timeout",
-        "{}",
-        log.results[0].text()
-    );
+    // Calls forever, catching every error it can.
+    let r = answer(
+        &outer,
+        &RunContext::empty(),
+        "for (;;) { try { tools.slow({}); } catch (e) {} }",
+    )
+    .await;
+    assert_eq!(r.outcome(), "timeout", "{}", r.text());
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "{:?}",

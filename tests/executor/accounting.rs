@@ -109,25 +109,11 @@ async fn a_call_a_middleware_answers_in_the_tools_place_spends_its_limit() {
     assert_eq!(email.runs(), 0);
 }
 
-/// Takes `wait` (on tokio's clock) before letting every call go on.
-struct SlowApprover(Duration);
-
-#[async_trait]
-impl Middleware for SlowApprover {
-    fn name(&self) -> &str {
-        "slow_approver"
-    }
-    async fn before_tool(&self, _: &mut BeforeToolCtx<'_>) -> Result<BeforeOutcome, ToolError> {
-        tokio::time::sleep(self.0).await;
-        Ok(BeforeOutcome::Continue)
-    }
-}
-
 #[tokio::test]
 async fn a_slow_approver_is_waiting_time_and_never_the_tools_time() {
     // Real time: the call clock is the wall clock.
     let wait = Duration::from_millis(300);
-    let (recorder, exec) = recorded_with(executor(vec![echo()]).middleware(SlowApprover(wait)));
+    let (recorder, exec) = recorded_with(executor(vec![echo()]).middleware(Pause::before(wait)));
     let r = approved_after(&exec, wait).await;
     let completed = recorder.events().pop().unwrap();
     assert_eq!(completed.kind, EventKind::Completed);
@@ -139,7 +125,7 @@ async fn a_slow_approver_is_waiting_time_and_never_the_tools_time() {
 async fn a_slow_approver_shows_as_waited_under_a_paused_clock() {
     let wait = Duration::from_secs(600);
     let exec = executor(vec![echo()])
-        .middleware(SlowApprover(wait))
+        .middleware(Pause::before(wait))
         .build()
         .unwrap();
     approved_after(&exec, wait).await;

@@ -151,18 +151,11 @@ fn shout(
     answer(&runtime, &text, then.as_deref(), busy)
 }
 
-/// Shouts the text back, through its future.
+/// Shouts the text back, through its future. It takes the arguments of
+/// `shout` (the struct `#[tool]` generated for them).
 #[tool(read_only, idempotent, local, retry(max_attempts = 3, backoff = "1ms"))]
-async fn shout_later(
-    /// The text.
-    text: String,
-    /// What to do: `fail`, `panic`, or answer.
-    then: Option<String>,
-    /// How many attempts fail with a retryable error first.
-    busy: Option<u32>,
-    #[inject] runtime: ToolRuntime,
-) -> Result<Value, ToolError> {
-    answer(&runtime, &text, then.as_deref(), busy)
+async fn shout_later(args: ShoutArgs, #[inject] runtime: ToolRuntime) -> Result<Value, ToolError> {
+    answer(&runtime, &args.text, args.then.as_deref(), args.busy)
 }
 
 /// An executor builder over both shouting tools.

@@ -76,17 +76,15 @@ fn immediate(
     double(&counts, &runtime, n, panic)
 }
 
-/// Doubles `n` at once; never retried.
+/// Doubles `n` at once; never retried. It takes the arguments of
+/// `immediate` (the struct `#[tool]` generated for them).
 #[tool(read_only, idempotent, local)]
 fn immediate_once(
-    /// A number.
-    n: i64,
-    /// Panic instead of answering.
-    panic: Option<bool>,
+    args: ImmediateArgs,
     #[inject] counts: Store<Counts>,
     #[inject] runtime: ToolRuntime,
 ) -> Result<Value, ToolError> {
-    double(&counts, &runtime, n, panic)
+    double(&counts, &runtime, args.n, args.panic)
 }
 
 /// Runs one call of `immediate` with `args` through an executor with a

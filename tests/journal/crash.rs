@@ -65,7 +65,8 @@ struct Figures {
     lost: u32,
 }
 
-fn ledger_lines(path: &Path) -> Vec<String> {
+/// The lines of the ledger file at `path` (none before its first line).
+pub(crate) fn ledger_lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::crash::ledger_lines;
+
 /// Runs one command; its exit code and its stdout, a JSON value a line.
 fn example(journal: &str, ledger: &Path, args: &[&str]) -> (i32, Vec<Value>) {
     let out = Command::new(env!("CARGO_BIN_EXE_durable-approval"))
@@ -23,12 +25,33 @@ fn example(journal: &str, ledger: &Path, args: &[&str]) -> (i32, Vec<Value>) {
     (out.status.code().unwrap_or(-1), lines)
 }
 
-fn ledger_lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
+/// Runs one command that cannot open its journal: it exits 1; the error it
+/// printed.
+fn open_error(journal: &str, ledger: &Path, args: &[&str]) -> String {
+    let (code, lines) = example(journal, ledger, args);
+    assert_eq!(code, 1, "{lines:?}");
+    lines[0]["error"].as_str().unwrap().to_owned()
+}
+
+/// Runs `sql` on the SQLite database at `path`, as another program would.
+fn execute_sql(path: &Path, sql: &str) {
+    let db = rusqlite::Connection::open(path).unwrap();
+    db.execute(sql, []).unwrap();
+}
+
+/// The line that answers the call `call_id`.
+fn line_of<'a>(lines: &'a [Value], call_id: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|l| l["call_id"] == call_id)
+        .unwrap_or_else(|| panic!("no {call_id} in {lines:?}"))
+}
+
+/// Runs `start` again: the id of the approval its deletion waits for.
+fn start_another(journal: &str, ledger: &Path) -> String {
+    let (_, lines) = example(journal, ledger, &["start"]);
+    let delete = line_of(&lines, "call_delete");
+    delete["approval_id"].as_str().unwrap().to_owned()
 }
 
 fn walkthrough(journal: &str, dir: &Path) {
@@ -37,12 +60,8 @@ fn walkthrough(journal: &str, dir: &Path) {
     let (code, lines) = example(journal, &ledger, &["start"]);
     assert_eq!(code, 0, "{lines:?}");
     assert_eq!(lines.len(), 2, "{lines:?}");
-    let list = lines.iter().find(|l| l["call_id"] == "call_list").unwrap();
-    assert_eq!(list["outcome"], "ok");
-    let delete = lines
-        .iter()
-        .find(|l| l["call_id"] == "call_delete")
-        .unwrap();
+    assert_eq!(line_of(&lines, "call_list")["outcome"], "ok");
+    let delete = line_of(&lines, "call_delete");
     assert_eq!(delete["outcome"], "pending_approval");
     let approval = delete["approval_id"].as_str().unwrap().to_owned();
     assert!(ledger_lines(&ledger).is_empty());
@@ -79,12 +98,7 @@ fn walkthrough(journal: &str, dir: &Path) {
     assert_eq!((code, lines.len()), (0, 0), "{lines:?}");
     assert_eq!(ledger_lines(&ledger).len(), 1);
     // A second run, denied: answered with the reason, never run.
-    let (_, lines) = example(journal, &ledger, &["start"]);
-    let second = lines
-        .iter()
-        .find(|l| l["call_id"] == "call_delete")
-        .unwrap();
-    let second_id = second["approval_id"].as_str().unwrap().to_owned();
+    let second_id = start_another(journal, &ledger);
     let (code, lines) = example(journal, &ledger, &["deny", &second_id, "keep", "it"]);
     assert_eq!((code, lines[0]["decision"].as_str()), (0, Some("deny")));
     let (_, lines) = example(journal, &ledger, &["resume"]);
@@ -94,12 +108,7 @@ fn walkthrough(journal: &str, dir: &Path) {
     assert_eq!(ledger_lines(&ledger).len(), 1);
     // A third, approved, killed mid-body: answered interrupted, never run
     // again.
-    let (_, lines) = example(journal, &ledger, &["start"]);
-    let third = lines
-        .iter()
-        .find(|l| l["call_id"] == "call_delete")
-        .unwrap();
-    let third_id = third["approval_id"].as_str().unwrap().to_owned();
+    let third_id = start_another(journal, &ledger);
     example(journal, &ledger, &["approve", &third_id]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_durable-approval"))
         .args(["--journal", journal, "--ledger", ledger.to_str().unwrap()])
@@ -166,28 +175,20 @@ fn a_journal_that_cannot_be_opened_exits_1_naming_the_file() {
     )
     .unwrap();
     let url = format!("sqlite://{}", garbage.display());
-    let (code, lines) = example(&url, &ledger, &["answers"]);
-    assert_eq!(code, 1);
-    let error = lines[0]["error"].as_str().unwrap();
+    let error = open_error(&url, &ledger, &["answers"]);
     assert!(error.contains(garbage.to_str().unwrap()), "{error}");
     // A directory that does not exist.
     let missing = format!("sqlite://{}", dir.join("no/such/dir/j.db").display());
-    let (code, lines) = example(&missing, &ledger, &["start"]);
-    assert_eq!(code, 1);
-    assert!(lines[0]["error"].as_str().unwrap().contains("no/such/dir"));
+    let error = open_error(&missing, &ledger, &["start"]);
+    assert!(error.contains("no/such/dir"), "{error}");
     // Another application's database.
     let foreign = dir.join("shop.db");
     let conn_url = format!("sqlite://{}", foreign.display());
-    let shop = rusqlite::Connection::open(&foreign).unwrap();
-    shop.execute(
+    execute_sql(
+        &foreign,
         "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)",
-        [],
-    )
-    .unwrap();
-    drop(shop);
-    let (code, lines) = example(&conn_url, &ledger, &["answers"]);
-    assert_eq!(code, 1);
-    let error = lines[0]["error"].as_str().unwrap();
+    );
+    let error = open_error(&conn_url, &ledger, &["answers"]);
     assert!(error.contains("not a tinyagents journal"), "{error}");
     assert!(error.contains(foreign.to_str().unwrap()), "{error}");
     // A journal written by a newer schema: refused, naming both versions.
@@ -195,16 +196,11 @@ fn a_journal_that_cannot_be_opened_exits_1_naming_the_file() {
     let url = format!("sqlite://{}", newer.display());
     let (code, _) = example(&url, &ledger, &["answers"]);
     assert_eq!(code, 0);
-    let db = rusqlite::Connection::open(&newer).unwrap();
-    db.execute(
+    execute_sql(
+        &newer,
         "UPDATE journal_meta SET value = '99' WHERE key = 'schema_version'",
-        [],
-    )
-    .unwrap();
-    drop(db);
-    let (code, lines) = example(&url, &ledger, &["answers"]);
-    assert_eq!(code, 1);
-    let error = lines[0]["error"].as_str().unwrap();
+    );
+    let error = open_error(&url, &ledger, &["answers"]);
     assert!(error.contains("99") && error.contains(" 1"), "{error}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

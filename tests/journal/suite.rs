@@ -1,6 +1,6 @@
 //! The durable-call checks every journal backend passes. Each check gets
 //! two journal handles on one store (two instances, or a process and the
-//! one that replaced it) and a run id of its own.
+//! one that replaced it), a run id of its own and a ledger ([`Setup`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,7 +12,7 @@ use tinyagents_tools::approval::approval_fingerprint;
 use tinyagents_tools::journal::{
     CallKey, CallQuery, CallRecord, CallState, Journal, JournalError, Stored,
 };
-use tinyagents_tools::{ErrorClass, ToolCall, ToolResult, Turn};
+use tinyagents_tools::{ErrorClass, RunContext, ToolCall, ToolExecutor, ToolResult, Turn};
 
 use crate::tools::{Ledger, executor, run};
 
@@ -20,13 +20,13 @@ mod approvals;
 
 use approvals::*;
 
-type Check = fn(Journal, Journal, String) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+type Check = fn(Setup) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
 macro_rules! checks {
     ($($name:ident),* $(,)?) => {
         /// Every check, by name.
         pub const CHECKS: &[(&str, Check)] = &[
-            $((stringify!($name), |a, b, id| Box::pin($name(a, b, id)))),*
+            $((stringify!($name), |s| Box::pin($name(s)))),*
         ];
     };
 }
@@ -58,12 +58,48 @@ where
     for (name, check) in CHECKS {
         let (a, b) = open().await;
         eprintln!("journal suite on {backend}: {name}");
-        check(a, b, format!("{backend}-{name}")).await;
+        let ledger = Arc::new(Ledger::default());
+        check(Setup {
+            a,
+            b,
+            id: format!("{backend}-{name}"),
+            ledger,
+        })
+        .await;
+    }
+}
+
+/// What a check gets: two journal handles on one store (two instances, or
+/// a process and the one that replaced it), a run id of its own, and the
+/// ledger its tools write to.
+pub struct Setup {
+    a: Journal,
+    b: Journal,
+    id: String,
+    ledger: Arc<Ledger>,
+}
+
+impl Setup {
+    /// A new context of the check's run, writing to its ledger: what each
+    /// process (or instance) makes for itself.
+    fn run(&self) -> RunContext {
+        run(&self.id, &self.ledger)
+    }
+
+    /// The key of call `call_id` of turn `turn` in the check's run.
+    fn key(&self, turn: u32, call_id: &str) -> CallKey {
+        CallKey::new(self.id.as_str(), turn, call_id)
     }
 }
 
 fn call(id: &str, tool: &str, args: Value) -> ToolCall {
     ToolCall::new(id, tool, args)
+}
+
+/// Delivers `call` in turn `turn` of `run` through `exec`, as the model
+/// would.
+async fn deliver(exec: &ToolExecutor, run: &RunContext, turn: u32, call: ToolCall) -> ToolResult {
+    exec.execute(run, &Turn::new(turn), call).await
 }
 
 fn texts(results: &[ToolResult]) -> Vec<(String, String)> {
@@ -73,13 +109,8 @@ fn texts(results: &[ToolResult]) -> Vec<(String, String)> {
         .collect()
 }
 
-async fn an_answered_call_is_answered_from_the_journal_and_never_run_again(
-    a: Journal,
-    _: Journal,
-    id: String,
-) {
-    let ledger = Arc::new(Ledger::default());
-    let (exec, run) = (executor(&a), run(&id, &ledger));
+async fn an_answered_call_is_answered_from_the_journal_and_never_run_again(s: Setup) {
+    let (exec, run) = (executor(&s.a), s.run());
     let calls = vec![
         call("c1", "bump", json!({"by": 2})),
         call("c2", "list_notes", json!({})),
@@ -89,11 +120,11 @@ async fn an_answered_call_is_answered_from_the_journal_and_never_run_again(
     let second = exec.execute_batch(&run, &Turn::new(1), calls).await;
     assert_eq!(texts(&first), texts(&second));
     // The two calls of a batch run at once: their lines come in any order.
-    let mut lines = ledger.lines();
+    let mut lines = s.ledger.lines();
     lines.sort();
     assert_eq!(lines, vec![format!("bump 2 c1"), "list".to_owned()]);
     // Answered records keep no arguments, only their fingerprint.
-    let records = a.calls(&CallQuery::run(id.as_str())).await.unwrap();
+    let records = s.a.calls(&CallQuery::run(s.id.as_str())).await.unwrap();
     assert_eq!(records.len(), 2);
     for r in &records {
         assert_eq!(r.state, CallState::Answered);
@@ -101,74 +132,37 @@ async fn an_answered_call_is_answered_from_the_journal_and_never_run_again(
         assert_eq!(r.answer.as_ref().unwrap().outcome, "ok");
     }
     // The same call id in another turn is another call.
-    let other_turn = exec
-        .execute(&run, &Turn::new(2), call("c1", "bump", json!({"by": 2})))
-        .await;
+    let other_turn = deliver(&exec, &run, 2, call("c1", "bump", json!({"by": 2}))).await;
     assert!(!other_turn.is_error);
-    assert_eq!(ledger.lines().len(), 3);
+    assert_eq!(s.ledger.lines().len(), 3);
 }
 
-async fn a_restarted_process_answers_a_completed_call_from_the_journal(
-    a: Journal,
-    b: Journal,
-    id: String,
-) {
-    let ledger = Arc::new(Ledger::default());
-    let first = executor(&a)
-        .execute(
-            &run(&id, &ledger),
-            &Turn::new(1),
-            call("c1", "bump", json!({"by": 1})),
-        )
-        .await;
-    drop(a);
+async fn a_restarted_process_answers_a_completed_call_from_the_journal(s: Setup) {
+    let bump = || call("c1", "bump", json!({"by": 1}));
+    let (first_run, second_run) = (s.run(), s.run());
+    let first = deliver(&executor(&s.a), &first_run, 1, bump()).await;
+    drop(s.a);
     // Another process: a new executor, a new handle, the same journal.
-    let again = executor(&b)
-        .execute(
-            &run(&id, &ledger),
-            &Turn::new(1),
-            call("c1", "bump", json!({"by": 1})),
-        )
-        .await;
+    let again = deliver(&executor(&s.b), &second_run, 1, bump()).await;
     assert_eq!(first.text(), again.text());
     assert_eq!(again.outcome(), "ok");
-    assert_eq!(ledger.lines().len(), 1, "the body ran once");
+    assert_eq!(s.ledger.lines().len(), 1, "the body ran once");
 }
 
-async fn a_call_id_delivered_again_with_other_arguments_is_refused(
-    a: Journal,
-    _: Journal,
-    id: String,
-) {
-    let ledger = Arc::new(Ledger::default());
-    let (exec, r) = (executor(&a), run(&id, &ledger));
-    exec.execute(&r, &Turn::new(1), call("c1", "bump", json!({"by": 1})))
-        .await;
-    let other = exec
-        .execute(&r, &Turn::new(1), call("c1", "bump", json!({"by": 5})))
-        .await;
+async fn a_call_id_delivered_again_with_other_arguments_is_refused(s: Setup) {
+    let (exec, r) = (executor(&s.a), s.run());
+    deliver(&exec, &r, 1, call("c1", "bump", json!({"by": 1}))).await;
+    let other = deliver(&exec, &r, 1, call("c1", "bump", json!({"by": 5}))).await;
     assert_eq!(other.outcome(), "conflict");
     assert_eq!(other.error.as_ref().unwrap().class(), ErrorClass::Fatal);
     assert_eq!(other.tool_call_id.as_str(), "c1");
-    assert_eq!(ledger.lines().len(), 1);
+    assert_eq!(s.ledger.lines().len(), 1);
     // An approval given for one set of arguments does not cover others.
-    let pending = exec
-        .execute(
-            &r,
-            &Turn::new(2),
-            call("c2", "delete_note", json!({"id": 1})),
-        )
-        .await;
-    a.approve(&pending.approval_id().unwrap()).await.unwrap();
-    let swapped = exec
-        .execute(
-            &r,
-            &Turn::new(2),
-            call("c2", "delete_note", json!({"id": 2})),
-        )
-        .await;
+    let pending = deliver(&exec, &r, 2, call("c2", "delete_note", json!({"id": 1}))).await;
+    s.a.approve(&pending.approval_id().unwrap()).await.unwrap();
+    let swapped = deliver(&exec, &r, 2, call("c2", "delete_note", json!({"id": 2}))).await;
     assert_eq!(swapped.outcome(), "conflict");
-    assert_eq!(ledger.lines().len(), 1);
+    assert_eq!(s.ledger.lines().len(), 1);
 }
 
 /// A `started` record left by a process that no longer exists.
@@ -198,16 +192,10 @@ fn now_ms() -> i64 {
         .as_millis() as i64
 }
 
-async fn a_call_started_by_a_dead_process_is_answered_interrupted_and_can_be_settled(
-    a: Journal,
-    b: Journal,
-    id: String,
-) {
-    let key = CallKey::new(id.as_str(), 1, "c1");
-    leave_started(&a, &key, "bump", json!({"by": 4})).await;
-    let ledger = Arc::new(Ledger::default());
-    let r = run(&id, &ledger);
-    let exec = executor(&b);
+async fn a_call_started_by_a_dead_process_is_answered_interrupted_and_can_be_settled(s: Setup) {
+    let key = s.key(1, "c1");
+    leave_started(&s.a, &key, "bump", json!({"by": 4})).await;
+    let (exec, r) = (executor(&s.b), s.run());
     let resumed = exec.resume(&r).await.unwrap();
     assert_eq!(resumed.len(), 1);
     let interrupted = &resumed[0];
@@ -221,124 +209,91 @@ async fn a_call_started_by_a_dead_process_is_answered_interrupted_and_can_be_set
         "{}",
         interrupted.text()
     );
-    assert!(ledger.lines().is_empty(), "never run again by itself");
+    assert!(s.ledger.lines().is_empty(), "never run again by itself");
     // Delivered again: the same answer, still not run.
-    let again = exec
-        .execute(&r, &Turn::new(1), call("c1", "bump", json!({"by": 4})))
-        .await;
+    let bump = || call("c1", "bump", json!({"by": 4}));
+    let again = deliver(&exec, &r, 1, bump()).await;
     assert_eq!(again.outcome(), "interrupted");
-    assert!(ledger.lines().is_empty());
+    assert!(s.ledger.lines().is_empty());
     // The application found out what happened, and settles it.
-    let settled = a
-        .settle(&key, "the counter was bumped by 4", false)
-        .await
-        .unwrap();
+    let settled =
+        s.a.settle(&key, "the counter was bumped by 4", false)
+            .await
+            .unwrap();
     assert!(settled.answer.as_ref().unwrap().settled);
-    let after = exec
-        .execute(&r, &Turn::new(1), call("c1", "bump", json!({"by": 4})))
-        .await;
+    let after = deliver(&exec, &r, 1, bump()).await;
     assert_eq!(after.outcome(), "ok");
     assert_eq!(after.text(), "the counter was bumped by 4");
     // A call answered normally cannot be settled.
-    exec.execute(&r, &Turn::new(1), call("c2", "bump", json!({"by": 1})))
-        .await;
-    let refused = a
-        .settle(&CallKey::new(id.as_str(), 1, "c2"), "no", true)
-        .await
-        .unwrap_err();
+    deliver(&exec, &r, 1, call("c2", "bump", json!({"by": 1}))).await;
+    let refused = s.a.settle(&s.key(1, "c2"), "no", true).await.unwrap_err();
     assert!(
         matches!(refused, JournalError::WrongState { .. }),
         "{refused}"
     );
 }
 
-async fn a_read_only_call_started_by_a_dead_process_simply_runs_again(
-    a: Journal,
-    b: Journal,
-    id: String,
-) {
-    let key = CallKey::new(id.as_str(), 1, "c1");
-    leave_started(&a, &key, "list_notes", json!({})).await;
-    let ledger = Arc::new(Ledger::default());
-    let result = executor(&b)
-        .execute(
-            &run(&id, &ledger),
-            &Turn::new(1),
-            call("c1", "list_notes", json!({})),
-        )
-        .await;
+async fn a_read_only_call_started_by_a_dead_process_simply_runs_again(s: Setup) {
+    let list = || call("c1", "list_notes", json!({}));
+    leave_started(&s.a, &s.key(1, "c1"), "list_notes", json!({})).await;
+    let result = deliver(&executor(&s.b), &s.run(), 1, list()).await;
     assert_eq!(result.outcome(), "ok");
-    assert_eq!(ledger.lines(), vec!["list".to_owned()]);
+    assert_eq!(s.ledger.lines(), vec!["list".to_owned()]);
 }
 
-async fn two_instances_delivering_one_call_run_its_body_once(a: Journal, b: Journal, id: String) {
-    let ledger = Arc::new(Ledger::default());
-    let (ea, eb) = (executor(&a), executor(&b));
-    let (ra, rb) = (run(&id, &ledger), run(&id, &ledger));
+async fn two_instances_delivering_one_call_run_its_body_once(s: Setup) {
+    let (ea, eb) = (executor(&s.a), executor(&s.b));
+    let (ra, rb) = (s.run(), s.run());
     let slow = || call("c1", "bump", json!({"by": 1, "ms": 150}));
-    let turn = Turn::new(1);
-    let (x, y) = tokio::join!(
-        ea.execute(&ra, &turn, slow()),
-        eb.execute(&rb, &turn, slow())
-    );
-    assert_eq!(ledger.lines().len(), 1, "{:?}", ledger.lines());
+    let (x, y) = tokio::join!(deliver(&ea, &ra, 1, slow()), deliver(&eb, &rb, 1, slow()));
+    assert_eq!(s.ledger.lines().len(), 1, "{:?}", s.ledger.lines());
     assert_eq!(x.text(), "bumped by 1");
     assert_eq!(y.text(), "bumped by 1");
 }
 
-async fn two_instances_resuming_one_run_run_each_call_once(a: Journal, b: Journal, id: String) {
-    let ledger = Arc::new(Ledger::default());
-    let r = run(&id, &ledger);
+async fn two_instances_resuming_one_run_run_each_call_once(s: Setup) {
     let calls: Vec<ToolCall> = (0..6)
         .map(|i| call(&format!("c{i}"), "delete_note", json!({"id": i})))
         .collect();
-    let pending = executor(&a).execute_batch(&r, &Turn::new(1), calls).await;
+    let pending = executor(&s.a)
+        .execute_batch(&s.run(), &Turn::new(1), calls)
+        .await;
     for p in &pending {
-        a.approve(&p.approval_id().unwrap()).await.unwrap();
+        s.a.approve(&p.approval_id().unwrap()).await.unwrap();
     }
-    let (ea, eb) = (executor(&a), executor(&b));
-    let (ra, rb) = (run(&id, &ledger), run(&id, &ledger));
+    let (ea, eb) = (executor(&s.a), executor(&s.b));
+    let (ra, rb) = (s.run(), s.run());
     let (x, y) = tokio::join!(ea.resume(&ra), eb.resume(&rb));
     let (x, y) = (x.unwrap(), y.unwrap());
-    let mut lines = ledger.lines();
+    let mut lines = s.ledger.lines();
     lines.sort();
     lines.dedup();
-    assert_eq!(lines.len(), 6, "{:?}", ledger.lines());
-    assert_eq!(ledger.lines().len(), 6, "no body ran twice");
+    assert_eq!(lines.len(), 6, "{:?}", s.ledger.lines());
+    assert_eq!(s.ledger.lines().len(), 6, "no body ran twice");
     // Whatever each instance answered, it is the journal's one answer.
     for result in x.iter().chain(&y) {
         assert!(result.text().ends_with("deleted"), "{result:?}");
     }
 }
 
-async fn tool_started_is_emitted_only_for_bodies_that_run_and_events_read_back(
-    a: Journal,
-    b: Journal,
-    id: String,
-) {
-    let ledger = Arc::new(Ledger::default());
+async fn tool_started_is_emitted_only_for_bodies_that_run_and_events_read_back(s: Setup) {
     let exec = tinyagents_tools::ToolExecutor::builder(crate::tools::registry(), ())
         .middleware(tinyagents_tools::policy::ConfirmationPolicy::deferred())
-        .journal(a.clone())
-        .subscribe(a.recorder())
+        .journal(s.a.clone())
+        .subscribe(s.a.recorder())
         .build()
         .unwrap();
-    let r = run(&id, &ledger);
-    let pending = exec
-        .execute(
-            &r,
-            &Turn::new(1),
-            call("d1", "delete_note", json!({"id": 1})),
-        )
-        .await;
-    b.deny(&pending.approval_id().unwrap(), "no").await.unwrap();
+    let r = s.run();
+    let pending = deliver(&exec, &r, 1, call("d1", "delete_note", json!({"id": 1}))).await;
+    s.b.deny(&pending.approval_id().unwrap(), "no")
+        .await
+        .unwrap();
     exec.resume(&r).await.unwrap();
-    exec.execute(&r, &Turn::new(1), call("b1", "bump", json!({"by": 1})))
-        .await;
+    deliver(&exec, &r, 1, call("b1", "bump", json!({"by": 1}))).await;
     // Queued: give the recorder a moment to store them.
     let mut events = Vec::new();
     for _ in 0..500 {
-        events = b.events(Some(&r.run_id().clone())).await.unwrap();
+        events = s.b.events(Some(&r.run_id().clone())).await.unwrap();
         if events.iter().filter(|e| e.call_id.as_str() == "b1").count() >= 2 {
             break;
         }
@@ -371,19 +326,11 @@ async fn tool_started_is_emitted_only_for_bodies_that_run_and_events_read_back(
     assert!(text.contains("\"kind\":\"tool.completed\""));
 }
 
-async fn every_record_reads_back_in_its_documented_json_form(a: Journal, _: Journal, id: String) {
-    let ledger = Arc::new(Ledger::default());
-    let exec = executor(&a);
-    let r = run(&id, &ledger);
-    exec.execute(
-        &r,
-        &Turn::new(1),
-        call("c1", "delete_note", json!({"id": 5})),
-    )
-    .await;
-    exec.execute(&r, &Turn::new(1), call("c2", "bump", json!({"by": 1})))
-        .await;
-    let records = a.calls(&CallQuery::run(id.as_str())).await.unwrap();
+async fn every_record_reads_back_in_its_documented_json_form(s: Setup) {
+    let (exec, r) = (executor(&s.a), s.run());
+    deliver(&exec, &r, 1, call("c1", "delete_note", json!({"id": 5}))).await;
+    deliver(&exec, &r, 1, call("c2", "bump", json!({"by": 1}))).await;
+    let records = s.a.calls(&CallQuery::run(s.id.as_str())).await.unwrap();
     assert_eq!(records.len(), 2);
     for record in &records {
         let value = serde_json::to_value(record).unwrap();
@@ -415,26 +362,20 @@ async fn every_record_reads_back_in_its_documented_json_form(a: Journal, _: Jour
     assert_eq!(answered["answer"]["message"]["tool_call_id"], "c2");
 }
 
-async fn the_store_enforces_compare_and_set(a: Journal, b: Journal, id: String) {
-    let ledger = Arc::new(Ledger::default());
-    executor(&a)
-        .execute(
-            &run(&id, &ledger),
-            &Turn::new(1),
-            call("c1", "bump", json!({"by": 1})),
-        )
-        .await;
-    let key = CallKey::new(id.as_str(), 1, "c1");
-    let Stored { record, revision } = a.store().get(&key).await.unwrap().unwrap();
+async fn the_store_enforces_compare_and_set(s: Setup) {
+    let bump = call("c1", "bump", json!({"by": 1}));
+    deliver(&executor(&s.a), &s.run(), 1, bump).await;
+    let key = s.key(1, "c1");
+    let Stored { record, revision } = s.a.store().get(&key).await.unwrap().unwrap();
     let mut changed = record.clone();
     changed.updated_at += 1;
-    assert!(b.store().replace(&changed, revision).await.unwrap());
+    assert!(s.b.store().replace(&changed, revision).await.unwrap());
     // The first writer's revision is stale now.
-    assert!(!a.store().replace(&record, revision).await.unwrap());
-    let now = a.store().get(&key).await.unwrap().unwrap();
+    assert!(!s.a.store().replace(&record, revision).await.unwrap());
+    let now = s.a.store().get(&key).await.unwrap().unwrap();
     assert_eq!(now.revision, revision + 1);
     assert_eq!(now.record, changed);
     // Inserting an existing key writes nothing and returns what is there.
-    let existing = a.store().insert(&record).await.unwrap().unwrap();
+    let existing = s.a.store().insert(&record).await.unwrap().unwrap();
     assert_eq!(existing.record, changed);
 }

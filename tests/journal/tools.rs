@@ -3,26 +3,17 @@
 //! body runs, a read-only `list_notes`, and `bump`, a non-idempotent tool
 //! that needs no approval.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tinyagents_tools::journal::Journal;
 use tinyagents_tools::policy::ConfirmationPolicy;
 use tinyagents_tools::prelude::*;
 
-/// What the side-effecting tools did, one line per body run.
-#[derive(Default)]
-pub struct Ledger(Mutex<Vec<String>>);
+#[path = "../code_mode/ledger.rs"]
+mod ledger;
 
-impl Ledger {
-    pub fn lines(&self) -> Vec<String> {
-        self.0.lock().unwrap().clone()
-    }
-
-    fn push(&self, line: String) {
-        self.0.lock().unwrap().push(line);
-    }
-}
+pub use ledger::{CallLedger, Ledger};
 
 /// Which note.
 #[derive(Deserialize, JsonSchema)]
@@ -34,12 +25,8 @@ pub struct NoteId {
 
 /// Delete a note for good.
 #[tool(destructive, requires_confirmation, local)]
-pub async fn delete_note(
-    args: NoteId,
-    #[inject] ledger: Store<Ledger>,
-    #[inject] call: ToolCallId,
-) -> String {
-    ledger.push(format!("delete {} {}", args.id, call.as_str()));
+pub async fn delete_note(args: NoteId, #[inject] ledger: CallLedger) -> String {
+    ledger.record(format_args!("delete {}", args.id));
     format!("note {} deleted", args.id)
 }
 
@@ -63,12 +50,8 @@ pub struct Bump {
 
 /// Bump the counter: a side effect with no approval.
 #[tool(local, timeout = "5s")]
-pub async fn bump(
-    args: Bump,
-    #[inject] ledger: Store<Ledger>,
-    #[inject] call: ToolCallId,
-) -> String {
-    ledger.push(format!("bump {} {}", args.by, call.as_str()));
+pub async fn bump(args: Bump, #[inject] ledger: CallLedger) -> String {
+    ledger.record(format_args!("bump {}", args.by));
     if args.ms > 0 {
         tokio::time::sleep(Duration::from_millis(args.ms)).await;
     }

@@ -6,14 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
+use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResult, ContentBlock, ProgressNotificationParam,
     Tool as RemoteDecl,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::mcp::client::{ImportOptions, ImportReport, McpClient};
@@ -25,18 +23,16 @@ use tinyagents_tools::{
 use tinyagents_tools_tests::execute_in;
 use tokio::sync::mpsc;
 
-use crate::common::HANG;
+use crate::common::{HANG, RmcpServed, RmcpTools, rmcp_served};
 
 /// What the test server saw.
 #[derive(Default)]
 struct Seen {
-    calls: AtomicUsize,
     flaky_calls: AtomicUsize,
     grown: AtomicBool,
 }
 
-/// An MCP server written with rmcp only.
-#[derive(Clone)]
+/// The tools of an MCP server written with rmcp only.
 struct Remote {
     seen: Arc<Seen>,
     cancelled: mpsc::UnboundedSender<String>,
@@ -50,7 +46,7 @@ fn sum_schema() -> Value {
     json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]})
 }
 
-impl Remote {
+impl RmcpTools for Remote {
     fn tools(&self) -> Vec<RemoteDecl> {
         let ab = json!({
             "type": "object",
@@ -107,32 +103,12 @@ impl Remote {
         }
         tools
     }
-}
 
-impl ServerHandler for Remote {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
-    }
-
-    async fn call_tool(
+    async fn call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        self.seen.calls.fetch_add(1, Ordering::SeqCst);
+    ) -> Result<CallToolResult, McpError> {
         let args = request.arguments.clone().unwrap_or_default();
         let result = match request.name.as_ref() {
             "add" => {
@@ -170,12 +146,14 @@ impl ServerHandler for Remote {
             }
             _ => CallToolResult::success(vec![ContentBlock::text("ran")]),
         };
-        Ok(result.into())
+        Ok(result)
     }
 }
 
 struct Fixture {
     client: McpClient,
+    /// How many calls reached the server.
+    calls: Arc<AtomicUsize>,
     seen: Arc<Seen>,
     cancelled: mpsc::UnboundedReceiver<String>,
 }
@@ -187,17 +165,10 @@ async fn fixture() -> Fixture {
         seen: Arc::clone(&seen),
         cancelled: tx,
     };
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(server) = remote.serve(server_io).await {
-            let _ = server.waiting().await;
-        }
-    });
-    let client = McpClient::connect(client_io, HANG)
-        .await
-        .expect("connected");
+    let RmcpServed { client, calls, .. } = rmcp_served(remote).await;
     Fixture {
         client,
+        calls,
         seen,
         cancelled,
     }
@@ -326,7 +297,7 @@ async fn bad_arguments_are_refused_locally_and_never_reach_the_server() {
     let executor = executor_over(&fx.client, &ImportOptions::new()).await;
     let result = execute_call(&executor, "c1", "add", json!({"a": "two", "b": 1, "c": 3})).await;
     assert_eq!(result.outcome(), "invalid_arguments");
-    assert_eq!(fx.seen.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(fx.calls.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]

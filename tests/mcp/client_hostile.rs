@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
 use crate::common::HANG;
+use crate::scripted::executor_of;
 
 /// What the raw server does with a `tools/call`.
 #[derive(Clone, Copy)]
@@ -79,14 +80,8 @@ async fn hostile(on_call: OnCall, timeout: Duration) -> Hostile {
     let client = McpClient::connect(client_io, HANG)
         .await
         .expect("initialized");
-    let mut registry = ToolRegistry::new();
-    let report = client
-        .import_into(&mut registry, &ImportOptions::new().timeout(timeout))
-        .await
-        .expect("listed");
-    assert_eq!(report.imported.len(), 1);
     Hostile {
-        executor: ToolExecutor::builder(registry, ()).build().unwrap(),
+        executor: executor_of(&client, timeout).await,
         seen,
     }
 }

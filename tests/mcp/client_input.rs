@@ -18,7 +18,9 @@ use tinyagents_tools::{ErrorClass, RunContext, async_trait};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::common::HANG;
-use crate::scripted::{Reply, call_op, done, elicitation, executor_of, scripted};
+use crate::scripted::{
+    Reply, call_op, call_scripted, done, elicitation, executor_of, input_required, scripted,
+};
 
 /// Accepts every elicitation with `{"ok": true}`, keeping who asked what.
 #[derive(Clone, Default)]
@@ -60,11 +62,7 @@ fn ask_once() -> impl FnMut(&str, &Value) -> Reply + Send + 'static {
         assert_eq!(method, "tools/call");
         calls += 1;
         if calls == 1 {
-            Reply::Result(json!({
-                "resultType": "input_required",
-                "inputRequests": {"confirm": elicitation("Go ahead?")},
-                "requestState": STATE
-            }))
+            input_required(json!({"confirm": elicitation("Go ahead?")}), STATE)
         } else {
             Reply::Result(done("went ahead"))
         }
@@ -76,9 +74,7 @@ async fn an_input_round_is_answered_by_the_handler_and_the_call_sent_again_with_
  {
     let handler = Accepting::default();
     let options = McpClientOptions::new().input_handler(handler.clone());
-    let (client, log) = scripted(options, ask_once()).await;
-    let executor = executor_of(&client, HANG).await;
-    let result = call_op(&executor, &RunContext::empty()).await;
+    let (result, log) = call_scripted(options, ask_once()).await;
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(result.text(), "went ahead");
 
@@ -103,9 +99,7 @@ async fn an_input_round_is_answered_by_the_handler_and_the_call_sent_again_with_
 
 #[tokio::test]
 async fn without_a_handler_an_elicitation_is_declined_and_the_call_sent_again() {
-    let (client, log) = scripted(McpClientOptions::new(), ask_once()).await;
-    let executor = executor_of(&client, HANG).await;
-    let result = call_op(&executor, &RunContext::empty()).await;
+    let (result, log) = call_scripted(McpClientOptions::new(), ask_once()).await;
     assert!(!result.is_error, "{}", result.text());
     let calls = log.params("tools/call");
     assert_eq!(calls.len(), 2);
@@ -119,20 +113,13 @@ async fn without_a_handler_an_elicitation_is_declined_and_the_call_sent_again() 
 #[tokio::test]
 async fn a_request_for_sampling_nobody_answers_fails_the_call_without_sending_it_again() {
     let options = McpClientOptions::new().input_handler(Accepting::default());
-    let (client, log) = scripted(options, |_, _| {
-        Reply::Result(json!({
-            "resultType": "input_required",
-            "inputRequests": {"draft": {
-                "method": "sampling/createMessage",
-                "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
-                           "maxTokens": 10}
-            }},
-            "requestState": "s"
-        }))
-    })
-    .await;
-    let executor = executor_of(&client, HANG).await;
-    let result = call_op(&executor, &RunContext::empty()).await;
+    let draft = json!({"draft": {
+        "method": "sampling/createMessage",
+        "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                   "maxTokens": 10}
+    }});
+    let (result, log) =
+        call_scripted(options, move |_, _| input_required(draft.clone(), "s")).await;
     let error = result.error.as_ref().expect("refused");
     assert_eq!(error.class(), ErrorClass::Fatal);
     assert!(result.text().contains("sampling"), "{}", result.text());
@@ -142,16 +129,9 @@ async fn a_request_for_sampling_nobody_answers_fails_the_call_without_sending_it
 #[tokio::test]
 async fn a_server_that_keeps_asking_for_input_fails_the_call_after_the_round_limit() {
     let options = McpClientOptions::new().input_handler(Accepting::default());
-    let (client, log) = scripted(options, |_, _| {
-        Reply::Result(json!({
-            "resultType": "input_required",
-            "inputRequests": {"again": elicitation("Once more?")},
-            "requestState": "loop"
-        }))
-    })
-    .await;
-    let executor = executor_of(&client, HANG).await;
-    let result = call_op(&executor, &RunContext::empty()).await;
+    let again =
+        |_: &str, _: &Value| input_required(json!({"again": elicitation("Once more?")}), "loop");
+    let (result, log) = call_scripted(options, again).await;
     let error = result.error.as_ref().expect("failed");
     assert_eq!(error.class(), ErrorClass::Fatal);
     assert!(
@@ -166,12 +146,10 @@ async fn a_server_that_keeps_asking_for_input_fails_the_call_after_the_round_lim
     let options = McpClientOptions::new()
         .input_handler(Accepting::default())
         .max_input_rounds(2);
-    let (client, log) = scripted(options, |_, _| {
+    let (result, log) = call_scripted(options, |_, _| {
         Reply::Result(json!({"resultType": "input_required", "requestState": "busy"}))
     })
     .await;
-    let executor = executor_of(&client, HANG).await;
-    let result = call_op(&executor, &RunContext::empty()).await;
     assert_eq!(result.outcome(), "limit_exceeded", "{}", result.text());
     let calls = log.params("tools/call");
     assert_eq!(calls.len(), 3);

@@ -17,7 +17,9 @@ use tinyagents_tools::mcp::{ElicitAction, Elicitation};
 use tinyagents_tools::{ErrorClass, RunContext, async_trait};
 
 use crate::common::HANG;
-use crate::scripted::{Reply, call_op, done, elicitation, executor_of, scripted, task};
+use crate::scripted::{
+    Log, Reply, call_op, call_scripted, done, elicitation, executor_of, scripted, task,
+};
 
 /// `task(status)` with its `resultType`, as `tools/call` answers it.
 fn created(poll_interval_ms: u64) -> Reply {
@@ -36,24 +38,40 @@ fn polled(status: &str, poll_interval_ms: u64, extra: Value) -> Reply {
     Reply::Result(state)
 }
 
+/// A server answering `tools/call` with a task polled every
+/// `poll_interval_ms`, and each `tasks/get` with what `poll` gives.
+fn tasked(
+    poll_interval_ms: u64,
+    mut poll: impl FnMut() -> Reply + Send + 'static,
+) -> impl FnMut(&str, &Value) -> Reply + Send + 'static {
+    move |method, _| match method {
+        "tools/call" => created(poll_interval_ms),
+        "tasks/get" => poll(),
+        _ => Reply::Result(json!({})),
+    }
+}
+
+/// Waits for the client's `tasks/cancel` and checks that it names the task.
+async fn assert_cancelled_with_tasks_cancel(log: &Log) {
+    let cancel = log
+        .wait_for("tasks/cancel")
+        .await
+        .expect("tasks/cancel sent");
+    assert_eq!(cancel["taskId"], "t-1");
+}
+
 #[tokio::test]
 async fn a_task_is_polled_at_the_servers_interval_until_it_completes_with_its_result() {
     let mut polls = 0;
-    let (client, log) = scripted(McpClientOptions::new(), move |method, _| match method {
-        "tools/call" => created(150),
-        "tasks/get" => {
-            polls += 1;
-            if polls < 3 {
-                polled("working", 150, json!({}))
-            } else {
-                polled("completed", 150, json!({"result": done("finished")}))
-            }
+    let script = tasked(150, move || {
+        polls += 1;
+        if polls < 3 {
+            polled("working", 150, json!({}))
+        } else {
+            polled("completed", 150, json!({"result": done("finished")}))
         }
-        _ => Reply::Result(json!({})),
-    })
-    .await;
-    let executor = executor_of(&client, HANG).await;
-    let result = call_op(&executor, &RunContext::empty()).await;
+    });
+    let (result, log) = call_scripted(McpClientOptions::new(), script).await;
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(result.text(), "finished");
 
@@ -71,33 +89,21 @@ async fn a_task_is_polled_at_the_servers_interval_until_it_completes_with_its_re
 
 #[tokio::test]
 async fn a_task_still_working_when_the_call_times_out_is_cancelled_with_tasks_cancel() {
-    let (client, log) = scripted(McpClientOptions::new(), |method, _| match method {
-        "tools/call" => created(50),
-        "tasks/get" => polled("working", 50, json!({})),
-        _ => Reply::Result(json!({})),
-    })
-    .await;
+    let still_working = tasked(50, || polled("working", 50, json!({})));
+    let (client, log) = scripted(McpClientOptions::new(), still_working).await;
     let executor = executor_of(&client, Duration::from_millis(400)).await;
     let started = Instant::now();
     let result = call_op(&executor, &RunContext::empty()).await;
     assert_eq!(result.outcome(), "timeout", "{}", result.text());
     assert!(started.elapsed() < Duration::from_secs(3));
-    let cancel = log
-        .wait_for("tasks/cancel")
-        .await
-        .expect("tasks/cancel sent");
-    assert_eq!(cancel["taskId"], "t-1");
+    assert_cancelled_with_tasks_cancel(&log).await;
     assert!(!log.params("tasks/get").is_empty());
 }
 
 #[tokio::test]
 async fn the_task_of_a_cancelled_run_is_cancelled_with_tasks_cancel() {
-    let (client, log) = scripted(McpClientOptions::new(), |method, _| match method {
-        "tools/call" => created(50),
-        "tasks/get" => polled("working", 50, json!({})),
-        _ => Reply::Result(json!({})),
-    })
-    .await;
+    let still_working = tasked(50, || polled("working", 50, json!({})));
+    let (client, log) = scripted(McpClientOptions::new(), still_working).await;
     let executor = executor_of(&client, HANG).await;
     let run = RunContext::empty();
     let canceller = run.clone();
@@ -107,11 +113,7 @@ async fn the_task_of_a_cancelled_run_is_cancelled_with_tasks_cancel() {
     });
     let result = call_op(&executor, &run).await;
     assert_eq!(result.outcome(), "cancelled", "{}", result.text());
-    let cancel = log
-        .wait_for("tasks/cancel")
-        .await
-        .expect("tasks/cancel sent");
-    assert_eq!(cancel["taskId"], "t-1");
+    assert_cancelled_with_tasks_cancel(&log).await;
 }
 
 /// Answers every elicitation `accept` with `{"ok": true}`, counting them.
@@ -144,7 +146,7 @@ async fn a_task_waiting_for_input_is_answered_through_the_handler_with_tasks_upd
     let mut gets = 0;
     let handler = Yes::default();
     let options = McpClientOptions::new().input_handler(handler.clone());
-    let (client, log) = scripted(options, move |method, _| match method {
+    let script = move |method: &str, _: &Value| match method {
         "tools/call" => created(20),
         "tasks/update" => {
             seen.store(true, Ordering::SeqCst);
@@ -164,10 +166,8 @@ async fn a_task_waiting_for_input_is_answered_through_the_handler_with_tasks_upd
             }
         }
         _ => Reply::Result(json!({})),
-    })
-    .await;
-    let executor = executor_of(&client, HANG).await;
-    let result = call_op(&executor, &RunContext::empty()).await;
+    };
+    let (result, log) = call_scripted(options, script).await;
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(result.text(), "confirmed");
     assert!(updated.load(Ordering::SeqCst));
@@ -183,31 +183,16 @@ async fn a_task_waiting_for_input_is_answered_through_the_handler_with_tasks_upd
 
 #[tokio::test]
 async fn a_failed_task_is_a_classified_error_and_a_cancelled_one_a_cancellation() {
-    let (client, log) = scripted(McpClientOptions::new(), |method, _| match method {
-        "tools/call" => created(10),
-        "tasks/get" => polled(
-            "failed",
-            10,
-            json!({"error": {"code": -32602, "message": "`n` must be even"}}),
-        ),
-        _ => Reply::Result(json!({})),
-    })
-    .await;
-    let executor = executor_of(&client, HANG).await;
-    let result = call_op(&executor, &RunContext::empty()).await;
+    let error = json!({"error": {"code": -32602, "message": "`n` must be even"}});
+    let failed = tasked(10, move || polled("failed", 10, error.clone()));
+    let (result, log) = call_scripted(McpClientOptions::new(), failed).await;
     let error = result.error.as_ref().expect("failed");
     assert_eq!(error.class(), ErrorClass::Repair);
     assert!(result.text().contains("must be even"), "{}", result.text());
     assert!(log.params("tasks/cancel").is_empty());
 
-    let (client, log) = scripted(McpClientOptions::new(), |method, _| match method {
-        "tools/call" => created(10),
-        "tasks/get" => polled("cancelled", 10, json!({})),
-        _ => Reply::Result(json!({})),
-    })
-    .await;
-    let executor = executor_of(&client, HANG).await;
-    let result = call_op(&executor, &RunContext::empty()).await;
+    let cancelled = tasked(10, || polled("cancelled", 10, json!({})));
+    let (result, log) = call_scripted(McpClientOptions::new(), cancelled).await;
     assert_eq!(result.outcome(), "cancelled", "{}", result.text());
     assert!(log.params("tasks/cancel").is_empty());
 }

@@ -1,15 +1,19 @@
 //! What the MCP tests share: the hang bound, an in-process pipe to a served
-//! [`McpServer`], a connected rmcp client or [`McpClient`], and one
-//! `tools/call` as the JSON that went over the wire.
+//! [`McpServer`], a connected rmcp client or [`McpClient`], one
+//! `tools/call` as the JSON that went over the wire, and a server written
+//! with rmcp alone.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject,
-    ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Tool as RemoteDecl,
 };
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer, RunningService};
+use rmcp::{ClientHandler, ErrorData as McpError, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::mcp::client::McpClient;
@@ -116,4 +120,94 @@ pub(crate) fn text(result: &Value) -> String {
         .filter_map(|block| block["text"].as_str())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The `error.message` of a JSON-RPC error answer, or of a failed task.
+pub(crate) fn error_message(answer: &Value) -> &str {
+    answer["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error message: {answer}"))
+}
+
+/// What a server written with rmcp alone (no project code on the server
+/// side) serves: the tools it lists, and its answer to each call.
+pub(crate) trait RmcpTools: Send + Sync + 'static {
+    /// The tools it lists now.
+    fn tools(&self) -> Vec<RemoteDecl>;
+
+    /// Its answer to `request`.
+    fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CallToolResult, McpError>> + Send;
+}
+
+/// A server of `tools` that may announce a changed list, counting the calls
+/// it answers.
+struct RmcpServer<T> {
+    tools: T,
+    calls: Arc<AtomicUsize>,
+}
+
+impl<T: RmcpTools> ServerHandler for RmcpServer<T> {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.tools.call(request, context).await.map(Into::into)
+    }
+}
+
+/// The crate's [`McpClient`] connected to a server written with rmcp alone.
+pub(crate) struct RmcpServed {
+    pub(crate) client: McpClient,
+    /// The server's side of the session, to announce a changed list.
+    pub(crate) peer: Peer<RoleServer>,
+    /// How many calls the server answered.
+    pub(crate) calls: Arc<AtomicUsize>,
+}
+
+/// Serves `tools` over an in-process pipe and connects an [`McpClient`].
+pub(crate) async fn rmcp_served(tools: impl RmcpTools) -> RmcpServed {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let server = RmcpServer {
+        tools,
+        calls: Arc::clone(&calls),
+    };
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let (peer_tx, peer_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let running = server.serve(server_io).await.expect("served");
+        let _ = peer_tx.send(running.peer().clone());
+        let _ = running.waiting().await;
+    });
+    let client = McpClient::connect(client_io, HANG)
+        .await
+        .expect("connected");
+    let peer = peer_rx.await.expect("the server is up");
+    RmcpServed {
+        client,
+        peer,
+        calls,
+    }
 }

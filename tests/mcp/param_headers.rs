@@ -82,6 +82,8 @@ type Params = Vec<(&'static str, &'static str)>;
 /// The required arguments of `test_custom_headers` and their headers.
 const REGION: (&str, &str) = ("Region", "us-east1");
 const PRIORITY: (&str, &str) = ("Priority", "3");
+/// The headers of both required arguments.
+const REQUIRED: &[(&str, &str)] = &[REGION, PRIORITY];
 
 fn required(extra: Value) -> Value {
     let mut arguments = json!({"region": "us-east1", "priority": 3, "query": "SELECT 1"});
@@ -97,6 +99,18 @@ fn assert_ran(status: reqwest::StatusCode, answer: &Value) {
     assert_eq!(answer["result"]["isError"], false, "{answer}");
 }
 
+/// [`call`], checking that the call ran: the answer.
+async fn ran(
+    addr: std::net::SocketAddr,
+    tool: &str,
+    arguments: Value,
+    params: &[(&str, &str)],
+) -> Value {
+    let (status, answer) = call(addr, tool, arguments, params).await;
+    assert_ran(status, &answer);
+    answer
+}
+
 #[track_caller]
 fn assert_mismatch(case: &str, status: reqwest::StatusCode, answer: &Value) {
     assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{case}: {answer}");
@@ -107,14 +121,7 @@ fn assert_mismatch(case: &str, status: reqwest::StatusCode, answer: &Value) {
 #[tokio::test]
 async fn param_headers_that_match_the_arguments_let_the_call_run() {
     let (addr, shutdown) = serve().await;
-    let (status, answer) = call(
-        addr,
-        "test_custom_headers",
-        required(json!({})),
-        &[REGION, PRIORITY],
-    )
-    .await;
-    assert_ran(status, &answer);
+    let answer = ran(addr, "test_custom_headers", required(json!({})), REQUIRED).await;
     assert_eq!(
         answer["result"]["content"][0]["text"],
         "Custom headers test completed"
@@ -135,18 +142,16 @@ async fn param_headers_that_match_the_arguments_let_the_call_run() {
         ("Verbose", "true"),
         ("InternalSpace", " a b c "),
     ];
-    let (status, answer) = call(addr, "test_custom_headers", arguments, &params).await;
-    assert_ran(status, &answer);
+    ran(addr, "test_custom_headers", arguments, &params).await;
 
     // An argument left out has no header (the null tool's `verbose`).
-    let (status, answer) = call(
+    ran(
         addr,
         "test_custom_headers_null",
         required(json!({})),
-        &[REGION, PRIORITY],
+        REQUIRED,
     )
     .await;
-    assert_ran(status, &answer);
     shutdown.cancel();
 }
 
@@ -155,14 +160,13 @@ async fn a_value_without_the_whole_base64_wrapper_is_compared_as_written() {
     let (addr, shutdown) = serve().await;
     for literal in ["SGVsbG8=", "=?base64?SGVsbG8=", "SGVsbG8=?="] {
         let arguments = required(json!({"region": literal}));
-        let (status, answer) = call(
+        ran(
             addr,
             "test_custom_headers",
             arguments,
             &[("Region", literal), PRIORITY],
         )
         .await;
-        assert_ran(status, &answer);
     }
     shutdown.cancel();
 }
@@ -235,8 +239,7 @@ async fn param_headers_that_contradict_the_body_are_refused_with_400_and_header_
 async fn a_tool_without_x_mcp_header_and_an_older_protocol_are_not_checked() {
     let (addr, shutdown) = serve().await;
     let arguments = json!({"a": 2, "op": "add", "b": 3});
-    let (status, answer) = call(addr, "calculate", arguments, &[("Region", "anything")]).await;
-    assert_ran(status, &answer);
+    let answer = ran(addr, "calculate", arguments, &[("Region", "anything")]).await;
     assert_eq!(answer["result"]["content"][0]["text"], "5.0");
 
     // A 2025-11-25 client sends no such headers.

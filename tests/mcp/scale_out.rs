@@ -23,16 +23,23 @@ use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::approvals::{Answer, Asked, note};
-use crate::common::{HANG, params, text};
+use crate::common::{HANG, error_message, params, text};
 
 /// One server instance: its address, how many requests it made a run for
-/// (one per session, or one per request when stateless), and its shutdown.
+/// (one per session, or one per request when stateless), and its notes. It
+/// stops serving when dropped.
 struct Instance {
     addr: SocketAddr,
     runs: Arc<AtomicUsize>,
     notebook: Arc<NoteBook>,
     shutdown: CancellationToken,
     _workspace: tempfile::TempDir,
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
 }
 
 /// The request-state key the instances share.
@@ -213,8 +220,6 @@ async fn stateless_instances_behind_a_round_robin_proxy_serve_one_client() {
             assert!(count.load(Ordering::SeqCst) >= 3, "backend {i} got traffic");
         }
         let _ = client.cancel().await;
-        a.shutdown.cancel();
-        b.shutdown.cancel();
     }
 }
 
@@ -231,8 +236,6 @@ async fn with_sessions_an_older_client_cannot_be_spread_over_two_instances() {
         outcome.is_err(),
         "a session lives in one process, so a proxy spreading its requests breaks it"
     );
-    a.shutdown.cancel();
-    b.shutdown.cancel();
 }
 
 /// The retry of `write_note` with an accept of its approval and the state
@@ -245,6 +248,12 @@ fn accepted_retry(asked: &Value) -> Value {
         "inputResponses": {key: {"action": "accept", "content": {}}},
         "requestState": asked["requestState"],
     })
+}
+
+/// Posts `write_note` to `addr` as request 1: the instance asks for its
+/// approval; the result.
+async fn ask_to_write_note(addr: SocketAddr) -> Value {
+    post_call(addr, 1, json!({"name": "write_note", "arguments": note()})).await
 }
 
 /// Posts one 2026-07-28 `tools/call` (per-request `_meta`, no session) to
@@ -284,12 +293,7 @@ async fn stateless_instances_take_a_2026_approval_asked_by_one_and_sent_to_the_o
     let b = instance_with(stateless_config(), true).await;
 
     // Instance A asks: the call waits for input, and nothing runs.
-    let asked = post_call(
-        a.addr,
-        1,
-        json!({"name": "write_note", "arguments": note()}),
-    )
-    .await;
+    let asked = ask_to_write_note(a.addr).await;
     assert_eq!(asked["resultType"], "input_required", "{asked}");
     let fingerprint = approval_fingerprint("write_note", &note());
     let key = format!("approve-{fingerprint}");
@@ -335,8 +339,6 @@ async fn stateless_instances_take_a_2026_approval_asked_by_one_and_sent_to_the_o
     let refused = post_call_raw(a.addr, 5, other).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
     assert!(a.notebook.notes().is_empty());
-    a.shutdown.cancel();
-    b.shutdown.cancel();
 }
 
 #[tokio::test]
@@ -359,7 +361,6 @@ async fn stateless_instances_refuse_an_older_client_s_approval_without_asking() 
     assert!(text(&answer).contains("elicitation"), "{}", text(&answer));
     assert!(seen.lock().unwrap().is_empty());
     assert!(a.notebook.notes().is_empty());
-    a.shutdown.cancel();
 }
 
 #[tokio::test]
@@ -374,12 +375,7 @@ async fn instances_sharing_a_journal_accept_an_approval_s_state_once_between_the
     )
     .await;
     let b = instance_sharing(stateless_config(), true, Some(Journal::from_arc(store))).await;
-    let asked = post_call(
-        a.addr,
-        1,
-        json!({"name": "write_note", "arguments": note()}),
-    )
-    .await;
+    let asked = ask_to_write_note(a.addr).await;
     let retry = accepted_retry(&asked);
     let done = post_call(b.addr, 2, retry.clone()).await;
     assert_eq!(done["isError"], false, "{done}");
@@ -388,15 +384,10 @@ async fn instances_sharing_a_journal_accept_an_approval_s_state_once_between_the
     let replayed = post_call_raw(a.addr, 3, retry).await;
     assert_eq!(replayed["error"]["code"], -32602, "{replayed}");
     assert!(
-        replayed["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("already used"),
+        error_message(&replayed).contains("already used"),
         "{replayed}"
     );
     assert!(a.notebook.notes().is_empty());
-    a.shutdown.cancel();
-    b.shutdown.cancel();
 }
 
 #[tokio::test]
@@ -409,16 +400,9 @@ async fn a_state_that_cannot_be_checked_against_the_shared_journal_runs_nothing(
         Some(Journal::new(tinyagents_tools::testkit::UnavailableJournal)),
     )
     .await;
-    let asked = post_call(
-        a.addr,
-        1,
-        json!({"name": "write_note", "arguments": note()}),
-    )
-    .await;
+    let asked = ask_to_write_note(a.addr).await;
     let retry = accepted_retry(&asked);
     let refused = post_call_raw(b.addr, 2, retry).await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
     assert!(b.notebook.notes().is_empty());
-    a.shutdown.cancel();
-    b.shutdown.cancel();
 }

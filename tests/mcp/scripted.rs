@@ -75,6 +75,16 @@ pub(crate) fn task(status: &str, poll_interval_ms: u64) -> Value {
     })
 }
 
+/// An `input_required` result asking `requests` (its `inputRequests`) under
+/// the request state `state`.
+pub(crate) fn input_required(requests: Value, state: &str) -> Reply {
+    Reply::Result(json!({
+        "resultType": "input_required",
+        "inputRequests": requests,
+        "requestState": state
+    }))
+}
+
 /// A form elicitation request as an `inputRequests` entry.
 pub(crate) fn elicitation(message: &str) -> Value {
     json!({
@@ -148,6 +158,18 @@ pub(crate) async fn executor_of(client: &McpClient, timeout: Duration) -> ToolEx
         .expect("listed");
     assert_eq!(report.imported.len(), 1);
     ToolExecutor::builder(registry, ()).build().unwrap()
+}
+
+/// Calls `op` once, as [`call_op`] in an empty run, on a server answering
+/// with `script` (the client connected with `options`, the call timed out
+/// after [`HANG`]): the result, and what the server received.
+pub(crate) async fn call_scripted(
+    options: McpClientOptions,
+    script: impl FnMut(&str, &Value) -> Reply + Send + 'static,
+) -> (ToolResult, Log) {
+    let (client, log) = scripted(options, script).await;
+    let executor = executor_of(&client, HANG).await;
+    (call_op(&executor, &RunContext::empty()).await, log)
 }
 
 /// Calls `op` with `{"n": 1}` as call `c1` of `run`.

@@ -31,7 +31,7 @@ use tinyagents_tools_examples::conformance_tasks::{
 };
 use tokio::net::TcpListener;
 
-use crate::common::{HANG, connect_to, params, text};
+use crate::common::{HANG, connect_to, error_message, params, text};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
@@ -193,22 +193,34 @@ async fn rpc_declaring(
 
 /// A `tools/call` from a client that declared the extension: its result.
 async fn call(addr: SocketAddr, name: &str, arguments: Value) -> Value {
-    let answer = rpc(
-        addr,
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-        true,
-    )
-    .await;
-    answer
-        .get("result")
-        .cloned()
-        .unwrap_or_else(|| panic!("{answer}"))
+    let params = json!({"name": name, "arguments": arguments});
+    result_of(rpc(addr, "tools/call", params, true).await)
+}
+
+/// `test_tool_with_task` in two rounds: called, it asks for the user's name
+/// in an input round; answered (Alice) with that round's state. The first
+/// round's result and the second's whole JSON-RPC answer.
+async fn alice_in_two_rounds(addr: SocketAddr) -> (Value, Value) {
+    let round1 = call(addr, "test_tool_with_task", json!({})).await;
+    assert_eq!(round1["resultType"], "input_required", "{round1}");
+    let answer = json!({
+        "name": "test_tool_with_task",
+        "arguments": {},
+        "inputResponses": {"user_name": accept(json!({"name": "Alice"}))},
+        "requestState": round1["requestState"],
+    });
+    let round2 = rpc(addr, "tools/call", answer, true).await;
+    (round1, round2)
 }
 
 /// `tasks/get`: its result.
 async fn get(addr: SocketAddr, task_id: &str) -> Value {
-    let answer = rpc(addr, "tasks/get", json!({ "taskId": task_id }), true).await;
+    result_of(rpc(addr, "tasks/get", json!({ "taskId": task_id }), true).await)
+}
+
+/// The `result` of a JSON-RPC answer (a panic showing the answer when it
+/// has none).
+fn result_of(answer: Value) -> Value {
     answer
         .get("result")
         .cloned()

@@ -67,6 +67,11 @@ fn run_named(id: &str) -> RunContext {
     RunContext::builder(()).run_id(id).build()
 }
 
+/// Two runs, `run-a` and `run-b`.
+fn two_runs() -> (RunContext, RunContext) {
+    (run_named("run-a"), run_named("run-b"))
+}
+
 /// Call `id` of `delete_file` for the file `text`.
 fn delete(id: &str, text: &str) -> ToolCall {
     call(id, "delete_file", json!({"text": text}))
@@ -154,8 +159,7 @@ async fn gemini_call_zero_approved_in_turn_one_is_asked_again_in_turn_five_with_
 #[tokio::test]
 async fn an_approval_never_carries_to_another_run_and_within_its_call_never_to_other_arguments() {
     let s = setup();
-    let first = run_named("run-a");
-    let second = run_named("run-b");
+    let (first, second) = two_runs();
     let c = delete("call-0", "a.txt");
     s.exec.execute(&first, &Turn::new(1), c.clone()).await;
     s.exec.execute(&second, &Turn::new(1), c.clone()).await;
@@ -177,8 +181,7 @@ async fn an_approval_never_carries_to_another_run_and_within_its_call_never_to_o
 #[tokio::test]
 async fn a_standing_grant_is_explicit_scoped_and_reported_in_an_event() {
     let s = setup();
-    let run = run_named("run-a");
-    let elsewhere = run_named("run-b");
+    let (run, elsewhere) = two_runs();
     s.policy.grant_standing(
         "delete_file",
         GrantScope::run(run.run_id().clone()),

@@ -6,10 +6,9 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::policies::workspace_reader;
-use serde_json::{Value, json};
+use crate::policies::{Scripted, workspace_reader};
+use serde_json::json;
 use tinyagents_tools::approval::*;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
@@ -20,44 +19,25 @@ use tinyagents_tools_tests::{FakeTool, Recorder, call, execute_in, kind, spec};
 
 /// Reads `path` joined to the run's root without checking it: the tool
 /// trusts the workspace policy it declared, as a tool author would.
-struct TrustingReader {
-    spec: ToolSpec,
-    runs: AtomicUsize,
-}
-
-impl TrustingReader {
-    fn new() -> Arc<Self> {
-        let spec = spec(
-            "read_text",
-            json!({
-                "type": "object",
-                "properties": {"path": {"type": "string", "format": WORKSPACE_PATH_FORMAT}},
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        )
-        .safety(workspace_reader())
-        .build()
-        .unwrap();
-        Arc::new(TrustingReader {
-            spec,
-            runs: AtomicUsize::new(0),
-        })
-    }
-}
-
-#[async_trait]
-impl Tool for TrustingReader {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    async fn call(&self, _: &(), rt: &ToolRuntime, args: Value) -> Result<ToolOutput, ToolError> {
-        self.runs.fetch_add(1, Ordering::SeqCst);
+fn trusting_reader() -> Arc<Scripted> {
+    let spec = spec(
+        "read_text",
+        json!({
+            "type": "object",
+            "properties": {"path": {"type": "string", "format": WORKSPACE_PATH_FORMAT}},
+            "required": ["path"],
+            "additionalProperties": false
+        }),
+    )
+    .safety(workspace_reader())
+    .build()
+    .unwrap();
+    Scripted::new(spec, |args, rt| {
         let root = rt.run().workspace_root().unwrap_or(Path::new("."));
         let path = root.join(args["path"].as_str().unwrap_or_default());
         let text = std::fs::read_to_string(path)?;
         Ok(ToolOutput::text(text))
-    }
+    })
 }
 
 /// Asks `read_text` for `path` in call `id` of `run`.
@@ -96,7 +76,7 @@ fn layout() -> Layout {
 async fn a_workspace_tool_cannot_escape_its_root_even_when_the_executor_was_built_without_the_policy()
  {
     let l = layout();
-    let tool = TrustingReader::new();
+    let tool = trusting_reader();
     let recorder = Recorder::new();
     let exec = ToolExecutor::builder(registry_of(tool.clone()), ())
         .subscribe_arc(recorder.clone())
@@ -120,20 +100,20 @@ async fn a_workspace_tool_cannot_escape_its_root_even_when_the_executor_was_buil
         assert_eq!(last.kind, EventKind::Rejected);
         assert_eq!(last.policy.as_deref(), Some("workspace_root"));
     }
-    assert_eq!(tool.runs.load(Ordering::SeqCst), 0);
+    assert_eq!(tool.runs(), 0);
 
     // A path inside still works, and a run without a root is refused.
     let ok = read_text(&exec, &run, "in", "inside.txt").await;
     assert_eq!(ok.text(), "inside");
     let no_root = read_text(&exec, &RunContext::empty(), "no-root", "inside.txt").await;
     assert_eq!(kind(&no_root), "denied");
-    assert_eq!(tool.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(tool.runs(), 1);
 }
 
 #[tokio::test]
 async fn leaving_the_workspace_unenforced_is_an_explicit_choice_that_runs_the_tool_as_written() {
     let l = layout();
-    let tool = TrustingReader::new();
+    let tool = trusting_reader();
     let exec = ToolExecutor::builder(registry_of(tool.clone()), ())
         .unenforced(SafetyItem::Workspace)
         .build()
@@ -141,7 +121,7 @@ async fn leaving_the_workspace_unenforced_is_an_explicit_choice_that_runs_the_to
     let run = RunContext::builder(()).workspace_root(&l.root).build();
     let r = read_text(&exec, &run, "c", "../outside.txt").await;
     assert_eq!(r.text(), "OUTSIDE-TEXT");
-    assert_eq!(tool.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(tool.runs(), 1);
 }
 
 /// A tool declaring `flag` (`requires_confirmation`, `spend` or `shell`).

@@ -54,6 +54,20 @@ fn spec_in<'r>(r: &'r ToolRegistry, name: &str) -> &'r ToolSpec {
     r.get(name).unwrap().spec()
 }
 
+/// The access policy over `r` that allows only `names`.
+fn allow_list(r: &ToolRegistry, names: &[&str]) -> Result<AccessPolicy, PolicyError> {
+    AccessPolicy::builder()
+        .allow(names.iter().copied())
+        .build(r.names())
+}
+
+/// The access policy over `r` that denies `names`.
+fn deny_list(r: &ToolRegistry, names: &[&str]) -> Result<AccessPolicy, PolicyError> {
+    AccessPolicy::builder()
+        .deny(names.iter().copied())
+        .build(r.names())
+}
+
 fn denied_policy(err: ToolError) -> String {
     assert_eq!(err.class(), ErrorClass::Repair);
     match err.kind() {
@@ -62,13 +76,19 @@ fn denied_policy(err: ToolError) -> String {
     }
 }
 
+/// Checks that `policy` refuses each of `names`, a denial by the policy
+/// named `by`.
+fn assert_denies(policy: &AccessPolicy, r: &ToolRegistry, names: &[&str], by: &str) {
+    for name in names {
+        let err = policy.check(spec_in(r, name)).unwrap_err();
+        assert_eq!(denied_policy(err), by, "{name}");
+    }
+}
+
 #[test]
 fn a_typo_in_an_allow_or_deny_list_is_an_error_with_a_suggestion() {
     let r = registry();
-    let err = AccessPolicy::builder()
-        .allow(["serch_docs"])
-        .build(r.names())
-        .unwrap_err();
+    let err = allow_list(&r, &["serch_docs"]).unwrap_err();
     assert_eq!(
         err,
         PolicyError::UnknownTool {
@@ -81,10 +101,7 @@ fn a_typo_in_an_allow_or_deny_list_is_an_error_with_a_suggestion() {
         err.to_string(),
         "policy `allow_list` names `serch_docs`, which is not a registered tool; did you mean `search_docs`?"
     );
-    let err = AccessPolicy::builder()
-        .deny(["nothing_like_it"])
-        .build(r.names())
-        .unwrap_err();
+    let err = deny_list(&r, &["nothing_like_it"]).unwrap_err();
     assert!(matches!(
         err,
         PolicyError::UnknownTool {
@@ -97,22 +114,15 @@ fn a_typo_in_an_allow_or_deny_list_is_an_error_with_a_suggestion() {
 #[test]
 fn the_allow_list_admits_only_its_tools() {
     let r = registry();
-    let policy = AccessPolicy::builder()
-        .allow(["search_docs"])
-        .build(r.names())
-        .unwrap();
+    let policy = allow_list(&r, &["search_docs"]).unwrap();
     assert!(policy.check(spec_in(&r, "search_docs")).is_ok());
-    let err = policy.check(spec_in(&r, "get_weather")).unwrap_err();
-    assert_eq!(denied_policy(err), "allow_list");
+    assert_denies(&policy, &r, &["get_weather"], "allow_list");
 }
 
 #[test]
 fn the_deny_list_refuses_its_tools() {
     let r = registry();
-    let policy = AccessPolicy::builder()
-        .deny(["run_shell"])
-        .build(r.names())
-        .unwrap();
+    let policy = deny_list(&r, &["run_shell"]).unwrap();
     let err = policy.check(spec_in(&r, "run_shell")).unwrap_err();
     assert_eq!(denied_policy(err.clone()), "deny_list");
     assert_eq!(
@@ -144,10 +154,7 @@ fn a_safety_predicate_denies_every_matching_tool() {
 fn read_only_mode_refuses_mutating_and_destructive_tools() {
     let r = registry();
     let policy = AccessPolicy::read_only();
-    for name in ["delete_note", "run_shell"] {
-        let err = policy.check(spec_in(&r, name)).unwrap_err();
-        assert_eq!(denied_policy(err), "read_only_mode", "{name}");
-    }
+    assert_denies(&policy, &r, &["delete_note", "run_shell"], "read_only_mode");
     for name in ["search_docs", "get_weather"] {
         assert!(policy.allows(spec_in(&r, name)), "{name}");
     }
@@ -157,10 +164,12 @@ fn read_only_mode_refuses_mutating_and_destructive_tools() {
 fn local_only_mode_refuses_networked_tools() {
     let r = registry();
     let policy = AccessPolicy::local_only();
-    for name in ["get_weather", "run_shell"] {
-        let err = policy.check(spec_in(&r, name)).unwrap_err();
-        assert_eq!(denied_policy(err), "local_only_mode", "{name}");
-    }
+    assert_denies(
+        &policy,
+        &r,
+        &["get_weather", "run_shell"],
+        "local_only_mode",
+    );
     assert!(policy.allows(spec_in(&r, "delete_note")));
 }
 

@@ -284,85 +284,59 @@ fn llm_exports_leave_x_mcp_header_out() {
     }
 }
 
+/// Checks that the MCP export refuses a tool whose input schema has
+/// `properties`, for `problem` at `pointer`.
+fn assert_mcp_header_refused(properties: Value, pointer: &str, problem: McpHeaderProblem) {
+    let schema = json!({"type": "object", "properties": properties});
+    let spec = spec("annotated", schema).build().unwrap();
+    let error = export_tool(&spec, ExportTarget::Mcp).unwrap_err();
+    assert_eq!(error.rule(), "mcp_header", "{properties}");
+    assert_eq!(error.pointer(), Some(pointer), "{properties}");
+    assert!(
+        matches!(&error, ExportError::McpHeader { problem: p, .. } if *p == problem),
+        "{properties}: {error}"
+    );
+}
+
 #[test]
 fn an_x_mcp_header_that_clients_refuse_is_refused_by_the_mcp_export() {
     // The invalid annotations of the suite's `http-invalid-tool-headers`
     // scenario (clients drop such tools), and placements this server does
     // not mirror.
     let region = |header: &str| json!({"type": "string", "x-mcp-header": header});
-    let cases = [
-        (
-            json!({"value": region("")}),
-            "/properties/value",
-            McpHeaderProblem::NotAToken,
-        ),
-        (
-            json!({"value": region("My Region")}),
-            "/properties/value",
-            McpHeaderProblem::NotAToken,
-        ),
-        (
-            json!({"value": region("Region:Primary")}),
-            "/properties/value",
-            McpHeaderProblem::NotAToken,
-        ),
-        (
-            json!({"value": region("Région")}),
-            "/properties/value",
-            McpHeaderProblem::NotAToken,
-        ),
-        (
-            json!({"value": region("Region\t1")}),
-            "/properties/value",
-            McpHeaderProblem::NotAToken,
-        ),
-        (
-            json!({"data": {"type": "object", "x-mcp-header": "Data"}}),
-            "/properties/data",
-            McpHeaderProblem::NotPrimitive,
-        ),
-        (
-            json!({"items": {"type": "array", "items": {"type": "string"}, "x-mcp-header": "Items"}}),
-            "/properties/items",
-            McpHeaderProblem::NotPrimitive,
-        ),
-        (
-            json!({"nil": {"type": "null", "x-mcp-header": "Nil"}}),
-            "/properties/nil",
-            McpHeaderProblem::NotPrimitive,
-        ),
-        (
-            json!({"score": {"type": "number", "x-mcp-header": "Score"}}),
-            "/properties/score",
-            McpHeaderProblem::NotPrimitive,
-        ),
-        (
-            json!({"maybe": {"type": ["string", "null"], "x-mcp-header": "Maybe"}}),
-            "/properties/maybe",
-            McpHeaderProblem::NotPrimitive,
-        ),
-        (
-            json!({"field1": region("MyField"), "field2": region("myfield")}),
-            "/properties/field2",
-            McpHeaderProblem::Duplicate {
-                property: "field1".into(),
-            },
-        ),
-        (
-            json!({"place": {"type": "object", "properties": {"region": region("Region")}}}),
-            "/properties/place/properties/region",
-            McpHeaderProblem::NotARootProperty,
-        ),
-    ];
-    for (properties, pointer, problem) in cases {
-        let schema = json!({"type": "object", "properties": properties});
-        let spec = spec("annotated", schema).build().unwrap();
-        let error = export_tool(&spec, ExportTarget::Mcp).unwrap_err();
-        assert_eq!(error.rule(), "mcp_header", "{properties}");
-        assert_eq!(error.pointer(), Some(pointer), "{properties}");
-        assert!(
-            matches!(&error, ExportError::McpHeader { problem: p, .. } if *p == problem),
-            "{properties}: {error}"
-        );
+    // Header names that are not HTTP tokens.
+    for header in ["", "My Region", "Region:Primary", "Région", "Region\t1"] {
+        let properties = json!({"value": region(header)});
+        assert_mcp_header_refused(properties, "/properties/value", McpHeaderProblem::NotAToken);
     }
+    // Headers on values that are not a string, an integer or a boolean.
+    for (property, schema) in [
+        ("data", json!({"type": "object", "x-mcp-header": "Data"})),
+        (
+            "items",
+            json!({"type": "array", "items": {"type": "string"}, "x-mcp-header": "Items"}),
+        ),
+        ("nil", json!({"type": "null", "x-mcp-header": "Nil"})),
+        ("score", json!({"type": "number", "x-mcp-header": "Score"})),
+        (
+            "maybe",
+            json!({"type": ["string", "null"], "x-mcp-header": "Maybe"}),
+        ),
+    ] {
+        let pointer = format!("/properties/{property}");
+        let problem = McpHeaderProblem::NotPrimitive;
+        assert_mcp_header_refused(json!({ property: schema }), &pointer, problem);
+    }
+    assert_mcp_header_refused(
+        json!({"field1": region("MyField"), "field2": region("myfield")}),
+        "/properties/field2",
+        McpHeaderProblem::Duplicate {
+            property: "field1".into(),
+        },
+    );
+    assert_mcp_header_refused(
+        json!({"place": {"type": "object", "properties": {"region": region("Region")}}}),
+        "/properties/place/properties/region",
+        McpHeaderProblem::NotARootProperty,
+    );
 }

@@ -82,6 +82,13 @@ fn pid(result: &ToolResult) -> u64 {
     result.structured.as_ref().unwrap()["pid"].as_u64().unwrap()
 }
 
+/// Calls `isolated_echo` (as `c0`), then the tool `name` (as `c1`): the
+/// pid of the worker that answered the echo, and the tool's result.
+async fn echo_then(exec: &ToolExecutor, name: &str) -> (u64, ToolResult) {
+    let worker = pid(&run(exec, "c0", "isolated_echo").await);
+    (worker, run(exec, "c1", name).await)
+}
+
 #[tokio::test]
 async fn an_isolated_tool_answers_from_a_worker_that_serves_the_next_call_too() {
     let pool = pool(1);
@@ -101,9 +108,7 @@ async fn an_isolated_tool_answers_from_a_worker_that_serves_the_next_call_too() 
 async fn allocating_4_gib_under_a_256_mib_cap_is_resource_exhausted_and_the_next_call_is_answered()
 {
     let (pool, exec) = beside_echo(1, IsolatedAllocTool::in_pool, capped_memory);
-    let before = pid(&run(&exec, "c0", "isolated_echo").await);
-
-    let result = run(&exec, "c1", "isolated_alloc").await;
+    let (before, result) = echo_then(&exec, "isolated_alloc").await;
     assert_eq!(result.tool_call_id.as_str(), "c1");
     assert_eq!(result.outcome(), "resource_exhausted", "{:?}", result.error);
     let error = exhausted(&result, "memory");
@@ -160,8 +165,7 @@ async fn an_abort_is_a_crash_and_the_other_calls_of_the_batch_are_answered() {
 #[tokio::test]
 async fn a_panic_in_the_worker_is_a_panicked_error_and_the_worker_lives_on() {
     let (_pool, exec) = beside_echo(1, IsolatedPanicTool::in_pool, |b| b);
-    let before = pid(&run(&exec, "c0", "isolated_echo").await);
-    let result = run(&exec, "c1", "isolated_panic").await;
+    let (before, result) = echo_then(&exec, "isolated_panic").await;
     assert_eq!(result.outcome(), "panicked");
     assert!(!result.text().contains("a bug in the tool"));
     assert_eq!(pid(&run(&exec, "c2", "isolated_echo").await), before);
@@ -212,8 +216,7 @@ fn is_dead(pid: u64) -> bool {
 #[tokio::test]
 async fn a_timeout_kills_the_worker_blocked_in_its_call() {
     let (pool, exec) = beside_echo(1, IsolatedSleepTool::in_pool, |b| b);
-    let worker = pid(&run(&exec, "c0", "isolated_echo").await);
-    let result = run(&exec, "c1", "isolated_sleep").await;
+    let (worker, result) = echo_then(&exec, "isolated_sleep").await;
     assert_eq!(result.outcome(), "timeout");
     wait_until(|| is_dead(worker)).await;
     assert!(is_dead(worker), "worker {worker} still runs");

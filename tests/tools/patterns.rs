@@ -5,6 +5,7 @@
 
 use serde_json::json;
 use tinyagents_tools::prelude::*;
+use tinyagents_tools_tests::{call, execute_once};
 
 /// What to look for.
 #[derive(Deserialize, JsonSchema)]
@@ -38,27 +39,11 @@ async fn a_destructured_or_mut_argument_struct_gets_the_models_values() {
     let schema = TakenApartTool::spec().input_schema.as_value();
     assert_eq!(schema["required"], json!(["city"]));
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let run = RunContext::empty();
-    let turn = Turn::new(1);
-    let a = executor
-        .execute(
-            &run,
-            &turn,
-            ToolCall::new("c1", "taken_apart", json!({"city": "Oslo"})),
-        )
-        .await;
+    let oslo = json!({"city": "Oslo"});
+    let a = execute_once(&executor, call("c1", "taken_apart", oslo)).await;
     assert_eq!(a.text(), "city Oslo");
-    let b = executor
-        .execute(
-            &run,
-            &turn,
-            ToolCall::new(
-                "c2",
-                "bound_mut",
-                json!({"city": "Oslo", "unit": "celsius"}),
-            ),
-        )
-        .await;
+    let oslo_in_celsius = json!({"city": "Oslo", "unit": "celsius"});
+    let b = execute_once(&executor, call("c2", "bound_mut", oslo_in_celsius)).await;
     assert_eq!(b.text(), "OSLO in celsius");
 }
 
@@ -94,25 +79,13 @@ async fn a_tuple_pattern_is_a_plain_parameter_named_by_arg_name_and_mut_binds_as
     registry.register(SpanOfTool).unwrap();
     registry.register(UnwrappedTool).unwrap();
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
-    let run = RunContext::empty();
-    let turn = Turn::new(1);
-    let spanned = executor
-        .execute(
-            &run,
-            &turn,
-            ToolCall::new("c1", "span_of", json!({"range": [2, 12], "steps": 0})),
-        )
-        .await;
+    let two_to_twelve = json!({"range": [2, 12], "steps": 0});
+    let spanned = execute_once(&executor, call("c1", "span_of", two_to_twelve)).await;
     assert_eq!(spanned.text(), "10 per step");
     // A plain fn takes its argument struct apart as an async fn does.
     let schema = UnwrappedTool::spec().input_schema.as_value();
     assert_eq!(schema["required"], json!(["city"]));
-    let unwrapped = executor
-        .execute(
-            &run,
-            &turn,
-            ToolCall::new("c2", "unwrapped", json!({"city": "Oslo", "unit": "K"})),
-        )
-        .await;
+    let oslo_in_kelvin = json!({"city": "Oslo", "unit": "K"});
+    let unwrapped = execute_once(&executor, call("c2", "unwrapped", oslo_in_kelvin)).await;
     assert_eq!(unwrapped.text(), "Oslo K");
 }

@@ -29,10 +29,9 @@ fn search_harness() -> ToolHarness {
 #[tokio::test]
 async fn harness_runs_a_tool_with_a_fake_store_through_the_executor() {
     let harness = search_harness();
+    let one_hit = json!({"query": "retries and timeouts", "limit": 1});
 
-    let result = harness
-        .call_ok(json!({"query": "retries and timeouts", "limit": 1}))
-        .await;
+    let result = harness.call_ok(one_hit).await;
 
     assert_eq!(result.tool_call_id.as_str(), "call-1");
     let hits = result.structured.as_ref().unwrap();
@@ -44,10 +43,9 @@ async fn harness_runs_a_tool_with_a_fake_store_through_the_executor() {
 #[tokio::test]
 async fn harness_refuses_arguments_with_the_registrys_validator() {
     let harness = search_harness();
+    let over_the_limit = json!({"query": "tools", "limit": 500});
 
-    let error = harness
-        .call_err(json!({"query": "tools", "limit": 500}))
-        .await;
+    let error = harness.call_err(over_the_limit).await;
 
     assert_eq!(error.kind().as_str(), "invalid_arguments");
     assert!(error.message().contains("`limit`"), "{}", error.message());

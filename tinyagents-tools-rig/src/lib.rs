@@ -61,25 +61,22 @@ use tinyagents_tools::prelude::Shared;
 use tinyagents_tools::{RunContext, ToolCall, ToolExecutor, Turn};
 
 /// One registered tool as a rig tool, running through an executor in a run.
-pub struct RigTool<S = (), C = ()> {
+///
+/// Cheap to clone: clones share the tool's definition and its count of
+/// calls (which numbers the call ids).
+pub struct RigTool<S = (), C = ()>(Arc<Inner<S, C>>);
+
+/// What a [`RigTool`] and its clones share.
+struct Inner<S, C> {
     executor: Arc<ToolExecutor<S, C>>,
     run: Arc<RunContext<C>>,
-    name: String,
-    description: String,
-    parameters: Value,
-    calls: Arc<AtomicU64>,
+    definition: ToolDefinition,
+    calls: AtomicU64,
 }
 
 impl<S, C> Clone for RigTool<S, C> {
     fn clone(&self) -> Self {
-        RigTool {
-            executor: Arc::clone(&self.executor),
-            run: Arc::clone(&self.run),
-            name: self.name.clone(),
-            description: self.description.clone(),
-            parameters: self.parameters.clone(),
-            calls: Arc::clone(&self.calls),
-        }
+        RigTool(Arc::clone(&self.0))
     }
 }
 
@@ -102,19 +99,22 @@ impl<S: Shared, C: Shared> RigTool<S, C> {
             .specs()
             .find(|spec| spec.name.as_str() == name)
             .ok_or_else(|| UnknownTool(name.to_owned()))?;
-        Ok(RigTool {
-            name: spec.name.to_string(),
-            description: spec.description.clone(),
-            parameters: spec.input_schema.as_value().clone(),
+        let definition = ToolDefinition::new(
+            ToolName::new(spec.name.to_string()).expect("a registered tool's name is never empty"),
+            spec.description.clone(),
+            spec.input_schema.as_value().clone(),
+        );
+        Ok(RigTool(Arc::new(Inner {
             executor,
             run,
-            calls: Arc::new(AtomicU64::new(0)),
-        })
+            definition,
+            calls: AtomicU64::new(0),
+        })))
     }
 
     /// The tool's name.
     pub fn name(&self) -> &str {
-        &self.name
+        self.0.definition.name.as_str()
     }
 
     /// Runs one call with `arguments` (as the model sent them: a JSON value
@@ -123,13 +123,16 @@ impl<S: Shared, C: Shared> RigTool<S, C> {
         &self,
         arguments: impl Into<RawArguments>,
     ) -> Result<ToolOutput, ToolExecutionError> {
-        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let call = ToolCall::new(
-            format!("rig-{}-{n}", self.name),
-            self.name.as_str(),
-            arguments,
-        );
-        let result = self.executor.execute(&self.run, &Turn::new(1), call).await;
+        let Inner {
+            executor,
+            run,
+            calls,
+            ..
+        } = &*self.0;
+        let n = calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let name = self.name();
+        let call = ToolCall::new(format!("rig-{name}-{n}"), name, arguments);
+        let result = executor.execute(run, &Turn::new(1), call).await;
         match &result.error {
             None => Ok(match result.message.structured {
                 Some(value) => ToolOutput::json(value),
@@ -156,24 +159,19 @@ impl<S: Shared, C: Shared> RigTool<S, C> {
     /// The tool's rig definition (name, description, input schema), as a
     /// completion request lists it.
     pub fn definition(&self) -> ToolDefinition {
-        ToolDefinition {
-            name: ToolName::new(self.name.clone())
-                .expect("a registered tool's name is never empty"),
-            description: self.description.clone(),
-            parameters: self.parameters.clone(),
-        }
+        self.0.definition.clone()
     }
 
     /// The tool as rig's runtime-defined tool, for rig's agent runtimes and
     /// registries.
     pub fn into_dynamic(self) -> DynamicTool {
-        let name =
-            ToolName::new(self.name.clone()).expect("a registered tool's name is never empty");
-        let description = self.description.clone();
-        let parameters = self.parameters.clone();
-        let tool = Arc::new(self);
+        let ToolDefinition {
+            name,
+            description,
+            parameters,
+        } = self.definition();
         DynamicTool::new(name, description, parameters, move |arguments| {
-            let tool = Arc::clone(&tool);
+            let tool = self.clone();
             Box::pin(async move { tool.call(arguments).await })
         })
     }
@@ -181,15 +179,15 @@ impl<S: Shared, C: Shared> RigTool<S, C> {
 
 impl<S: Shared, C: Shared> ErasedTool for RigTool<S, C> {
     fn name(&self) -> String {
-        self.name.clone()
+        RigTool::name(self).to_owned()
     }
 
     fn description(&self) -> String {
-        self.description.clone()
+        self.0.definition.description.clone()
     }
 
     fn parameters(&self) -> Value {
-        self.parameters.clone()
+        self.0.definition.parameters.clone()
     }
 
     fn execute<'a>(

@@ -38,39 +38,20 @@ async fn a_client_on_2026_07_28_is_asked_in_input_rounds_and_the_tool_gets_its_a
     // Round 2: the answer and the state: the tool gets the answer.
     let answer = json!({"sample-1": {"role": "assistant", "model": "m",
         "content": {"type": "text", "text": "forty-two"}}});
-    let second = wire
-        .request(round(
-            2,
-            caps.clone(),
-            json!({
-                "arguments": arguments, "inputResponses": answer, "requestState": state,
-            }),
-        ))
-        .await;
+    let answered = |id, state: &str| {
+        let extra =
+            json!({"arguments": arguments, "inputResponses": answer, "requestState": state});
+        round(id, caps.clone(), extra)
+    };
+    let second = wire.request(answered(2, &state)).await;
     assert_eq!(second["result"]["isError"], false, "{second}");
     assert!(text(&second["result"]).contains("forty-two"), "{second}");
     // The same state again, tampered, or for other arguments: refused.
-    let replay = wire
-        .request(round(
-            3,
-            caps.clone(),
-            json!({
-                "arguments": arguments, "inputResponses": answer, "requestState": state,
-            }),
-        ))
-        .await;
+    let replay = wire.request(answered(3, &state)).await;
     assert_eq!(replay["error"]["code"], -32602, "{replay}");
     let mut tampered = state.clone();
     tampered.replace_range(10..11, if &state[10..11] == "A" { "B" } else { "A" });
-    let bad = wire
-        .request(round(
-            4,
-            caps.clone(),
-            json!({
-                "arguments": arguments, "inputResponses": answer, "requestState": tampered,
-            }),
-        ))
-        .await;
+    let bad = wire.request(answered(4, &tampered)).await;
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
     // An elicitation answer outside its form is refused, the tool told why.
     let elicit = json!({"ask": "elicit", "text": "hi"});

@@ -16,30 +16,14 @@ async fn a_task_store_that_fails_is_an_internal_error_and_nothing_runs() {
     .await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
     assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("the disk is full"),
+        error_message(&refused).contains("the disk is full"),
         "{refused}"
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(server.probe.started.load(Ordering::SeqCst), 0);
 
     // A tool that escalates: its rounds work, its escalation is refused.
-    let round1 = call(server.addr, "test_tool_with_task", json!({})).await;
-    assert_eq!(round1["resultType"], "input_required", "{round1}");
-    let round2 = rpc(
-        server.addr,
-        "tools/call",
-        json!({
-            "name": "test_tool_with_task",
-            "arguments": {},
-            "inputResponses": {"user_name": accept(json!({"name": "Alice"}))},
-            "requestState": round1["requestState"],
-        }),
-        true,
-    )
-    .await;
+    let (_, round2) = alice_in_two_rounds(server.addr).await;
     assert_eq!(round2["error"]["code"], -32603, "{round2}");
 }
 
@@ -238,10 +222,7 @@ async fn a_task_whose_instance_is_gone_is_answered_failed_and_never_run_again() 
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(failed["error"]["code"], -32603);
     assert!(
-        failed["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("stopped before it ended"),
+        error_message(&failed).contains("stopped before it ended"),
         "{failed}"
     );
     // Recorded so: the next read says the same.

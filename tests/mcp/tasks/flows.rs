@@ -257,13 +257,9 @@ async fn a_task_that_asks_its_client_waits_in_input_required_and_takes_answers_o
 async fn a_task_needing_a_capability_its_client_lacks_fails_naming_it() {
     let server = instance(|b| b).await;
     // Declares the extension, not elicitation.
-    let answer = rpc_declaring(
-        server.addr,
-        "tools/call",
-        json!({"name": "confirm_delete", "arguments": {"filename": "a.txt"}}),
-        json!({"extensions": {TASKS: {}}}),
-    )
-    .await;
+    let capabilities = json!({"extensions": {TASKS: {}}});
+    let call_params = json!({"name": "confirm_delete", "arguments": {"filename": "a.txt"}});
+    let answer = rpc_declaring(server.addr, "tools/call", call_params, capabilities).await;
     let id = task_id(&answer["result"]);
     let failed = until(server.addr, &id, &["failed", "completed", "input_required"]).await;
     assert_eq!(failed["status"], "failed", "{failed}");
@@ -278,99 +274,55 @@ async fn a_task_needing_a_capability_its_client_lacks_fails_naming_it() {
 #[tokio::test]
 async fn a_tool_that_escalates_asks_in_rounds_then_becomes_a_task() {
     let server = instance(|b| b).await;
+    let (round1, round2) = alice_in_two_rounds(server.addr).await;
     // Round 1: input rounds, no task.
-    let round1 = call(server.addr, "test_tool_with_task", json!({})).await;
-    assert_eq!(round1["resultType"], "input_required", "{round1}");
     assert!(round1.get("taskId").is_none(), "{round1}");
     assert_eq!(keys(&round1["inputRequests"]), ["user_name"], "{round1}");
-    let state = round1["requestState"].as_str().unwrap().to_owned();
-
+    assert!(round1["requestState"].is_string(), "{round1}");
     // Round 2, with the answer and the state: the task.
-    let round2 = rpc(
-        server.addr,
-        "tools/call",
-        json!({
-            "name": "test_tool_with_task",
-            "arguments": {},
-            "inputResponses": {"user_name": accept(json!({"name": "Alice"}))},
-            "requestState": state,
-        }),
-        true,
-    )
-    .await["result"]
-        .clone();
+    let round2 = &round2["result"];
     assert_eq!(round2["resultType"], "task", "{round2}");
     for absent in ["requestState", "inputRequests", "content"] {
         assert!(round2.get(absent).is_none(), "{round2}");
     }
-    let id = task_id(&round2);
+    let id = task_id(round2);
     let done = until(server.addr, &id, &["completed", "failed", "input_required"]).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(text(&done["result"]), "Hello, Alice!");
 }
 
+/// A `tools/call` of `two_phases` with `responses` and the state `state`
+/// (none when null), from a client that declares the tasks extension when
+/// `tasks`: its result.
+async fn two_phases_round(addr: SocketAddr, responses: Value, state: &Value, tasks: bool) -> Value {
+    let mut params = json!({"name": "two_phases", "arguments": {}, "inputResponses": responses});
+    if let Some(state) = state.as_str() {
+        params["requestState"] = json!(state);
+    }
+    result_of(rpc(addr, "tools/call", params, tasks).await)
+}
+
 #[tokio::test]
 async fn a_tool_that_escalates_carries_its_round_answers_into_the_task() {
     let server = instance(|b| b).await;
-    let call_with = |responses: Value, state: &Value| {
-        let mut params =
-            json!({"name": "two_phases", "arguments": {}, "inputResponses": responses});
-        if let Some(state) = state.as_str() {
-            params["requestState"] = json!(state);
-        }
-        params
-    };
     let a = json!({"a": accept(json!({"v": "x"}))});
 
     // Without the extension, escalating changes nothing: every question is
     // a round.
-    let round1 = rpc(
-        server.addr,
-        "tools/call",
-        call_with(json!({}), &Value::Null),
-        false,
-    )
-    .await;
-    let round1 = &round1["result"];
+    let round1 = two_phases_round(server.addr, json!({}), &Value::Null, false).await;
     assert_eq!(keys(&round1["inputRequests"]), ["a"], "{round1}");
-    let round2 = rpc(
-        server.addr,
-        "tools/call",
-        call_with(a.clone(), &round1["requestState"]),
-        false,
-    )
-    .await;
-    let round2 = &round2["result"];
+    let round2 = two_phases_round(server.addr, a.clone(), &round1["requestState"], false).await;
     assert_eq!(keys(&round2["inputRequests"]), ["b"], "{round2}");
     let b = json!({"b": accept(json!({"v": "y"}))});
-    let round3 = rpc(
-        server.addr,
-        "tools/call",
-        call_with(b.clone(), &round2["requestState"]),
-        false,
-    )
-    .await;
-    assert_eq!(text(&round3["result"]), "\"x\" then \"y\"", "{round3}");
+    let round3 = two_phases_round(server.addr, b.clone(), &round2["requestState"], false).await;
+    assert_eq!(text(&round3), "\"x\" then \"y\"", "{round3}");
 
     // With it: the answer of the round becomes the task's, and the later
     // question parks the task.
-    let round1 = rpc(
-        server.addr,
-        "tools/call",
-        call_with(json!({}), &Value::Null),
-        true,
-    )
-    .await;
-    let round1 = &round1["result"];
+    let round1 = two_phases_round(server.addr, json!({}), &Value::Null, true).await;
     assert_eq!(round1["resultType"], "input_required", "{round1}");
-    let round2 = rpc(
-        server.addr,
-        "tools/call",
-        call_with(a, &round1["requestState"]),
-        true,
-    )
-    .await;
-    let id = task_id(&round2["result"]);
+    let round2 = two_phases_round(server.addr, a, &round1["requestState"], true).await;
+    let id = task_id(&round2);
     let waiting = until(server.addr, &id, &["input_required", "completed", "failed"]).await;
     assert_eq!(keys(&waiting["inputRequests"]), ["b"], "{waiting}");
     let ack = rpc(

@@ -47,34 +47,14 @@ pub enum Filesystem {
     Write,
 }
 
-const FILESYSTEM_FORM: &str =
-    "`filesystem` takes its access mode: write `filesystem = \"read\"` or `filesystem = \"write\"`";
-
 impl FromMeta for Filesystem {
-    fn from_word() -> darling::Result<Self> {
-        Err(darling::Error::custom(FILESYSTEM_FORM))
-    }
-
-    fn from_list(_: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
-        Err(darling::Error::custom(FILESYSTEM_FORM))
-    }
-
-    fn from_expr(expr: &syn::Expr) -> darling::Result<Self> {
-        match expr {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) => match s.value().as_str() {
-                "read" => Ok(Filesystem::Read),
-                "write" => Ok(Filesystem::Write),
-                _ => Err(darling::Error::custom(format_args!(
-                    "`filesystem` is \"read\" or \"write\", not {:?}",
-                    s.value()
-                ))
-                .with_span(s)),
-            },
-            _ => Err(darling::Error::custom(FILESYSTEM_FORM).with_span(expr)),
-        }
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        keyword(
+            item,
+            "`filesystem` takes its access mode: write `filesystem = \"read\"` or `filesystem = \"write\"`",
+            &[("read", Filesystem::Read), ("write", Filesystem::Write)],
+            "`filesystem` is \"read\" or \"write\"",
+        )
     }
 }
 
@@ -87,51 +67,64 @@ pub enum TaskMode {
     Required,
 }
 
-const TASK_FORM: &str =
-    "`task` takes the tool's task support: write `task = \"optional\"` or `task = \"required\"`";
-
 impl FromMeta for TaskMode {
-    fn from_word() -> darling::Result<Self> {
-        Err(darling::Error::custom(TASK_FORM))
+    fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
+        keyword(
+            item,
+            "`task` takes the tool's task support: write `task = \"optional\"` or `task = \"required\"`",
+            &[
+                ("optional", TaskMode::Optional),
+                ("required", TaskMode::Required),
+                ("forbidden", TaskMode::Forbidden),
+            ],
+            "`task` is \"optional\" or \"required\" (or \"forbidden\", the default)",
+        )
     }
+}
 
-    fn from_list(_: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
-        Err(darling::Error::custom(TASK_FORM))
+/// The value of a `name = "keyword"` option: the keyword's in `keywords`.
+/// Any other string is refused with `unknown` and the string, at the string;
+/// any other form (a bare word, a list, another literal) with `form`, which
+/// says how to write it.
+fn keyword<T: Copy>(
+    item: &syn::Meta,
+    form: &str,
+    keywords: &[(&str, T)],
+    unknown: &str,
+) -> darling::Result<T> {
+    if let syn::Meta::List(list) = item {
+        // Read as darling reads a list, so that a malformed one keeps its
+        // parse error.
+        darling::ast::NestedMeta::parse_meta_list(list.tokens.clone())?;
     }
+    let lit = string_value(item, form)?;
+    let value = lit.value();
+    keywords
+        .iter()
+        .find(|(word, _)| *word == value)
+        .map(|&(_, keyword)| keyword)
+        .ok_or_else(|| {
+            darling::Error::custom(format_args!("{unknown}, not {value:?}")).with_span(&lit)
+        })
+}
 
-    fn from_expr(expr: &syn::Expr) -> darling::Result<Self> {
-        match expr {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) => match s.value().as_str() {
-                "optional" => Ok(TaskMode::Optional),
-                "required" => Ok(TaskMode::Required),
-                "forbidden" => Ok(TaskMode::Forbidden),
-                _ => Err(darling::Error::custom(format_args!(
-                    "`task` is \"optional\" or \"required\" (or \"forbidden\", the default), not {:?}",
-                    s.value()
-                ))
-                .with_span(s)),
-            },
-            _ => Err(darling::Error::custom(TASK_FORM).with_span(expr)),
-        }
+/// The value of a `name = value` option; any other form (a bare word, a
+/// list) is refused with `form`, which says how to write it.
+fn name_value<'a>(item: &'a syn::Meta, form: &str) -> darling::Result<&'a syn::Expr> {
+    match item {
+        syn::Meta::NameValue(nv) => Ok(&nv.value),
+        other => Err(darling::Error::custom(form).with_span(other)),
     }
 }
 
 /// The string of a `name = "..."` option; any other form is refused with
 /// `form`, which says how to write it.
 fn string_value(item: &syn::Meta, form: &str) -> darling::Result<LitStr> {
-    match item {
-        syn::Meta::NameValue(syn::MetaNameValue {
-            value:
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }),
+    match name_value(item, form)? {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
             ..
         }) => Ok(s.clone()),
-        syn::Meta::NameValue(nv) => Err(darling::Error::custom(form).with_span(&nv.value)),
         other => Err(darling::Error::custom(form).with_span(other)),
     }
 }
@@ -168,10 +161,7 @@ pub struct Concurrency {
 impl FromMeta for Concurrency {
     fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
         const FORM: &str = "`max_concurrency` takes a whole number of at least 1, such as `max_concurrency = 4` (use `sequential` to keep the tool apart from every other call)";
-        let syn::Meta::NameValue(nv) = item else {
-            return Err(darling::Error::custom(FORM).with_span(item));
-        };
-        match &nv.value {
+        match name_value(item, FORM)? {
             syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(n),
                 ..
@@ -199,11 +189,9 @@ impl FromMeta for Tags {
     fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
         const FORM: &str =
             "`tags` takes a list of string literals: write `tags = [\"files\", \"search\"]`";
-        let syn::Meta::NameValue(nv) = item else {
-            return Err(darling::Error::custom(FORM).with_span(item));
-        };
-        let syn::Expr::Array(array) = &nv.value else {
-            return Err(darling::Error::custom(FORM).with_span(&nv.value));
+        let value = name_value(item, FORM)?;
+        let syn::Expr::Array(array) = value else {
+            return Err(darling::Error::custom(FORM).with_span(value));
         };
         let mut errors = darling::Error::accumulator();
         let mut tags = Vec::new();
@@ -232,10 +220,7 @@ pub struct CratePath(pub syn::Path);
 impl FromMeta for CratePath {
     fn from_meta(item: &syn::Meta) -> darling::Result<Self> {
         const FORM: &str = "`crate` takes the path the runtime crate is reachable at: write `crate = \"my_crate::tools\"` or `crate = my_crate::tools`";
-        let syn::Meta::NameValue(nv) = item else {
-            return Err(darling::Error::custom(FORM).with_span(item));
-        };
-        match &nv.value {
+        match name_value(item, FORM)? {
             syn::Expr::Path(p) if p.qself.is_none() => Ok(CratePath(p.path.clone())),
             syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(s),

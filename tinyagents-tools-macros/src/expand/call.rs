@@ -94,21 +94,48 @@ impl<'a> ToolImpl<'a> {
         quote!(::core::result::Result<#krate::ToolOutput, #krate::ToolError>)
     }
 
+    /// `path<S, C>`: the trait at `path` for the tool's state and context
+    /// types.
+    pub fn of_state(&self, path: TokenStream) -> TokenStream {
+        let ToolImpl { s_ty, c_ty, .. } = self;
+        quote!(#path<#s_ty, #c_ty>)
+    }
+
+    /// `impl<..> path<S, C> for` the tool: the head of an impl of a trait
+    /// over the state and context types.
+    pub fn impl_for(&self, path: TokenStream) -> TokenStream {
+        let ToolImpl { tool, generics, .. } = self;
+        let of_state = self.of_state(path);
+        quote!(impl<#(#generics),*> #of_state for #tool)
+    }
+
+    /// `__state: &S, __runtime: &ToolRuntime<C>`: what a call runs with
+    /// besides its arguments.
+    pub fn state_params(&self) -> TokenStream {
+        let ToolImpl {
+            krate, s_ty, c_ty, ..
+        } = self;
+        quote!(__state: &#s_ty, __runtime: &#krate::ToolRuntime<#c_ty>)
+    }
+
+    /// The signature of `Tool::call`.
+    pub fn call_sig(&self) -> TokenStream {
+        let p = &self.p;
+        let state_params = self.state_params();
+        let result = self.result();
+        quote! {
+            async fn call(&self, #state_params, __arguments: #p::serde_json::Value) -> #result
+        }
+    }
+
     /// `impl Tool<S, C> for` the tool, under `async_trait`: its spec is the
     /// tool's own, its other methods are `methods`.
     pub fn tool_trait(&self, methods: TokenStream) -> TokenStream {
-        let ToolImpl {
-            krate,
-            p,
-            tool,
-            generics,
-            s_ty,
-            c_ty,
-            ..
-        } = self;
+        let ToolImpl { krate, p, tool, .. } = self;
+        let head = self.impl_for(quote!(#krate::Tool));
         quote! {
             #[#p::async_trait]
-            impl<#(#generics),*> #krate::Tool<#s_ty, #c_ty> for #tool {
+            #head {
                 fn spec(&self) -> &#krate::ToolSpec {
                     #tool::spec()
                 }
@@ -127,13 +154,13 @@ impl<'a> ToolImpl<'a> {
         inject: impl Fn(&Param, &syn::Ident) -> TokenStream,
     ) -> TokenStream {
         let p = &self.p;
-        let plain = (!self.m.plain.is_empty()).then(|| plain::bind(self, arguments));
+        let plain = (!self.m.params.plain.is_empty()).then(|| plain::bind(self, arguments));
         let each = self.m.f.params.iter().zip(&self.locals).enumerate();
         let binds = each.map(|(i, (param, local))| {
             let ty = &param.ty;
             if param.inject.is_some() {
                 inject(param, local)
-            } else if self.m.argument == Some(i) {
+            } else if self.m.params.argument == Some(i) {
                 let decode = quote_spanned! {ty.span()=>
                     (&&#p::DecodeProbe::<#ty>::new()).decode(#arguments)
                 };

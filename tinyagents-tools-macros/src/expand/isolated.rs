@@ -26,45 +26,17 @@ pub(super) fn spec_bounds(isolation: &Isolation) -> TokenStream {
 /// `Tool`, `IsolatedFn` and `WorkerEntry` for an isolated tool.
 pub(super) fn tool_impl(t: &ToolImpl<'_>) -> TokenStream {
     let ToolImpl {
-        m,
         krate,
-        p,
         tool,
-        generics,
         s_ty,
         c_ty,
         ..
     } = t;
     let iso = quote!(#krate::isolated);
-    let vis = &m.f.item.vis;
-    let result = t.result();
-    // Each hidden value must cross: one error, at its type.
-    let injected = || m.f.params.iter().filter(|p| p.inject.is_some());
-    let asserts = injected().map(|param| {
-        let ty = &param.ty;
-        quote_spanned!(ty.span()=> #p::assert_crosses::<#ty>();)
-    });
-    let sends = injected().map(|param| {
-        let ty = &param.ty;
-        let pname = &param.name;
-        quote! {{
-            use #p::{Crosses as _, DoesNotCross as _};
-            let value = <#ty as #krate::Inject<#s_ty, #c_ty>>::inject(__state, __runtime)
-                .map_err(#krate::inject::InjectError::into_tool_error)?;
-            injected.insert(
-                ::std::string::String::from(#pname),
-                (&&#p::CrossProbe::<#ty>::new()).send(&value)?,
-            );
-        }}
-    });
-    let worker_entry = worker_entry(t);
+    let vis = &t.m.f.item.vis;
+    let call_sig = t.call_sig();
     let call = quote! {
-        async fn call(
-            &self,
-            __state: &#s_ty,
-            __runtime: &#krate::ToolRuntime<#c_ty>,
-            __arguments: #p::serde_json::Value,
-        ) -> #result {
+        #call_sig {
             #iso::run_isolated::<#tool, #s_ty, #c_ty>(
                 #iso::WorkerPool::global(),
                 __state,
@@ -74,6 +46,8 @@ pub(super) fn tool_impl(t: &ToolImpl<'_>) -> TokenStream {
             .await
         }
     };
+    let isolated_fn = isolated_fn(t);
+    let worker_entry = worker_entry(t);
     let tool_trait = t.tool_trait(call);
     quote! {
         impl #tool {
@@ -82,7 +56,41 @@ pub(super) fn tool_impl(t: &ToolImpl<'_>) -> TokenStream {
             #vis fn in_pool(pool: #iso::WorkerPool) -> #iso::InPool<#tool> {
                 #iso::InPool::new(#tool, pool)
             }
+        }
 
+        #isolated_fn
+        #worker_entry
+        #tool_trait
+    }
+}
+
+/// `IsolatedFn`: the hidden values, built in this process and sent to the
+/// worker; each must cross (one error, at its type).
+fn isolated_fn(t: &ToolImpl<'_>) -> TokenStream {
+    let ToolImpl { krate, p, tool, .. } = t;
+    let injected = || t.m.f.params.iter().filter(|p| p.inject.is_some());
+    let asserts = injected().map(|param| {
+        let ty = &param.ty;
+        quote_spanned!(ty.span()=> #p::assert_crosses::<#ty>();)
+    });
+    let inject = t.of_state(quote!(#krate::Inject));
+    let sends = injected().map(|param| {
+        let ty = &param.ty;
+        let pname = &param.name;
+        quote! {{
+            use #p::{Crosses as _, DoesNotCross as _};
+            let value = <#ty as #inject>::inject(__state, __runtime)
+                .map_err(#krate::inject::InjectError::into_tool_error)?;
+            injected.insert(
+                ::std::string::String::from(#pname),
+                (&&#p::CrossProbe::<#ty>::new()).send(&value)?,
+            );
+        }}
+    });
+    let head = t.impl_for(quote!(#krate::isolated::IsolatedFn));
+    let state_params = t.state_params();
+    quote! {
+        impl #tool {
             #[doc(hidden)]
             #[allow(dead_code)]
             fn __tinyagents_crossing() {
@@ -90,24 +98,20 @@ pub(super) fn tool_impl(t: &ToolImpl<'_>) -> TokenStream {
             }
         }
 
-        impl<#(#generics),*> #iso::IsolatedFn<#s_ty, #c_ty> for #tool {
+        #head {
             fn isolated_spec() -> &'static #krate::ToolSpec {
                 #tool::spec()
             }
 
             #[allow(unused_variables, unused_mut)]
             fn injected(
-                __state: &#s_ty,
-                __runtime: &#krate::ToolRuntime<#c_ty>,
+                #state_params,
             ) -> ::core::result::Result<#p::serde_json::Map<::std::string::String, #p::serde_json::Value>, #krate::ToolError> {
                 let mut injected = #p::serde_json::Map::new();
                 #(#sends)*
                 ::core::result::Result::Ok(injected)
             }
         }
-
-        #worker_entry
-        #tool_trait
     }
 }
 

@@ -31,23 +31,21 @@ impl ToolImpl<'_> {
     /// type-checked once.
     fn inline_impl(&self) -> TokenStream {
         let ToolImpl {
-            krate,
             p,
             tool,
             generics,
-            s_ty,
-            c_ty,
             locals,
             ..
         } = self;
         let result = self.result();
         let args_only = self.m.f.params.iter().all(|param| param.inject.is_none());
+        let state_params = self.state_params();
         let (run_generics, run_params, run_with): (&[TokenStream], _, _) = if args_only {
             (&[], quote!(), quote!())
         } else {
             (
                 generics,
-                quote!(__state: &#s_ty, __runtime: &#krate::ToolRuntime<#c_ty>,),
+                quote!(#state_params,),
                 quote!(__state, __runtime,),
             )
         };
@@ -56,21 +54,19 @@ impl ToolImpl<'_> {
         });
         let (callee, receiver) = self.callee(quote!(&self.0));
         let finish = self.finish();
+        let call_sig = self.call_sig();
+        let inline_call = self.of_state(quote!(#p::InlineCall));
         let methods = quote! {
-            async fn call(
-                &self,
-                __state: &#s_ty,
-                __runtime: &#krate::ToolRuntime<#c_ty>,
-                __arguments: #p::serde_json::Value,
-            ) -> #result {
+            #call_sig {
                 self.__tinyagents_run(#run_with #p::Arguments::Owned(__arguments))
             }
 
-            fn __inline(&self) -> ::core::option::Option<&dyn #p::InlineCall<#s_ty, #c_ty>> {
+            fn __inline(&self) -> ::core::option::Option<&dyn #inline_call> {
                 ::core::option::Option::Some(self)
             }
         };
         let tool_trait = self.tool_trait(methods);
+        let inline_head = self.impl_for(quote!(#p::InlineCall));
         quote! {
             impl #tool {
                 #[doc(hidden)]
@@ -87,11 +83,10 @@ impl ToolImpl<'_> {
                 }
             }
 
-            impl<#(#generics),*> #p::InlineCall<#s_ty, #c_ty> for #tool {
+            #inline_head {
                 fn call_inline(
                     &self,
-                    __state: &#s_ty,
-                    __runtime: &#krate::ToolRuntime<#c_ty>,
+                    #state_params,
                     __arguments: &#p::serde_json::Value,
                 ) -> #result {
                     self.__tinyagents_run(#run_with #p::Arguments::Borrowed(__arguments))
@@ -104,14 +99,7 @@ impl ToolImpl<'_> {
 
     /// An `async fn`'s tool, or a `blocking` fn's: `Tool::call` is a future.
     fn future_impl(&self) -> TokenStream {
-        let ToolImpl {
-            krate,
-            p,
-            s_ty,
-            c_ty,
-            locals,
-            ..
-        } = self;
+        let ToolImpl { p, locals, .. } = self;
         let fn_ident = &self.m.f.item.sig.ident;
         let binds = self.binds(
             &quote!(#p::Arguments::Owned(__arguments)),
@@ -150,18 +138,7 @@ impl ToolImpl<'_> {
             },
         );
         body.set_span(fn_ident.span());
-        let result = self.result();
-        let sig = respan(
-            quote! {
-                async fn call(
-                    &self,
-                    __state: &#s_ty,
-                    __runtime: &#krate::ToolRuntime<#c_ty>,
-                    __arguments: #p::serde_json::Value,
-                ) -> #result
-            },
-            fn_ident.span(),
-        );
+        let sig = respan(self.call_sig(), fn_ident.span());
         self.tool_trait(quote!(#sig #body))
     }
 }

@@ -22,17 +22,9 @@ pub use service::tools;
 
 /// `#[tool]`'s entry point.
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item: syn::ItemFn = match syn::parse2(input.clone()) {
+    let item: syn::ItemFn = match parse_item(&input, "#[tool] goes on a fn, plain or `async`") {
         Ok(item) => item,
-        Err(err) => {
-            // Keep the item so that its uses do not add errors of their own.
-            let err = syn::Error::new(
-                err.span(),
-                format_args!("#[tool] goes on a fn, plain or `async` ({err})"),
-            )
-            .to_compile_error();
-            return quote!(#input #err);
-        }
+        Err(kept) => return kept,
     };
     let f = ToolFn::new(item);
     let attrs = FnAttrs::new(ToolOptions::parse(args), &f);
@@ -50,6 +42,17 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
             quote!(#item #stub #err)
         }
     }
+}
+
+/// The attribute's item, or (when it is not the item the attribute goes on)
+/// the input kept as is with an error that says what `expected` and what
+/// syn found: its uses then add no errors of their own.
+fn parse_item<T: syn::parse::Parse>(input: &TokenStream, expected: &str) -> Result<T, TokenStream> {
+    syn::parse2(input.clone()).map_err(|err| {
+        let err =
+            syn::Error::new(err.span(), format_args!("{expected} ({err})")).to_compile_error();
+        quote!(#input #err)
+    })
 }
 
 /// Everything one tool fn (or method) expands to, but for a method itself,
@@ -74,7 +77,7 @@ fn tool_fn(m: &Model<'_>) -> TokenStream {
         Some(service) => service::tool_struct(m, tool, service),
     };
     let item = f.service.is_none().then_some(&f.item);
-    let args_struct = (!m.plain.is_empty()).then(|| plain::args_struct(m));
+    let args_struct = (!m.params.plain.is_empty()).then(|| plain::args_struct(m));
     let krate = &t.krate;
     let collect = m.collect.then(|| quote!(#krate::__collect_tool!(#tool);));
     let spec = spec::spec_fn(&t);

@@ -16,16 +16,11 @@ use crate::valid::{self, Model};
 
 /// The attribute's entry point.
 pub fn tools(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item: syn::ItemImpl = match syn::parse2(input.clone()) {
+    const EXPECTED: &str =
+        "#[tools] goes on an `impl` block of a service type: `#[tools] impl Service { ... }`";
+    let item: syn::ItemImpl = match super::parse_item(&input, EXPECTED) {
         Ok(item) => item,
-        Err(err) => {
-            let err = syn::Error::new(
-                err.span(),
-                format_args!("#[tools] goes on an `impl` block of a service type: `#[tools] impl Service {{ ... }}` ({err})"),
-            )
-            .to_compile_error();
-            return quote!(#input #err);
-        }
+        Err(kept) => return kept,
     };
     let mut errors = Errors::default();
     let options = BlockOptions::parse(args, &mut errors);

@@ -10,7 +10,7 @@ use super::plain;
 use crate::ast::Output;
 use crate::attr::{Filesystem, TaskMode};
 use crate::util::type_string;
-use crate::valid::{Description, Determinism, Effect, Model, Run};
+use crate::valid::{Description, Determinism, Effect, Limits, Run, Safety};
 
 /// `impl Tool { fn spec() }`: the spec, built on first use.
 pub(super) fn spec_fn(t: &ToolImpl<'_>) -> TokenStream {
@@ -26,8 +26,8 @@ pub(super) fn spec_fn(t: &ToolImpl<'_>) -> TokenStream {
     let title = m.title.as_ref().map(|t| quote!(.title(#t)));
     let input_schema = input_schema(t);
     let injected = injected(t);
-    let safety = safety(m);
-    let limits = limits(t);
+    let safety = safety(krate, &m.safety);
+    let limits = limits(krate, &m.limits);
     let tags = &m.tags;
     let examples = &m.examples;
     let task = match m.task {
@@ -73,12 +73,12 @@ pub(super) fn spec_fn(t: &ToolImpl<'_>) -> TokenStream {
 /// empty object's.
 fn input_schema(t: &ToolImpl<'_>) -> TokenStream {
     let ToolImpl { m, krate, p, .. } = t;
-    match m.argument {
+    match m.params.argument {
         Some(i) => {
             let ty = &m.f.params[i].ty;
             quote_spanned!(ty.span()=> #p::input_schema::<#ty>())
         }
-        None if !m.plain.is_empty() => {
+        None if !m.params.plain.is_empty() => {
             let ty = plain::args_type(m.f);
             quote!(#p::input_schema::<#ty>())
         }
@@ -131,55 +131,57 @@ fn injected(t: &ToolImpl<'_>) -> Vec<TokenStream> {
 }
 
 /// The timeout, retry and concurrency calls of the builder.
-fn limits(t: &ToolImpl<'_>) -> TokenStream {
-    let ToolImpl { m, krate, .. } = t;
-    let timeout = m
+fn limits(krate: &TokenStream, limits: &Limits) -> TokenStream {
+    let timeout = limits
         .timeout_ms
         .map(|ms| quote!(.timeout(::core::time::Duration::from_millis(#ms))));
-    let retry = m.retry.map(|(n, backoff)| {
+    let retry = limits.retry.map(|(n, backoff)| {
         quote!(.retry(#krate::RetryPolicy::attempts(#n, ::core::time::Duration::from_millis(#backoff))))
     });
-    let sequential = m.sequential.then(|| quote!(.sequential()));
-    let max_concurrency = m.max_concurrency.map(|n| {
+    let sequential = limits.sequential.then(|| quote!(.sequential()));
+    let max_concurrency = limits.max_concurrency.map(|n| {
         quote!(.max_concurrency(::core::num::NonZeroUsize::new(#n).expect("checked by #[tool]")))
     });
     quote!(#timeout #retry #sequential #max_concurrency)
 }
 
-/// The `ToolSafety` expression for the tool's options.
-fn safety(m: &Model<'_>) -> TokenStream {
-    let k = &m.krate;
-    let effect = match m.effect {
+/// The `ToolSafety` expression for the tool's declared effects.
+fn safety(k: &TokenStream, declared: &Safety) -> TokenStream {
+    let effect = match declared.effect {
         Effect::ReadOnly => quote!(ReadOnly),
         Effect::Mutating => quote!(Mutating),
         Effect::Destructive => quote!(Destructive),
     };
-    let idempotency = if m.idempotent {
+    let idempotency = if declared.idempotent {
         quote!(Idempotent)
     } else {
         quote!(NotIdempotent)
     };
-    let reach = if m.local {
+    let reach = if declared.local {
         quote!(Local)
     } else {
         quote!(Networked)
     };
-    let filesystem = match m.filesystem {
+    let filesystem = match declared.filesystem {
         None => quote!(None),
         Some(Filesystem::Read) => quote!(Read),
         Some(Filesystem::Write) => quote!(Write),
     };
-    let determinism = match m.determinism {
+    let determinism = match declared.determinism {
         Determinism::Deterministic => quote!(Deterministic),
         Determinism::GivenInjected => quote!(GivenInjected),
         Determinism::NonDeterministic => quote!(NonDeterministic),
     };
-    let (shell, spend, confirm, workspace) =
-        (m.shell, m.spend, m.requires_confirmation, m.workspace);
-    let secrets = m.redaction.secrets;
-    let unredacted = m.redaction.unredacted_secrets;
-    let fields = &m.redaction.fields;
-    let patterns = &m.redaction.patterns;
+    let (shell, spend, confirm, workspace) = (
+        declared.shell,
+        declared.spend,
+        declared.requires_confirmation,
+        declared.workspace,
+    );
+    let secrets = declared.redaction.secrets;
+    let unredacted = declared.redaction.unredacted_secrets;
+    let fields = &declared.redaction.fields;
+    let patterns = &declared.redaction.patterns;
     quote! {
         #k::ToolSafety::default()
             .effect(#k::spec::Effect::#effect)

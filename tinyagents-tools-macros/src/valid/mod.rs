@@ -18,7 +18,7 @@ use crate::util::Errors;
 
 pub use block::check_block;
 pub use isolated::Isolation;
-pub use plain::PlainParam;
+pub use signature::Params;
 
 /// A tool that passed every rule: what expansion needs, resolved.
 pub struct Model<'a> {
@@ -26,34 +26,21 @@ pub struct Model<'a> {
     pub name: String,
     pub description: Description,
     pub title: Option<String>,
-    pub effect: Effect,
-    pub idempotent: bool,
-    pub local: bool,
-    pub filesystem: Option<Filesystem>,
-    pub shell: bool,
-    pub spend: bool,
-    pub requires_confirmation: bool,
-    pub workspace: bool,
-    pub redaction: Redaction,
-    pub determinism: Determinism,
-    pub timeout_ms: Option<u64>,
-    /// `(max_attempts, backoff_ms)`.
-    pub retry: Option<(u32, u64)>,
-    pub sequential: bool,
-    pub max_concurrency: Option<usize>,
+    /// What the tool declares it does, for its `ToolSafety`.
+    pub safety: Safety,
     pub tags: Vec<String>,
     /// How a call runs the fn.
     pub run: Run,
     /// `isolated`, with its bounds.
     pub isolated: Option<Isolation>,
+    /// The timeout, retry and concurrency it runs under.
+    pub limits: Limits,
     /// `collect`: submit the tool for `ToolRegistry::from_collected`.
     pub collect: bool,
     pub state: Option<Type>,
     pub context: Option<Type>,
-    /// The index of the argument struct parameter.
-    pub argument: Option<usize>,
-    /// The plain parameters (none when there is an argument struct).
-    pub plain: Vec<PlainParam>,
+    /// The model-visible parameters: the argument struct, or plain ones.
+    pub params: Params,
     /// `example = "..."`: JSON objects of arguments, checked for syntax.
     pub examples: Vec<syn::LitStr>,
     /// The path of the runtime crate (`::tinyagents_tools` unless
@@ -82,6 +69,29 @@ pub enum Run {
 pub enum Description {
     Option(String),
     Doc(Vec<syn::Expr>),
+}
+
+/// The effects a tool declares: `ToolSafety`, resolved.
+pub struct Safety {
+    pub effect: Effect,
+    pub idempotent: bool,
+    pub local: bool,
+    pub filesystem: Option<Filesystem>,
+    pub shell: bool,
+    pub spend: bool,
+    pub requires_confirmation: bool,
+    pub workspace: bool,
+    pub redaction: Redaction,
+    pub determinism: Determinism,
+}
+
+/// `timeout`, `retry`, `sequential` and `max_concurrency`, resolved.
+pub struct Limits {
+    pub timeout_ms: Option<u64>,
+    /// `(max_attempts, backoff_ms)`.
+    pub retry: Option<(u32, u64)>,
+    pub sequential: bool,
+    pub max_concurrency: Option<usize>,
 }
 
 /// The effect a tool declares.
@@ -128,12 +138,7 @@ pub fn check(f: &ToolFn, attrs: FnAttrs) -> Result<Model<'_>, syn::Error> {
 }
 
 /// The options' rules, and the model they give.
-fn resolve<'a>(
-    o: ToolOptions,
-    f: &'a ToolFn,
-    params: signature::Params,
-    errors: &mut Errors,
-) -> Model<'a> {
+fn resolve<'a>(o: ToolOptions, f: &'a ToolFn, params: Params, errors: &mut Errors) -> Model<'a> {
     let run = run(f, &o, errors);
     let name = options::name(&o, f, errors);
     let description = options::description(&o, f, errors);
@@ -152,28 +157,31 @@ fn resolve<'a>(
         name,
         description,
         title: o.title.map(|t| t.value()),
-        effect,
-        idempotent: o.idempotent.is_present(),
-        local: o.local.is_present(),
-        filesystem: o.filesystem.map(|fs| *fs),
-        shell: o.shell.is_present(),
-        spend: o.spend.is_present(),
-        requires_confirmation: o.requires_confirmation.is_present(),
-        workspace: o.workspace.is_present(),
-        redaction,
-        determinism,
-        timeout_ms,
-        retry,
-        sequential: o.sequential.is_present(),
-        max_concurrency,
+        safety: Safety {
+            effect,
+            idempotent: o.idempotent.is_present(),
+            local: o.local.is_present(),
+            filesystem: o.filesystem.map(|fs| *fs),
+            shell: o.shell.is_present(),
+            spend: o.spend.is_present(),
+            requires_confirmation: o.requires_confirmation.is_present(),
+            workspace: o.workspace.is_present(),
+            redaction,
+            determinism,
+        },
         tags: o.tags.0.iter().map(|l| l.value()).collect(),
         run,
         isolated,
+        limits: Limits {
+            timeout_ms,
+            retry,
+            sequential: o.sequential.is_present(),
+            max_concurrency,
+        },
         collect: o.collect.is_present(),
         state: o.state,
         context: o.context,
-        argument: params.argument,
-        plain: params.plain,
+        params,
         examples: o.example,
         krate: o
             .krate

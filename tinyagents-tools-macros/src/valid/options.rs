@@ -6,7 +6,7 @@ use proc_macro2::Span;
 
 use super::{Description, Determinism, Effect, Redaction};
 use crate::ast::{ToolFn, has_doc};
-use crate::attr::{Filesystem, TaskMode, ToolOptions, parse_duration_ms};
+use crate::attr::{Filesystem, Switch, TaskMode, ToolOptions, parse_duration_ms};
 use crate::names::check_tool_name;
 use crate::util::Errors;
 
@@ -85,13 +85,13 @@ pub(super) fn effect(o: &ToolOptions, errors: &mut Errors) -> Effect {
     if o.local.is_present() && o.networked.is_present() {
         contradiction(errors, o.networked.span(), "local", "networked");
     }
-    if o.destructive.is_present() {
-        Effect::Destructive
-    } else if o.read_only.is_present() {
-        Effect::ReadOnly
-    } else {
-        Effect::Mutating
-    }
+    first_given(
+        [
+            (o.destructive, Effect::Destructive),
+            (o.read_only, Effect::ReadOnly),
+        ],
+        Effect::Mutating,
+    )
 }
 
 /// The determinism (default: non-deterministic); at most one is declared.
@@ -104,13 +104,22 @@ pub(super) fn determinism(o: &ToolOptions, errors: &mut Errors) -> Determinism {
             "deterministic_given_injected",
         );
     }
-    if o.deterministic.is_present() {
-        Determinism::Deterministic
-    } else if o.deterministic_given_injected.is_present() {
-        Determinism::GivenInjected
-    } else {
-        Determinism::NonDeterministic
-    }
+    first_given(
+        [
+            (o.deterministic, Determinism::Deterministic),
+            (o.deterministic_given_injected, Determinism::GivenInjected),
+        ],
+        Determinism::NonDeterministic,
+    )
+}
+
+/// The value of the first flag given, in `flags`' order; `default` when
+/// none is.
+fn first_given<T>(flags: impl IntoIterator<Item = (Switch, T)>, default: T) -> T {
+    flags
+        .into_iter()
+        .find(|(flag, _)| flag.is_present())
+        .map_or(default, |(_, value)| value)
 }
 
 /// `timeout = "30s"`: a positive duration.

@@ -44,7 +44,7 @@ const PLAIN_TYPES: &[&str] = &[
 ];
 
 /// The model-visible parameters: the argument struct, or plain parameters.
-pub(super) struct Params {
+pub struct Params {
     /// The index of the argument struct parameter.
     pub argument: Option<usize>,
     /// The plain parameters.

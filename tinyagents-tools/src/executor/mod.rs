@@ -209,11 +209,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     }
 }
 
-impl<S, C> fmt::Debug for ToolExecutor<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> fmt::Debug for ToolExecutor<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolExecutor")
             .field("registry", &self.registry)
@@ -388,15 +384,13 @@ impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
     }
 }
 
-impl<S, C> fmt::Debug for ToolExecutorBuilder<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> fmt::Debug for ToolExecutorBuilder<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolExecutorBuilder")
             .field("registry", &self.registry)
             .field("config", &self.config)
+            .field("middleware", &self.middleware.len())
+            .field("unenforced", &self.unenforced)
             .finish_non_exhaustive()
     }
 }

@@ -77,20 +77,14 @@ impl Journal {
         let mut first = true;
         loop {
             let known = if std::mem::take(&mut first) {
-                let now = now_ms();
-                let record = CallRecord {
-                    key: key.clone(),
-                    tool: tool.to_owned(),
-                    fingerprint: fingerprint.to_owned(),
-                    arguments: arguments.clone(),
-                    state: CallState::Received,
-                    approval: None,
-                    owner: None,
-                    lease_until: None,
-                    answer: None,
-                    received_at: now,
-                    updated_at: now,
-                };
+                let record = CallRecord::new(
+                    key.clone(),
+                    tool,
+                    fingerprint,
+                    arguments.clone(),
+                    CallState::Received,
+                    now_ms(),
+                );
                 match self.store.insert(&record).await? {
                     None => {
                         return Ok(Admission::Run(Box::new(Stored {
@@ -120,27 +114,15 @@ impl Journal {
             }
             match stored.record.state {
                 CallState::Answered => {
-                    let answer =
-                        stored
-                            .record
-                            .answer
-                            .clone()
-                            .ok_or_else(|| JournalError::Corrupt {
-                                location: self.store.location(),
-                                reason: format!("call {key} is answered with no answer"),
-                            })?;
+                    let answer = self.held(&stored.record.answer, || {
+                        format!("call {key} is answered with no answer")
+                    })?;
                     return Ok(Admission::Answered(Box::new(answer)));
                 }
                 CallState::AwaitingApproval => {
-                    let entry =
-                        stored
-                            .record
-                            .approval
-                            .clone()
-                            .ok_or_else(|| JournalError::Corrupt {
-                                location: self.store.location(),
-                                reason: format!("call {key} awaits an approval it does not hold"),
-                            })?;
+                    let entry = self.held(&stored.record.approval, || {
+                        format!("call {key} awaits an approval it does not hold")
+                    })?;
                     if entry
                         .request
                         .expires_at
@@ -176,6 +158,19 @@ impl Journal {
                 }
             }
         }
+    }
+
+    /// A part of a record its state says it holds; a record without it is
+    /// corrupt (`missing` says how).
+    fn held<T: Clone>(
+        &self,
+        part: &Option<T>,
+        missing: impl FnOnce() -> String,
+    ) -> Result<T, JournalError> {
+        part.clone().ok_or_else(|| JournalError::Corrupt {
+            location: self.store.location(),
+            reason: missing(),
+        })
     }
 
     /// Marks an approval past its expiry as not approved.

@@ -28,6 +28,41 @@ impl MemoryJournal {
     }
 }
 
+/// A value a store in memory keeps with its revision.
+pub(crate) trait AtRevision {
+    /// The value kept.
+    type Value: Clone;
+
+    /// The value and its revision.
+    fn parts(&mut self) -> (&mut Self::Value, &mut u64);
+}
+
+impl AtRevision for Stored {
+    type Value = CallRecord;
+
+    fn parts(&mut self) -> (&mut CallRecord, &mut u64) {
+        (&mut self.record, &mut self.revision)
+    }
+}
+
+/// The compare-and-set of a store in memory: what is `kept` (if anything
+/// is) takes `value` at the next revision if it is still at `revision`;
+/// returns whether it did.
+pub(crate) fn replace_at_revision<S: AtRevision>(
+    kept: Option<&mut S>,
+    value: &S::Value,
+    revision: u64,
+) -> bool {
+    match kept.map(S::parts) {
+        Some((kept, at)) if *at == revision => {
+            *kept = value.clone();
+            *at = revision + 1;
+            true
+        }
+        _ => false,
+    }
+}
+
 #[async_trait]
 impl JournalStore for MemoryJournal {
     fn location(&self) -> String {
@@ -53,14 +88,8 @@ impl JournalStore for MemoryJournal {
 
     async fn replace(&self, record: &CallRecord, revision: u64) -> Result<bool, JournalError> {
         let mut calls = lock(&self.calls);
-        match calls.get_mut(&record.key) {
-            Some(stored) if stored.revision == revision => {
-                stored.record = record.clone();
-                stored.revision = revision + 1;
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
+        let kept = calls.get_mut(&record.key);
+        Ok(replace_at_revision(kept, record, revision))
     }
 
     async fn find(&self, query: &CallQuery) -> Result<Vec<Stored>, JournalError> {

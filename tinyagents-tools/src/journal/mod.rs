@@ -55,6 +55,8 @@ pub use store::{CallQuery, JournalError, JournalStore, SCHEMA_VERSION, Stored};
 pub(crate) use handle::now_ms;
 pub(crate) use lifecycle::{Admission, RESUMABLE};
 #[cfg(feature = "mcp")]
+pub(crate) use memory::{AtRevision, replace_at_revision};
+#[cfg(feature = "mcp")]
 pub(crate) use owner::{new_owner, process_gone};
 
 /// The run under which an MCP server keeps its tasks in a journal

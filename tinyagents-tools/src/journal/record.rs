@@ -146,6 +146,31 @@ pub struct CallRecord {
 }
 
 impl CallRecord {
+    /// A call record just made: no approval, owner, lease or answer yet,
+    /// received and updated at `at` (ms).
+    pub(crate) fn new(
+        key: CallKey,
+        tool: impl Into<String>,
+        fingerprint: impl Into<String>,
+        arguments: Value,
+        state: CallState,
+        at: i64,
+    ) -> Self {
+        CallRecord {
+            key,
+            tool: tool.into(),
+            fingerprint: fingerprint.into(),
+            arguments,
+            state,
+            approval: None,
+            owner: None,
+            lease_until: None,
+            answer: None,
+            received_at: at,
+            updated_at: at,
+        }
+    }
+
     /// The approval id, when the call needed approval.
     pub fn approval_id(&self) -> Option<&str> {
         self.approval.as_ref().map(|a| a.id.as_str())

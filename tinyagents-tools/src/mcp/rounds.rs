@@ -99,20 +99,14 @@ impl Sealer {
         let (Some(journal), Some(nonce)) = (&self.shared, rounds.nonce.as_deref()) else {
             return Ok(rounds);
         };
-        let now = crate::journal::now_ms();
-        let record = CallRecord {
-            key: CallKey::new(SPENT_STATES_RUN, 0, nonce),
-            tool: tool.to_owned(),
-            fingerprint: fingerprint.to_owned(),
-            arguments: Value::Null,
-            state: CallState::Answered,
-            approval: None,
-            owner: None,
-            lease_until: None,
-            answer: None,
-            received_at: now,
-            updated_at: now,
-        };
+        let record = CallRecord::new(
+            CallKey::new(SPENT_STATES_RUN, 0, nonce),
+            tool,
+            fingerprint,
+            Value::Null,
+            CallState::Answered,
+            crate::journal::now_ms(),
+        );
         match journal.store().insert(&record).await {
             Ok(None) => Ok(rounds),
             Ok(Some(_)) => Err(replayed()),

@@ -20,7 +20,7 @@ use super::call_result::rmcp_result;
 use super::peer::{Link, Mask, threshold_of};
 use super::progress::Route;
 use super::rounds::{Rounds, arguments_value, missing_capability};
-use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY, refusal_error};
+use super::screen::{REFUSAL_KEY, refusal_error, take_arguments};
 use super::tasks::{self, Escalation, NewTask};
 use crate::approval::approval_fingerprint;
 use crate::call::{RawArguments, ToolCall};
@@ -222,9 +222,9 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         // sent; others hand them over parsed. MCP makes `arguments` optional:
         // absent reads as `{}`, which the input schema then judges like any
         // other arguments.
-        let arguments = match context.meta.remove(ARGUMENTS_KEY) {
-            Some(Value::String(text)) => RawArguments::Text(text),
-            _ => RawArguments::Json(
+        let arguments = match take_arguments(&mut context) {
+            Some(text) => RawArguments::Text(text),
+            None => RawArguments::Json(
                 request
                     .arguments
                     .map_or_else(|| Value::Object(Map::new()), Value::Object),

@@ -25,8 +25,7 @@ use crate::approval::{
 use crate::error::ToolError;
 use crate::ids::{RunId, ToolCallId};
 use crate::middleware::{BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
-use crate::spec::SafetyItem;
-use crate::spec::ToolSpec;
+use crate::spec::{SafetyItem, ToolSpec, setters};
 use crate::tool::Shared;
 use crate::util::sync::lock;
 
@@ -148,32 +147,19 @@ impl ConfirmationPolicy {
         ConfirmationPolicy::new(DeferAll)
     }
 
-    /// How long a request waits for a decision in the journal before it
-    /// lapses (the call is then answered as not approved); by default it
-    /// waits until decided.
-    pub fn approval_ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = Some(ttl);
-        self
-    }
-
-    /// Lets spending tools run without approval (unless they also require
-    /// confirmation).
-    pub fn allow_spend(mut self, allow: bool) -> Self {
-        self.allow_spend = allow;
-        self
-    }
-
-    /// Lets shell tools run without approval (unless they also require
-    /// confirmation).
-    pub fn allow_shell(mut self, allow: bool) -> Self {
-        self.allow_shell = allow;
-        self
-    }
-
-    /// How long to wait for the approver.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
+    setters! {
+        /// How long a request waits for a decision in the journal before it
+        /// lapses (the call is then answered as not approved); by default it
+        /// waits until decided.
+        approval_ttl(ttl: Duration) => ttl = Some(ttl);
+        /// Lets spending tools run without approval (unless they also require
+        /// confirmation).
+        allow_spend(allow: bool) => allow_spend = allow;
+        /// Lets shell tools run without approval (unless they also require
+        /// confirmation).
+        allow_shell(allow: bool) => allow_shell = allow;
+        /// How long to wait for the approver.
+        timeout(timeout: Duration) => timeout = timeout;
     }
 
     /// Why `spec` needs approval under this policy (empty: it does not).

@@ -13,8 +13,7 @@ use async_trait::async_trait;
 use crate::hash::canonical_hash;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
-use crate::spec::Determinism;
-use crate::spec::ToolSpec;
+use crate::spec::{Determinism, ToolSpec, setters};
 use crate::util::sync::lock;
 
 /// The key of a recorded result: the run (`None` for a cache shared by every
@@ -70,18 +69,13 @@ impl ReplayCache {
         ReplayCache::default()
     }
 
-    /// Also replays tools that are deterministic given injected time or
-    /// randomness.
-    pub fn assume_fixed_inputs(mut self, fixed: bool) -> Self {
-        self.fixed_inputs = fixed;
-        self
-    }
-
-    /// Which calls may share a recorded result ([`ReplayScope::Run`] unless
-    /// changed).
-    pub fn scope(mut self, scope: ReplayScope) -> Self {
-        self.scope = scope;
-        self
+    setters! {
+        /// Also replays tools that are deterministic given injected time or
+        /// randomness.
+        assume_fixed_inputs(fixed: bool) => fixed_inputs = fixed;
+        /// Which calls may share a recorded result ([`ReplayScope::Run`] unless
+        /// changed).
+        scope(scope: ReplayScope) => scope = scope;
     }
 
     /// True when `spec`'s results may be replayed under this cache.

@@ -31,22 +31,11 @@ use super::transform::{self as t, Cx};
 use super::{AnthropicOptions, CallParseError, Declaration, ExportError, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::output::{ContentBlock, ToolMessage};
-use crate::spec::ToolSpec;
 use crate::spec::schema::walk_schemas_mut;
 
-/// The string formats Anthropic strict mode accepts.
-pub const ANTHROPIC_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "uri",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
+/// The string formats Anthropic strict mode accepts: OpenAI's
+/// ([`OPENAI_FORMATS`](super::openai::OPENAI_FORMATS)) and `uri`.
+pub const ANTHROPIC_FORMATS: &[&str] = &t::concat::<10>(super::openai::OPENAI_FORMATS, &["uri"]);
 
 /// Bounds Anthropic strict mode does not support (moved into the description).
 const STRICT_UNSUPPORTED_BOUNDS: &[&str] = &[
@@ -64,14 +53,9 @@ const STRICT_UNSUPPORTED_BOUNDS: &[&str] = &[
 ];
 
 /// `{name, description, input_schema, strict?, input_examples?}`.
-pub(crate) fn declaration(
-    spec: &ToolSpec,
-    options: AnthropicOptions,
-    cx: &Cx,
-) -> Result<Declaration, ExportError> {
-    let mut s = spec.input_schema.as_value().clone();
-    t::strip_root_meta(&mut s);
-    t::strip_mcp_headers(&mut s);
+pub(crate) fn declaration(options: AnthropicOptions, cx: &Cx) -> Result<Declaration, ExportError> {
+    let spec = cx.spec;
+    let mut s = cx.model_schema();
     let mut usage = Usage::default();
     if options.strict {
         t::replace_boolean_schemas(&mut s, cx)?;

@@ -29,7 +29,6 @@ use super::transform::{self as t, Cx};
 use super::{CallParseError, Declaration, ExportError, GeminiMode, GeminiOptions, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::output::ToolMessage;
-use crate::spec::ToolSpec;
 use crate::spec::schema::walk_schemas_mut;
 
 /// Keywords `parameters` accepts.
@@ -61,34 +60,20 @@ const NOTED: &[&str] = &[
     "minProperties",
     "maxProperties",
 ];
-/// Keywords whose meaning cannot be kept.
-const REFUSED: &[&str] = &[
-    "not",
-    "if",
-    "then",
-    "else",
-    "dependentSchemas",
-    "dependentRequired",
-    "prefixItems",
-    "contains",
-    "propertyNames",
-    "patternProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-];
+/// Keywords whose meaning cannot be kept: those no strict mode supports,
+/// and the open-map keywords (`parameters` has no form for a map).
+const REFUSED: &[&str] = &t::concat::<12>(
+    t::STRICT_REFUSED,
+    &["patternProperties", "unevaluatedProperties"],
+);
 
 /// The prefix of the call ids made for calls that came without one.
 pub const SYNTHETIC_ID_PREFIX: &str = "gemini-call-";
 
 /// `{name, description, parameters | parametersJsonSchema}`.
-pub(crate) fn declaration(
-    spec: &ToolSpec,
-    options: GeminiOptions,
-    cx: &Cx,
-) -> Result<Declaration, ExportError> {
-    let mut s = spec.input_schema.as_value().clone();
-    t::strip_root_meta(&mut s);
-    t::strip_mcp_headers(&mut s);
+pub(crate) fn declaration(options: GeminiOptions, cx: &Cx) -> Result<Declaration, ExportError> {
+    let spec = cx.spec;
+    let mut s = cx.model_schema();
     t::replace_boolean_schemas(&mut s, cx)?;
     let field = match options.mode {
         GeminiMode::Parameters => {

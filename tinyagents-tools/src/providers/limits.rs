@@ -6,6 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::refs::{is_defs, resolve};
 use super::transform::{Cx, children, is_object_type};
 use super::{ExportError, Limit, Provider, Usage};
 use crate::spec::ToolSpec;
@@ -126,20 +127,14 @@ fn depth(
     }
     if let Some(Value::String(reference)) = obj.get("$ref")
         && !stack.contains(reference)
-        && let Some(target) = reference.strip_prefix('#').and_then(|p| {
-            if p.is_empty() {
-                Some(root)
-            } else {
-                root.pointer(p)
-            }
-        })
+        && let Some(target) = resolve(root, reference)
     {
         stack.push(reference.clone());
         depth(target, root, ptr, level, stack)?;
         stack.pop();
     }
     for (suffix, child) in children(obj) {
-        if !suffix.starts_with("/$defs/") && !suffix.starts_with("/definitions/") {
+        if !is_defs(&suffix) {
             depth(child, root, &format!("{ptr}{suffix}"), level, stack)?;
         }
     }

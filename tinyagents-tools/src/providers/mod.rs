@@ -258,16 +258,13 @@ pub fn export_tool(spec: &ToolSpec, target: ExportTarget) -> Result<Declaration,
         }
     })?;
     limits::check_description(spec, provider)?;
-    let cx = transform::Cx {
-        tool: spec.name.as_str(),
-        provider,
-    };
+    let cx = transform::Cx { spec, provider };
     match target {
-        ExportTarget::OpenAiChat(o) => openai::chat_declaration(spec, o, &cx),
-        ExportTarget::OpenAiResponses(o) => openai::responses_declaration(spec, o, &cx),
-        ExportTarget::Anthropic(o) => anthropic::declaration(spec, o, &cx),
-        ExportTarget::Gemini(o) => gemini::declaration(spec, o, &cx),
-        ExportTarget::Mcp => mcp::declaration(spec, &cx),
+        ExportTarget::OpenAiChat(o) => openai::chat_declaration(o, &cx),
+        ExportTarget::OpenAiResponses(o) => openai::responses_declaration(o, &cx),
+        ExportTarget::Anthropic(o) => anthropic::declaration(o, &cx),
+        ExportTarget::Gemini(o) => gemini::declaration(o, &cx),
+        ExportTarget::Mcp => mcp::declaration(&cx),
     }
 }
 

@@ -32,7 +32,6 @@ use super::transform::{self as t, Cx};
 use super::{CallParseError, Declaration, ExportError, OpenAiOptions, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::output::ToolMessage;
-use crate::spec::ToolSpec;
 
 /// The string formats OpenAI strict mode accepts.
 pub const OPENAI_FORMATS: &[&str] = &[
@@ -57,10 +56,8 @@ const STRICT_UNSUPPORTED_BOUNDS: &[&str] = &[
 ];
 
 /// The `parameters` schema of a tool.
-fn parameters(spec: &ToolSpec, options: OpenAiOptions, cx: &Cx) -> Result<Value, ExportError> {
-    let mut s = spec.input_schema.as_value().clone();
-    t::strip_root_meta(&mut s);
-    t::strip_mcp_headers(&mut s);
+fn parameters(options: OpenAiOptions, cx: &Cx) -> Result<Value, ExportError> {
+    let mut s = cx.model_schema();
     t::replace_boolean_schemas(&mut s, cx)?;
     if options.strict {
         t::normalize_combinators(&mut s, cx, false)?;
@@ -85,12 +82,9 @@ fn parameters(spec: &ToolSpec, options: OpenAiOptions, cx: &Cx) -> Result<Value,
 }
 
 /// `{name, description, parameters, strict}`: the function both APIs declare.
-fn function(
-    spec: &ToolSpec,
-    options: OpenAiOptions,
-    cx: &Cx,
-) -> Result<Map<String, Value>, ExportError> {
-    let parameters = parameters(spec, options, cx)?;
+fn function(options: OpenAiOptions, cx: &Cx) -> Result<Map<String, Value>, ExportError> {
+    let spec = cx.spec;
+    let parameters = parameters(options, cx)?;
     let mut function = Map::new();
     function.insert("name".into(), spec.name.as_str().into());
     function.insert(
@@ -104,11 +98,10 @@ fn function(
 
 /// `{"type": "function", "function": {name, description, parameters, strict}}`.
 pub(crate) fn chat_declaration(
-    spec: &ToolSpec,
     options: OpenAiOptions,
     cx: &Cx,
 ) -> Result<Declaration, ExportError> {
-    let function = function(spec, options, cx)?;
+    let function = function(options, cx)?;
     Ok(Declaration::new(
         json!({"type": "function", "function": function}),
         Usage::default(),
@@ -117,13 +110,12 @@ pub(crate) fn chat_declaration(
 
 /// `{"type": "function", name, description, parameters, strict}`.
 pub(crate) fn responses_declaration(
-    spec: &ToolSpec,
     options: OpenAiOptions,
     cx: &Cx,
 ) -> Result<Declaration, ExportError> {
     let mut declaration = Map::new();
     declaration.insert("type".into(), "function".into());
-    declaration.extend(function(spec, options, cx)?);
+    declaration.extend(function(options, cx)?);
     Ok(Declaration::new(
         Value::Object(declaration),
         Usage::default(),

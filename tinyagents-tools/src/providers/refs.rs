@@ -19,7 +19,7 @@ pub(crate) enum InlineMode {
 }
 
 /// Resolves a local reference (`#`, `#/$defs/X`, any `#/...` pointer).
-fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+pub(crate) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
     if pointer.is_empty() {
         Some(root)
@@ -28,7 +28,8 @@ fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     }
 }
 
-fn is_defs(suffix: &str) -> bool {
+/// True when a child's pointer suffix leads into `$defs` or `definitions`.
+pub(crate) fn is_defs(suffix: &str) -> bool {
     suffix.starts_with("/$defs/") || suffix.starts_with("/definitions/")
 }
 

@@ -5,19 +5,32 @@
 use serde_json::{Map, Value, json};
 
 use super::{ExportError, Provider};
+use crate::spec::ToolSpec;
 use crate::spec::schema::{
     ONE_SCHEMA, SCHEMA_ARRAYS, SCHEMA_MAPS, escape_pointer, walk_schemas_mut, walk_schemas_mut_at,
 };
 
-/// Who an export is for: enough to build an error.
+/// One export: the spec being exported and the provider it is for.
 pub(crate) struct Cx<'a> {
-    pub tool: &'a str,
+    pub spec: &'a ToolSpec,
     pub provider: Provider,
 }
 
 impl Cx<'_> {
     pub fn tool(&self) -> String {
-        self.tool.to_owned()
+        self.spec.name.as_str().to_owned()
+    }
+
+    /// The copy of the input schema a model-facing export rewrites: without
+    /// its root meta ([`strip_root_meta`]) or `x-mcp-header` annotations (HTTP
+    /// header hints for MCP clients, which mean nothing to a model).
+    pub fn model_schema(&self) -> Value {
+        let mut schema = self.spec.input_schema.as_value().clone();
+        strip_root_meta(&mut schema);
+        walk_schemas_mut(&mut schema, &mut |obj| {
+            obj.remove(crate::providers::mcp::MCP_HEADER_KEYWORD);
+        });
+        schema
     }
 }
 
@@ -130,15 +143,6 @@ pub(crate) fn check_object_root(schema: &Value, cx: &Cx) -> Result<(), ExportErr
     Ok(())
 }
 
-/// Removes every `x-mcp-header` annotation: it tells an MCP client which
-/// HTTP header mirrors an argument, which means nothing to a model, and the
-/// strict modes accept only the keywords they know.
-pub(crate) fn strip_mcp_headers(schema: &mut Value) {
-    walk_schemas_mut(schema, &mut |obj| {
-        obj.remove(crate::providers::mcp::MCP_HEADER_KEYWORD);
-    });
-}
-
 /// Replaces the `true` subschema by `{}`; refuses the `false` subschema,
 /// except as `additionalProperties`/`unevaluatedProperties`/`items`, where it
 /// means "nothing more".
@@ -222,6 +226,22 @@ pub(crate) fn refuse_keywords(
             None => Ok(()),
         },
     )
+}
+
+/// `a` followed by `b`, for lists of keywords or formats built from another
+/// at compile time; `N` must be their total length.
+pub(crate) const fn concat<const N: usize>(
+    a: &[&'static str],
+    b: &[&'static str],
+) -> [&'static str; N] {
+    assert!(a.len() + b.len() == N, "N must be the total length");
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    out
 }
 
 /// Keywords no strict mode supports and that cannot be rewritten.

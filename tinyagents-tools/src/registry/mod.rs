@@ -88,11 +88,7 @@ impl<S: Shared, C: Shared> RegisteredTool<S, C> {
     }
 }
 
-impl<S, C> fmt::Debug for RegisteredTool<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> fmt::Debug for RegisteredTool<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RegisteredTool")
             .field("name", &self.spec().name)
@@ -401,11 +397,7 @@ impl<S: Shared, C: Shared> ToolRegistry<S, C> {
     }
 }
 
-impl<S, C> fmt::Debug for ToolRegistry<S, C>
-where
-    S: Send + Sync + 'static,
-    C: Send + Sync + 'static,
-{
+impl<S: Shared, C: Shared> fmt::Debug for ToolRegistry<S, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolRegistry")
             .field("tools", &self.names().collect::<Vec<_>>())

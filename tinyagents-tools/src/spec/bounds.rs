@@ -104,22 +104,14 @@ impl ResourceBounds {
         *self == ResourceBounds::NONE
     }
 
-    /// Sets the memory bound, in bytes.
-    pub fn with_max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = Some(bytes);
-        self
-    }
-
-    /// Sets the CPU time bound.
-    pub fn with_max_cpu(mut self, cpu: Duration) -> Self {
-        self.max_cpu_ms = Some(u64::try_from(cpu.as_millis()).unwrap_or(u64::MAX));
-        self
-    }
-
-    /// Sets the fuel bound.
-    pub fn with_fuel(mut self, fuel: u64) -> Self {
-        self.fuel = Some(fuel);
-        self
+    setters! {
+        /// Sets the memory bound, in bytes.
+        with_max_memory(bytes: u64) => max_memory = Some(bytes);
+        /// Sets the CPU time bound.
+        with_max_cpu(cpu: Duration) =>
+            max_cpu_ms = Some(u64::try_from(cpu.as_millis()).unwrap_or(u64::MAX));
+        /// Sets the fuel bound.
+        with_fuel(fuel: u64) => fuel = Some(fuel);
     }
 
     /// The CPU time bound as a duration.

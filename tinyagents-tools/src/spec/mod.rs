@@ -10,6 +10,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::ids::{NameError, ToolName};
 
+/// Chained setters for the crate's builders: each row
+/// `method(arg: Type) => field = value;` (with its doc comment) becomes
+/// `pub fn method(mut self, arg: Type) -> Self` that sets `self.field` to
+/// `value` and returns `self`.
+macro_rules! setters {
+    ($(
+        $(#[$doc:meta])*
+        $method:ident($arg:ident: $ty:ty) => $($field:ident).+ = $value:expr;
+    )*) => {
+        $(
+            $(#[$doc])*
+            pub fn $method(mut self, $arg: $ty) -> Self {
+                self.$($field).+ = $value;
+                self
+            }
+        )*
+    };
+}
+pub(crate) use setters;
+
 mod bounds;
 mod retry;
 mod safety;
@@ -214,22 +234,35 @@ pub struct ToolSpecBuilder {
 }
 
 impl ToolSpecBuilder {
-    /// Sets the title.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets the input schema.
-    pub fn input_schema(mut self, schema: ToolSchema) -> Self {
-        self.input_schema = schema;
-        self
-    }
-
-    /// Sets the output schema.
-    pub fn output_schema(mut self, schema: ToolSchema) -> Self {
-        self.output_schema = Some(schema);
-        self
+    setters! {
+        /// Sets the title.
+        title(title: impl Into<String>) => title = Some(title.into());
+        /// Sets the input schema.
+        input_schema(schema: ToolSchema) => input_schema = schema;
+        /// Sets the output schema.
+        output_schema(schema: ToolSchema) => output_schema = Some(schema);
+        /// Sets the safety metadata.
+        safety(safety: ToolSafety) => safety = safety;
+        /// Sets the timeout.
+        timeout(timeout: Duration) => timeout = Some(timeout);
+        /// Sets the retry policy (the tool must be idempotent to retry).
+        retry(retry: RetryPolicy) => retry = retry;
+        /// At most `n` calls of this tool at once.
+        max_concurrency(n: NonZeroUsize) => concurrency.max_concurrency = Some(n);
+        /// Marks the tool fn as synchronous (run on the blocking pool).
+        blocking(blocking: bool) => blocking = blocking;
+        /// Bounds the address space of the worker process that runs the tool,
+        /// in bytes (enforced for isolated tools).
+        max_memory(bytes: u64) => bounds.max_memory = Some(bytes);
+        /// Bounds the fuel of one call (enforced for WASM tools).
+        fuel(fuel: u64) => bounds.fuel = Some(fuel);
+        /// Sets every resource bound at once.
+        bounds(bounds: ResourceBounds) => bounds = bounds;
+        /// Lets the tool run as an MCP task ([`TaskSupport`]).
+        task_support(support: TaskSupport) => task_support = support;
+        /// Where the tool's task begins ([`TaskStart`]); the tool must support
+        /// tasks.
+        task_start(start: TaskStart) => task_start = start;
     }
 
     /// Adds a hidden parameter.
@@ -247,52 +280,15 @@ impl ToolSpecBuilder {
         self
     }
 
-    /// Sets the safety metadata.
-    pub fn safety(mut self, safety: ToolSafety) -> Self {
-        self.safety = safety;
-        self
-    }
-
-    /// Sets the timeout.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// Sets the retry policy (the tool must be idempotent to retry).
-    pub fn retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
-        self
-    }
-
     /// Never overlap another call.
     pub fn sequential(mut self) -> Self {
         self.concurrency.sequential = true;
         self
     }
 
-    /// At most `n` calls of this tool at once.
-    pub fn max_concurrency(mut self, n: NonZeroUsize) -> Self {
-        self.concurrency.max_concurrency = Some(n);
-        self
-    }
-
     /// Adds a group tag.
     pub fn tag(mut self, tag: impl Into<String>) -> Self {
         self.tags.push(tag.into());
-        self
-    }
-
-    /// Marks the tool fn as synchronous (run on the blocking pool).
-    pub fn blocking(mut self, blocking: bool) -> Self {
-        self.blocking = blocking;
-        self
-    }
-
-    /// Bounds the address space of the worker process that runs the tool,
-    /// in bytes (enforced for isolated tools).
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.bounds.max_memory = Some(bytes);
         self
     }
 
@@ -303,36 +299,11 @@ impl ToolSpecBuilder {
         self
     }
 
-    /// Bounds the fuel of one call (enforced for WASM tools).
-    pub fn fuel(mut self, fuel: u64) -> Self {
-        self.bounds.fuel = Some(fuel);
-        self
-    }
-
     /// Adds an example of arguments (a JSON object a model could send);
     /// registration refuses the tool when it does not match the input
     /// schema.
     pub fn example(mut self, arguments: serde_json::Value) -> Self {
         self.examples.push(arguments);
-        self
-    }
-
-    /// Lets the tool run as an MCP task ([`TaskSupport`]).
-    pub fn task_support(mut self, support: TaskSupport) -> Self {
-        self.task_support = support;
-        self
-    }
-
-    /// Where the tool's task begins ([`TaskStart`]); the tool must support
-    /// tasks.
-    pub fn task_start(mut self, start: TaskStart) -> Self {
-        self.task_start = start;
-        self
-    }
-
-    /// Sets every resource bound at once.
-    pub fn bounds(mut self, bounds: ResourceBounds) -> Self {
-        self.bounds = bounds;
         self
     }
 

@@ -71,22 +71,14 @@ impl RetryPolicy {
         }
     }
 
-    /// Sets the jitter.
-    pub fn with_jitter(mut self, jitter: Jitter) -> Self {
-        self.jitter = jitter;
-        self
-    }
-
-    /// Sets the longest delay.
-    pub fn with_max_backoff(mut self, max_backoff: Duration) -> Self {
-        self.max_backoff = max_backoff;
-        self
-    }
-
-    /// Sets the retryable classes.
-    pub fn with_retry_on(mut self, classes: impl IntoIterator<Item = ErrorClass>) -> Self {
-        self.retry_on = classes.into_iter().collect();
-        self
+    setters! {
+        /// Sets the jitter.
+        with_jitter(jitter: Jitter) => jitter = jitter;
+        /// Sets the longest delay.
+        with_max_backoff(max_backoff: Duration) => max_backoff = max_backoff;
+        /// Sets the retryable classes.
+        with_retry_on(classes: impl IntoIterator<Item = ErrorClass>) =>
+            retry_on = classes.into_iter().collect();
     }
 
     /// True when the policy allows more than one attempt.

@@ -164,71 +164,30 @@ impl ToolSafety {
         }
     }
 
-    /// Sets the effect.
-    pub fn effect(mut self, effect: Effect) -> Self {
-        self.effect = effect;
-        self
-    }
-
-    /// Sets idempotency.
-    pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
-        self.idempotency = idempotency;
-        self
-    }
-
-    /// Sets the reach.
-    pub fn reach(mut self, reach: Reach) -> Self {
-        self.reach = reach;
-        self
-    }
-
-    /// Sets filesystem access.
-    pub fn filesystem(mut self, access: FilesystemAccess) -> Self {
-        self.filesystem = access;
-        self
-    }
-
-    /// Marks shell or process access.
-    pub fn shell(mut self, shell: bool) -> Self {
-        self.shell = shell;
-        self
-    }
-
-    /// Marks spending.
-    pub fn spend(mut self, spend: bool) -> Self {
-        self.spend = spend;
-        self
-    }
-
-    /// Marks that the tool needs confirmation.
-    pub fn requires_confirmation(mut self, yes: bool) -> Self {
-        self.requires_confirmation = yes;
-        self
-    }
-
-    /// Marks that the tool's paths are confined to the workspace root.
-    pub fn workspace(mut self, yes: bool) -> Self {
-        self.workspace = yes;
-        self
-    }
-
-    /// Sets the redaction policy.
-    pub fn redaction(mut self, redaction: RedactionPolicy) -> Self {
-        self.redaction = redaction;
-        self
-    }
-
-    /// Sets determinism.
-    pub fn determinism(mut self, determinism: Determinism) -> Self {
-        self.determinism = determinism;
-        self
-    }
-
-    /// Opts in to a redaction policy that leaves secrets unmasked (see
-    /// [`ToolSafety::unredacted_secrets`]).
-    pub fn allow_unredacted_secrets(mut self, yes: bool) -> Self {
-        self.unredacted_secrets = yes;
-        self
+    setters! {
+        /// Sets the effect.
+        effect(effect: Effect) => effect = effect;
+        /// Sets idempotency.
+        idempotency(idempotency: Idempotency) => idempotency = idempotency;
+        /// Sets the reach.
+        reach(reach: Reach) => reach = reach;
+        /// Sets filesystem access.
+        filesystem(access: FilesystemAccess) => filesystem = access;
+        /// Marks shell or process access.
+        shell(shell: bool) => shell = shell;
+        /// Marks spending.
+        spend(spend: bool) => spend = spend;
+        /// Marks that the tool needs confirmation.
+        requires_confirmation(yes: bool) => requires_confirmation = yes;
+        /// Marks that the tool's paths are confined to the workspace root.
+        workspace(yes: bool) => workspace = yes;
+        /// Sets the redaction policy.
+        redaction(redaction: RedactionPolicy) => redaction = redaction;
+        /// Sets determinism.
+        determinism(determinism: Determinism) => determinism = determinism;
+        /// Opts in to a redaction policy that leaves secrets unmasked (see
+        /// [`ToolSafety::unredacted_secrets`]).
+        allow_unredacted_secrets(yes: bool) => unredacted_secrets = yes;
     }
 
     /// True when the tool only reads.

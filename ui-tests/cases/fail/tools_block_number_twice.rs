@@ -7,21 +7,21 @@ struct Service;
 impl Service {
     /// Ping.
     #[tool]
-    async fn ping(&self) {}
+    fn ping(&self) {}
 }
 
 #[tools(block = 2)]
 impl Service {
     /// Pong.
     #[tool]
-    async fn pong(&self) {}
+    fn pong(&self) {}
 }
 
 #[tools(block = 2)]
 impl Service {
     /// Peng.
     #[tool]
-    async fn peng(&self) {}
+    fn peng(&self) {}
 }
 
 fn main() {}

@@ -1,6 +1,6 @@
 // A plain (not `async`) fn is a tool that answers at once: free, with
 // plain parameters and an injection, and as a `&self` method of a
-// `#[tools]` block.
+// `#[tools]` block (its parameter described by `#[arg(description)]`).
 use std::sync::Arc;
 
 use tinyagents_tools::prelude::*;
@@ -26,12 +26,8 @@ struct Counter {
 #[tools]
 impl Counter {
     /// Add to the base.
-    #[tool(read_only)]
-    fn plus(
-        &self,
-        /// How much to add.
-        n: i64,
-    ) -> i64 {
+    #[tool(read_only, idempotent)]
+    fn plus(&self, #[arg(description = "How much to add.")] n: i64) -> i64 {
         self.base + n
     }
 }
@@ -52,6 +48,8 @@ fn main() {
         .call_inline(&(), &runtime, &serde_json::json!({"n": 5}))
         .unwrap();
     assert_eq!(out.structured, Some(serde_json::json!(15)));
+    let n = &CounterPlusTool::spec().input_schema.as_value()["properties"]["n"];
+    assert_eq!(n["description"], "How much to add.");
     let mut registry: ToolRegistry = ToolRegistry::new();
     registry.register(AddTool).unwrap();
     registry

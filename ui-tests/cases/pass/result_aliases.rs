@@ -31,24 +31,40 @@ async fn boxed() -> Result<u32, Box<dyn std::error::Error + Send + Sync>> {
     Ok(1)
 }
 
+// An error enum whose variants choose their class.
 #[derive(Debug)]
-struct Busy;
-impl fmt::Display for Busy {
+enum FetchError {
+    Timeout,
+    NotFound,
+}
+impl fmt::Display for FetchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("busy")
+        f.write_str(match self {
+            FetchError::Timeout => "timed out",
+            FetchError::NotFound => "no such page",
+        })
     }
 }
-impl std::error::Error for Busy {}
-impl ClassifyError for Busy {
+impl std::error::Error for FetchError {}
+impl ClassifyError for FetchError {
     fn error_class(&self) -> ErrorClass {
-        ErrorClass::Retry
+        match self {
+            FetchError::Timeout => ErrorClass::Retry,
+            FetchError::NotFound => ErrorClass::Repair,
+        }
     }
 }
 
 /// Own error.
 #[tool]
-async fn own() -> Result<u32, Busy> {
-    Err(Busy)
+async fn own() -> Result<u32, FetchError> {
+    Err(FetchError::Timeout)
+}
+
+/// Own error, another variant.
+#[tool]
+async fn own_not_found() -> Result<u32, FetchError> {
+    Err(FetchError::NotFound)
 }
 
 fn main() {
@@ -63,4 +79,5 @@ fn main() {
     assert_eq!(call(&WithIoTool).unwrap().structured, Some(serde_json::json!(1)));
     assert_eq!(call(&BoxedTool).unwrap().structured, Some(serde_json::json!(1)));
     assert_eq!(call(&OwnTool).unwrap_err().class(), ErrorClass::Retry);
+    assert_eq!(call(&OwnNotFoundTool).unwrap_err().class(), ErrorClass::Repair);
 }

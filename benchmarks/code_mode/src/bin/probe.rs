@@ -36,6 +36,25 @@ fn host(name: &str, args: &str) -> String {
 
 const CALLS: usize = 10_000;
 
+/// Prints the cost of one host call (`how` the values cross), from the
+/// medians `with` and `without` of [`CALLS`] calls with and without the
+/// crossing, in microseconds.
+fn print_host_call(how: &str, with: f64, without: f64) {
+    println!(
+        "one host call ({how}): {:.3} us; of which the crossing: {:.3} us",
+        with / CALLS as f64,
+        (with - without) / CALLS as f64
+    );
+}
+
+/// Runs `stop` (a program that would never end by itself) and prints how
+/// long it took to be stopped, and how.
+fn print_stopped<T: std::fmt::Debug>(what: &str, stop: impl FnOnce() -> T) {
+    let t = Instant::now();
+    let r = stop();
+    println!("{what}: stopped after {:?}: {r:?}", t.elapsed());
+}
+
 #[cfg(feature = "quickjs")]
 mod quickjs {
     use super::*;
@@ -86,19 +105,12 @@ mod quickjs {
                 let _: i32 = ctx.eval(empty.as_str()).unwrap();
             })
         });
-        println!(
-            "one host call (JSON both ways): {:.3} us; of which the crossing: {:.3} us",
-            with / CALLS as f64,
-            (with - without) / CALLS as f64
-        );
+        print_host_call("JSON both ways", with, without);
         drop((ctx, rt));
-        let t = Instant::now();
-        let (_rt, ctx) = new_engine(Some(Instant::now() + Duration::from_millis(50)));
-        let r = ctx.with(|ctx| ctx.eval::<(), _>("for(;;){}").map_err(|e| format!("{e}")));
-        println!(
-            "endless loop, 50 ms deadline (interrupt handler): stopped after {:?}: {r:?}",
-            t.elapsed()
-        );
+        print_stopped("endless loop, 50 ms deadline (interrupt handler)", || {
+            let (_rt, ctx) = new_engine(Some(Instant::now() + Duration::from_millis(50)));
+            ctx.with(|ctx| ctx.eval::<(), _>("for(;;){}").map_err(|e| format!("{e}")))
+        });
         let (_rt, ctx) = new_engine(None);
         let r = ctx.with(|ctx| {
             ctx.eval::<(), _>("let a = []; for(;;) { a.push('x'.repeat(1000) + a.length) }")
@@ -167,6 +179,15 @@ mod boa {
         ctx
     }
 
+    /// Runs `code` in a fresh engine: `Ok` when it ran to its end, else why
+    /// it stopped.
+    fn eval_fresh(code: &str) -> Result<(), String> {
+        new_engine()
+            .eval(Source::from_bytes(code))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     pub fn run() {
         println!("== boa_engine 0.22 (pure Rust, default features off) ==");
         let start = median_us(50, || {
@@ -187,44 +208,17 @@ mod boa {
         let without = median_us(5, || {
             ctx.eval(Source::from_bytes(&empty)).unwrap();
         });
-        println!(
-            "one host call (JSON both ways): {:.3} us; of which the crossing: {:.3} us",
-            with / CALLS as f64,
-            (with - without) / CALLS as f64
+        print_host_call("JSON both ways", with, without);
+        print_stopped(
+            "endless loop (loop_iteration_limit 1e7; no clock-based interrupt)",
+            || eval_fresh("for(;;){}"),
         );
-        let t = Instant::now();
-        let mut ctx = new_engine();
-        let r = ctx
-            .eval(Source::from_bytes("for(;;){}"))
-            .map(|_| ())
-            .map_err(|e| e.to_string());
-        println!(
-            "endless loop (loop_iteration_limit 1e7; no clock-based interrupt): stopped after {:?}: {r:?}",
-            t.elapsed()
-        );
-        let t = Instant::now();
-        let mut ctx = new_engine();
-        let r = ctx
-            .eval(Source::from_bytes(
-                "let i = 0; function g(){ i++; } for(;;){ g() }",
-            ))
-            .map(|_| ())
-            .map_err(|e| e.to_string());
-        println!(
-            "endless loop with a call per iteration: stopped after {:?}: {r:?}",
-            t.elapsed()
-        );
-        let mut ctx = new_engine();
-        let r = ctx
-            .eval(Source::from_bytes("function f(){ return f() + 1 } f()"))
-            .map(|_| ())
-            .map_err(|e| e.to_string());
+        print_stopped("endless loop with a call per iteration", || {
+            eval_fresh("let i = 0; function g(){ i++; } for(;;){ g() }")
+        });
+        let r = eval_fresh("function f(){ return f() + 1 } f()");
         println!("unbounded recursion (recursion_limit 512): {r:?}");
-        let mut ctx = new_engine();
-        let r = ctx
-            .eval(Source::from_bytes("let x = ;\n"))
-            .map(|_| ())
-            .map_err(|e| e.to_string());
+        let r = eval_fresh("let x = ;\n");
         println!("syntax error: {r:?}");
         println!(
             "unbounded allocation: boa has no heap limit (RuntimeLimits: loops, recursion, stack only); not run"
@@ -296,17 +290,14 @@ mod monty_probe {
         let without = median_us(11, || {
             drive(&empty).unwrap();
         });
-        println!(
-            "one host call (strings both ways, no JSON parse in the program): {:.3} us; of which the crossing: {:.3} us",
-            with / CALLS as f64,
-            (with - without) / CALLS as f64
+        print_host_call(
+            "strings both ways, no JSON parse in the program",
+            with,
+            without,
         );
-        let t = Instant::now();
-        let r = drive("while True:\n    pass\n");
-        println!(
-            "endless loop, 50 ms max_duration: stopped after {:?}: {r:?}",
-            t.elapsed()
-        );
+        print_stopped("endless loop, 50 ms max_duration", || {
+            drive("while True:\n    pass\n")
+        });
         let r = drive("def f():\n    return f() + 1\nf()\n");
         println!(
             "unbounded recursion (max_recursion_depth 1000): {:?}",

@@ -67,20 +67,9 @@ async fn measure(url: &str, budget: &Budget) -> Result<Report, String> {
     let admin = connect(url).await?;
     admin
         .batch_execute(
-            r#"CREATE TABLE IF NOT EXISTS bare_calls (
-                run_id      text COLLATE "C" NOT NULL,
-                turn        bigint NOT NULL,
-                call_id     text COLLATE "C" NOT NULL,
-                state       text NOT NULL,
-                approval_id text,
-                revision    bigint NOT NULL,
-                record      text NOT NULL,
-                updated_at  bigint NOT NULL,
-                PRIMARY KEY (run_id, turn, call_id)
-            );
-            CREATE INDEX IF NOT EXISTS bare_calls_approval_id ON bare_calls (approval_id)
-                WHERE approval_id IS NOT NULL;
-            CREATE INDEX IF NOT EXISTS bare_calls_state ON bare_calls (state);"#,
+            // The journal's own columns (their collations too), key and
+            // indexes (the partial one too).
+            "CREATE TABLE IF NOT EXISTS bare_calls (LIKE calls INCLUDING ALL)",
         )
         .await
         .map_err(|e| format!("creating bare_calls: {e}"))?;

@@ -24,11 +24,14 @@ use deadpool_postgres::{
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{NoTls, Row, Transaction};
+use tokio_postgres::{NoTls, Row, Statement, Transaction};
 
 use super::record::{CallKey, CallRecord, JournalEvent, StandingGrant};
 use super::store::{CallQuery, JournalError, JournalStore, SCHEMA_VERSION, Stored};
 use crate::ids::RunId;
+
+/// The values of a statement's `$1`, `$2`, ...
+type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 /// How many connections [`PostgresJournal::connect`] keeps at most.
 const DEFAULT_POOL_SIZE: usize = 16;
@@ -186,6 +189,84 @@ impl PostgresJournal {
             .map_err(|_| self.corrupt(format!("{what} is at revision {revision}")))?;
         Ok(Stored { record, revision })
     }
+
+    /// Runs `run` with a connection of the pool and the statement `sql`,
+    /// prepared once per connection.
+    async fn with_statement<T>(
+        &self,
+        sql: &str,
+        run: impl AsyncFnOnce(&Client, &Statement) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, JournalError> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(sql)
+            .await
+            .map_err(|e| self.failed(e))?;
+        run(&client, &statement).await.map_err(|e| self.failed(e))
+    }
+
+    /// How many rows the statement `sql` changed.
+    async fn execute(&self, sql: &str, params: &Params<'_>) -> Result<u64, JournalError> {
+        self.with_statement(sql, async |client, statement| {
+            client.execute(statement, params).await
+        })
+        .await
+    }
+
+    /// The rows the query `sql` returns.
+    async fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<Row>, JournalError> {
+        self.with_statement(sql, async |client, statement| {
+            client.query(statement, params).await
+        })
+        .await
+    }
+
+    /// Writes `record` with `sql`, an `INSERT` or `UPDATE` of `calls` whose
+    /// `$1` to `$7` are the record's columns (key, state, approval id, JSON
+    /// text, update time) and whose `$8`, if any, is `revision`; returns how
+    /// many rows it changed.
+    async fn write_call(
+        &self,
+        sql: &str,
+        record: &CallRecord,
+        revision: Option<i64>,
+    ) -> Result<u64, JournalError> {
+        let text = self.encode(record, &format!("call {}", record.key))?;
+        let (run_id, call_id) = (record.key.run_id.as_str(), record.key.call_id.as_str());
+        let (turn, state) = (i64::from(record.key.turn), record.state.as_str());
+        let approval_id = record.approval_id();
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+            &run_id,
+            &turn,
+            &call_id,
+            &state,
+            &approval_id,
+            &text,
+            &record.updated_at,
+        ];
+        if let Some(revision) = &revision {
+            params.push(revision);
+        }
+        self.execute(sql, &params).await
+    }
+
+    /// The rows of `sql` (`SELECT id_or_seq, record ...`) decoded, each
+    /// named `"{what} {id}"` when it does not parse.
+    async fn decoded<T: DeserializeOwned>(
+        &self,
+        what: &str,
+        sql: &str,
+        params: &Params<'_>,
+    ) -> Result<Vec<(i64, T)>, JournalError> {
+        let rows = self.query(sql, params).await?;
+        rows.iter()
+            .map(|row| {
+                let id: i64 = self.column(row, 0)?;
+                let text: String = self.column(row, 1)?;
+                Ok((id, self.decode(&text, &format!("{what} {id}"))?))
+            })
+            .collect()
+    }
 }
 
 #[async_trait]
@@ -195,59 +276,35 @@ impl JournalStore for PostgresJournal {
     }
 
     async fn get(&self, key: &CallKey) -> Result<Option<Stored>, JournalError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
+        let rows = self
+            .query(
                 "SELECT run_id, turn, call_id, revision, record FROM calls \
                  WHERE run_id = $1 AND turn = $2 AND call_id = $3",
-            )
-            .await
-            .map_err(|e| self.failed(e))?;
-        let row = client
-            .query_opt(
-                &statement,
                 &[
                     &key.run_id.as_str(),
                     &i64::from(key.turn),
                     &key.call_id.as_str(),
                 ],
             )
-            .await
-            .map_err(|e| self.failed(e))?;
-        row.map(|row| self.stored(&row)).transpose()
+            .await?;
+        // The key is the table's primary key: one row at most.
+        rows.first().map(|row| self.stored(row)).transpose()
     }
 
     async fn insert(&self, record: &CallRecord) -> Result<Option<Stored>, JournalError> {
-        let text = self.encode(record, &format!("call {}", record.key))?;
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
+        let inserted = self
+            .write_call(
                 "INSERT INTO calls \
                  (run_id, turn, call_id, state, approval_id, revision, record, updated_at) \
                  VALUES ($1, $2, $3, $4, $5, 1, $6, $7) \
                  ON CONFLICT (run_id, turn, call_id) DO NOTHING",
+                record,
+                None,
             )
-            .await
-            .map_err(|e| self.failed(e))?;
-        let inserted = client
-            .execute(
-                &statement,
-                &[
-                    &record.key.run_id.as_str(),
-                    &i64::from(record.key.turn),
-                    &record.key.call_id.as_str(),
-                    &record.state.as_str(),
-                    &record.approval_id(),
-                    &text,
-                    &record.updated_at,
-                ],
-            )
-            .await
-            .map_err(|e| self.failed(e))?;
+            .await?;
         if inserted == 1 {
             return Ok(None);
         }
-        drop(client);
         // Records are never deleted: the one in the way is still there.
         match self.get(&record.key).await? {
             Some(existing) => Ok(Some(existing)),
@@ -262,32 +319,15 @@ impl JournalStore for PostgresJournal {
         let Ok(revision) = i64::try_from(revision) else {
             return Ok(false);
         };
-        let text = self.encode(record, &format!("call {}", record.key))?;
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
+        let replaced = self
+            .write_call(
                 "UPDATE calls SET state = $4, approval_id = $5, revision = revision + 1, \
                  record = $6, updated_at = $7 \
                  WHERE run_id = $1 AND turn = $2 AND call_id = $3 AND revision = $8",
+                record,
+                Some(revision),
             )
-            .await
-            .map_err(|e| self.failed(e))?;
-        let replaced = client
-            .execute(
-                &statement,
-                &[
-                    &record.key.run_id.as_str(),
-                    &i64::from(record.key.turn),
-                    &record.key.call_id.as_str(),
-                    &record.state.as_str(),
-                    &record.approval_id(),
-                    &text,
-                    &record.updated_at,
-                    &revision,
-                ],
-            )
-            .await
-            .map_err(|e| self.failed(e))?;
+            .await?;
         Ok(replaced == 1)
     }
 
@@ -314,64 +354,31 @@ impl JournalStore for PostgresJournal {
             sql.push_str(&clauses.join(" AND "));
         }
         sql.push_str(" ORDER BY run_id, turn, call_id");
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached(&sql)
-            .await
-            .map_err(|e| self.failed(e))?;
-        let rows = client
-            .query(&statement, &params)
-            .await
-            .map_err(|e| self.failed(e))?;
+        let rows = self.query(&sql, &params).await?;
         rows.iter().map(|row| self.stored(row)).collect()
     }
 
     async fn put_grant(&self, grant: &StandingGrant) -> Result<(), JournalError> {
         let text = self.encode(grant, &format!("a grant for {}", grant.tool))?;
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached("INSERT INTO grants (tool, record) VALUES ($1, $2)")
-            .await
-            .map_err(|e| self.failed(e))?;
-        client
-            .execute(&statement, &[&grant.tool, &text])
-            .await
-            .map_err(|e| self.failed(e))?;
+        let sql = "INSERT INTO grants (tool, record) VALUES ($1, $2)";
+        self.execute(sql, &[&grant.tool, &text]).await?;
         Ok(())
     }
 
     async fn grants(&self, tool: &str) -> Result<Vec<StandingGrant>, JournalError> {
-        let client = self.client().await?;
-        let statement = client
-            .prepare_cached("SELECT id, record FROM grants WHERE tool = $1 ORDER BY id")
-            .await
-            .map_err(|e| self.failed(e))?;
-        let rows = client
-            .query(&statement, &[&tool])
-            .await
-            .map_err(|e| self.failed(e))?;
-        rows.iter()
-            .map(|row| {
-                let id: i64 = self.column(row, 0)?;
-                let text: String = self.column(row, 1)?;
-                self.decode(&text, &format!("grant {id}"))
-            })
-            .collect()
+        let sql = "SELECT id, record FROM grants WHERE tool = $1 ORDER BY id";
+        let grants = self.decoded("grant", sql, &[&tool]).await?;
+        Ok(grants.into_iter().map(|(_, grant)| grant).collect())
     }
 
     async fn revoke_grants(&self, tool: Option<&str>) -> Result<u64, JournalError> {
-        let client = self.client().await?;
-        let revoked = match tool {
+        match tool {
             Some(tool) => {
-                let statement = client
-                    .prepare_cached("DELETE FROM grants WHERE tool = $1")
-                    .await
-                    .map_err(|e| self.failed(e))?;
-                client.execute(&statement, &[&tool]).await
+                let sql = "DELETE FROM grants WHERE tool = $1";
+                self.execute(sql, &[&tool]).await
             }
-            None => client.execute("DELETE FROM grants", &[]).await,
-        };
-        revoked.map_err(|e| self.failed(e))
+            None => self.execute("DELETE FROM grants", &[]).await,
+        }
     }
 
     async fn append_events(&self, events: &[JournalEvent]) -> Result<(), JournalError> {
@@ -397,33 +404,20 @@ impl JournalStore for PostgresJournal {
     }
 
     async fn events(&self, run: Option<&RunId>) -> Result<Vec<JournalEvent>, JournalError> {
-        let client = self.client().await?;
-        let rows = match run {
+        let events = match run {
             Some(run) => {
-                let statement = client
-                    .prepare_cached("SELECT seq, record FROM events WHERE run_id = $1 ORDER BY seq")
-                    .await
-                    .map_err(|e| self.failed(e))?;
-                client.query(&statement, &[&run.as_str()]).await
+                let sql = "SELECT seq, record FROM events WHERE run_id = $1 ORDER BY seq";
+                self.decoded("event", sql, &[&run.as_str()]).await?
             }
             None => {
-                let statement = client
-                    .prepare_cached("SELECT seq, record FROM events ORDER BY seq")
-                    .await
-                    .map_err(|e| self.failed(e))?;
-                client.query(&statement, &[]).await
+                let sql = "SELECT seq, record FROM events ORDER BY seq";
+                self.decoded("event", sql, &[]).await?
             }
-        }
-        .map_err(|e| self.failed(e))?;
-        rows.iter()
-            .map(|row| {
-                let seq: i64 = self.column(row, 0)?;
-                let text: String = self.column(row, 1)?;
-                let mut event: JournalEvent = self.decode(&text, &format!("event {seq}"))?;
-                event.seq = seq;
-                Ok(event)
-            })
-            .collect()
+        };
+        Ok(events
+            .into_iter()
+            .map(|(seq, event)| JournalEvent { seq, ..event })
+            .collect())
     }
 }
 

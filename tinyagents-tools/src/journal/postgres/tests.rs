@@ -5,10 +5,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::super::temp_postgres::TempPostgres;
 use super::*;
-use crate::approval::{GrantScope, approval_id};
+use crate::approval::approval_id;
 use crate::error::ErrorClass;
 use crate::journal::CallState;
-use crate::journal::fixtures::{awaiting, event, keys, record};
+use crate::journal::fixtures::{
+    awaiting, check_events, check_grants, check_one_of_twenty_replaces_wins, check_round_trip,
+    keys, record,
+};
 
 /// A database of its own on a throwaway server (or, with
 /// `TINYAGENTS_TEST_POSTGRES_URL`, on that server, dropped afterwards).
@@ -104,39 +107,22 @@ async fn journal(db: &Database) -> PostgresJournal {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-#[tokio::test]
-async fn a_record_round_trips_and_a_stale_revision_is_refused() {
-    let db = Database::fresh().await;
-    let journal = journal(&db).await;
-    let received = record("run-1", 0, "call-1", CallState::Received);
-    assert_eq!(journal.insert(&received).await.unwrap(), None);
-    assert_eq!(
-        journal.get(&received.key).await.unwrap(),
-        Some(Stored {
-            record: received.clone(),
-            revision: 1
-        })
-    );
+/// Tests that each run one of the checks every backend passes
+/// (`journal::fixtures`) on a database of its own.
+macro_rules! shared_checks {
+    ($($test:ident: $check:ident,)*) => {$(
+        #[tokio::test]
+        async fn $test() {
+            let db = Database::fresh().await;
+            $check(&journal(&db).await).await;
+        }
+    )*};
+}
 
-    let mut started = received.clone();
-    started.state = CallState::Started;
-    started.owner = Some("instance-a".to_owned());
-    started.lease_until = Some(1_700_000_060_000);
-    assert!(journal.replace(&started, 1).await.unwrap());
-    let mut stale = received.clone();
-    stale.owner = Some("instance-b".to_owned());
-    assert!(!journal.replace(&stale, 1).await.unwrap());
-    assert_eq!(
-        journal.get(&received.key).await.unwrap(),
-        Some(Stored {
-            record: started,
-            revision: 2
-        })
-    );
-
-    let absent = record("run-1", 0, "call-2", CallState::Received);
-    assert!(!journal.replace(&absent, 1).await.unwrap());
-    assert_eq!(journal.get(&absent.key).await.unwrap(), None);
+shared_checks! {
+    a_record_round_trips_and_a_stale_revision_is_refused: check_round_trip,
+    grants_are_kept_per_tool_and_revoked: check_grants,
+    events_are_logged_in_order_with_their_seq: check_events,
 }
 
 #[tokio::test]
@@ -235,108 +221,11 @@ async fn find_selects_by_run_state_and_approval_id_in_key_order() {
     assert!(unknown.is_empty());
 }
 
-#[tokio::test]
-async fn grants_are_kept_per_tool_and_revoked() {
-    let db = Database::fresh().await;
-    let journal = journal(&db).await;
-    let for_run = StandingGrant {
-        tool: "send_email".to_owned(),
-        scope: GrantScope::Run {
-            run_id: "run-1".into(),
-        },
-        fingerprint: None,
-        at: 1_700_000_000_000,
-    };
-    let everywhere = StandingGrant {
-        tool: "send_email".to_owned(),
-        scope: GrantScope::AllRuns,
-        fingerprint: Some("ab".repeat(32)),
-        at: 1_700_000_000_001,
-    };
-    let other = StandingGrant {
-        tool: "delete_file".to_owned(),
-        scope: GrantScope::AllRuns,
-        fingerprint: None,
-        at: 1_700_000_000_002,
-    };
-    for grant in [&for_run, &everywhere, &other] {
-        journal.put_grant(grant).await.unwrap();
-    }
-    assert_eq!(
-        journal.grants("send_email").await.unwrap(),
-        [for_run, everywhere]
-    );
-    assert!(journal.grants("read_file").await.unwrap().is_empty());
-
-    assert_eq!(journal.revoke_grants(Some("send_email")).await.unwrap(), 2);
-    assert!(journal.grants("send_email").await.unwrap().is_empty());
-    assert_eq!(journal.grants("delete_file").await.unwrap(), [other]);
-    assert_eq!(journal.revoke_grants(None).await.unwrap(), 1);
-    assert!(journal.grants("delete_file").await.unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn events_are_logged_in_order_with_their_seq() {
-    let db = Database::fresh().await;
-    let journal = journal(&db).await;
-    let first = [
-        event("run-x", "tool.started", 1),
-        event("run-y", "tool.started", 2),
-    ];
-    let second = [event("run-x", "tool.succeeded", 3)];
-    journal.append_events(&first).await.unwrap();
-    journal.append_events(&[]).await.unwrap();
-    journal.append_events(&second).await.unwrap();
-
-    let logged = journal.events(None).await.unwrap();
-    let seqs: Vec<i64> = logged.iter().map(|e| e.seq).collect();
-    assert_eq!(seqs, [1, 2, 3]);
-    let unnumbered: Vec<JournalEvent> = logged
-        .into_iter()
-        .map(|e| JournalEvent { seq: 0, ..e })
-        .collect();
-    assert_eq!(unnumbered, [&first[..], &second[..]].concat());
-
-    let of_x = journal.events(Some(&"run-x".into())).await.unwrap();
-    let summary: Vec<(i64, &str)> = of_x.iter().map(|e| (e.seq, e.kind.as_str())).collect();
-    assert_eq!(summary, [(1, "tool.started"), (3, "tool.succeeded")]);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn of_twenty_replaces_at_one_revision_through_two_pools_exactly_one_wins() {
     let db = Database::fresh().await;
-    let instances = [Arc::new(journal(&db).await), Arc::new(journal(&db).await)];
-    let received = record("run-1", 0, "call-1", CallState::Received);
-    assert_eq!(instances[0].insert(&received).await.unwrap(), None);
-
-    let start = Arc::new(tokio::sync::Barrier::new(20));
-    let attempts = (0..20).map(|i| {
-        let journal = Arc::clone(&instances[i % 2]);
-        let start = Arc::clone(&start);
-        let mut claim = received.clone();
-        claim.state = CallState::Started;
-        claim.owner = Some(format!("instance-{i}"));
-        tokio::spawn(async move {
-            start.wait().await;
-            let won = journal.replace(&claim, 1).await.unwrap();
-            (won, claim)
-        })
-    });
-    let mut winners = Vec::new();
-    for attempt in attempts.collect::<Vec<_>>() {
-        let (won, claim) = attempt.await.unwrap();
-        if won {
-            winners.push(claim);
-        }
-    }
-    assert_eq!(winners.len(), 1, "{winners:?}");
-    assert_eq!(
-        instances[1].get(&received.key).await.unwrap(),
-        Some(Stored {
-            record: winners.remove(0),
-            revision: 2
-        })
-    );
+    check_one_of_twenty_replaces_wins([Arc::new(journal(&db).await), Arc::new(journal(&db).await)])
+        .await;
 }
 
 #[tokio::test]

@@ -4,8 +4,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
-use crate::approval::GrantScope;
-use crate::journal::fixtures::{awaiting, event, keys, record};
+use crate::journal::fixtures::{
+    awaiting, check_events, check_grants, check_one_of_twenty_replaces_wins, check_round_trip,
+    keys, record,
+};
 use crate::journal::record::CallState;
 
 /// A journal file under the temp directory, removed with its WAL files
@@ -18,6 +20,19 @@ impl TempFile {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let pid = std::process::id();
         TempFile(std::env::temp_dir().join(format!("tinyagents-sqlite-{pid}-{n}-{name}.db")))
+    }
+
+    /// A journal on the file.
+    fn journal(&self) -> SqliteJournal {
+        SqliteJournal::open(&self.0).unwrap()
+    }
+
+    /// A journal on the file, holding the call `run/1/call_1`, received.
+    async fn journal_with_a_call(&self) -> (SqliteJournal, CallRecord) {
+        let journal = self.journal();
+        let received = record("run", 1, "call_1", CallState::Received);
+        assert_eq!(journal.insert(&received).await.unwrap(), None);
+        (journal, received)
     }
 
     fn raw(&self) -> Connection {
@@ -38,49 +53,28 @@ impl Drop for TempFile {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_record_round_trips_and_a_stale_revision_is_refused() {
     let file = TempFile::new("round-trip");
-    let journal = SqliteJournal::open(&file.0).unwrap();
+    let journal = file.journal();
     assert_eq!(journal.location(), file.0.display().to_string());
-
-    let received = record("run", 1, "call_1", CallState::Received);
-    assert_eq!(journal.insert(&received).await.unwrap(), None);
-    let stored = journal.get(&received.key).await.unwrap();
-    assert_eq!(
-        stored,
-        Some(Stored {
-            record: received.clone(),
-            revision: 1
-        })
-    );
-
-    let mut started = received.clone();
-    started.state = CallState::Started;
-    started.owner = Some("instance-a".to_owned());
-    started.updated_at = 2_000;
-    assert!(journal.replace(&started, 1).await.unwrap());
-    assert!(!journal.replace(&received, 1).await.unwrap());
-    let missing = record("run", 1, "call_9", CallState::Received);
-    assert!(!journal.replace(&missing, 1).await.unwrap());
-    assert!(!journal.replace(&started, u64::MAX).await.unwrap());
+    let started = check_round_trip(&journal).await;
     drop(journal);
 
-    let reopened = SqliteJournal::open(&file.0).unwrap();
-    let stored = reopened.get(&received.key).await.unwrap();
+    // What was written is in the file.
+    let reopened = file.journal();
     assert_eq!(
-        stored,
+        reopened.get(&started.key).await.unwrap(),
         Some(Stored {
             record: started,
             revision: 2
         })
     );
-    assert_eq!(reopened.get(&missing.key).await.unwrap(), None);
+    let absent = CallKey::new("run-1", 0, "call-2");
+    assert_eq!(reopened.get(&absent).await.unwrap(), None);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn inserting_an_existing_key_returns_the_stored_record_and_writes_nothing() {
     let file = TempFile::new("insert-existing");
-    let journal = SqliteJournal::open(&file.0).unwrap();
-    let first = record("run", 1, "call_1", CallState::Received);
-    journal.insert(&first).await.unwrap();
+    let (journal, first) = file.journal_with_a_call().await;
 
     let mut other = first.clone();
     other.fingerprint = "fp-other".to_owned();
@@ -102,7 +96,7 @@ async fn inserting_an_existing_key_returns_the_stored_record_and_writes_nothing(
 #[tokio::test(flavor = "multi_thread")]
 async fn find_selects_by_run_state_and_approval_id_in_key_order() {
     let file = TempFile::new("find");
-    let journal = SqliteJournal::open(&file.0).unwrap();
+    let journal = file.journal();
     for record in [
         record("b", 1, "c1", CallState::Answered),
         record("a", 10, "c0", CallState::Received),
@@ -141,65 +135,19 @@ async fn find_selects_by_run_state_and_approval_id_in_key_order() {
 #[tokio::test(flavor = "multi_thread")]
 async fn grants_are_kept_per_tool_in_order_and_revoked() {
     let file = TempFile::new("grants");
-    let journal = SqliteJournal::open(&file.0).unwrap();
-    let grant = |tool: &str, at: i64, scope: GrantScope| StandingGrant {
-        tool: tool.to_owned(),
-        scope,
-        fingerprint: None,
-        at,
-    };
-    let run_grant = grant(
-        "deploy",
-        1,
-        GrantScope::Run {
-            run_id: "run".into(),
-        },
-    );
-    let all_runs = grant("deploy", 2, GrantScope::AllRuns);
-    let delete = grant("delete", 3, GrantScope::AllRuns);
-    for g in [&run_grant, &all_runs, &delete] {
-        journal.put_grant(g).await.unwrap();
-    }
-
-    assert_eq!(
-        journal.grants("deploy").await.unwrap(),
-        [run_grant, all_runs]
-    );
-    assert!(journal.grants("other").await.unwrap().is_empty());
-    assert_eq!(journal.revoke_grants(Some("deploy")).await.unwrap(), 2);
-    assert!(journal.grants("deploy").await.unwrap().is_empty());
-    assert_eq!(journal.grants("delete").await.unwrap(), [delete]);
-    assert_eq!(journal.revoke_grants(None).await.unwrap(), 1);
-    assert!(journal.grants("delete").await.unwrap().is_empty());
+    check_grants(&file.journal()).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn events_are_read_back_in_order_with_seq_from_one() {
     let file = TempFile::new("events");
-    let journal = SqliteJournal::open(&file.0).unwrap();
-    let first = [event("a", "tool.started", 1), event("b", "tool.started", 2)];
-    journal.append_events(&first).await.unwrap();
-    journal.append_events(&[]).await.unwrap();
-    journal
-        .append_events(&[event("a", "tool.completed", 3)])
-        .await
-        .unwrap();
-
-    let all = journal.events(None).await.unwrap();
-    let seen: Vec<_> = all
-        .iter()
-        .map(|e| (e.seq, e.run_id.as_str(), e.at))
-        .collect();
-    assert_eq!(seen, [(1, "a", 1), (2, "b", 2), (3, "a", 3)]);
-    let run_a = journal.events(Some(&RunId::from("a"))).await.unwrap();
-    let seen: Vec<_> = run_a.iter().map(|e| (e.seq, e.kind.as_str())).collect();
-    assert_eq!(seen, [(1, "tool.started"), (3, "tool.completed")]);
+    check_events(&file.journal()).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn fifty_concurrent_inserts_are_all_committed() {
     let file = TempFile::new("group-commit");
-    let journal = Arc::new(SqliteJournal::open(&file.0).unwrap());
+    let journal = Arc::new(file.journal());
     let tasks: Vec<_> = (0..50)
         .map(|i| {
             let journal = Arc::clone(&journal);
@@ -224,45 +172,13 @@ async fn fifty_concurrent_inserts_are_all_committed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn exactly_one_of_twenty_replaces_at_one_revision_wins_across_two_journals() {
     let file = TempFile::new("cas-race");
-    let journals = [
-        Arc::new(SqliteJournal::open(&file.0).unwrap()),
-        Arc::new(SqliteJournal::open(&file.0).unwrap()),
-    ];
-    let received = record("run", 1, "call_1", CallState::Received);
-    journals[0].insert(&received).await.unwrap();
-
-    let tasks: Vec<_> = (0..20)
-        .map(|i| {
-            let journal = Arc::clone(&journals[i % 2]);
-            let mut claim = received.clone();
-            claim.state = CallState::Started;
-            claim.owner = Some(format!("instance-{i}"));
-            tokio::spawn(async move { (journal.replace(&claim, 1).await.unwrap(), claim) })
-        })
-        .collect();
-    let mut winners = Vec::new();
-    for task in tasks {
-        let (won, claim) = task.await.unwrap();
-        if won {
-            winners.push(claim);
-        }
-    }
-
-    assert_eq!(winners.len(), 1);
-    let stored = journals[1].get(&received.key).await.unwrap();
-    assert_eq!(
-        stored,
-        Some(Stored {
-            record: winners.remove(0),
-            revision: 2
-        })
-    );
+    check_one_of_twenty_replaces_wins([Arc::new(file.journal()), Arc::new(file.journal())]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_statement_fails_only_its_own_request() {
     let file = TempFile::new("savepoint");
-    let journal = Arc::new(SqliteJournal::open(&file.0).unwrap());
+    let journal = Arc::new(file.journal());
     file.raw()
         .execute_batch(
             "CREATE TRIGGER refuse BEFORE INSERT ON calls WHEN NEW.call_id = 'call_07'
@@ -367,7 +283,7 @@ fn a_database_with_tables_of_its_own_is_foreign() {
 #[test]
 fn a_journal_of_a_newer_schema_is_refused_with_both_versions() {
     let file = TempFile::new("newer");
-    drop(SqliteJournal::open(&file.0).unwrap());
+    drop(file.journal());
     let raw = file.raw();
     let version: String = raw
         .query_row(
@@ -400,9 +316,7 @@ fn a_journal_of_a_newer_schema_is_refused_with_both_versions() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_corrupt_record_is_reported_by_get_and_find() {
     let file = TempFile::new("corrupt");
-    let journal = SqliteJournal::open(&file.0).unwrap();
-    let received = record("run", 1, "call_1", CallState::Received);
-    journal.insert(&received).await.unwrap();
+    let (journal, received) = file.journal_with_a_call().await;
     file.raw()
         .execute(
             "UPDATE calls SET record = '{\"run_id\": 12' WHERE call_id = 'call_1'",

@@ -3,6 +3,7 @@
 //! answering each once the commit is known.
 
 use super::*;
+use rusqlite::{ToSql, params_from_iter};
 
 /// Where an answer goes.
 pub(super) type Reply<T> = oneshot::Sender<Result<T, JournalError>>;
@@ -31,6 +32,22 @@ pub(super) struct CallRow {
     pub(super) approval_id: Option<String>,
     pub(super) record: String,
     pub(super) updated_at: i64,
+}
+
+impl CallRow {
+    /// The values of `?1` to `?7` in the statements that write a call: key,
+    /// state, approval id, record and update time.
+    fn columns(&self) -> [&dyn ToSql; 7] {
+        [
+            &self.key.run_id,
+            &self.key.turn,
+            &self.key.call_id,
+            &self.state,
+            &self.approval_id,
+            &self.record,
+            &self.updated_at,
+        ]
+    }
 }
 
 /// A call record as read, not yet parsed.
@@ -243,15 +260,7 @@ pub(super) fn insert(conn: &Connection, row: &CallRow) -> rusqlite::Result<Optio
              VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)
              ON CONFLICT (run_id, turn, call_id) DO NOTHING",
         )?
-        .execute(params![
-            row.key.run_id,
-            row.key.turn,
-            row.key.call_id,
-            row.state,
-            row.approval_id,
-            row.record,
-            row.updated_at,
-        ])?;
+        .execute(row.columns())?;
     if inserted == 1 {
         return Ok(None);
     }
@@ -268,16 +277,9 @@ pub(super) fn replace(conn: &Connection, row: &CallRow, revision: i64) -> rusqli
                 revision = revision + 1
              WHERE run_id = ?1 AND turn = ?2 AND call_id = ?3 AND revision = ?8",
         )?
-        .execute(params![
-            row.key.run_id,
-            row.key.turn,
-            row.key.call_id,
-            row.state,
-            row.approval_id,
-            row.record,
-            row.updated_at,
-            revision,
-        ])?;
+        .execute(params_from_iter(
+            row.columns().into_iter().chain([&revision as &dyn ToSql]),
+        ))?;
     Ok(replaced == 1)
 }
 

@@ -11,12 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ErrorData, Implementation, JsonObject, ListRootsResult,
-    ProgressNotificationParam, ProgressToken, TASKS_EXTENSION_ID,
+    ClientConfig, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData, Implementation, JsonObject,
+    ListRootsResult, ProgressNotificationParam, ProgressToken, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, model::InputRequest};
+use serde::de::DeserializeOwned;
 use tokio::sync::Notify;
 
 use crate::runtime::StreamWriter;
@@ -123,9 +124,8 @@ impl ClientHandler for Hooks {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let request = InputRequest::Elicitation(rmcp::model::ElicitRequest::new(request));
-        let answer = self.answer(&request).await?;
-        serde_json::from_value(answer).map_err(|_| unanswerable())
+        self.answer(InputRequest::Elicitation(ElicitRequest::new(request)))
+            .await
     }
 
     async fn create_message(
@@ -133,18 +133,16 @@ impl ClientHandler for Hooks {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let request = InputRequest::CreateMessage(rmcp::model::CreateMessageRequest::new(params));
-        let answer = self.answer(&request).await?;
-        serde_json::from_value(answer).map_err(|_| unanswerable())
+        let request = CreateMessageRequest::new(params);
+        self.answer(InputRequest::CreateMessage(request)).await
     }
 
     async fn list_roots(
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        let request = InputRequest::ListRoots(Default::default());
-        let answer = self.answer(&request).await?;
-        serde_json::from_value(answer).map_err(|_| unanswerable())
+        self.answer(InputRequest::ListRoots(Default::default()))
+            .await
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -162,13 +160,13 @@ impl ClientHandler for Hooks {
 
 impl Hooks {
     /// A request the server sent on its own (protocols before 2026-07-28),
-    /// answered by the application's handler.
-    async fn answer(&self, request: &InputRequest) -> Result<serde_json::Value, ErrorData> {
+    /// answered by the application's handler, with the result it asks for.
+    async fn answer<T: DeserializeOwned>(&self, request: InputRequest) -> Result<T, ErrorData> {
         let context = McpInputContext {
             tool: None,
             call_id: None,
         };
-        ask(self.0.input.handler.as_ref(), &context, request)
+        let answer = ask(self.0.input.handler.as_ref(), &context, &request)
             .await
             .map_err(|error| match error {
                 McpInputError::Unsupported(_) => ErrorData::new(
@@ -177,7 +175,8 @@ impl Hooks {
                     None,
                 ),
                 _ => unanswerable(),
-            })
+            })?;
+        serde_json::from_value(answer).map_err(|_| unanswerable())
     }
 }
 

@@ -10,8 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, ErrorCode, JsonObject, ProgressToken, RequestId,
-    ServerResult,
+    CancelledNotificationParam, ClientRequest, ErrorCode, JsonObject, ProgressToken, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
@@ -56,31 +55,35 @@ impl Drop for Watch {
     }
 }
 
-/// A request in flight: unless disarmed (the answer arrived), tells the
-/// server `notifications/cancelled` when dropped, which is what happens when
-/// the executor stops the call (timeout, run cancelled).
-struct InFlight {
-    peer: Peer<RoleClient>,
-    id: RequestId,
-    armed: bool,
+/// Tells the server `message` when dropped armed: the caller stopped
+/// waiting for what it asked (the executor's timeout, the run cancelled, or
+/// a failure before the end). The message is sent in the background.
+pub(super) struct TellOnDrop<F: Future<Output = ()> + Send + 'static> {
+    message: Option<F>,
 }
 
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
+impl<F: Future<Output = ()> + Send + 'static> TellOnDrop<F> {
+    /// A guard that sends `message` (a future not run before) unless
+    /// disarmed.
+    pub(super) fn armed(message: F) -> Self {
+        TellOnDrop {
+            message: Some(message),
         }
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let peer = self.peer.clone();
-        let notification = CancelledNotification::new(CancelledNotificationParam::new(
-            Some(self.id.clone()),
-            Some("the caller stopped waiting".to_owned()),
-        ));
-        handle.spawn(async move {
-            let _ = peer.send_notification(notification.into()).await;
-        });
+    }
+
+    /// The wait ended as it should: nothing is sent.
+    pub(super) fn disarm(&mut self) {
+        self.message = None;
+    }
+}
+
+impl<F: Future<Output = ()> + Send + 'static> Drop for TellOnDrop<F> {
+    fn drop(&mut self) {
+        if let Some(message) = self.message.take()
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            handle.spawn(message);
+        }
     }
 }
 
@@ -244,13 +247,18 @@ impl RemoteTool {
             hooks: Arc::clone(&self.hooks),
             token: handle.progress_token.clone(),
         };
-        let mut in_flight = InFlight {
-            peer: self.peer.clone(),
-            id: handle.id.clone(),
-            armed: true,
-        };
+        // Unless the answer arrives, the server is told the request is
+        // cancelled.
+        let peer = self.peer.clone();
+        let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
+            Some(handle.id.clone()),
+            Some("the caller stopped waiting".to_owned()),
+        ));
+        let mut in_flight = TellOnDrop::armed(async move {
+            let _ = peer.send_notification(cancelled.into()).await;
+        });
         let answer = handle.await_response().await;
-        in_flight.armed = false;
+        in_flight.disarm();
         Ok((answer.map_err(service_error)?, watch))
     }
 

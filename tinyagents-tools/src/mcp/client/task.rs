@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 
 use super::input::{McpInputContext, answer_all};
-use super::remote::{Rounds, service_error};
+use super::remote::{Rounds, TellOnDrop, service_error};
 
 /// The poll interval when the server suggests none.
 const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
@@ -26,32 +26,6 @@ const CANCEL_TIMEOUT: Duration = Duration::from_secs(10);
 /// The shortest and longest poll intervals used, whatever the server asks.
 const POLL_INTERVAL_BOUNDS: (Duration, Duration) =
     (Duration::from_millis(10), Duration::from_secs(30));
-
-/// Tells the server `tasks/cancel` when dropped armed: the caller stopped
-/// waiting (timeout, run cancelled) or the call failed before the task
-/// ended.
-struct Unfinished {
-    peer: Peer<RoleClient>,
-    task_id: String,
-    armed: bool,
-}
-
-impl Drop for Unfinished {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let peer = self.peer.clone();
-        let params = CancelTaskParams::new(std::mem::take(&mut self.task_id));
-        handle.spawn(async move {
-            // Bounded: a server that never answers keeps no task alive.
-            let _ = tokio::time::timeout(CANCEL_TIMEOUT, peer.cancel_task(params)).await;
-        });
-    }
-}
 
 /// The wait before the next poll: what the server suggested, bounded.
 fn poll_interval(suggested: Option<u64>) -> Duration {
@@ -68,11 +42,13 @@ pub(super) async fn follow(
     rounds: &mut Rounds<'_>,
     context: &McpInputContext,
 ) -> Result<CallToolResult, ToolError> {
-    let mut unfinished = Unfinished {
-        peer: peer.clone(),
-        task_id: task.task_id.clone(),
-        armed: true,
-    };
+    // Unless the task ends, the server is told `tasks/cancel`.
+    let cancel = CancelTaskParams::new(task.task_id.clone());
+    let cancelling = peer.clone();
+    let mut unfinished = TellOnDrop::armed(async move {
+        // Bounded: a server that never answers keeps no task alive.
+        let _ = tokio::time::timeout(CANCEL_TIMEOUT, cancelling.cancel_task(cancel)).await;
+    });
     let mut wait =
         (task.status == TaskStatus::Working).then(|| poll_interval(task.poll_interval_ms));
     let mut answered: BTreeSet<String> = BTreeSet::new();
@@ -105,13 +81,13 @@ pub(super) async fn follow(
                     .map_err(service_error)?;
             }
             TaskPayload::Completed { result } => {
-                unfinished.armed = false;
+                unfinished.disarm();
                 return serde_json::from_value(Value::Object(result)).map_err(|_| {
                     ToolError::fatal("the MCP server's task did not end with a tool result")
                 });
             }
             TaskPayload::Failed { error } => {
-                unfinished.armed = false;
+                unfinished.disarm();
                 return Err(
                     match serde_json::from_value::<ErrorData>(Value::Object(error)) {
                         Ok(data) => service_error(ServiceError::McpError(data)),
@@ -120,7 +96,7 @@ pub(super) async fn follow(
                 );
             }
             TaskPayload::Cancelled => {
-                unfinished.armed = false;
+                unfinished.disarm();
                 return Err(ToolError::new(
                     ErrorClass::Fatal,
                     ErrorKind::Cancelled,

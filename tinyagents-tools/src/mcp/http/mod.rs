@@ -57,7 +57,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use self::params::ParamHeaders;
-use super::screen::{Screened, screen};
+use super::screen::{ArgumentText, ArgumentsTo, Screened, screen};
 use super::{McpServer, McpSession};
 use crate::CancellationToken;
 use crate::tool::Shared;
@@ -202,7 +202,13 @@ where
     if let Err(answer) = params.check(&parts.headers, &bytes) {
         return Next::Refuse(parts, answer);
     }
-    match screen(&bytes) {
+    match screen(&bytes, ArgumentsTo::Beside) {
+        Screened::AsSent(arguments) => {
+            if let Some(text) = arguments {
+                parts.extensions.insert(ArgumentText(text));
+            }
+            Next::Forward(Request::from_parts(parts, Full::new(bytes)))
+        }
         Screened::Pass(message) => {
             parts.headers.remove(http::header::CONTENT_LENGTH);
             Next::Forward(Request::from_parts(parts, Full::new(Bytes::from(message))))

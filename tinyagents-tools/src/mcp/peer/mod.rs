@@ -214,6 +214,19 @@ impl McpPeer {
         self.capabilities().is_some_and(|c| c.roots.is_some())
     }
 
+    /// Why a request needing `capability`, which the client did not
+    /// declare, is not sent: unsupported, unless the client cannot be
+    /// reached at all. In input rounds, the call records the need.
+    fn lacking(&self, capability: &'static str) -> McpPeerError {
+        if let Some(rounds) = self.rounds() {
+            rounds.need(capability);
+        }
+        match self.link() {
+            Ok(_) => McpPeerError::Unsupported(capability),
+            Err(unreachable) => unreachable,
+        }
+    }
+
     fn link(&self) -> Result<&Link, McpPeerError> {
         let link = self.link.as_ref().ok_or(McpPeerError::NotConnected)?;
         match link.unreachable() {
@@ -280,11 +293,7 @@ impl McpPeer {
         mut params: Value,
     ) -> Result<Value, McpPeerError> {
         if !self.can_sample() {
-            if let Some(rounds) = self.rounds() {
-                rounds.need("sampling");
-            }
-            self.link()?;
-            return Err(McpPeerError::Unsupported("sampling"));
+            return Err(self.lacking("sampling"));
         }
         if let Some(redactor) = &self.redactor {
             for key in ["messages", "systemPrompt"] {
@@ -297,13 +306,9 @@ impl McpPeer {
             .map_err(|e| McpPeerError::InvalidRequest(e.to_string()))?;
         params.validate().map_err(McpPeerError::InvalidRequest)?;
         if let Some(rounds) = self.rounds() {
-            let key = key.map_or_else(|| rounds.next_key("sample"), str::to_owned);
-            if let Some(answer) = rounds.answer(&key) {
-                return Ok(answer.clone());
-            }
-            let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
-            rounds.ask(key, request);
-            return Err(McpPeerError::InputRequired);
+            return answered_in(rounds, key, "sample", || {
+                InputRequest::CreateMessage(CreateMessageRequest::new(params))
+            });
         }
         let link = self.link()?;
         let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
@@ -347,11 +352,7 @@ impl McpPeer {
         schema: Value,
     ) -> Result<Elicitation, McpPeerError> {
         if !self.can_elicit() {
-            if let Some(rounds) = self.rounds() {
-                rounds.need("elicitation");
-            }
-            self.link()?;
-            return Err(McpPeerError::Unsupported("elicitation"));
+            return Err(self.lacking("elicitation"));
         }
         let requested_schema: ElicitationSchema = serde_json::from_value(schema.clone())
             .map_err(|e| McpPeerError::InvalidRequest(e.to_string()))?;
@@ -365,15 +366,13 @@ impl McpPeer {
             requested_schema,
         };
         if let Some(rounds) = self.rounds() {
-            let key = key.map_or_else(|| rounds.next_key("elicit"), str::to_owned);
-            if let Some(answer) = rounds.answer(&key) {
-                let result: ElicitResult = serde_json::from_value(answer.clone()).map_err(|e| {
-                    McpPeerError::InvalidAnswer(format!("not an elicitation result: {e}"))
-                })?;
-                return checked(Elicitation::from_result(&result), &schema);
-            }
-            rounds.ask(key, InputRequest::Elicitation(ElicitRequest::new(params)));
-            return Err(McpPeerError::InputRequired);
+            let answer = answered_in(rounds, key, "elicit", || {
+                InputRequest::Elicitation(ElicitRequest::new(params))
+            })?;
+            let result: ElicitResult = serde_json::from_value(answer).map_err(|e| {
+                McpPeerError::InvalidAnswer(format!("not an elicitation result: {e}"))
+            })?;
+            return checked(Elicitation::from_result(&result), &schema);
         }
         let link = self.link()?;
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
@@ -433,6 +432,23 @@ impl McpPeer {
         pending.id = None;
         answer.map_err(|e| McpPeerError::from_service(e, self.timeout))
     }
+}
+
+/// In input rounds: the client's answer to the request under `key` (the
+/// next key made from `prefix` when `None`), or, not answered yet,
+/// [`McpPeerError::InputRequired`] with `request` asked under that key.
+fn answered_in(
+    rounds: &Rounds,
+    key: Option<&str>,
+    prefix: &str,
+    request: impl FnOnce() -> InputRequest,
+) -> Result<Value, McpPeerError> {
+    let key = key.map_or_else(|| rounds.next_key(prefix), str::to_owned);
+    if let Some(answer) = rounds.answer(&key) {
+        return Ok(answer.clone());
+    }
+    rounds.ask(key, request());
+    Err(McpPeerError::InputRequired)
 }
 
 /// A request to the client that is still waiting: dropped unanswered (the

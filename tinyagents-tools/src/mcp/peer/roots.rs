@@ -4,7 +4,7 @@
 use rmcp::model::{ClientResult, InputRequest, ListRootsRequest, ServerRequest};
 use serde_json::Value;
 
-use super::{McpPeer, McpPeerError};
+use super::{McpPeer, McpPeerError, answered_in};
 
 impl McpPeer {
     /// The client's roots (`roots/list`): the directories or files it lets
@@ -21,21 +21,12 @@ impl McpPeer {
 
     async fn list_roots_keyed(&self, key: Option<&str>) -> Result<Vec<Value>, McpPeerError> {
         if !self.can_list_roots() {
-            if let Some(rounds) = self.rounds() {
-                rounds.need("roots");
-            }
-            self.link()?;
-            return Err(McpPeerError::Unsupported("roots"));
+            return Err(self.lacking("roots"));
         }
         let answer = if let Some(rounds) = self.rounds() {
-            let key = key.map_or_else(|| rounds.next_key("roots"), str::to_owned);
-            match rounds.answer(&key) {
-                Some(answer) => answer.clone(),
-                None => {
-                    rounds.ask(key, InputRequest::ListRoots(ListRootsRequest::default()));
-                    return Err(McpPeerError::InputRequired);
-                }
-            }
+            answered_in(rounds, key, "roots", || {
+                InputRequest::ListRoots(ListRootsRequest::default())
+            })?
         } else {
             let link = self.link()?;
             let request = ServerRequest::ListRootsRequest(ListRootsRequest::default());

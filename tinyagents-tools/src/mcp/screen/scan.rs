@@ -11,7 +11,7 @@ pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// `b[i]` opens a string: the index just past its closing quote.
-fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+pub(super) fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     while i < b.len() {
         match b[i] {
@@ -26,7 +26,7 @@ fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
 /// The index just past the value starting at `b[i]`, found without
 /// recursion (a container is skipped by counting brackets outside strings;
 /// its inside is checked later by whoever parses it).
-fn value_end(b: &[u8], i: usize) -> Option<usize> {
+pub(super) fn value_end(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' => string_end(b, i),
         b'{' | b'[' => {

@@ -50,18 +50,19 @@ fn record(task: &TaskRecord) -> Result<CallRecord, TaskStoreError> {
         task_id: task.task_id.clone(),
         reason: e.to_string(),
     })?;
-    Ok(CallRecord {
-        key: key(&task.task_id),
-        tool: task.tool.clone(),
-        fingerprint: task.fingerprint.clone(),
+    let record = CallRecord::new(
+        key(&task.task_id),
+        &task.tool,
+        &task.fingerprint,
         arguments,
         state,
-        approval: None,
+        task.updated_at,
+    );
+    Ok(CallRecord {
         owner: task.owner.clone(),
         lease_until: task.lease_until,
-        answer: None,
         received_at: task.created_at,
-        updated_at: task.updated_at,
+        ..record
     })
 }
 

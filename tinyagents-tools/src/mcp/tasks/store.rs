@@ -14,7 +14,7 @@ use rmcp::model::TaskStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::journal::JournalError;
+use crate::journal::{AtRevision, JournalError, replace_at_revision};
 use crate::util::sync::lock;
 
 /// One task as a store keeps it: the call, where it is, what it waits for
@@ -101,6 +101,14 @@ pub struct StoredTask {
     pub task: TaskRecord,
     /// Its revision.
     pub revision: u64,
+}
+
+impl AtRevision for StoredTask {
+    type Value = TaskRecord;
+
+    fn parts(&mut self) -> (&mut TaskRecord, &mut u64) {
+        (&mut self.task, &mut self.revision)
+    }
 }
 
 /// Where an MCP server keeps its tasks: this process's memory
@@ -203,13 +211,7 @@ impl TaskStore for MemoryTaskStore {
 
     async fn replace(&self, task: &TaskRecord, revision: u64) -> Result<bool, TaskStoreError> {
         let mut tasks = lock(&self.tasks);
-        match tasks.get_mut(&task.task_id) {
-            Some(stored) if stored.revision == revision => {
-                stored.task = task.clone();
-                stored.revision = revision + 1;
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
+        let kept = tasks.get_mut(&task.task_id);
+        Ok(replace_at_revision(kept, task, revision))
     }
 }

@@ -22,7 +22,6 @@ use super::{CallParseError, Declaration, ExportError, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::ids::ToolCallId;
 use crate::output::{ContentBlock, ToolMessage};
-use crate::spec::ToolSpec;
 use crate::spec::{Effect, Reach};
 
 mod headers;
@@ -36,7 +35,8 @@ pub(crate) use headers::header_params;
 pub const BOUNDS_META_KEY: &str = "dev.tinyagents/bounds";
 
 /// The MCP `Tool` object.
-pub(crate) fn declaration(spec: &ToolSpec, cx: &Cx) -> Result<Declaration, ExportError> {
+pub(crate) fn declaration(cx: &Cx) -> Result<Declaration, ExportError> {
+    let spec = cx.spec;
     let mut input = spec.input_schema.as_value().clone();
     let dialect = input.get("$schema").cloned();
     t::strip_root_meta(&mut input);

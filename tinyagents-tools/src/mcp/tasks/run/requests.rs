@@ -3,6 +3,39 @@
 
 use super::*;
 
+/// What a request makes of the task it read: `Keep` leaves it as it is,
+/// `Write` replaces it.
+enum Change {
+    Keep(TaskRecord),
+    Write(TaskRecord),
+}
+
+/// Reads the task `task_id` and writes what `change` makes of it (given the
+/// time of the read) at the revision read, again from a fresh read until no
+/// other writer got there first. Returns the change made: the task kept as
+/// it was, or the one written.
+async fn compare_and_set<S: Shared, C: Shared>(
+    core: &Arc<ServerCore<S, C>>,
+    task_id: &str,
+    mut change: impl FnMut(TaskRecord, i64) -> Change,
+) -> Result<Change, ErrorData> {
+    loop {
+        let stored = read(core, task_id).await?;
+        let task = match change(stored.task, now_ms()) {
+            Change::Write(task) => task,
+            kept => return Ok(kept),
+        };
+        let store = &core.tasks.store;
+        if store
+            .replace(&task, stored.revision)
+            .await
+            .map_err(store_error)?
+        {
+            return Ok(Change::Write(task));
+        }
+    }
+}
+
 /// `tasks/get`: the task as it is. A working task whose owner is gone is
 /// answered (and recorded) `failed`: its body may have run in part, and
 /// it is never run again.
@@ -10,28 +43,20 @@ pub(crate) async fn get<S: Shared, C: Shared>(
     core: &Arc<ServerCore<S, C>>,
     task_id: &str,
 ) -> Result<GetTaskResult, ErrorData> {
-    loop {
-        let stored = read(core, task_id).await?;
-        let now = now_ms();
-        if !(stored.task.status == TaskStatus::Working && owner_gone(&stored.task, now)) {
-            return detailed(&stored.task);
+    let change = compare_and_set(core, task_id, |task, now| {
+        if !(task.status == TaskStatus::Working && owner_gone(&task, now)) {
+            return Change::Keep(task);
         }
         let gone = Outcome::Failed(error_object(
             ErrorCode::INTERNAL_ERROR,
             "the server instance running this task stopped before it ended: it may have run in part, and it is not run again",
             None,
         ));
-        let task = gone.apply(stored.task, now);
-        if core
-            .tasks
-            .store
-            .replace(&task, stored.revision)
-            .await
-            .map_err(store_error)?
-        {
-            return detailed(&task);
-        }
-    }
+        Change::Write(gone.apply(task, now))
+    })
+    .await?;
+    let (Change::Keep(task) | Change::Write(task)) = change;
+    detailed(&task)
 }
 
 /// True when the instance running `task` is gone at `now`.
@@ -57,12 +82,10 @@ pub(crate) async fn update<S: Shared, C: Shared>(
             ));
         }
     }
-    loop {
-        let stored = read(core, task_id).await?;
-        if stored.task.status != TaskStatus::InputRequired {
-            return Ok(());
+    let change = compare_and_set(core, task_id, |mut task, now| {
+        if task.status != TaskStatus::InputRequired {
+            return Change::Keep(task);
         }
-        let mut task = stored.task;
         let mut taken = false;
         for (key, answer) in &responses {
             if task.input_requests.remove(key).is_some() {
@@ -71,30 +94,25 @@ pub(crate) async fn update<S: Shared, C: Shared>(
             }
         }
         if !taken {
-            return Ok(());
+            return Change::Keep(task);
         }
-        let now = now_ms();
         task.updated_at = now;
-        let resume = task.input_requests.is_empty();
-        if resume {
+        if task.input_requests.is_empty() {
+            // Every request is answered: the body runs again.
             task.status = TaskStatus::Working;
             task.attempt += 1;
             task.owner = Some(core.tasks.owner.clone());
             task.lease_until = Some(now.saturating_add(millis(core.tasks.lease)));
         }
-        if core
-            .tasks
-            .store
-            .replace(&task, stored.revision)
-            .await
-            .map_err(store_error)?
-        {
-            if resume {
-                start(core, &task, peer);
-            }
-            return Ok(());
-        }
+        Change::Write(task)
+    })
+    .await?;
+    if let Change::Write(task) = change
+        && task.status == TaskStatus::Working
+    {
+        start(core, &task, peer);
     }
+    Ok(())
 }
 
 /// `tasks/cancel`: a task not ended yet is `cancelled`, and its body's
@@ -104,25 +122,18 @@ pub(crate) async fn cancel<S: Shared, C: Shared>(
     core: &Arc<ServerCore<S, C>>,
     task_id: &str,
 ) -> Result<(), ErrorData> {
-    loop {
-        let stored = read(core, task_id).await?;
-        if stored.task.status.is_terminal() {
-            return Ok(());
+    let change = compare_and_set(core, task_id, |mut task, now| {
+        if task.status.is_terminal() {
+            return Change::Keep(task);
         }
-        let mut task = stored.task;
         task.input_requests.clear();
-        let task = Outcome::Cancelled.apply(task, now_ms());
-        if core
-            .tasks
-            .store
-            .replace(&task, stored.revision)
-            .await
-            .map_err(store_error)?
-        {
-            core.tasks.cancel_here(task_id);
-            return Ok(());
-        }
+        Change::Write(Outcome::Cancelled.apply(task, now))
+    })
+    .await?;
+    if let Change::Write(_) = change {
+        core.tasks.cancel_here(task_id);
     }
+    Ok(())
 }
 
 pub(super) async fn read<S: Shared, C: Shared>(
