@@ -94,7 +94,10 @@ fn main() {
     if args.iter().any(|a| a == "--mcp-http-only") {
         // Case 6 alone (eight window pairs), for checking a change to the
         // MCP server.
-        cases::mcp_http::run(8, std::time::Duration::from_secs(2), 500, &mut report);
+        let windows = flag_value(&args, "--windows").map_or(8, |n| n.parse().expect("a count"));
+        let window_ms = flag_value(&args, "--window-ms").map_or(2_000, |n| n.parse().expect("ms"));
+        let window = std::time::Duration::from_millis(window_ms);
+        cases::mcp_http::run(windows, window, 500, &mut report);
         print!("{}", report.table());
         return;
     }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
-use super::screen::{ArgumentsTo, Screened, error, screen};
+use super::screen::{Screened, error, screen};
 
 /// The longest line read, in bytes; a longer one is answered `-32600`
 /// (invalid request) and skipped.
@@ -55,13 +55,10 @@ where
                 format!("Invalid request: a message is longer than {MAX_LINE_BYTES} bytes");
             let _ = answers.send(encode(&error(Value::Null, -32600, &message)));
         } else {
-            match screen(&line, ArgumentsTo::Meta) {
+            match screen(&line) {
                 Screened::Skip => {}
                 Screened::Answer(answer) => {
                     let _ = answers.send(encode(&answer));
-                }
-                Screened::AsSent(_) => {
-                    unreachable!("arguments go beside a message only when asked")
                 }
                 Screened::Pass(mut message) => {
                     message.push(b'\n');

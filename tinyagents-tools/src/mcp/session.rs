@@ -20,7 +20,7 @@ use super::call_result::rmcp_result;
 use super::peer::{Link, Mask, threshold_of};
 use super::progress::Route;
 use super::rounds::{Rounds, arguments_value, missing_capability};
-use super::screen::{REFUSAL_KEY, refusal_error, take_arguments};
+use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY, refusal_error};
 use super::tasks::{self, Escalation, NewTask};
 use crate::approval::approval_fingerprint;
 use crate::call::{RawArguments, ToolCall};
@@ -77,16 +77,15 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         &self.run
     }
 
-    /// Runs one call through the executor, relaying its progress to `route`
-    /// and cancelling it when the request is cancelled; its tools' `McpPeer`s
-    /// reach the client of `context`.
-    async fn execute(
+    /// What one call runs in: a run of its own (a child of the session's),
+    /// its turn, and the link through which its tools reach the client of
+    /// `context`.
+    fn call_scope(
         &self,
-        call: ToolCall,
         context: &RequestContext<RoleServer>,
-        mut route: Option<Route>,
         rounds: Option<Arc<Rounds>>,
-    ) -> ToolResult {
+        escalation: Option<Arc<Escalation>>,
+    ) -> (RunContext<C>, Turn, Link) {
         let run = self.run.child_scope();
         let turn = Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1);
         let link = Link {
@@ -97,8 +96,22 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
             stateless: self.stateless,
             rounds,
             mask: Some(mask_for(&self.shared, &run)),
-            escalation: None,
+            escalation,
         };
+        (run, turn, link)
+    }
+
+    /// Runs one call through the executor, relaying its progress to `route`
+    /// and cancelling it when the request is cancelled; its tools' `McpPeer`s
+    /// reach the client of `context`.
+    async fn execute(
+        &self,
+        call: ToolCall,
+        context: &RequestContext<RoleServer>,
+        mut route: Option<Route>,
+        rounds: Option<Arc<Rounds>>,
+    ) -> ToolResult {
+        let (run, turn, link) = self.call_scope(context, rounds, None);
         let executing = link.scope(self.shared.executor.execute(&run, &turn, call));
         tokio::pin!(executing);
         let mut cancelled = false;
@@ -222,9 +235,9 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         // sent; others hand them over parsed. MCP makes `arguments` optional:
         // absent reads as `{}`, which the input schema then judges like any
         // other arguments.
-        let arguments = match take_arguments(&mut context) {
-            Some(text) => RawArguments::Text(text),
-            None => RawArguments::Json(
+        let arguments = match context.meta.remove(ARGUMENTS_KEY) {
+            Some(Value::String(text)) => RawArguments::Text(text),
+            _ => RawArguments::Json(
                 request
                     .arguments
                     .map_or_else(|| Value::Object(Map::new()), Value::Object),
@@ -261,23 +274,22 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
                 client_capabilities: client,
                 answers: Map::new(),
             };
-            let record = tasks::create(&self.shared, new).await?;
+            // Boxed, as the rare paths below: the future of every call is
+            // the size of its largest path, and rmcp moves it into a task.
+            let record = Box::pin(tasks::create(&self.shared, new)).await?;
             tasks::start(&self.shared, &record, context.peer.clone());
             return Ok(tasks::handle(&record).into());
         }
         // A rounds client's state is opened (refused when it is not this
         // server's, for this call) before anything runs.
         let rounds = if rounds_protocol {
-            let opened = self
-                .shared
-                .sealer
-                .open_once(
-                    &tool,
-                    &fingerprint,
-                    request.request_state.as_deref(),
-                    request.input_responses,
-                )
-                .await?;
+            let opened = Box::pin(self.shared.sealer.open_once(
+                &tool,
+                &fingerprint,
+                request.request_state.as_deref(),
+                request.input_responses,
+            ))
+            .await?;
             Some(Arc::new(opened))
         } else {
             None
@@ -295,10 +307,7 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
                 client_capabilities: client,
                 answers: Map::new(),
             };
-            match self
-                .escalating(call, &context, rounds.clone(), task)
-                .await?
-            {
+            match Box::pin(self.escalating(call, &context, rounds.clone(), task)).await? {
                 Escalated::Task(created) => return Ok(created.into()),
                 Escalated::Done(result) => result,
             }
@@ -381,19 +390,8 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         rounds: Option<Arc<Rounds>>,
         mut task: NewTask,
     ) -> Result<Escalated, ErrorData> {
-        let run = self.run.child_scope();
-        let turn = Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1);
         let (escalation, asked) = Escalation::new();
-        let link = Link {
-            peer: context.peer.clone(),
-            capabilities: context.client_capabilities(),
-            protocol: context.protocol_version(),
-            threshold: Arc::clone(&self.threshold),
-            stateless: self.stateless,
-            rounds: rounds.clone(),
-            mask: Some(mask_for(&self.shared, &run)),
-            escalation: Some(escalation),
-        };
+        let (run, turn, link) = self.call_scope(context, rounds.clone(), Some(escalation));
         let mut body = tasks::spawn_body(&self.shared, run, turn, call, link);
         tokio::pin!(asked);
         let mut cancelled = false;

@@ -1,5 +1,7 @@
 //! Small helpers shared by several modules: locks that survive a poisoned
-//! mutex, and the hasher of the crate's name-keyed maps.
+//! mutex, the hasher of the crate's name-keyed maps, and how deep JSON text
+//! nests.
 
 pub(crate) mod fasthash;
+pub(crate) mod json_depth;
 pub(crate) mod sync;

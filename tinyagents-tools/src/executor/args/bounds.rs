@@ -66,34 +66,6 @@ pub(crate) fn dispose(value: Value) {
     }
 }
 
-/// Scans JSON text once and returns the depth reached when it passes `max`.
-pub(super) fn text_depth_over(text: &str, max: usize) -> Option<usize> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for b in text.bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max {
-                    return Some(depth);
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Bounds an already parsed value ([`check_value_bounds`]) and reads its
 /// numbers as JSON Schema does ([`normalize_numbers`]); a flat object, the
 /// common shape, in one pass.
@@ -179,12 +151,6 @@ pub(crate) fn check_value_bounds(value: &Value, limits: ArgumentLimits) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn depth_scan_ignores_brackets_inside_strings() {
-        assert_eq!(text_depth_over(r#"{"a": "[[[[[[["}"#, 2), None);
-        assert_eq!(text_depth_over(r#"{"a": "\"[[[", "b": [[1]]}"#, 2), Some(3));
-    }
 
     #[test]
     fn integral_floats_become_integers_only_where_integers_are_exact() {

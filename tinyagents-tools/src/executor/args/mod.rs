@@ -22,8 +22,8 @@
 //!   kind of problem, never by echoing a string the model sent; keys shown in
 //!   messages are masked by the call's redactor before they are shortened.
 //!
-//! The parts: [`bounds`] (size, depth, numbers and disposal, all without
-//! recursion), [`strict`] (the JSON reader that refuses repeated keys) and
+//! The parts: [`bounds`] (size, numbers and disposal, all without
+//! recursion; the depth scan is the crate's shared one), [`strict`] (the JSON reader that refuses repeated keys) and
 //! [`messages`] (the model-facing wording of every problem).
 
 mod bounds;
@@ -42,7 +42,8 @@ use crate::redact::Redactor;
 use crate::registry::validation::InputValidator;
 use crate::spec::ToolSpec;
 
-use bounds::{bound_and_normalize, text_depth_over};
+use crate::util::json_depth::depth_over;
+use bounds::bound_and_normalize;
 pub(crate) use bounds::{check_value_bounds, dispose};
 use messages::{MAX_PROBLEMS, describe, pointer_child, type_phrase};
 use strict::StrictValue;
@@ -209,7 +210,7 @@ fn parse_text(
             Err(missing_arguments())
         };
     }
-    if let Some(depth) = text_depth_over(text, limits.max_depth) {
+    if let Some(depth) = depth_over(text.as_bytes(), limits.max_depth) {
         return Err(too_deep(depth, limits.max_depth));
     }
     let duplicate = RefCell::new(None);

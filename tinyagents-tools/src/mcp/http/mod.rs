@@ -57,7 +57,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use self::params::ParamHeaders;
-use super::screen::{ArgumentText, ArgumentsTo, Screened, screen};
+use super::screen::{Screened, screen};
 use super::{McpServer, McpSession};
 use crate::CancellationToken;
 use crate::tool::Shared;
@@ -116,9 +116,7 @@ impl<S, C, B> tower_service::Service<Request<B>> for McpHttpService<S, C>
 where
     S: Shared,
     C: Shared,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Display,
+    B: Body<Data: Send, Error: Display> + Send + 'static,
 {
     type Response = McpHttpResponse;
     type Error = Infallible;
@@ -134,13 +132,12 @@ where
     }
 }
 
-async fn handle<S, C, B>(service: &McpHttpService<S, C>, request: Request<B>) -> McpHttpResponse
+async fn handle<S: Shared, C: Shared, B>(
+    service: &McpHttpService<S, C>,
+    request: Request<B>,
+) -> McpHttpResponse
 where
-    S: Shared,
-    C: Shared,
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Display,
+    B: Body<Data: Send, Error: Display> + Send + 'static,
 {
     let inner = &*service.inner;
     let deleting = request.method() == Method::DELETE;
@@ -202,13 +199,7 @@ where
     if let Err(answer) = params.check(&parts.headers, &bytes) {
         return Next::Refuse(parts, answer);
     }
-    match screen(&bytes, ArgumentsTo::Beside) {
-        Screened::AsSent(arguments) => {
-            if let Some(text) = arguments {
-                parts.extensions.insert(ArgumentText(text));
-            }
-            Next::Forward(Request::from_parts(parts, Full::new(bytes)))
-        }
+    match screen(&bytes) {
         Screened::Pass(message) => {
             parts.headers.remove(http::header::CONTENT_LENGTH);
             Next::Forward(Request::from_parts(parts, Full::new(Bytes::from(message))))

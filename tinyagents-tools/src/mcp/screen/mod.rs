@@ -56,57 +56,12 @@ pub(crate) enum Screened {
     Skip,
     /// Hand these bytes to rmcp (the message as sent, or rewritten).
     Pass(Vec<u8>),
-    /// A `tools/call` rmcp reads as sent ([`ArgumentsTo::Beside`] only):
-    /// hand rmcp the message unchanged, and the session this call's
-    /// argument text (none when the call has no arguments) beside it.
-    AsSent(Option<String>),
     /// Answer with this JSON-RPC error response; rmcp never sees the message.
     Answer(Value),
 }
 
-/// Where a screened `tools/call`'s argument text travels to the session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArgumentsTo {
-    /// In the message: the arguments leave the params and come back as text
-    /// under [`ARGUMENTS_KEY`] in their `_meta` (stdio, where the message is
-    /// all that reaches rmcp).
-    Meta,
-    /// Beside the message, when rmcp can read it as sent: the message is
-    /// passed unchanged ([`Screened::AsSent`]) and the transport hands the
-    /// text over itself (HTTP: [`ArgumentText`] in the request's
-    /// extensions). A call with `_meta`, repeated keys or arguments nested
-    /// too deep for rmcp is rewritten as for [`ArgumentsTo::Meta`].
-    Beside,
-}
-
-/// A `tools/call`'s argument text, as the client sent it, carried beside the
-/// message (see [`ArgumentsTo::Beside`]).
-#[cfg(feature = "mcp-http")]
-#[derive(Debug, Clone)]
-pub(crate) struct ArgumentText(pub(crate) String);
-
-/// The argument text the screen sent on with a `tools/call`: beside the
-/// message over HTTP, in its `_meta` over stdio (taken out of either);
-/// `None` for a call with no arguments, or one no screen saw.
-pub(crate) fn take_arguments(
-    context: &mut rmcp::service::RequestContext<rmcp::service::RoleServer>,
-) -> Option<String> {
-    #[cfg(feature = "mcp-http")]
-    if let Some(ArgumentText(text)) = context
-        .extensions
-        .get_mut::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.remove::<ArgumentText>())
-    {
-        return Some(text);
-    }
-    match context.meta.remove(ARGUMENTS_KEY) {
-        Some(Value::String(text)) => Some(text),
-        _ => None,
-    }
-}
-
 /// Screens one message (a line over stdio, a request body over HTTP).
-pub(crate) fn screen(message: &[u8], to: ArgumentsTo) -> Screened {
+pub(crate) fn screen(message: &[u8]) -> Screened {
     let b = message.trim_ascii();
     let b = b.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(b);
     if b.is_empty() {
@@ -116,11 +71,8 @@ pub(crate) fn screen(message: &[u8], to: ArgumentsTo) -> Screened {
         // A batch: rmcp decides (MCP has no batches since 2025-06-18).
         return pass_if_readable(b, Value::Null);
     }
-    #[cfg(feature = "mcp-http")]
-    if to == ArgumentsTo::Beside
-        && let Some(screened) = plain::plain_call(b)
-    {
-        return screened;
+    if let Some(rewritten) = plain::plain_call(b) {
+        return Screened::Pass(rewritten);
     }
     let Some((members, end)) = members(b, 0) else {
         return Screened::Answer(parse_error());
@@ -139,8 +91,8 @@ pub(crate) fn screen(message: &[u8], to: ArgumentsTo) -> Screened {
     let Some(id) = id.filter(|_| method.as_deref() == Some("tools/call")) else {
         return pass_if_readable(b, id.map_or(Value::Null, id_value));
     };
-    match tools_call(b, &members, to) {
-        Ok(screened) => screened,
+    match tools_call(b, &members) {
+        Ok(rewritten) => Screened::Pass(rewritten),
         Err(Problem::Parse) => Screened::Answer(parse_error()),
         Err(Problem::TooDeep) => Screened::Answer(too_deep(id_value(id))),
         Err(Problem::InvalidParams(why)) => match refused(b, &members, -32602, &why) {
@@ -233,10 +185,9 @@ fn pass_if_readable(b: &[u8], id: Value) -> Screened {
     }
 }
 
-/// Checks a `tools/call` and sends its arguments' text where `to` says:
-/// beside the unchanged message, or rewritten into the params' `_meta`
-/// under [`ARGUMENTS_KEY`].
-fn tools_call(b: &[u8], top: &[Member<'_>], to: ArgumentsTo) -> Result<Screened, Problem> {
+/// Rewrites a `tools/call`: its `arguments` leave the params and travel as
+/// text under [`ARGUMENTS_KEY`].
+fn tools_call(b: &[u8], top: &[Member<'_>]) -> Result<Vec<u8>, Problem> {
     let params = top
         .iter()
         .find(|(k, _)| k == "params")
@@ -269,30 +220,14 @@ fn tools_call(b: &[u8], top: &[Member<'_>], to: ArgumentsTo) -> Result<Screened,
         Some(raw) if raw[0] == b'{' => Some(raw),
         Some(_) => return Err(invalid("`arguments` must be a JSON object")),
     };
-    let deep = arguments.is_some_and(|raw| depth_over(raw, MAX_MESSAGE_DEPTH));
     if let Some(raw) = arguments
-        && !deep
+        && !depth_over(raw, MAX_MESSAGE_DEPTH)
         && serde_json::from_slice::<IgnoredAny>(raw).is_err()
     {
         return Err(Problem::Parse);
     }
-    let plain = find("_meta").is_none() && repeated(top).is_none();
-    if plain && !deep && to == ArgumentsTo::Beside {
-        let others = |members: &'_ [Member<'_>], except: &str| {
-            members
-                .iter()
-                .filter(|(key, _)| key != except)
-                .try_for_each(|(_, range)| check(&b[range.clone()]))
-        };
-        others(top, "params")?;
-        others(&inner, "arguments")?;
-        let text = arguments.map(std::str::from_utf8).transpose();
-        return Ok(Screened::AsSent(
-            text.map_err(|_| Problem::Parse)?.map(str::to_owned),
-        ));
-    }
-    if plain {
-        return splice(b, top, &inner, arguments).map(Screened::Pass);
+    if find("_meta").is_none() && repeated(top).is_none() {
+        return splice(b, top, &inner, arguments);
     }
     let mut rebuilt = Map::new();
     for (key, range) in &inner {
@@ -305,7 +240,7 @@ fn tools_call(b: &[u8], top: &[Member<'_>], to: ArgumentsTo) -> Result<Screened,
         let text = std::str::from_utf8(raw).map_err(|_| Problem::Parse)?;
         meta.insert(ARGUMENTS_KEY.into(), Value::String(text.to_owned()));
     }
-    rebuild(b, top, rebuilt).map(Screened::Pass)
+    rebuild(b, top, rebuilt)
 }
 
 /// [`tools_call`]'s rewrite when the params have no `_meta`: every member
@@ -359,7 +294,7 @@ fn splice(
 
 /// Writes `key` and its colon as serde_json writes them: a key without a
 /// quote, backslash or control character as it is, any other escaped.
-fn put_key(out: &mut Vec<u8>, key: &str) {
+pub(super) fn put_key(out: &mut Vec<u8>, key: &str) {
     if key.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20) {
         let _ = serde_json::to_writer(&mut *out, key);
     } else {
@@ -484,11 +419,15 @@ type Range = std::ops::Range<usize>;
 /// An object member: its key, decoded, and its value's bytes.
 type Member<'a> = (Cow<'a, str>, Range);
 
-#[cfg(feature = "mcp-http")]
 mod plain;
 mod scan;
 
-use scan::{depth_over, members, skip_ws};
+use scan::{members, skip_ws};
+
+/// True when the text nests arrays and objects deeper than `max`.
+fn depth_over(b: &[u8], max: usize) -> bool {
+    crate::util::json_depth::depth_over(b, max).is_some()
+}
 
 #[cfg(test)]
 mod tests;

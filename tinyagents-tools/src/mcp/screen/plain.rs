@@ -2,44 +2,45 @@
 //! members `"jsonrpc": "2.0"`, `id` (a string or a number), `"method":
 //! "tools/call"` and `params`, whose params are a string `name` and, if
 //! any, an `arguments` object (or null), each key once and written without
-//! escapes. rmcp reads such a message as sent, so over HTTP it goes on
-//! unchanged with its argument text beside it ([`ArgumentsTo::Beside`]).
+//! escapes. Its rewrite is written straight from that reading, without the
+//! general path's member-by-member checks (every member is one it knows).
 //! Anything else (another method, `_meta`, another member, a repeated key,
-//! arguments nested deeper than rmcp reads) is left to the screen's general
-//! path, which judges it member by member.
+//! arguments nested deeper than rmcp reads or that are not JSON) is left to
+//! the screen's general path, which judges it and says which error it is.
 
 use std::ops::Range;
 
 use serde::de::IgnoredAny;
 
-use super::scan::{skip_ws, string_end, value_end};
-use super::{MAX_MESSAGE_DEPTH, Screened, depth_over, is_id, string_of};
+use super::scan::{object, value_end};
+use super::{ARGUMENTS_KEY, MAX_MESSAGE_DEPTH, depth_over, is_id, put_key, string_of};
 
-/// The screen's answer for a plain `tools/call`; `None` for any other
-/// message, and for one whose arguments are not JSON (the general path
-/// says which error).
-pub(super) fn plain_call(b: &[u8]) -> Option<Screened> {
-    let mut seen = [false; 4];
-    let mut arguments = None;
+/// The rewrite of a plain `tools/call` (as the general path writes it: the arguments' text under [`ARGUMENTS_KEY`] in a new
+/// `_meta`); `None` for any other message.
+pub(super) fn plain_call(b: &[u8]) -> Option<Vec<u8>> {
+    let (mut id, mut method, mut jsonrpc) = (None, false, false);
+    let mut params = None;
     let end = object(b, 0, |key, start| {
-        let (member, end) = if key == b"params" {
-            let (end, inside) = params(b, start)?;
-            arguments = inside;
-            (3, end)
-        } else {
-            let end = value_end(b, start)?;
-            let value = &b[start..end];
-            let member = match key {
-                b"jsonrpc" if value == br#""2.0""# => 0,
-                b"id" if is_id(value) => 1,
-                b"method" if value == br#""tools/call""# => 2,
-                _ => return None,
-            };
-            (member, end)
-        };
-        (!std::mem::replace(&mut seen[member], true)).then_some(end)
+        let key = plain_key(b, key)?;
+        if key == b"params" && params.is_none() {
+            let (end, name, arguments) = read_params(b, start)?;
+            params = Some((name, arguments));
+            return Some(end);
+        }
+        let end = value_end(b, start)?;
+        let value = &b[start..end];
+        match key {
+            b"jsonrpc" if !jsonrpc && value == br#""2.0""# => jsonrpc = true,
+            b"id" if id.is_none() && is_id(value) => id = Some(value),
+            b"method" if !method && value == br#""tools/call""# => method = true,
+            _ => return None,
+        }
+        Some(end)
     })?;
-    if end != b.len() || seen.contains(&false) {
+    let (Some(id), Some((name, arguments)), true, true) = (id, params, jsonrpc, method) else {
+        return None;
+    };
+    if end != b.len() {
         return None;
     }
     let text = match arguments {
@@ -50,22 +51,37 @@ pub(super) fn plain_call(b: &[u8]) -> Option<Screened> {
             {
                 return None;
             }
-            Some(std::str::from_utf8(raw).ok()?.to_owned())
+            Some(std::str::from_utf8(raw).ok()?)
         }
         None => None,
     };
-    Some(Screened::AsSent(text))
+    // The text grows by its escapes; a few bytes each is the common case.
+    let extra = ARGUMENTS_KEY.len() + 64 + text.map_or(0, |t| t.len() + t.len() / 2);
+    let mut out = Vec::with_capacity(id.len() + b[name.clone()].len() + extra);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id);
+    out.extend_from_slice(br#","method":"tools/call","params":{"_meta":{"#);
+    if let Some(text) = text {
+        put_key(&mut out, ARGUMENTS_KEY);
+        serde_json::to_writer(&mut out, text).ok()?;
+    }
+    out.extend_from_slice(br#"},"name":"#);
+    out.extend_from_slice(&b[name]);
+    out.extend_from_slice(b"}}");
+    Some(out)
 }
 
-/// Reads a plain call's params at `b[i]`: the index just past them, and
-/// where its arguments object is (none: no arguments, or null).
-fn params(b: &[u8], i: usize) -> Option<(usize, Option<Range<usize>>)> {
-    let (mut name, mut arguments) = (false, None);
+/// Reads a plain call's params at `b[i]`: the index just past them, where
+/// its name is, and where its arguments object is (none: no arguments, or
+/// null).
+fn read_params(b: &[u8], i: usize) -> Option<(usize, Range<usize>, Option<Range<usize>>)> {
+    let (mut name, mut arguments) = (None, None);
     let end = object(b, i, |key, start| {
+        let key = plain_key(b, key)?;
         let end = value_end(b, start)?;
         let value = &b[start..end];
         match key {
-            b"name" if !name && string_of(value).is_some() => name = true,
+            b"name" if name.is_none() && string_of(value).is_some() => name = Some(start..end),
             b"arguments" if arguments.is_none() && value[0] == b'{' => {
                 arguments = Some(Some(start..end));
             }
@@ -74,44 +90,11 @@ fn params(b: &[u8], i: usize) -> Option<(usize, Option<Range<usize>>)> {
         }
         Some(end)
     })?;
-    name.then_some((end, arguments.flatten()))
+    Some((end, name?, arguments.flatten()))
 }
 
-/// Walks the object at `b[i]`: `visit` gets each member's key (written
-/// without escapes, else the walk fails) and where its value starts, and
-/// gives where the value ends, or `None` to stop the walk. The index just
-/// past the object.
-fn object(
-    b: &[u8],
-    i: usize,
-    mut visit: impl FnMut(&[u8], usize) -> Option<usize>,
-) -> Option<usize> {
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    let mut j = skip_ws(b, i + 1);
-    if b.get(j) == Some(&b'}') {
-        return Some(j + 1);
-    }
-    loop {
-        if b.get(j) != Some(&b'"') {
-            return None;
-        }
-        let key_end = string_end(b, j)?;
-        let key = &b[j + 1..key_end - 1];
-        if key.contains(&b'\\') {
-            return None;
-        }
-        j = skip_ws(b, key_end);
-        if b.get(j) != Some(&b':') {
-            return None;
-        }
-        let end = visit(key, skip_ws(b, j + 1))?;
-        j = skip_ws(b, end);
-        match b.get(j) {
-            Some(b',') => j = skip_ws(b, j + 1),
-            Some(b'}') => return Some(j + 1),
-            _ => return None,
-        }
-    }
+/// The key at `range` (quotes included) when it is written without escapes.
+fn plain_key(b: &[u8], range: Range<usize>) -> Option<&[u8]> {
+    let key = &b[range.start + 1..range.end - 1];
+    (!key.contains(&b'\\')).then_some(key)
 }

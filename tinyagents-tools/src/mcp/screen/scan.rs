@@ -1,5 +1,5 @@
 //! Reading raw JSON bytes without parsing them: whitespace, the end of a
-//! string or of a value, an object's members, and nesting past a depth.
+//! string or of a value, and an object's members.
 
 use super::*;
 
@@ -11,7 +11,7 @@ pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// `b[i]` opens a string: the index just past its closing quote.
-pub(super) fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     while i < b.len() {
         match b[i] {
@@ -62,60 +62,47 @@ pub(super) fn value_end(b: &[u8], i: usize) -> Option<usize> {
 /// The members of the object starting at `b[i]` (keys decoded, values as
 /// byte ranges) and the index just past it.
 pub(super) fn members(b: &[u8], i: usize) -> Option<(Vec<Member<'_>>, usize)> {
+    let mut out = Vec::with_capacity(8);
+    let end = object(b, i, |key, start| {
+        let end = value_end(b, start)?;
+        out.push((string_of(&b[key])?, start..end));
+        Some(end)
+    })?;
+    Some((out, end))
+}
+
+/// Walks the object at `b[i]`: `visit` gets each member's key (where its
+/// string is, quotes included) and where its value starts, and gives where
+/// the value ends, or `None` to stop the walk. The index just past the
+/// object; `None` when it is not one, or the walk stopped.
+pub(super) fn object(
+    b: &[u8],
+    i: usize,
+    mut visit: impl FnMut(Range, usize) -> Option<usize>,
+) -> Option<usize> {
     if b.get(i) != Some(&b'{') {
         return None;
     }
-    let mut out = Vec::with_capacity(8);
     let mut j = skip_ws(b, i + 1);
     if b.get(j) == Some(&b'}') {
-        return Some((out, j + 1));
+        return Some(j + 1);
     }
     loop {
         if b.get(j) != Some(&b'"') {
             return None;
         }
         let key_end = string_end(b, j)?;
-        let key = string_of(&b[j..key_end])?;
+        let key = j..key_end;
         j = skip_ws(b, key_end);
         if b.get(j) != Some(&b':') {
             return None;
         }
-        let start = skip_ws(b, j + 1);
-        let end = value_end(b, start)?;
-        out.push((key, start..end));
+        let end = visit(key, skip_ws(b, j + 1))?;
         j = skip_ws(b, end);
         match b.get(j) {
             Some(b',') => j = skip_ws(b, j + 1),
-            Some(b'}') => return Some((out, j + 1)),
+            Some(b'}') => return Some(j + 1),
             _ => return None,
         }
     }
-}
-
-/// True when the text nests arrays and objects deeper than `max`.
-pub(super) fn depth_over(b: &[u8], max: usize) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &c in b {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > max {
-                    return true;
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
 }
