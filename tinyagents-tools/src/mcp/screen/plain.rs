@@ -15,8 +15,9 @@ use serde::de::IgnoredAny;
 use super::scan::{object, value_end};
 use super::{ARGUMENTS_KEY, MAX_MESSAGE_DEPTH, depth_over, is_id, put_key, string_of};
 
-/// The rewrite of a plain `tools/call` (as the general path writes it: the arguments' text under [`ARGUMENTS_KEY`] in a new
-/// `_meta`); `None` for any other message.
+/// The rewrite of a plain `tools/call`, as the general path writes it (the
+/// arguments' text under [`ARGUMENTS_KEY`] in a new `_meta`); `None` for
+/// any other message.
 pub(super) fn plain_call(b: &[u8]) -> Option<Vec<u8>> {
     let (mut id, mut method, mut jsonrpc) = (None, false, false);
     let mut params = None;
@@ -57,7 +58,7 @@ pub(super) fn plain_call(b: &[u8]) -> Option<Vec<u8>> {
     };
     // The text grows by its escapes; a few bytes each is the common case.
     let extra = ARGUMENTS_KEY.len() + 64 + text.map_or(0, |t| t.len() + t.len() / 2);
-    let mut out = Vec::with_capacity(id.len() + b[name.clone()].len() + extra);
+    let mut out = Vec::with_capacity(id.len() + name.len() + extra);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(id);
     out.extend_from_slice(br#","method":"tools/call","params":{"_meta":{"#);
