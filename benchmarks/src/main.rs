@@ -11,7 +11,9 @@
 //! and `--profile-rmcp-http N` run only that
 //! loop, for a profiler; `--per-call-only` runs case 1 alone and prints its
 //! table, `--mcp-http-only` case 6 alone (eight window pairs of 2 s),
-//! `--stdio-only N` its stdio round trip alone (N calls each);
+//! `--stdio-only N` its stdio round trip alone (N calls each),
+//! `--mcp-http-solo ours|rmcp [--seconds S]` one MCP HTTP server alone under
+//! case 6's 50 clients (for a sampling profiler such as `perf record`);
 //! `--serve-stdio ours|rmcp` is the child of the stdio round trip.
 
 mod add;
@@ -76,6 +78,13 @@ fn main() {
             profile(n.parse().expect("a count"));
             return;
         }
+    }
+    if let Some(which) = flag_value(&args, "--mcp-http-solo") {
+        // One MCP HTTP server alone under the 50 clients, for a sampling
+        // profiler (`--seconds S`, default 10).
+        let seconds = flag_value(&args, "--seconds").map_or(10, |s| s.parse().expect("seconds"));
+        cases::mcp_http::solo(which, std::time::Duration::from_secs(seconds));
+        return;
     }
     if let Some(which) = flag_value(&args, "--serve-stdio") {
         // The child process of the stdio round trip (case 6).

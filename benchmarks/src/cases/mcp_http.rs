@@ -391,6 +391,34 @@ fn profile_http(server: Server, n: u64) {
     });
 }
 
+/// `which` server (`ours` or `rmcp`) alone under `CLIENTS` clients for
+/// `duration`, as in one window of case 6; prints its requests per second.
+pub fn solo(which: &str, duration: Duration) {
+    let server = match which {
+        "ours" => Server::Ours,
+        "rmcp" => Server::Rmcp,
+        other => panic!("--mcp-http-solo takes `ours` or `rmcp`, not `{other}`"),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let stop = CancellationToken::new();
+        let addr = start(server, stop.clone()).await;
+        let mut clients = Vec::with_capacity(CLIENTS);
+        for _ in 0..CLIENTS {
+            clients.push(Client::connect(addr).await);
+        }
+        let w = window(&mut clients, duration).await;
+        println!(
+            "{which}: {:.0} tools/call per second",
+            w.requests as f64 / w.elapsed.as_secs_f64()
+        );
+        stop.cancel();
+    });
+}
+
 /// `n` sequential `tools/call` requests through our HTTP server.
 pub fn profile_ours_http(n: u64) {
     profile_http(Server::Ours, n);

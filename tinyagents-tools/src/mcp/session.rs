@@ -20,12 +20,12 @@ use super::call_result::rmcp_result;
 use super::peer::{Link, Mask, threshold_of};
 use super::progress::Route;
 use super::rounds::{Rounds, arguments_value, missing_capability};
-use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY, refusal_error};
+use super::screen::{ARGUMENTS_KEY, REFUSAL_KEY, arguments_beside, refusal_error};
 use super::tasks::{self, Escalation, NewTask};
 use crate::approval::approval_fingerprint;
 use crate::call::{RawArguments, ToolCall};
 use crate::error::ErrorKind;
-use crate::ids::ToolCallId;
+use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolResult;
 use crate::redact::Redactor;
 use crate::runtime::RunContext;
@@ -51,11 +51,15 @@ pub struct McpSession<S = (), C = ()> {
     /// Serves one request of a stateless HTTP server: the client cannot be
     /// sent requests or notifications outside that request's answer.
     stateless: bool,
+    /// Masks values for approval questions: every call's run shares the
+    /// session run's secrets, so one mask serves the session.
+    mask: Mask,
 }
 
 impl<S: Shared, C: Shared> McpSession<S, C> {
     pub(crate) fn new(shared: Arc<ServerCore<S, C>>, run: RunContext<C>) -> Self {
         McpSession {
+            mask: mask_for(&shared, &run),
             shared,
             run,
             number: SESSIONS.fetch_add(1, Ordering::Relaxed),
@@ -83,6 +87,7 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
     fn call_scope(
         &self,
         context: &RequestContext<RoleServer>,
+        capabilities: Option<ClientCapabilities>,
         rounds: Option<Arc<Rounds>>,
         escalation: Option<Arc<Escalation>>,
     ) -> (RunContext<C>, Turn, Link) {
@@ -90,12 +95,12 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         let turn = Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1);
         let link = Link {
             peer: context.peer.clone(),
-            capabilities: context.client_capabilities(),
+            capabilities,
             protocol: context.protocol_version(),
             threshold: Arc::clone(&self.threshold),
             stateless: self.stateless,
             rounds,
-            mask: Some(mask_for(&self.shared, &run)),
+            mask: Some(Arc::clone(&self.mask)),
             escalation,
         };
         (run, turn, link)
@@ -108,10 +113,11 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         &self,
         call: ToolCall,
         context: &RequestContext<RoleServer>,
+        capabilities: Option<ClientCapabilities>,
         mut route: Option<Route>,
         rounds: Option<Arc<Rounds>>,
     ) -> ToolResult {
-        let (run, turn, link) = self.call_scope(context, rounds, None);
+        let (run, turn, link) = self.call_scope(context, capabilities, rounds, None);
         let executing = link.scope(self.shared.executor.execute(&run, &turn, call));
         tokio::pin!(executing);
         let mut cancelled = false;
@@ -237,16 +243,20 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         // other arguments.
         let arguments = match context.meta.remove(ARGUMENTS_KEY) {
             Some(Value::String(text)) => RawArguments::Text(text),
-            _ => RawArguments::Json(
-                request
-                    .arguments
-                    .map_or_else(|| Value::Object(Map::new()), Value::Object),
-            ),
+            _ => match arguments_beside(&context.extensions) {
+                Some(text) => RawArguments::Text(text),
+                None => RawArguments::Json(
+                    request
+                        .arguments
+                        .map_or_else(|| Value::Object(Map::new()), Value::Object),
+                ),
+            },
         };
-        let tool = request.name.into_owned();
+        let name = CallName::from(request.name);
+        let tool = name.as_str();
         // A tool that may run as a task is one for a client that declared
         // the tasks extension; a required one refuses any other client.
-        let (support, start) = self.task_declaration(&tool);
+        let (support, start) = self.task_declaration(tool);
         let client = context.client_capabilities();
         let tasks_declared = client.as_ref().is_some_and(|c| c.supports_tasks());
         if support == TaskSupport::Required && !tasks_declared {
@@ -262,13 +272,13 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         let fingerprint = if as_task || rounds_protocol {
-            approval_fingerprint(&tool, &arguments_value(&arguments))
+            approval_fingerprint(tool, &arguments_value(&arguments))
         } else {
             String::new()
         };
         if as_task && start == TaskStart::Immediately {
             let new = NewTask {
-                tool,
+                tool: tool.to_owned(),
                 arguments,
                 fingerprint,
                 client_capabilities: client,
@@ -284,7 +294,7 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         // server's, for this call) before anything runs.
         let rounds = if rounds_protocol {
             let opened = Box::pin(self.shared.sealer.open_once(
-                &tool,
+                tool,
                 &fingerprint,
                 request.request_state.as_deref(),
                 request.input_responses,
@@ -294,14 +304,14 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         } else {
             None
         };
-        let call = ToolCall::new(id.clone(), tool.clone(), arguments);
+        let call = ToolCall::new(id.clone(), name.clone(), arguments);
         if let Some(approver) = &self.shared.approver {
             approver.start(&id, &context, rounds.is_some(), self.stateless);
         }
         let result = if as_task {
             // It escalates: it runs here until its body makes it a task.
             let task = NewTask {
-                tool: tool.clone(),
+                tool: tool.to_owned(),
                 arguments: call.arguments.clone(),
                 fingerprint: fingerprint.clone(),
                 client_capabilities: client,
@@ -318,12 +328,12 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
                 .map(|token| self.shared.relay.route(id.clone(), token));
             // Boxed: rmcp moves the request's future into a task of its own,
             // and the executor's future would make every move a large copy.
-            Box::pin(self.execute(call, &context, route, rounds.clone())).await
+            Box::pin(self.execute(call, &context, client, route, rounds.clone())).await
         };
         if let Some(approver) = &self.shared.approver {
             approver.finish(&id);
         }
-        self.answer(&tool, &fingerprint, rounds.as_deref(), result)
+        self.answer(tool, &fingerprint, rounds.as_deref(), result)
     }
 
     async fn get_task(
@@ -391,7 +401,9 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         mut task: NewTask,
     ) -> Result<Escalated, ErrorData> {
         let (escalation, asked) = Escalation::new();
-        let (run, turn, link) = self.call_scope(context, rounds.clone(), Some(escalation));
+        let capabilities = context.client_capabilities();
+        let (run, turn, link) =
+            self.call_scope(context, capabilities, rounds.clone(), Some(escalation));
         let mut body = tasks::spawn_body(&self.shared, run, turn, call, link);
         tokio::pin!(asked);
         let mut cancelled = false;

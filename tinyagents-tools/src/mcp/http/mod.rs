@@ -57,7 +57,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use self::params::ParamHeaders;
-use super::screen::{Screened, screen};
+use super::screen::{ArgumentsText, Screened, screen, split_plain_call};
 use super::{McpServer, McpSession};
 use crate::CancellationToken;
 use crate::tool::Shared;
@@ -198,6 +198,15 @@ where
     }
     if let Err(answer) = params.check(&parts.headers, &bytes) {
         return Next::Refuse(parts, answer);
+    }
+    if let Some((message, arguments)) = split_plain_call(&bytes) {
+        // rmcp reads the call without its arguments; their text, as sent,
+        // goes beside it to the session.
+        parts.headers.remove(http::header::CONTENT_LENGTH);
+        if let Some(range) = arguments {
+            parts.extensions.insert(ArgumentsText(bytes.slice(range)));
+        }
+        return Next::Forward(Request::from_parts(parts, Full::new(Bytes::from(message))));
     }
     match screen(&bytes) {
         Screened::Pass(message) => {
@@ -379,7 +388,10 @@ impl<S: Shared, C: Shared> McpServer<S, C> {
             // delayed ACK per call).
             let _ = stream.set_nodelay(true);
             let service = TowerToHyperService::new(service.clone());
-            let stop = sessions.clone();
+            // A token of the connection's own: the connection's task checks
+            // it each time it wakes, and a token shared by every connection
+            // would make those checks contend for one lock across threads.
+            let stop = sessions.child_token();
             tokio::spawn(async move {
                 let connection = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service);

@@ -62,8 +62,7 @@ pub(crate) enum Screened {
 
 /// Screens one message (a line over stdio, a request body over HTTP).
 pub(crate) fn screen(message: &[u8]) -> Screened {
-    let b = message.trim_ascii();
-    let b = b.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(b);
+    let b = trimmed(message);
     if b.is_empty() {
         return Screened::Skip;
     }
@@ -102,6 +101,46 @@ pub(crate) fn screen(message: &[u8]) -> Screened {
     }
 }
 
+/// The text of a plain `tools/call`'s arguments, as the client sent them,
+/// put by the HTTP transport beside the message it hands to rmcp (the call
+/// without its arguments, see [`split_plain_call`]): rmcp then reads no
+/// arguments it would not use.
+#[cfg(feature = "mcp-http")]
+#[derive(Debug, Clone)]
+pub(crate) struct ArgumentsText(pub(crate) bytes::Bytes);
+
+/// Reads `message` as a plain `tools/call` (see the `plain` module): the
+/// call without its arguments, for rmcp, and where the arguments' text is
+/// in `message` (none when it has none); `None` for any other message,
+/// which [`screen`] judges.
+#[cfg(feature = "mcp-http")]
+pub(crate) fn split_plain_call(message: &[u8]) -> Option<(Vec<u8>, Option<Range>)> {
+    let b = trimmed(message);
+    let offset = b.as_ptr() as usize - message.as_ptr() as usize;
+    let call = plain::read(b)?;
+    let arguments = call
+        .arguments
+        .clone()
+        .map(|r| r.start + offset..r.end + offset);
+    Some((call.without_arguments(b, b""), arguments))
+}
+
+/// The argument text the HTTP transport put beside a request (see
+/// [`ArgumentsText`]), from rmcp's extensions of that request.
+pub(crate) fn arguments_beside(extensions: &rmcp::model::Extensions) -> Option<String> {
+    #[cfg(feature = "mcp-http")]
+    {
+        let parts = extensions.get::<http::request::Parts>()?;
+        let text = parts.extensions.get::<ArgumentsText>()?;
+        std::str::from_utf8(&text.0).ok().map(str::to_owned)
+    }
+    #[cfg(not(feature = "mcp-http"))]
+    {
+        let _ = extensions;
+        None
+    }
+}
+
 /// A `tools/call` request read down to the top level of its arguments, as
 /// the HTTP transport checks its `Mcp-Param-*` headers against it.
 #[cfg(feature = "mcp-http")]
@@ -120,8 +159,7 @@ pub(crate) struct CallView<'a> {
 /// levels are not well-formed (the screen answers that one itself).
 #[cfg(feature = "mcp-http")]
 pub(crate) fn call_view(message: &[u8]) -> Option<CallView<'_>> {
-    let b = message.trim_ascii();
-    let b = b.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(b);
+    let b = trimmed(message);
     let (top, end) = members(b, 0)?;
     if skip_ws(b, end) != b.len() {
         return None;
@@ -423,6 +461,12 @@ mod plain;
 mod scan;
 
 use scan::{members, skip_ws};
+
+/// The message without surrounding whitespace and a leading byte order mark.
+fn trimmed(message: &[u8]) -> &[u8] {
+    let b = message.trim_ascii();
+    b.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(b)
+}
 
 /// True when the text nests arrays and objects deeper than `max`.
 fn depth_over(b: &[u8], max: usize) -> bool {

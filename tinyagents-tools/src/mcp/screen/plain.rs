@@ -15,10 +15,58 @@ use serde::de::IgnoredAny;
 use super::scan::{object, value_end};
 use super::{ARGUMENTS_KEY, MAX_MESSAGE_DEPTH, depth_over, is_id, put_key, string_of};
 
+/// Where the parts of a plain `tools/call` are in the message.
+pub(super) struct PlainCall {
+    /// The id's text.
+    id: Range<usize>,
+    /// The name's text (a JSON string, quotes included).
+    name: Range<usize>,
+    /// The arguments object's text (valid UTF-8 and JSON, shallow enough);
+    /// none when the call has no arguments or they are null.
+    pub(super) arguments: Option<Range<usize>>,
+}
+
+impl PlainCall {
+    /// The call without its arguments: `{"jsonrpc", "id", "method",
+    /// "params": {<before>, "name"}}`, `before` written as it is.
+    pub(super) fn without_arguments(&self, b: &[u8], before: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.id.len() + self.name.len() + before.len() + 64);
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        out.extend_from_slice(&b[self.id.clone()]);
+        out.extend_from_slice(br#","method":"tools/call","params":{"#);
+        out.extend_from_slice(before);
+        out.extend_from_slice(br#""name":"#);
+        out.extend_from_slice(&b[self.name.clone()]);
+        out.extend_from_slice(b"}}");
+        out
+    }
+
+    /// The rewrite the general path writes: the arguments' text under
+    /// [`ARGUMENTS_KEY`] in a new `_meta`.
+    fn with_text_in_meta(&self, b: &[u8]) -> Option<Vec<u8>> {
+        let mut meta = Vec::new();
+        meta.extend_from_slice(br#""_meta":{"#);
+        if let Some(range) = &self.arguments {
+            // The text was checked to be UTF-8 when it was read.
+            let text = std::str::from_utf8(&b[range.clone()]).ok()?;
+            meta.reserve(ARGUMENTS_KEY.len() + text.len() + text.len() / 2 + 8);
+            put_key(&mut meta, ARGUMENTS_KEY);
+            serde_json::to_writer(&mut meta, text).ok()?;
+        }
+        meta.extend_from_slice(b"},");
+        Some(self.without_arguments(b, &meta))
+    }
+}
+
 /// The rewrite of a plain `tools/call`, as the general path writes it (the
 /// arguments' text under [`ARGUMENTS_KEY`] in a new `_meta`); `None` for
 /// any other message.
 pub(super) fn plain_call(b: &[u8]) -> Option<Vec<u8>> {
+    read(b)?.with_text_in_meta(b)
+}
+
+/// Reads `b` as a plain `tools/call`; `None` for any other message.
+pub(super) fn read(b: &[u8]) -> Option<PlainCall> {
     let (mut id, mut method, mut jsonrpc) = (None, false, false);
     let mut params = None;
     let end = object(b, 0, |key, start| {
@@ -32,7 +80,7 @@ pub(super) fn plain_call(b: &[u8]) -> Option<Vec<u8>> {
         let value = &b[start..end];
         match key {
             b"jsonrpc" if !jsonrpc && value == br#""2.0""# => jsonrpc = true,
-            b"id" if id.is_none() && is_id(value) => id = Some(value),
+            b"id" if id.is_none() && is_id(value) => id = Some(start..end),
             b"method" if !method && value == br#""tools/call""# => method = true,
             _ => return None,
         }
@@ -44,32 +92,20 @@ pub(super) fn plain_call(b: &[u8]) -> Option<Vec<u8>> {
     if end != b.len() {
         return None;
     }
-    let text = match arguments {
-        Some(range) => {
-            let raw = &b[range];
-            if depth_over(raw, MAX_MESSAGE_DEPTH)
-                || serde_json::from_slice::<IgnoredAny>(raw).is_err()
-            {
-                return None;
-            }
-            Some(std::str::from_utf8(raw).ok()?)
+    if let Some(range) = &arguments {
+        let raw = &b[range.clone()];
+        if depth_over(raw, MAX_MESSAGE_DEPTH)
+            || serde_json::from_slice::<IgnoredAny>(raw).is_err()
+            || std::str::from_utf8(raw).is_err()
+        {
+            return None;
         }
-        None => None,
-    };
-    // The text grows by its escapes; a few bytes each is the common case.
-    let extra = ARGUMENTS_KEY.len() + 64 + text.map_or(0, |t| t.len() + t.len() / 2);
-    let mut out = Vec::with_capacity(id.len() + name.len() + extra);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id);
-    out.extend_from_slice(br#","method":"tools/call","params":{"_meta":{"#);
-    if let Some(text) = text {
-        put_key(&mut out, ARGUMENTS_KEY);
-        serde_json::to_writer(&mut out, text).ok()?;
     }
-    out.extend_from_slice(br#"},"name":"#);
-    out.extend_from_slice(&b[name]);
-    out.extend_from_slice(b"}}");
-    Some(out)
+    Some(PlainCall {
+        id,
+        name,
+        arguments,
+    })
 }
 
 /// Reads a plain call's params at `b[i]`: the index just past them, where

@@ -201,3 +201,37 @@ fn a_plain_call_is_rewritten_as_the_general_path_rewrites_it() {
         assert_eq!(plain::plain_call(sent.as_bytes()), None, "{sent}");
     }
 }
+
+/// Over HTTP a plain call reaches rmcp without its arguments, and their
+/// text, as sent, is found in the body beside it; any other message is left
+/// to the screen.
+#[cfg(feature = "mcp-http")]
+#[test]
+fn over_http_a_plain_call_s_arguments_are_left_beside_the_message() {
+    let sent = " \u{feff}{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"tools/call\",\"params\":{\"arguments\":{\"a\": [1, {\"b\":\"\\u00e9\",\"b\":2}]},\"name\":\"add\"}}\n";
+    let (message, arguments) = split_plain_call(sent.as_bytes()).expect("plain");
+    let arguments = arguments.expect("arguments");
+    assert_eq!(&sent[arguments], r#"{"a": [1, {"b":"\u00e9","b":2}]}"#);
+    let read = |bytes: &[u8]| serde_json::from_slice::<Value>(bytes).unwrap();
+    let bare =
+        json!({"jsonrpc": "2.0", "id": "q", "method": "tools/call", "params": {"name": "add"}});
+    assert_eq!(read(&message), bare);
+    for without in [
+        r#"{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"add"}}"#,
+        r#"{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"add","arguments":null}}"#,
+    ] {
+        let (message, arguments) = split_plain_call(without.as_bytes()).expect("plain");
+        assert_eq!(
+            (read(&message), arguments),
+            (bare.clone(), None),
+            "{without}"
+        );
+    }
+    for other in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{"progressToken":1}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    ] {
+        assert!(split_plain_call(other.as_bytes()).is_none(), "{other}");
+    }
+}
