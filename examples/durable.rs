@@ -64,7 +64,9 @@ async fn delete_note(
         .create(true)
         .append(true)
         .open(&ledger.path)?;
-    writeln!(file, "{}", call.as_str())?;
+    // The whole line in one write: `writeln!` writes each piece on its own,
+    // and pieces from calls running at once would interleave.
+    file.write_all(format!("{}\n", call.as_str()).as_bytes())?;
     file.sync_data()?;
     tokio::time::sleep(ledger.body).await;
     Ok(format!("note {} deleted", args.id))

@@ -47,7 +47,11 @@ async fn append(
         .create(true)
         .append(true)
         .open(&ledger.path)?;
-    writeln!(file, "{} {}", run.as_str(), call.as_str())?;
+    // One write of the whole line: `writeln!` on a file writes each piece
+    // on its own, and pieces of lines appended at once by other calls (or
+    // other processes) would interleave.
+    let line = format!("{} {}\n", run.as_str(), call.as_str());
+    file.write_all(line.as_bytes())?;
     file.sync_data()?;
     tokio::time::sleep(ledger.pause / 2).await;
     Ok(format!("entry {} appended", args.n))
