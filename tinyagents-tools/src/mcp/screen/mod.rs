@@ -462,10 +462,12 @@ mod scan;
 
 use scan::{members, skip_ws};
 
-/// The message without surrounding whitespace and a leading byte order mark.
+/// The message without surrounding whitespace and a leading byte order mark
+/// (and any whitespace after the mark).
 fn trimmed(message: &[u8]) -> &[u8] {
     let b = message.trim_ascii();
-    b.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(b)
+    b.strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .map_or(b, <[u8]>::trim_ascii_start)
 }
 
 /// True when the text nests arrays and objects deeper than `max`.

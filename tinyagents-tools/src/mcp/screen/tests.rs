@@ -91,6 +91,18 @@ fn other_messages_pass_as_sent() {
         screen(sent.as_bytes()),
         Screened::Pass(sent.as_bytes().to_vec())
     );
+    // A byte order mark is ignored, with the whitespace around it.
+    for marked in [
+        format!("\u{feff}{sent}"),
+        format!(" \u{feff}{sent}\n"),
+        format!("\u{feff} \r\n{sent}"),
+    ] {
+        assert_eq!(
+            screen(marked.as_bytes()),
+            Screened::Pass(sent.as_bytes().to_vec()),
+            "{marked:?}"
+        );
+    }
 }
 
 #[test]
