@@ -23,8 +23,8 @@
 //! with a JSON-RPC `-32700` error, a `tools/call` without a name or with
 //! arguments that are not an object gets `-32602`, and a call's arguments
 //! reach the executor as the text the client sent (a plain call goes to
-//! rmcp without them, their text beside it in the request's extensions). `DELETE` of a session
-//! answers 204 No Content.
+//! rmcp without them, their text beside it in the request's extensions).
+//! `DELETE` of a session answers 204 No Content.
 //!
 //! On protocol 2026-07-28 and later, a `tools/call` of a tool whose schema
 //! marks arguments with `x-mcp-header` must carry those arguments in
