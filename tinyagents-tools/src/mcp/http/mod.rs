@@ -203,20 +203,22 @@ where
     if let Some((message, arguments)) = split_plain_call(&bytes) {
         // rmcp reads the call without its arguments; their text, as sent,
         // goes beside it to the session.
-        parts.headers.remove(http::header::CONTENT_LENGTH);
         if let Some(range) = arguments {
             parts.extensions.insert(ArgumentsText(bytes.slice(range)));
         }
-        return Next::Forward(Request::from_parts(parts, Full::new(Bytes::from(message))));
+        return rewritten(parts, message);
     }
     match screen(&bytes) {
-        Screened::Pass(message) => {
-            parts.headers.remove(http::header::CONTENT_LENGTH);
-            Next::Forward(Request::from_parts(parts, Full::new(Bytes::from(message))))
-        }
+        Screened::Pass(message) => rewritten(parts, message),
         Screened::Skip => Next::Forward(Request::from_parts(parts, Full::new(bytes))),
         Screened::Answer(answer) => Next::Refuse(parts, answer),
     }
+}
+
+/// The request with the body the screen wrote (its old length dropped).
+fn rewritten(mut parts: http::request::Parts, message: Vec<u8>) -> Next {
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    Next::Forward(Request::from_parts(parts, Full::new(Bytes::from(message))))
 }
 
 /// The screen's answer (400, a JSON-RPC error) to a message rmcp cannot

@@ -122,7 +122,7 @@ pub(crate) fn split_plain_call(message: &[u8]) -> Option<(Vec<u8>, Option<Range>
         .arguments
         .clone()
         .map(|r| r.start + offset..r.end + offset);
-    Some((call.without_arguments(b, b""), arguments))
+    Some((call.without_arguments(b), arguments))
 }
 
 /// The argument text the HTTP transport put beside a request (see

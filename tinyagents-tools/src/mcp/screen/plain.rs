@@ -28,33 +28,39 @@ pub(super) struct PlainCall {
 
 impl PlainCall {
     /// The call without its arguments: `{"jsonrpc", "id", "method",
-    /// "params": {<before>, "name"}}`, `before` written as it is.
-    pub(super) fn without_arguments(&self, b: &[u8], before: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.id.len() + self.name.len() + before.len() + 64);
+    /// "params": {"name"}}`.
+    pub(super) fn without_arguments(&self, b: &[u8]) -> Vec<u8> {
+        self.rewrite(b, false).unwrap_or_default()
+    }
+
+    /// The call rewritten, its arguments left out; with `text_in_meta`,
+    /// their text goes under [`ARGUMENTS_KEY`] in a new `_meta` (as the
+    /// general path writes it). `None` only when that text cannot be
+    /// written.
+    fn rewrite(&self, b: &[u8], text_in_meta: bool) -> Option<Vec<u8>> {
+        let text = match &self.arguments {
+            // The text was checked to be UTF-8 when it was read.
+            Some(range) if text_in_meta => Some(std::str::from_utf8(&b[range.clone()]).ok()?),
+            _ => None,
+        };
+        // The text grows by its escapes; a few bytes each is the common case.
+        let extra = 64 + text.map_or(0, |t| ARGUMENTS_KEY.len() + t.len() + t.len() / 2);
+        let mut out = Vec::with_capacity(self.id.len() + self.name.len() + extra);
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         out.extend_from_slice(&b[self.id.clone()]);
         out.extend_from_slice(br#","method":"tools/call","params":{"#);
-        out.extend_from_slice(before);
+        if text_in_meta {
+            out.extend_from_slice(br#""_meta":{"#);
+            if let Some(text) = text {
+                put_key(&mut out, ARGUMENTS_KEY);
+                serde_json::to_writer(&mut out, text).ok()?;
+            }
+            out.extend_from_slice(b"},");
+        }
         out.extend_from_slice(br#""name":"#);
         out.extend_from_slice(&b[self.name.clone()]);
         out.extend_from_slice(b"}}");
-        out
-    }
-
-    /// The rewrite the general path writes: the arguments' text under
-    /// [`ARGUMENTS_KEY`] in a new `_meta`.
-    fn with_text_in_meta(&self, b: &[u8]) -> Option<Vec<u8>> {
-        let mut meta = Vec::new();
-        meta.extend_from_slice(br#""_meta":{"#);
-        if let Some(range) = &self.arguments {
-            // The text was checked to be UTF-8 when it was read.
-            let text = std::str::from_utf8(&b[range.clone()]).ok()?;
-            meta.reserve(ARGUMENTS_KEY.len() + text.len() + text.len() / 2 + 8);
-            put_key(&mut meta, ARGUMENTS_KEY);
-            serde_json::to_writer(&mut meta, text).ok()?;
-        }
-        meta.extend_from_slice(b"},");
-        Some(self.without_arguments(b, &meta))
+        Some(out)
     }
 }
 
@@ -62,7 +68,7 @@ impl PlainCall {
 /// arguments' text under [`ARGUMENTS_KEY`] in a new `_meta`); `None` for
 /// any other message.
 pub(super) fn plain_call(b: &[u8]) -> Option<Vec<u8>> {
-    read(b)?.with_text_in_meta(b)
+    read(b)?.rewrite(b, true)
 }
 
 /// Reads `b` as a plain `tools/call`; `None` for any other message.
