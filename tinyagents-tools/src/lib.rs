@@ -27,6 +27,7 @@
 //! | [`middleware`], [`policy`] | code around every call, and the safety policies built on it |
 //! | [`artifacts`], [`executor`] | where large outputs go; the fail-closed lifecycle every call goes through |
 //! | [`isolated`], `wasm` | tool bodies under OS or engine limits (worker processes; WebAssembly, feature `wasm`) |
+//! | [`stream`] | model output as it streams: text, reasoning and calls read from provider streams and from text formats |
 //! | [`providers`], `mcp`, `code_mode` | the edges: provider formats, MCP server and client (features `mcp*`), the `run_code` tool (feature `code-mode`) |
 //! | `builtins`, `testkit` | the `echo` and `hash` tools (feature `builtins`); test helpers (feature `testkit`) |
 //! | [`guide`] | the guide: one page per topic |
@@ -102,6 +103,7 @@ pub mod redact;
 pub mod registry;
 pub mod runtime;
 pub mod spec;
+pub mod stream;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod tool;

@@ -1,0 +1,262 @@
+//! Where a JSON value written piece by piece ends, read without parsing it.
+//!
+//! A [`JsonScanner`] is fed a value's text in pieces of any size and says,
+//! in one linear pass that keeps a few bytes of state, when the value is
+//! complete (the byte just after it), and refuses it the moment it grows
+//! past a size or depth bound: a stream never buffers a value it would
+//! refuse. It does not check that the text is valid JSON: a parser judges
+//! the complete text afterwards. Brackets and quotes inside strings, escaped
+//! quotes included, never count.
+
+/// What a scanner knows after a piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// The value has not ended yet (or has not begun: only whitespace so
+    /// far).
+    Incomplete,
+    /// The value ended: `end` is the byte offset, within the piece just
+    /// fed, just after its last byte. What follows is not part of it.
+    Complete {
+        /// The offset just after the value, in the last piece.
+        end: usize,
+    },
+    /// The value's text grew past the size bound (counted from its first
+    /// byte, leading whitespace included).
+    TooLarge,
+    /// Its arrays and objects nest deeper than the depth bound.
+    TooDeep,
+}
+
+/// Finds the end of one JSON value fed in pieces.
+///
+/// ```
+/// use tinyagents_tools::stream::json_scan::{JsonScanner, Scan};
+///
+/// let mut scan = JsonScanner::new(1 << 20, 64);
+/// assert_eq!(scan.push(r#"{"a": "}"#), Scan::Incomplete);
+/// assert_eq!(scan.push(r#"", "b": [1]}</tool_call>"#), Scan::Complete { end: 12 });
+/// ```
+#[derive(Debug, Clone)]
+pub struct JsonScanner {
+    max_bytes: usize,
+    max_depth: usize,
+    seen: usize,
+    depth: usize,
+    state: State,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before the value: only whitespace so far.
+    Before,
+    /// Inside arrays or objects, outside a string.
+    Nested,
+    /// Inside a string; `escaped` after a backslash.
+    InString { escaped: bool },
+    /// Inside a top-level number or literal (`true`, `false`, `null`):
+    /// it ends at the first byte that cannot continue it.
+    Bare,
+    /// The value ended (or a bound was broken): further pieces are not
+    /// scanned.
+    Done(Scan),
+}
+
+impl JsonScanner {
+    /// A scanner that refuses a value over `max_bytes` bytes or nested
+    /// deeper than `max_depth`.
+    pub fn new(max_bytes: usize, max_depth: usize) -> Self {
+        JsonScanner {
+            max_bytes,
+            max_depth,
+            seen: 0,
+            depth: 0,
+            state: State::Before,
+        }
+    }
+
+    /// The number of bytes of the value scanned so far.
+    pub fn len(&self) -> usize {
+        self.seen
+    }
+
+    /// Whether nothing has been scanned yet.
+    pub fn is_empty(&self) -> bool {
+        self.seen == 0
+    }
+
+    /// Whether the value began (a byte other than whitespace came).
+    pub fn started(&self) -> bool {
+        self.state != State::Before
+    }
+
+    /// Scans the next piece. Once a value is complete or refused, every
+    /// later piece answers the same, with `end` 0 for a complete value (it
+    /// ended in an earlier piece).
+    pub fn push(&mut self, piece: &str) -> Scan {
+        if let State::Done(scan) = self.state {
+            return match scan {
+                Scan::Complete { .. } => Scan::Complete { end: 0 },
+                other => other,
+            };
+        }
+        for (i, &b) in piece.as_bytes().iter().enumerate() {
+            if let Some(scan) = self.step(b, i) {
+                self.state = State::Done(scan);
+                return scan;
+            }
+        }
+        Scan::Incomplete
+    }
+
+    /// Tells the scanner the text ended: a top-level number or literal is
+    /// then complete (it had no byte after it to show its end).
+    pub fn finish(&mut self) -> Scan {
+        match self.state {
+            State::Bare => {
+                let scan = Scan::Complete { end: 0 };
+                self.state = State::Done(scan);
+                scan
+            }
+            State::Done(scan) => scan,
+            _ => Scan::Incomplete,
+        }
+    }
+
+    /// One byte at offset `i` of the current piece.
+    fn step(&mut self, b: u8, i: usize) -> Option<Scan> {
+        if self.state == State::Bare && !continues_bare(b) {
+            return Some(Scan::Complete { end: i });
+        }
+        if self.state == State::Before && matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            self.seen += 1;
+            return self.over_size();
+        }
+        self.seen += 1;
+        if let Some(refused) = self.over_size() {
+            return Some(refused);
+        }
+        match self.state {
+            State::InString { escaped: true } => self.state = State::InString { escaped: false },
+            State::InString { escaped: false } => match b {
+                b'\\' => self.state = State::InString { escaped: true },
+                b'"' if self.depth == 0 => return Some(Scan::Complete { end: i + 1 }),
+                b'"' => self.state = State::Nested,
+                _ => {}
+            },
+            State::Before | State::Nested => match b {
+                b'"' => self.state = State::InString { escaped: false },
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    if self.depth > self.max_depth {
+                        return Some(Scan::TooDeep);
+                    }
+                    self.state = State::Nested;
+                }
+                b']' | b'}' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return Some(Scan::Complete { end: i + 1 });
+                    }
+                }
+                _ if self.state == State::Before => self.state = State::Bare,
+                _ => {}
+            },
+            State::Bare | State::Done(_) => {}
+        }
+        None
+    }
+
+    fn over_size(&self) -> Option<Scan> {
+        (self.seen > self.max_bytes).then_some(Scan::TooLarge)
+    }
+}
+
+/// Whether `b` can continue a number or a literal.
+fn continues_bare(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `text` in pieces of `size` bytes (at character boundaries) and
+    /// returns where the value ended, as an offset into `text`.
+    fn end_in_pieces(text: &str, size: usize) -> Option<usize> {
+        let mut scan = JsonScanner::new(1 << 20, 64);
+        let mut offset = 0;
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut cut = size.min(rest.len());
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            let (piece, tail) = rest.split_at(cut);
+            if let Scan::Complete { end } = scan.push(piece) {
+                return Some(offset + end);
+            }
+            offset += piece.len();
+            rest = tail;
+        }
+        match scan.finish() {
+            Scan::Complete { .. } => Some(text.len()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_value_ends_at_the_same_byte_for_every_piece_size() {
+        let cases: &[(&str, Option<usize>)] = &[
+            (r#"{"a": 1}</tool_call>"#, Some(8)),
+            (r#"  {"a": "}{\"]"} tail"#, Some(16)),
+            (r#"{"a": "\\"}x"#, Some(11)),
+            (r#"[{"k": ["é", "🦀"]}, 2] and more"#, Some(26)),
+            (r#""a \" string" rest"#, Some(13)),
+            ("{\"open\": [1, 2", None),
+            ("   ", None),
+        ];
+        for &(text, expected) in cases {
+            for size in 1..=text.len().max(1) {
+                assert_eq!(
+                    end_in_pieces(text, size),
+                    expected,
+                    "{text:?} in pieces of {size}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_top_level_number_or_literal_ends_at_the_first_byte_that_cannot_continue_it() {
+        assert_eq!(end_in_pieces("12.5e3, next", 1), Some(6));
+        assert_eq!(end_in_pieces("true}", 2), Some(4));
+        assert_eq!(end_in_pieces("null", 4), Some(4));
+    }
+
+    #[test]
+    fn a_value_over_the_bounds_is_refused_as_soon_as_it_breaks_them() {
+        let mut scan = JsonScanner::new(10, 64);
+        assert_eq!(scan.push(r#"{"a": "#), Scan::Incomplete);
+        assert_eq!(scan.push(r#""12345"}"#), Scan::TooLarge);
+        assert_eq!(scan.push("}"), Scan::TooLarge);
+
+        let mut scan = JsonScanner::new(1 << 20, 3);
+        assert_eq!(scan.push("[[["), Scan::Incomplete);
+        assert_eq!(scan.push("["), Scan::TooDeep);
+
+        // Brackets in strings do not nest.
+        let mut scan = JsonScanner::new(1 << 20, 2);
+        assert_eq!(
+            scan.push(r#"{"a": "[[[[[[", "b": [1]}"#),
+            Scan::Complete { end: 25 }
+        );
+    }
+
+    #[test]
+    fn once_complete_later_pieces_are_not_part_of_the_value() {
+        let mut scan = JsonScanner::new(1 << 20, 64);
+        assert_eq!(scan.push("{}"), Scan::Complete { end: 2 });
+        assert_eq!(scan.push("{"), Scan::Complete { end: 0 });
+        assert_eq!(scan.len(), 2);
+    }
+}
