@@ -12,6 +12,10 @@
 //! - [`FnTool`]: a tool made of a spec and an async closure, for a body that
 //!   reads its runtime (cancellation, secrets, progress) or awaits.
 //! - [`BeforeTool`]: a middleware made of a name and a closure.
+//! - [`Chunking`], [`chunk_text`], [`chunk_bytes`]: a model's output cut
+//!   into the pieces a stream would deliver (fixed sizes, one character or
+//!   byte at a time, random lengths from a seed), for testing streaming
+//!   code without a provider.
 //! - [`EventRecorder`]: an in-line subscriber that keeps every event, with
 //!   [`kinds`](EventRecorder::kinds), [`assert_kinds`](EventRecorder::assert_kinds)
 //!   and [`assert_order`](EventRecorder::assert_order).
@@ -24,6 +28,7 @@
 //! ```
 
 mod before;
+mod chunks;
 mod fake;
 mod fn_tool;
 mod harness;
@@ -33,6 +38,7 @@ mod unavailable;
 #[cfg(feature = "journal-postgres")]
 pub use crate::journal::temp_postgres::TempPostgres;
 pub use before::BeforeTool;
+pub use chunks::{Chunking, chunk_bytes, chunk_text};
 pub use fake::{FakeTool, Spy};
 pub use fn_tool::{FnTool, ToolFuture};
 pub use harness::{HarnessError, ToolHarness, ToolHarnessBuilder};
