@@ -29,6 +29,40 @@ use crate::ids::{CallName, ToolCallId};
 
 pub mod json_scan;
 
+/// A reader of one turn's model output, fed in pieces as they arrive.
+///
+/// The provider-stream readers and the text-format readers both implement
+/// it, so an agent loop, the executor's streamed intake and the tests drive
+/// any of them the same way. A reader is for one turn: make a new one for
+/// the next.
+pub trait OutputReader {
+    /// Reads the next piece of raw output, as it arrived: a piece may end
+    /// anywhere, inside a UTF-8 sequence, a marker, an SSE line or a JSON
+    /// value. Appends to `out` every event the reader can already tell, in
+    /// order, and holds back only what it cannot tell yet.
+    fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>);
+
+    /// The output ended: appends what was held back (text that turned out
+    /// to be text; calls cut off, as [`StreamEvent::Truncated`]; a stream
+    /// that ended mid-event, as a [`StreamEvent::Problem`]) and, last,
+    /// [`StreamEvent::Finished`] (with [`FinishReason::EndOfStream`] when
+    /// the output never said why it stopped).
+    fn finish(&mut self, out: &mut Vec<StreamEvent>);
+
+    /// Reads every piece, then the end, and collects the output.
+    fn read_all<'p>(&mut self, pieces: impl IntoIterator<Item = &'p [u8]>) -> ModelOutput
+    where
+        Self: Sized,
+    {
+        let mut events = Vec::new();
+        for piece in pieces {
+            self.push(piece, &mut events);
+        }
+        self.finish(&mut events);
+        ModelOutput::collect(events)
+    }
+}
+
 /// One piece of a model's output, in the order the model wrote it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
