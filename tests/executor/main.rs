@@ -16,4 +16,5 @@ mod middleware;
 mod output;
 mod refusals;
 mod running;
+mod streamed;
 mod subscriber_delivery;

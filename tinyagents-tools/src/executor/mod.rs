@@ -187,6 +187,72 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         batch::execute_batch(self, run, turn, calls).await
     }
 
+    /// Runs a turn's calls as they arrive, while the model is still
+    /// writing: each call starts the moment `calls` yields it (as soon as a
+    /// place among the [`ExecutorConfig::max_concurrency`] calls in flight
+    /// is free), and the results come back in call order, one per call,
+    /// once `calls` has ended and every call is answered.
+    ///
+    /// Every guarantee of [`execute_batch`](Self::execute_batch) holds: the
+    /// turn's advertised tools, the call limits, each tool's
+    /// `max_concurrency`, a `sequential` tool running alone and in call
+    /// order (it waits for the calls before it and the calls after it wait
+    /// for it), approvals and the journal. A call's
+    /// [`waited`](crate::ToolResult::waited) counts from when it arrived.
+    ///
+    /// **When the model's stream fails.** `calls` simply ends: the calls
+    /// it already yielded are complete (a reader yields a call only once
+    /// its arguments closed), so they run to their end and are answered,
+    /// and nothing more starts. To stop calls already running as well,
+    /// cancel the run ([`RunContext::cancellation`]): each call without an
+    /// answer yet is then answered `cancelled`, as in a batch.
+    ///
+    /// ```
+    /// # use std::sync::OnceLock;
+    /// # use serde_json::Value;
+    /// # use tinyagents_tools::*;
+    /// # struct Ping;
+    /// # #[async_trait]
+    /// # impl Tool for Ping {
+    /// #     fn spec(&self) -> &ToolSpec {
+    /// #         static S: OnceLock<ToolSpec> = OnceLock::new();
+    /// #         S.get_or_init(|| ToolSpec::builder("ping", "Answer pong.").safety(ToolSafety::pure()).build().unwrap())
+    /// #     }
+    /// #     async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+    /// #         Ok(ToolOutput::text("pong"))
+    /// #     }
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let mut registry = ToolRegistry::new();
+    /// registry.register(Ping)?;
+    /// let executor = ToolExecutor::builder(registry, ()).build()?;
+    /// // Calls as a stream reader yields them, while the model writes on.
+    /// let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    /// let model = async move {
+    ///     tx.send(ToolCall::new("call_1", "ping", "{}")).unwrap();
+    ///     tokio::task::yield_now().await; // ... more of the model's output
+    ///     tx.send(ToolCall::new("call_2", "ping", "{}")).unwrap();
+    /// };
+    /// let calls = futures_util::stream::unfold(rx, |mut rx| async move {
+    ///     rx.recv().await.map(|call| (call, rx))
+    /// });
+    /// let run = RunContext::empty();
+    /// let turn = Turn::new(1);
+    /// let ((), results) = tokio::join!(model, executor.execute_stream(&run, &turn, calls));
+    /// assert_eq!(results.len(), 2);
+    /// assert_eq!(results[1].tool_call_id.as_str(), "call_2");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn execute_stream(
+        &self,
+        run: &RunContext<C>,
+        turn: &Turn,
+        calls: impl futures_util::Stream<Item = ToolCall> + Send,
+    ) -> Vec<ToolResult> {
+        batch::execute_stream(self, run, turn, calls).await
+    }
+
     /// The registry.
     pub fn registry(&self) -> &Arc<ToolRegistry<S, C>> {
         &self.registry

@@ -130,7 +130,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         registered: &RegisteredTool<S, C>,
         batch: Option<Place<'b>>,
     ) -> Result<Permits<'b>, Stop> {
-        let (run, lock) = (cx.run, batch.map(|place| &place.batch.lock));
+        let (run, lock) = (cx.run, batch.map(|place| place.lock));
         let mut permits = pin!(async {
             tokio::select! {
                 biased;

@@ -64,7 +64,8 @@ struct CallCx<'a, C> {
     id: ToolCallId,
     /// The called name (masked); the result takes it.
     name: CallName,
-    /// When the call arrived (with its batch), on tokio's clock.
+    /// When the call arrived (with its batch, or alone when streamed), on
+    /// tokio's clock.
     received: Instant,
     /// Time spent waiting so far (batch queue, permits, `before_tool`
     /// middleware), measured on tokio's clock: not the call's own time.
@@ -105,9 +106,10 @@ impl<C> CallCx<'_, C> {
 
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// Runs one call through the ten steps listed on
-    /// [`ToolExecutor::execute`]; `batch`, for a call of a batch, is its
-    /// place there (the batch's exclusion lock for `sequential` tools, when
-    /// the batch arrived, whether the call may have waited for its turn).
+    /// [`ToolExecutor::execute`]; `batch`, for a call of a batch or a
+    /// streamed turn, is its place there (the turn's exclusion lock for
+    /// `sequential` tools, when the call arrived, whether it may have
+    /// waited for its place).
     ///
     /// Steps 1 to 9 stop at the first refusal or failure ([`Stop`]); step
     /// 10 answers either way. A panic anywhere in the steps is caught (and
@@ -244,14 +246,15 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
 }
 
 /// When the call was received, and how long it already waited for its
-/// place in a batch.
+/// place among the calls of its turn.
 fn arrival(batch: Option<Place<'_>>) -> (Instant, Duration) {
     match batch {
         Some(Place {
-            batch,
+            received,
             queued: true,
-        }) => (batch.received, batch.received.elapsed()),
-        Some(Place { batch, .. }) => (batch.received, Duration::ZERO),
+            ..
+        }) => (received, received.elapsed()),
+        Some(Place { received, .. }) => (received, Duration::ZERO),
         None => (Instant::now(), Duration::ZERO),
     }
 }
