@@ -18,7 +18,6 @@ use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RegistryError, WorkspaceRoot, async_trait, tool};
 
 pub mod agent;
-pub mod code_mode_catalog;
 pub mod conformance_tasks;
 pub mod conformance_tools;
 pub mod durable;

@@ -5,6 +5,7 @@
 mod backends;
 mod crash;
 mod example;
+mod ledger;
 mod readme;
 mod suite;
 mod tools;

@@ -10,10 +10,7 @@ use tinyagents_tools::journal::Journal;
 use tinyagents_tools::policy::ConfirmationPolicy;
 use tinyagents_tools::prelude::*;
 
-#[path = "../code_mode/ledger.rs"]
-mod ledger;
-
-pub use ledger::{CallLedger, Ledger};
+pub use crate::ledger::{CallLedger, Ledger};
 
 /// Which note.
 #[derive(Deserialize, JsonSchema)]

@@ -2,8 +2,9 @@
 //! repository. Every Rust snippet on them is compiled and run as a doctest.
 //!
 //! Pages whose snippets need a cargo feature exist only with it: `collect`,
-//! `mcp` (with `mcp-http`), `mcp_client` (with `mcp-client`), `code_mode`
-//! (with `code-mode`) and `testing` (with `testkit`).
+//! `mcp` (with `mcp-http`), `mcp_client` (with `mcp-client`) and `testing`
+//! (with `testkit`). Code mode's page is the guide of its own crate,
+//! `tinyagents-tools-code-mode`.
 #![doc = include_str!("../../docs/README.md")]
 
 #[doc = include_str!("../../docs/tools.md")]
@@ -44,10 +45,6 @@ pub mod mcp {}
 #[cfg(feature = "mcp-client")]
 #[doc = include_str!("../../docs/mcp-client.md")]
 pub mod mcp_client {}
-
-#[cfg(feature = "code-mode")]
-#[doc = include_str!("../../docs/code-mode.md")]
-pub mod code_mode {}
 
 #[doc = include_str!("../../docs/isolation.md")]
 pub mod isolation {}

@@ -28,7 +28,7 @@
 //! | [`artifacts`], [`executor`] | where large outputs go; the fail-closed lifecycle every call goes through |
 //! | [`isolated`], `wasm` | tool bodies under OS or engine limits (worker processes; WebAssembly, feature `wasm`) |
 //! | [`stream`] | model output as it streams: text, reasoning and calls read from provider streams and from text formats |
-//! | [`providers`], `mcp`, `code_mode` | the edges: provider formats, MCP server and client (features `mcp*`), the `run_code` tool (feature `code-mode`) |
+//! | [`providers`], `mcp` | the edges: provider formats, MCP server and client (features `mcp*`); code mode's `run_code` tool is a crate of its own, `tinyagents-tools-code-mode` |
 //! | `builtins`, `testkit` | the `echo` and `hash` tools (feature `builtins`); test helpers (feature `testkit`) |
 //! | [`guide`] | the guide: one page per topic |
 //!
@@ -82,8 +82,6 @@ pub mod artifacts;
 #[cfg(feature = "builtins")]
 pub mod builtins;
 pub mod call;
-#[cfg(feature = "code-mode")]
-pub mod code_mode;
 pub mod error;
 pub mod events;
 pub mod executor;

@@ -18,11 +18,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
-use tinyagents_tools::code_mode::{CodeMode, SandboxLimits};
+use tinyagents_tools_code_mode::{CodeMode, SandboxLimits};
 use tinyagents_tools::prelude::*;
 
 // The example's two tools and its program.
-#[path = "../../../examples/code_mode_catalog.rs"]
+#[path = "../../../tinyagents-tools-code-mode/examples/code_mode/catalog.rs"]
 #[allow(dead_code)]
 mod catalog;
 use catalog::{LabelTool, LookupTool, PROGRAM as TWENTY};

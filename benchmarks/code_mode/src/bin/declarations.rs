@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tinyagents_tools::code_mode::CodeMode;
+use tinyagents_tools_code_mode::CodeMode;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{AnthropicOptions, ExportTarget, GeminiOptions, OpenAiOptions};
 
 // The example's two tools, and the shape of twenty.
-#[path = "../../../../examples/code_mode_catalog.rs"]
+#[path = "../../../../tinyagents-tools-code-mode/examples/code_mode/catalog.rs"]
 #[allow(dead_code)]
 mod catalog;
 use catalog::{LabelTool, LookupTool, catalog_spec};

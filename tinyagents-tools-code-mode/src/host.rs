@@ -1,7 +1,7 @@
 //! The host's side of a program's calls: the functions the program calls
 //! (`tools.NAME(args)`, `print`), and the [`Host`] that answers its tool
 //! calls. Arguments cross as a JSON value walked out of the engine, and
-//! answers as values built in it ([`values`](super::values)).
+//! answers as values built in it ([`values`](crate::values)).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -13,10 +13,10 @@ use rquickjs::function::Opt;
 use rquickjs::object::Property;
 use rquickjs::{Constructor, Ctx, Object, Value};
 
-use super::SandboxLimits;
-use super::sandbox::{Limit, Shared, Stop};
-use super::values;
-use crate::call::RawArguments;
+use crate::SandboxLimits;
+use crate::state::{Limit, Shared, Stop};
+use crate::values;
+use tinyagents_tools::call::RawArguments;
 
 /// The tool a program calls.
 #[derive(Debug, Clone, Copy)]

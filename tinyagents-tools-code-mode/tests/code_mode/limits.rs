@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tinyagents_tools::code_mode::SandboxLimits;
 use tinyagents_tools::error::ErrorKind;
+use tinyagents_tools_code_mode::SandboxLimits;
 
 use crate::model::{answer, assert_repair_error, program_result, run_code_reply, turn};
 use crate::tools::{Setup, setup_with};

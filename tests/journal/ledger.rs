@@ -1,6 +1,5 @@
 //! The ledger the side-effecting test tools write to, one line per body
-//! run. Shared by the code-mode and the journal tests (the journal's
-//! `tools.rs` includes this file by path).
+//! run.
 
 use std::fmt::Display;
 use std::sync::Mutex;

@@ -13,21 +13,22 @@ use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
-use super::host::{Callee, Failure, Host, HostAnswer};
-use super::sandbox::{self, Ending};
-use super::{CodeMode, PendingCall, ProgramPause, SandboxLimits};
-use crate::CancellationToken;
-use crate::call::{RawArguments, ToolCall};
-use crate::error::{ArgumentProblem, ToolError};
-use crate::executor::ToolExecutor;
-use crate::ids::CallName;
-use crate::output::{ToolOutput, ToolResult};
-use crate::runtime::Turn;
-use crate::runtime::{RunContext, ToolRuntime};
-use crate::spec::ToolSafety;
-use crate::spec::ToolSchema;
-use crate::spec::ToolSpec;
-use crate::tool::{CallResult, Shared, Tool};
+use crate::host::{Callee, Failure, Host, HostAnswer};
+use crate::sandbox::{self, Ending};
+use crate::state::Limit;
+use crate::{CodeMode, PendingCall, ProgramPause, SandboxLimits};
+use tinyagents_tools::CancellationToken;
+use tinyagents_tools::call::{RawArguments, ToolCall};
+use tinyagents_tools::error::{ArgumentProblem, ToolError};
+use tinyagents_tools::executor::ToolExecutor;
+use tinyagents_tools::ids::CallName;
+use tinyagents_tools::output::{ToolOutput, ToolResult};
+use tinyagents_tools::runtime::Turn;
+use tinyagents_tools::runtime::{RunContext, ToolRuntime};
+use tinyagents_tools::spec::ToolSafety;
+use tinyagents_tools::spec::ToolSchema;
+use tinyagents_tools::spec::ToolSpec;
+use tinyagents_tools::tool::{CallResult, Shared, Tool};
 
 /// The `run_code` tool of a [`CodeMode`]: a [`Tool`] for any application
 /// state (it uses its own executor's), to register in the model-facing
@@ -76,7 +77,7 @@ impl<S: Shared, C: Shared> RunCode<S, C> {
 /// default (mutating, not idempotent, networked).
 fn safety_of(specs: &[&ToolSpec]) -> ToolSafety {
     if !specs.is_empty() && specs.iter().all(|s| s.safety.is_read_only()) {
-        ToolSafety::pure().determinism(crate::spec::Determinism::NonDeterministic)
+        ToolSafety::pure().determinism(tinyagents_tools::spec::Determinism::NonDeterministic)
     } else {
         ToolSafety::default()
     }
@@ -216,11 +217,11 @@ fn answer(
         ))),
         Ending::Limit(limit) => {
             let bound = match limit {
-                sandbox::Limit::Time => format!("{} ms", limits.max_time.as_millis()),
-                sandbox::Limit::Memory => format!("{} bytes", limits.max_memory),
-                sandbox::Limit::Stack => format!("{} bytes", limits.max_stack),
-                sandbox::Limit::Output => format!("{} bytes", limits.max_output),
-                sandbox::Limit::Calls => format!("{} calls", limits.max_calls),
+                Limit::Time => format!("{} ms", limits.max_time.as_millis()),
+                Limit::Memory => format!("{} bytes", limits.max_memory),
+                Limit::Stack => format!("{} bytes", limits.max_stack),
+                Limit::Output => format!("{} bytes", limits.max_output),
+                Limit::Calls => format!("{} calls", limits.max_calls),
             };
             Err(ToolError::resource_exhausted(limit.resource(), bound))
         }

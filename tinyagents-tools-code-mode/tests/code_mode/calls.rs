@@ -4,8 +4,8 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::json;
-use tinyagents_tools::code_mode::SandboxLimits;
 use tinyagents_tools::events::EventKind;
+use tinyagents_tools_code_mode::SandboxLimits;
 
 use crate::model::{answer, assert_repair_error, program_result, run_code_reply, turn};
 use crate::tools::{setup, setup_with};

@@ -1,7 +1,8 @@
 //! The catalog of the code-mode example: two tools a program calls in a
 //! loop (`lookup`, then `label`), the program, and the shape of twenty
 //! declared tools for comparing declaration sizes. Shared by the example,
-//! its tests and the code-mode benchmark (which includes this file by path).
+//! the crate's tests and the code-mode benchmark (both include this file by
+//! path).
 
 use serde_json::json;
 use tinyagents_tools::prelude::*;

@@ -17,9 +17,9 @@
 //! ```
 //!
 //! - **Every call is a call.** `tools.lookup(args)` becomes a
-//!   [`ToolCall`](crate::ToolCall) with id `<run_code call id>/<n>` (`n`
+//!   [`ToolCall`](tinyagents_tools::ToolCall) with id `<run_code call id>/<n>` (`n`
 //!   from 1, in program order), run by the executor with the outer call's
-//!   [`RunContext`](crate::RunContext) in a [`Turn`](crate::Turn) that
+//!   [`RunContext`](tinyagents_tools::RunContext) in a [`Turn`](tinyagents_tools::Turn) that
 //!   advertises exactly the tools offered to the program: validation,
 //!   limits, policies and approvals, timeouts, retries, events and
 //!   redaction all apply. A refused or failed call throws a `ToolError`
@@ -43,12 +43,16 @@
 //!   executor the journal; the model-facing executor needs none (a
 //!   journaled one would answer the re-delivered call from its journal).
 //!
-//! The sandbox is QuickJS (through `rquickjs`), chosen by measurement:
-//! the guide, `docs/code-mode.md`.
+//! The sandbox is QuickJS (through `rquickjs`, built from its C sources:
+//! this crate needs a C compiler), chosen by measurement: the [`guide`].
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
+pub mod guide;
 mod host;
 mod run_code;
 mod sandbox;
+mod state;
 mod stubs;
 mod values;
 
@@ -58,11 +62,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::ToolResult;
-use crate::executor::ToolExecutor;
-use crate::providers::{ExportTarget, export_declarations};
-use crate::spec::ToolSpec;
-use crate::tool::Shared;
+use tinyagents_tools::ToolResult;
+use tinyagents_tools::executor::ToolExecutor;
+use tinyagents_tools::providers::{ExportTarget, export_declarations};
+use tinyagents_tools::spec::ToolSpec;
+use tinyagents_tools::tool::Shared;
 
 pub use run_code::RunCode;
 pub use stubs::typescript_stubs;
@@ -103,7 +107,7 @@ impl Default for SandboxLimits {
 /// ```
 /// # use std::sync::Arc;
 /// # use tinyagents_tools::{ToolExecutor, ToolRegistry};
-/// use tinyagents_tools::code_mode::CodeMode;
+/// use tinyagents_tools_code_mode::CodeMode;
 /// let executor = Arc::new(ToolExecutor::builder(ToolRegistry::<()>::new(), ()).build().unwrap());
 /// let mut model_facing = ToolRegistry::<()>::new();
 /// model_facing.register(CodeMode::new(executor).tool()).unwrap();

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use crate::spec::ToolSpec;
+use tinyagents_tools::spec::ToolSpec;
 
 /// The TypeScript declarations of `specs` as a program sees them: one
 /// method of `tools` per tool, its argument object typed from the input
@@ -21,7 +21,7 @@ use crate::spec::ToolSpec;
 /// ```
 /// use serde_json::json;
 /// use tinyagents_tools::{ToolSchema, ToolSpec};
-/// use tinyagents_tools::code_mode::typescript_stubs;
+/// use tinyagents_tools_code_mode::typescript_stubs;
 ///
 /// let spec = ToolSpec::builder("get_price", "The price of an item, in cents.")
 ///     .input_schema(ToolSchema::from_value(json!({

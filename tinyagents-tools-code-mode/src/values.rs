@@ -15,7 +15,7 @@ use rquickjs::object::{Filter, Property};
 use rquickjs::{Array, Ctx, Object, String as JsString, Value as Js};
 use serde_json::{Map, Number, Value};
 
-use crate::call::RawArguments;
+use tinyagents_tools::call::RawArguments;
 
 /// How deep either walk goes (it recurses on the program's thread, whose
 /// stack the engine's limit also counts); a deeper part is handed to the

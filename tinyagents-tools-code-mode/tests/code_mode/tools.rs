@@ -7,12 +7,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use tinyagents_tools::code_mode::{CodeMode, SandboxLimits};
+use crate::catalog::{ItemId, LookupTool};
 use tinyagents_tools::journal::Journal;
 use tinyagents_tools::policy::ConfirmationPolicy;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::EventRecorder;
-use tinyagents_tools_examples::code_mode_catalog::{ItemId, LookupTool};
+use tinyagents_tools_code_mode::{CodeMode, SandboxLimits};
 
 use crate::ledger::{CallLedger, Ledger};
 

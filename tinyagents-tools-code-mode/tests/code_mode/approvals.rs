@@ -2,8 +2,8 @@
 //! journal the pause survives a restart, and the program resumes by
 //! replay without running a completed side effect again.
 
-use tinyagents_tools::code_mode::{ProgramPause, SandboxLimits};
 use tinyagents_tools::journal::Journal;
+use tinyagents_tools_code_mode::{ProgramPause, SandboxLimits};
 
 use crate::model::{program_result, run_code_reply, turn};
 use crate::tools::setup_with;

@@ -13,13 +13,17 @@
 
 use std::sync::Arc;
 
+use catalog::{LabelTool, LookupTool, PROGRAM};
 use serde_json::json;
-use tinyagents_tools::code_mode::CodeMode;
 use tinyagents_tools::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::openai::{chat_tool_message, parse_chat_tool_calls};
 use tinyagents_tools::providers::{ExportTarget, OpenAiOptions, export_declarations};
-use tinyagents_tools_examples::code_mode_catalog::{LabelTool, LookupTool, PROGRAM};
+use tinyagents_tools_code_mode::CodeMode;
+
+// Shared with the tests and the benchmark; `catalog_spec` is theirs.
+#[allow(dead_code)]
+mod catalog;
 
 /// Counts the inner calls that completed.
 #[derive(Default)]

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tinyagents_tools::code_mode::{CodeMode, SandboxLimits};
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::testkit::FnTool;
 use tinyagents_tools::{ToolSafety, ToolSchema};
+use tinyagents_tools_code_mode::{CodeMode, SandboxLimits};
 
 use crate::model::{answer, program_result};
 

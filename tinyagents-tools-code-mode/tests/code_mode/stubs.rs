@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tinyagents_tools::code_mode::{CodeMode, typescript_stubs};
 use tinyagents_tools::providers::{
     AnthropicOptions, ExportTarget, GeminiOptions, OpenAiOptions, export_declarations,
 };
 use tinyagents_tools::testkit::FnTool;
 use tinyagents_tools::{ToolExecutor, ToolOutput, ToolRegistry, ToolSchema, ToolSpec};
+use tinyagents_tools_code_mode::{CodeMode, typescript_stubs};
 
 use crate::tools::{registry, setup};
 
@@ -131,7 +131,7 @@ fn twenty_tools_cost_less_in_code_mode_than_declared_one_by_one() {
     // arguments (one bounded), an object answer of two described members.
     let mut registry = ToolRegistry::<()>::new();
     for i in 0..20 {
-        let spec = tinyagents_tools_examples::code_mode_catalog::catalog_spec(i);
+        let spec = crate::catalog::catalog_spec(i);
         registry
             .register(FnTool::new(spec, |_, _| {
                 Box::pin(async { Ok(ToolOutput::text("x")) })

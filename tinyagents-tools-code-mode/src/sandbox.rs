@@ -5,7 +5,7 @@
 //! object whose methods cross into the host, and `print`; nothing else.
 //!
 //! This module knows nothing of the executor: each tool call is handed to
-//! a [`Host`] ([`host`](super::host): the functions the program calls).
+//! a [`Host`] ([`host`](crate::host): the functions the program calls).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -15,8 +15,9 @@ use std::time::Instant;
 
 use rquickjs::{Context, Ctx, Function, Runtime, Value};
 
-use super::SandboxLimits;
-use super::host::{Calls, Host, host_print};
+use crate::SandboxLimits;
+use crate::host::{Calls, Host, host_print};
+use crate::state::{Limit, Shared, Stop};
 
 /// How a program ended.
 #[derive(Debug)]
@@ -44,43 +45,6 @@ pub(crate) enum Ending {
     /// It threw an error it did not catch.
     Threw(String),
     /// It ran out of a bounded resource and was stopped.
-    Limit(Limit),
-}
-
-/// A bound the sandbox enforces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Limit {
-    /// Its own running time ([`SandboxLimits::max_time`]).
-    Time,
-    /// Its heap ([`SandboxLimits::max_memory`]).
-    Memory,
-    /// Its stack ([`SandboxLimits::max_stack`]).
-    Stack,
-    /// What it printed and returned ([`SandboxLimits::max_output`]).
-    Output,
-    /// Its number of tool calls ([`SandboxLimits::max_calls`]).
-    Calls,
-}
-
-impl Limit {
-    /// The resource's name, as errors and events spell it.
-    pub(crate) fn resource(self) -> &'static str {
-        match self {
-            Limit::Time => "time",
-            Limit::Memory => "memory",
-            Limit::Stack => "stack",
-            Limit::Output => "output",
-            Limit::Calls => "calls",
-        }
-    }
-}
-
-/// Why the host stopped the program from inside (read by the interrupt
-/// handler, which then ends it with an error the program cannot catch).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Stop {
-    Running,
-    Paused,
     Limit(Limit),
 }
 
@@ -148,19 +112,6 @@ pub(crate) fn run<H: Host + 'static>(
         Err(_) => unreachable!("the engine, and with it every function holding the host, is gone"),
     };
     (ending, host)
-}
-
-/// What the program's run shares with the functions it calls.
-pub(super) struct Shared<H> {
-    pub(super) host: Rc<RefCell<H>>,
-    pub(super) stop: Rc<Cell<Stop>>,
-    /// When the program's own running time is up; each tool call moves it
-    /// on by the call's duration.
-    pub(super) deadline: Rc<Cell<Instant>>,
-    pub(super) printed: Rc<RefCell<String>>,
-    /// The `run_code` call was cancelled (or timed out): the program stops
-    /// as at its time limit.
-    pub(super) cancelled: Arc<AtomicBool>,
 }
 
 fn run_shared<H: Host + 'static>(
@@ -363,9 +314,9 @@ fn position(stack: &str) -> Option<(u32, u32)> {
 mod tests {
     use std::time::Duration;
 
-    use super::super::host::{Callee, Failure, HostAnswer};
     use super::*;
-    use crate::call::RawArguments;
+    use crate::host::{Callee, Failure, HostAnswer};
+    use tinyagents_tools::call::RawArguments;
 
     /// A host without tools.
     struct NoHost;
