@@ -10,10 +10,14 @@ use tinyagents_tools_code_mode::SandboxLimits;
 use crate::model::{answer, assert_repair_error, program_result, run_code_reply, turn};
 use crate::tools::{Setup, setup_with};
 
-fn small() -> Setup {
+/// Small bounds (8 MiB of heap, 4 KiB of output, 5 tool calls) and
+/// `max_time` of running time: the time limit's own test sets it short;
+/// the others leave the default, so that a loaded machine filling the
+/// heap slowly still meets the limit under test first.
+fn small(max_time: Duration) -> Setup {
     setup_with(
         SandboxLimits {
-            max_time: Duration::from_millis(200),
+            max_time,
             max_memory: 8 << 20,
             max_output: 4 << 10,
             max_calls: 5,
@@ -45,7 +49,7 @@ async fn stopped_for(s: &Setup, code: &str, resource: &str) {
 
 #[tokio::test]
 async fn a_program_that_does_not_parse_gets_the_parsers_line_and_column() {
-    let s = small();
+    let s = small(SandboxLimits::default().max_time);
     let code = "const a = 1;\nconst b = (a +;\nreturn b;";
     let r = answer(&s.outer, &s.run("r"), code).await;
     let expected = "the program does not parse: line 2, column 15";
@@ -54,7 +58,7 @@ async fn a_program_that_does_not_parse_gets_the_parsers_line_and_column() {
 
 #[tokio::test]
 async fn an_endless_loop_is_stopped_at_the_time_limit() {
-    let s = small();
+    let s = small(Duration::from_millis(200));
     let started = Instant::now();
     stopped_for(&s, "while (true) {}", "time").await;
     assert!(
@@ -93,7 +97,7 @@ const UNBOUNDED: [(&str, &str); 5] = [
 
 #[tokio::test]
 async fn unbounded_programs_are_stopped_at_the_memory_stack_output_and_call_limits() {
-    let s = small();
+    let s = small(SandboxLimits::default().max_time);
     for (code, resource) in UNBOUNDED {
         stopped_for(&s, code, resource).await;
     }
@@ -101,7 +105,7 @@ async fn unbounded_programs_are_stopped_at_the_memory_stack_output_and_call_limi
 
 #[tokio::test]
 async fn printed_lines_come_back_with_the_value() {
-    let s = small();
+    let s = small(SandboxLimits::default().max_time);
     let r = answer(&s.outer, &s.run("r"), "print('a', 1, {b: 2}); return null;").await;
     let structured = r.message.structured.unwrap();
     assert_eq!(structured["printed"], json!("a 1 {\"b\":2}\n"));
