@@ -35,7 +35,7 @@ impl RawArguments {
 
 /// The length of `value`'s compact JSON text, walked without recursion (a
 /// parsed value may be nested deeper than the stack allows).
-fn compact_json_len(value: &Value) -> usize {
+pub(crate) fn compact_json_len(value: &Value) -> usize {
     let mut len = 0;
     let mut todo = vec![value];
     while let Some(value) = todo.pop() {

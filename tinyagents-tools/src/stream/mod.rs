@@ -28,6 +28,7 @@ use crate::executor::ExecutorConfig;
 use crate::ids::{CallName, ToolCallId};
 
 pub mod json_scan;
+pub mod native;
 
 /// A reader of one turn's model output, fed in pieces as they arrive.
 ///
@@ -188,11 +189,15 @@ pub enum CallProblem {
     TooDeep,
     /// The call reuses the id of an earlier call of this output.
     ReusedId,
+    /// An event of the stream that may have carried a piece of this call
+    /// was lost (it was not JSON, not UTF-8, or too long to read) while the
+    /// call's arguments were open: they may be missing that piece.
+    LostEvent,
 }
 
 impl CallProblem {
     /// A stable name: `malformed_arguments`, `malformed_markup`,
-    /// `too_large`, `too_deep` or `reused_id`.
+    /// `too_large`, `too_deep`, `reused_id` or `lost_event`.
     pub fn as_str(self) -> &'static str {
         match self {
             CallProblem::MalformedArguments => "malformed_arguments",
@@ -200,6 +205,7 @@ impl CallProblem {
             CallProblem::TooLarge => "too_large",
             CallProblem::TooDeep => "too_deep",
             CallProblem::ReusedId => "reused_id",
+            CallProblem::LostEvent => "lost_event",
         }
     }
 }
@@ -212,6 +218,24 @@ pub struct StreamProblem {
     /// The offending input (an event's text, a line), cut to a bounded
     /// length.
     pub raw: String,
+}
+
+impl StreamProblem {
+    /// The most bytes of offending input a problem keeps.
+    pub const MAX_RAW: usize = 1024;
+
+    /// A problem of `kind` keeping `raw` cut to [`MAX_RAW`](Self::MAX_RAW)
+    /// bytes (at a character boundary).
+    pub fn new(kind: StreamProblemKind, raw: &str) -> Self {
+        let mut end = raw.len().min(Self::MAX_RAW);
+        while !raw.is_char_boundary(end) {
+            end -= 1;
+        }
+        StreamProblem {
+            kind,
+            raw: raw[..end].to_owned(),
+        }
+    }
 }
 
 /// What is wrong with a stream.
@@ -232,11 +256,15 @@ pub enum StreamProblemKind {
     EndedMidEvent,
     /// The provider reported an error in the stream.
     ProviderError,
+    /// Text that came in a call's arguments after they had closed (the call
+    /// is complete without it; whitespace there is not a problem).
+    ArgumentsAfterClose,
 }
 
 impl StreamProblemKind {
     /// A stable name: `malformed_event`, `out_of_order`, `unknown_index`,
-    /// `invalid_utf8`, `ended_mid_event` or `provider_error`.
+    /// `invalid_utf8`, `ended_mid_event`, `provider_error` or
+    /// `arguments_after_close`.
     pub fn as_str(self) -> &'static str {
         match self {
             StreamProblemKind::MalformedEvent => "malformed_event",
@@ -245,6 +273,7 @@ impl StreamProblemKind {
             StreamProblemKind::InvalidUtf8 => "invalid_utf8",
             StreamProblemKind::EndedMidEvent => "ended_mid_event",
             StreamProblemKind::ProviderError => "provider_error",
+            StreamProblemKind::ArgumentsAfterClose => "arguments_after_close",
         }
     }
 }

@@ -16,6 +16,10 @@
 //!   into the pieces a stream would deliver (fixed sizes, one character or
 //!   byte at a time, random lengths from a seed), for testing streaming
 //!   code without a provider.
+//! - [`ScriptedStream`]: the stream a provider would send for a complete
+//!   response (its events and server-sent-event bytes, text and arguments
+//!   in deltas), or a model's raw text, fed to a reader in the pieces a
+//!   [`Chunking`] cuts.
 //! - [`EventRecorder`]: an in-line subscriber that keeps every event, with
 //!   [`kinds`](EventRecorder::kinds), [`assert_kinds`](EventRecorder::assert_kinds)
 //!   and [`assert_order`](EventRecorder::assert_order).
@@ -33,6 +37,7 @@ mod fake;
 mod fn_tool;
 mod harness;
 mod recorder;
+mod scripted;
 mod unavailable;
 
 #[cfg(feature = "journal-postgres")]
@@ -43,4 +48,5 @@ pub use fake::{FakeTool, Spy};
 pub use fn_tool::{FnTool, ToolFuture};
 pub use harness::{HarnessError, ToolHarness, ToolHarnessBuilder};
 pub use recorder::EventRecorder;
+pub use scripted::ScriptedStream;
 pub use unavailable::UnavailableJournal;

@@ -1,0 +1,10 @@
+//! Model output as it streams: provider streams read as they arrive
+//! (`native_*`) and the text formats of open-weight models, each against
+//! the whole-response parse, for every chunking.
+//!
+//! One test binary for the folder, one module per file.
+
+mod native_bad_input;
+mod native_chat;
+mod native_common;
+mod native_invariant;
