@@ -56,7 +56,7 @@
 //!   discards the others;
 //! - **judged once, at the close**: a call's arguments are scanned as they
 //!   stream and refused the moment they grow past
-//!   [`StreamLimits`](super::StreamLimits) (`too_large`, `too_deep`; its
+//!   [`StreamLimits`] (`too_large`, `too_deep`; its
 //!   later fragments are dropped); when they close they are read once: not
 //!   one JSON object, or a key repeated in one object, is
 //!   `malformed_arguments`; a call id used earlier in the output is
@@ -75,7 +75,7 @@
 //! - **bad events are classified and skipped**: an event that is not JSON
 //!   or not UTF-8, for an unknown index, out of order or repeated, after the
 //!   end, and a provider's `error` event, are each a
-//!   [`StreamProblem`](super::StreamProblem) keeping the event's text;
+//!   [`StreamProblem`] keeping the event's text;
 //!   reading goes on with the next event;
 //! - **the order of a whole response** is reasoning, text, then calls for
 //!   Chat Completions (a message has no other order), and the order of its
