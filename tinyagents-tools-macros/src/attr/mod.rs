@@ -7,7 +7,6 @@ mod arg;
 mod block;
 mod duration;
 mod retry;
-mod reword;
 mod values;
 
 use darling::FromMeta;
@@ -102,7 +101,7 @@ impl ToolOptions {
             return Err(syn::Error::new(span, EXAMPLE_FORM).into());
         }
         let items = darling::ast::NestedMeta::parse_meta_list(args)?;
-        ToolOptions::from_list(&items).map_err(reword::reword)
+        ToolOptions::from_list(&items).map_err(reword)
     }
 }
 
@@ -126,6 +125,39 @@ fn unquoted_example(args: &TokenStream) -> Option<Span> {
         }
         _ => None,
     })
+}
+
+/// darling's messages in this crate's words: what is wrong, what to write;
+/// never its location suffix (` at retry`).
+fn reword(error: darling::Error) -> darling::Error {
+    let errors: Vec<_> = error
+        .into_iter()
+        .map(|e| {
+            let span = e.span();
+            let mut text = e.to_string();
+            if let Some(i) = text.rfind(" at ") {
+                let location = &text[i + 4..];
+                if !location.is_empty()
+                    && location
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'/')
+                {
+                    text.truncate(i);
+                }
+            }
+            let new = if let Some(rest) = text.strip_prefix("Unknown field: ") {
+                let rest = rest.replacen(". Did you mean", "; did you mean", 1);
+                let rest = rest.replacen(". Available values:", "; the options are:", 1);
+                format!("unknown #[tool] option {rest}")
+            } else if let Some(rest) = text.strip_prefix("Duplicate field ") {
+                format!("{rest} is given twice: keep one")
+            } else {
+                text
+            };
+            darling::Error::from(syn::Error::new(span, new))
+        })
+        .collect();
+    darling::Error::multiple(errors)
 }
 
 #[cfg(test)]

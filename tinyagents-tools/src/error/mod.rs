@@ -17,11 +17,10 @@ use serde::{Deserialize, Serialize};
 
 mod classify;
 mod kind;
-mod panic;
 pub(crate) mod panics;
 pub use classify::{ClassifyError, MAX_ERROR_TEXT};
 pub use kind::{ErrorClass, ErrorKind};
-pub use panic::PanicMessage;
+pub use panics::PanicMessage;
 
 /// One problem with a call's arguments, located by JSON pointer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,4 +1,5 @@
-//! Panics inside tool calls stay out of the process's panic output.
+//! Panics inside tool calls: kept out of the process's panic output, their
+//! message kept as the call error's [`PanicMessage`] source.
 //!
 //! A tool's panic message may hold anything the tool had in hand, secrets
 //! included. The executor catches every panic of a call and answers it with
@@ -16,6 +17,7 @@
 
 use std::any::Any;
 use std::cell::Cell;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Once;
@@ -77,7 +79,25 @@ impl<F: Future + Unpin> Future for Quiet<F> {
     }
 }
 
-pub(crate) use crate::error::PanicMessage;
+/// The message of a tool's panic, kept as the source of its `panicked`
+/// error (never shown to the model; masked before it reaches an event).
+#[derive(Debug, Clone)]
+pub struct PanicMessage(pub(crate) String);
+
+impl PanicMessage {
+    /// The message.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for PanicMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PanicMessage {}
 
 /// The `panicked` error for a caught panic, its message as the source.
 pub(crate) fn panicked(payload: &(dyn Any + Send)) -> ToolError {

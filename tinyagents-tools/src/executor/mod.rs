@@ -37,7 +37,6 @@ mod args;
 mod batch;
 mod config;
 mod content;
-mod durable;
 mod lifecycle;
 
 use std::fmt;

@@ -34,7 +34,6 @@
 //! than run without its limits.
 
 mod crosses;
-mod in_pool;
 mod os;
 mod pool;
 mod tool;
@@ -42,8 +41,7 @@ mod wire;
 mod worker;
 
 pub use crosses::CrossesProcess;
-pub use in_pool::{InPool, IsolatedFn, run_isolated};
 pub use pool::{PoolStats, WorkerPool};
-pub use tool::IsolatedTool;
+pub use tool::{InPool, IsolatedFn, IsolatedTool, run_isolated};
 pub use wire::WORKER_ENV;
 pub use worker::{WorkerCall, WorkerEntry, WorkerRegistry, serve_if_worker};

@@ -30,14 +30,14 @@ mod confirm;
 mod replay;
 mod selection;
 mod workspace;
-mod workspace_policy;
 
 pub use access::{AccessPolicy, AccessPolicyBuilder, PolicyError};
 pub use confirm::ConfirmationPolicy;
 pub use replay::{ReplayCache, ReplayScope};
 pub use selection::{ToolSelector, ToolSelectorBuilder};
-pub use workspace::{PathViolation, WORKSPACE_PATH_FORMAT, WorkspacePath, resolve_in_root};
-pub use workspace_policy::WorkspacePolicy;
+pub use workspace::{
+    PathViolation, WORKSPACE_PATH_FORMAT, WorkspacePath, WorkspacePolicy, resolve_in_root,
+};
 
 /// Adds `names` to an optional set of tool or group names, making the set
 /// on first use.

@@ -1,5 +1,6 @@
-//! The run a call belongs to ([`RunContext`]) and the per-call handle a tool
-//! receives ([`ToolRuntime`]).
+//! The run a call belongs to ([`RunContext`], and [`Ctx`], its context value
+//! as a tool takes it) and the per-call handle a tool receives
+//! ([`ToolRuntime`]).
 //!
 //! # Why tools get shared handles, not `&mut RunContext`
 //!
@@ -15,6 +16,7 @@
 //! is built fresh for each attempt.
 
 use std::fmt;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -25,14 +27,12 @@ use crate::events::EventBus;
 use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
 use crate::redact::Redactor;
 
-mod ctx;
 mod emit;
 mod extensions;
 pub(crate) mod limits;
 mod secret;
 mod turn;
 
-pub use ctx::Ctx;
 use emit::EventScope;
 pub use emit::{EventEmitter, StreamWriter};
 pub use extensions::Extensions;
@@ -283,6 +283,42 @@ impl<C> RunContextBuilder<C> {
             }),
             scope: None,
         }
+    }
+}
+
+/// The application's context value, injected by `#[inject] ctx: Ctx<C>`.
+/// Dereferences to `C`.
+pub struct Ctx<C>(RunContext<C>);
+
+impl<C> Ctx<C> {
+    /// The whole run context.
+    pub fn run(&self) -> &RunContext<C> {
+        &self.0
+    }
+}
+
+impl<C> Deref for Ctx<C> {
+    type Target = C;
+    fn deref(&self) -> &C {
+        self.0.context()
+    }
+}
+
+impl<C> Clone for Ctx<C> {
+    fn clone(&self) -> Self {
+        Ctx(self.0.clone())
+    }
+}
+
+impl<C> fmt::Debug for Ctx<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Ctx").field(&self.0).finish()
+    }
+}
+
+impl<C> From<RunContext<C>> for Ctx<C> {
+    fn from(run: RunContext<C>) -> Self {
+        Ctx(run)
     }
 }
 

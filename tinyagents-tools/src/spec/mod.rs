@@ -30,12 +30,12 @@ macro_rules! setters {
 }
 pub(crate) use setters;
 
-mod bounds;
+mod execution;
 mod retry;
 mod safety;
 pub mod schema;
 
-pub use bounds::{ConcurrencyPolicy, ResourceBounds, TaskStart, TaskSupport};
+pub use execution::{ConcurrencyPolicy, ResourceBounds, TaskStart, TaskSupport};
 
 pub use retry::{Jitter, RetryPolicy};
 pub use safety::{

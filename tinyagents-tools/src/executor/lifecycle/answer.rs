@@ -1,4 +1,4 @@
-//! Steps 4 and 8 to 10 of a call: its events, the canonical
+//! Steps 5 and 8 to 10 of a call: its events, the canonical
 //! [`ToolMessage`] made from the tool's output (checked, redacted, bounded),
 //! the artifact store for a large output, and the [`ToolResult`] that
 //! answers the call, successful or not.
@@ -98,7 +98,7 @@ pub(super) struct Formatted {
 }
 
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
-    /// Step 4: the `tool.started` event, with the tool's resource bounds.
+    /// Step 5: the `tool.started` event, with the tool's resource bounds.
     #[inline]
     pub(super) fn emit_started(
         &self,

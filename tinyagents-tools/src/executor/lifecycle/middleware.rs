@@ -1,4 +1,4 @@
-//! Steps 5 and 7 of a call: the `before_tool` hooks (policies, approvers,
+//! Steps 4 and 7 of a call: the `before_tool` hooks (policies, approvers,
 //! rewrites) and the `after_tool` hooks, around the tool's attempts.
 //!
 //! Time in `before_tool` hooks (an approver deciding, a rate limiter) is
@@ -38,7 +38,7 @@ pub(super) struct Before {
 }
 
 impl<S: Shared, C: Shared> ToolExecutor<S, C> {
-    /// Step 5: each `before_tool` hook in the order added may let the call
+    /// Step 4: each `before_tool` hook in the order added may let the call
     /// through (with changed arguments, checked again), answer in place of
     /// the tool, or refuse it.
     ///

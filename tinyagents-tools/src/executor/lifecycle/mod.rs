@@ -1,15 +1,16 @@
 //! One call's ten steps, from the provider's call to its [`ToolResult`]:
 //! [`ToolExecutor::execute_in`] runs them in order, each a function named
 //! for its step. The steps live beside, by concept: [`admit`] (1 to 3: the
-//! tool, the arguments, limits and permits), [`middleware`] (5 and 7),
-//! [`attempts`] (6), [`durable`] (a journaled call's write-ahead record
-//! before 6) and [`answer`] (5 and 8 to 10: the message, artifacts,
-//! events and the result).
+//! tool, the arguments, limits and permits), [`middleware`] (4 and 7),
+//! [`attempts`] (6), [`answer`] (5 and 8 to 10: `tool.started`, the
+//! message, artifacts, events and the result) and [`durable`] (a journaled
+//! call: the journal's admission before the steps, the write-ahead record
+//! between 4 and 5, the answer kept after them).
 
 mod admit;
 mod answer;
 mod attempts;
-pub(crate) mod durable;
+mod durable;
 mod middleware;
 mod span;
 
