@@ -4,7 +4,10 @@
 //!
 //! One test binary for the folder, one module per file.
 
+mod native_anthropic;
 mod native_bad_input;
 mod native_chat;
 mod native_common;
+mod native_gemini;
 mod native_invariant;
+mod native_responses;

@@ -50,6 +50,8 @@ struct Call {
     started: bool,
     /// The argument text so far, up to where the value closed.
     text: String,
+    /// The bytes of every fragment received, after the close too.
+    received: usize,
     scan: JsonScanner,
     state: State,
     /// Text after the close that is not whitespace, bounded.
@@ -106,6 +108,7 @@ impl Calls {
             reused: false,
             started: false,
             text: String::new(),
+            received: 0,
             scan: JsonScanner::new(limits.max_argument_bytes, limits.max_argument_depth),
             state: State::Open,
             trailing: String::new(),
@@ -144,6 +147,18 @@ impl Calls {
         self.start(pos, out);
     }
 
+    /// The arguments to use when no argument text comes.
+    pub(super) fn set_fallback(&mut self, pos: usize, value: Value) {
+        self.calls[pos].fallback = Some(value);
+    }
+
+    /// Whether ending the call now needs no word on whether the output was
+    /// cut: its arguments closed, never began, or it is over.
+    pub(super) fn decided(&self, pos: usize) -> bool {
+        let call = &self.calls[pos];
+        call.state != State::Open || !call.scan.started()
+    }
+
     /// Marks every call whose arguments are open: an event that may have
     /// carried a piece of them was lost, so they never run.
     pub(super) fn taint_open(&mut self) {
@@ -160,6 +175,7 @@ impl Calls {
             return;
         }
         let call = &mut self.calls[pos];
+        call.received += fragment.len();
         match call.state {
             State::Over => {}
             State::Closed | State::Reported => call.trail(fragment),
@@ -190,6 +206,53 @@ impl Calls {
                 }
             },
         }
+    }
+
+    /// The whole argument text the fragments so far should begin (the
+    /// Responses API's `function_call_arguments.done`): the rest of it is
+    /// read as the next fragment. When it does not begin with what came, a
+    /// fragment was lost or repeated: that is a problem, and a call still
+    /// open then never runs.
+    pub(super) fn complete(&mut self, pos: usize, whole: &str, out: &mut Vec<StreamEvent>) {
+        let call = &mut self.calls[pos];
+        if call.state == State::Over {
+            return;
+        }
+        let agrees = whole.is_char_boundary(call.received.min(whole.len()))
+            && whole.len() >= call.received
+            && whole.starts_with(call.text.as_str());
+        if !agrees {
+            if call.state == State::Open {
+                call.tainted = true;
+            }
+            out.push(StreamEvent::Problem(StreamProblem::new(
+                StreamProblemKind::MalformedEvent,
+                whole,
+            )));
+            return;
+        }
+        let rest = &whole[call.received..];
+        self.fragment(pos, rest, out);
+    }
+
+    /// A call refused whole, as it came (`raw`, kept as its compact JSON
+    /// text up to the size limit), for `kind`.
+    pub(super) fn refuse(
+        &mut self,
+        id: Option<&str>,
+        name: Option<&str>,
+        raw: &Value,
+        kind: CallProblem,
+        out: &mut Vec<StreamEvent>,
+    ) -> usize {
+        let pos = self.open(Args::Json, id, name, out);
+        let max = self.limits.max_argument_bytes;
+        let call = &mut self.calls[pos];
+        let text = compact_prefix(raw, max, usize::MAX);
+        call.text = text[..floor_boundary(&text, max)].to_owned();
+        call.state = State::Over;
+        out.push(call.failed(pos, kind));
+        pos
     }
 
     /// A call whose arguments came whole, as a parsed value (Gemini's

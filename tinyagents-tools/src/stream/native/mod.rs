@@ -39,6 +39,46 @@
 //! assert_eq!(ready.unwrap().arguments, r#"{"city": "Paris"}"#.into());
 //! ```
 //!
+//! Anthropic's and Gemini's calls carry their arguments as a JSON object,
+//! and so do the ready calls read from their streams (the streamed text
+//! parsed once, when it closes):
+//!
+//! ```
+//! use serde_json::json;
+//! use tinyagents_tools::stream::native::{NativeFormat, NativeOptions, NativeReader, parse_response};
+//! use tinyagents_tools::stream::{ModelOutput, OutputReader};
+//!
+//! let events = [
+//!     json!({"type": "message_start", "message": {"usage": {"input_tokens": 9, "output_tokens": 1}}}),
+//!     json!({"type": "content_block_start", "index": 0,
+//!            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {}}}),
+//!     json!({"type": "content_block_delta", "index": 0,
+//!            "delta": {"type": "input_json_delta", "partial_json": "{\"city\": \"Par"}}),
+//!     json!({"type": "content_block_delta", "index": 0,
+//!            "delta": {"type": "input_json_delta", "partial_json": "is\"}"}}),
+//!     json!({"type": "content_block_stop", "index": 0}),
+//!     json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+//!            "usage": {"output_tokens": 12}}),
+//!     json!({"type": "message_stop"}),
+//! ];
+//! let mut reader = NativeReader::new(NativeFormat::Anthropic);
+//! let mut out = Vec::new();
+//! for event in &events {
+//!     reader.push_event(event, &mut out);
+//! }
+//! reader.finish(&mut out);
+//! let streamed = ModelOutput::collect(out);
+//!
+//! let message = json!({
+//!     "content": [{"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}}],
+//!     "stop_reason": "tool_use",
+//!     "usage": {"input_tokens": 9, "output_tokens": 12},
+//! });
+//! let whole = parse_response(NativeFormat::Anthropic, &message, &NativeOptions::default());
+//! assert_eq!(streamed, whole);
+//! assert_eq!(whole.calls().next().unwrap().arguments, json!({"city": "Paris"}).into());
+//! ```
+//!
 //! What the readers hold to, beyond the [module's contract](super):
 //!
 //! - **calls are the providers' parsers' calls**: when every call of a
@@ -84,8 +124,11 @@
 //! [`OutputReader`]: super::OutputReader
 //! [`ModelOutput`]: super::ModelOutput
 
+mod anthropic;
 mod calls;
 mod chat;
+mod gemini;
+mod responses;
 mod sse;
 
 use std::fmt;
@@ -107,17 +150,33 @@ pub enum NativeFormat {
     /// `chat.completion` objects), and the OpenAI-compatible servers that
     /// speak it (their `reasoning_content` or `reasoning` deltas included).
     OpenAiChat,
+    /// OpenAI Responses (`response.*` events and `response` objects).
+    OpenAiResponses,
+    /// Anthropic Messages (`message_start` ... `message_stop` events and
+    /// `message` objects).
+    Anthropic,
+    /// Gemini `generateContent` (`streamGenerateContent?alt=sse` chunks and
+    /// `GenerateContentResponse` objects).
+    Gemini,
 }
 
 impl NativeFormat {
     /// Every format, in a fixed order.
-    pub const ALL: [NativeFormat; 1] = [NativeFormat::OpenAiChat];
+    pub const ALL: [NativeFormat; 4] = [
+        NativeFormat::OpenAiChat,
+        NativeFormat::OpenAiResponses,
+        NativeFormat::Anthropic,
+        NativeFormat::Gemini,
+    ];
 
     /// A stable name: `openai-chat`, `openai-responses`, `anthropic` or
     /// `gemini`.
     pub fn as_str(self) -> &'static str {
         match self {
             NativeFormat::OpenAiChat => "openai-chat",
+            NativeFormat::OpenAiResponses => "openai-responses",
+            NativeFormat::Anthropic => "anthropic",
+            NativeFormat::Gemini => "gemini",
         }
     }
 }
@@ -188,6 +247,9 @@ pub fn parse_response(
     let mut out = Vec::new();
     match format {
         NativeFormat::OpenAiChat => chat::parse(response, options, &mut out),
+        NativeFormat::OpenAiResponses => responses::parse(response, options, &mut out),
+        NativeFormat::Anthropic => anthropic::parse(response, options, &mut out),
+        NativeFormat::Gemini => gemini::parse(response, options, &mut out),
     }
     ModelOutput::collect(out)
 }
@@ -204,6 +266,9 @@ pub struct NativeReader {
 #[derive(Debug)]
 enum Format {
     Chat(chat::Stream),
+    Responses(responses::Stream),
+    Anthropic(anthropic::Stream),
+    Gemini(gemini::Stream),
 }
 
 impl NativeReader {
@@ -218,6 +283,11 @@ impl NativeReader {
             sse: Sse::new(options.max_event_bytes),
             format: match format {
                 NativeFormat::OpenAiChat => Format::Chat(chat::Stream::new(&options)),
+                NativeFormat::OpenAiResponses => {
+                    Format::Responses(responses::Stream::new(&options))
+                }
+                NativeFormat::Anthropic => Format::Anthropic(anthropic::Stream::new(&options)),
+                NativeFormat::Gemini => Format::Gemini(gemini::Stream::new(&options)),
             },
         }
     }
@@ -226,6 +296,9 @@ impl NativeReader {
     pub fn format(&self) -> NativeFormat {
         match self.format {
             Format::Chat(_) => NativeFormat::OpenAiChat,
+            Format::Responses(_) => NativeFormat::OpenAiResponses,
+            Format::Anthropic(_) => NativeFormat::Anthropic,
+            Format::Gemini(_) => NativeFormat::Gemini,
         }
     }
 
@@ -269,18 +342,27 @@ impl Format {
     fn event(&mut self, event: &Value, out: &mut Vec<StreamEvent>) {
         match self {
             Format::Chat(s) => s.event(event, out),
+            Format::Responses(s) => s.event(event, out),
+            Format::Anthropic(s) => s.event(event, out),
+            Format::Gemini(s) => s.event(event, out),
         }
     }
 
     fn end(&mut self, out: &mut Vec<StreamEvent>) {
         match self {
             Format::Chat(s) => s.end(out),
+            Format::Responses(s) => s.end(out),
+            Format::Anthropic(s) => s.end(out),
+            Format::Gemini(s) => s.end(out),
         }
     }
 
     fn calls(&mut self) -> &mut calls::Calls {
         match self {
             Format::Chat(s) => &mut s.calls,
+            Format::Responses(s) => &mut s.calls,
+            Format::Anthropic(s) => &mut s.calls,
+            Format::Gemini(s) => &mut s.calls,
         }
     }
 }
@@ -312,6 +394,13 @@ fn text(out: &mut Vec<StreamEvent>, text: Option<&str>) {
 fn reasoning(out: &mut Vec<StreamEvent>, text: Option<&str>) {
     if let Some(text) = text.filter(|t| !t.is_empty()) {
         out.push(StreamEvent::Reasoning(text.to_owned()));
+    }
+}
+
+/// A signature event, unless the signature is empty.
+fn signature(out: &mut Vec<StreamEvent>, signature: Option<&str>) {
+    if let Some(signature) = signature.filter(|s| !s.is_empty()) {
+        out.push(StreamEvent::ReasoningSignature(signature.to_owned()));
     }
 }
 
