@@ -89,3 +89,21 @@ fn an_incomplete_response_ends_by_its_reason_and_a_failed_one_reports_its_error(
     );
     assert!(out.problems[0].raw.contains("The model crashed"));
 }
+
+#[test]
+fn a_done_event_completes_arguments_whose_last_deltas_never_came() {
+    let events = [
+        json!({"type": "response.output_item.added", "sequence_number": 0, "output_index": 0,
+               "item": {"type": "function_call", "call_id": "c1", "name": "f", "arguments": ""}}),
+        json!({"type": "response.function_call_arguments.delta", "sequence_number": 1,
+               "output_index": 0, "delta": "{\"a\":"}),
+        json!({"type": "response.function_call_arguments.done", "sequence_number": 2,
+               "output_index": 0, "arguments": "{\"a\": \"é\"}"}),
+        json!({"type": "response.completed", "sequence_number": 3,
+               "response": {"status": "completed", "output": []}}),
+    ];
+    let out = read(RESPONSES, sse(&events).as_bytes(), Chunking::ONE);
+    assert!(out.problems.is_empty(), "{:?}", out.problems);
+    let call = out.calls().next().unwrap();
+    assert_eq!(call.arguments, RawArguments::Text("{\"a\": \"é\"}".into()));
+}
