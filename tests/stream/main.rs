@@ -11,3 +11,6 @@ mod native_common;
 mod native_gemini;
 mod native_invariant;
 mod native_responses;
+mod text_formats;
+mod text_rules;
+mod text_support;

@@ -89,6 +89,12 @@ impl JsonScanner {
         self.state != State::Before
     }
 
+    /// Whether the last byte scanned is inside a string (so a marker read
+    /// there is part of the string, not markup around the value).
+    pub fn in_string(&self) -> bool {
+        matches!(self.state, State::InString { .. })
+    }
+
     /// Scans the next piece. Once a value is complete or refused, every
     /// later piece answers the same, with `end` 0 for a complete value (it
     /// ended in an earlier piece).

@@ -29,6 +29,7 @@ use crate::ids::{CallName, ToolCallId};
 
 pub mod json_scan;
 pub mod native;
+pub mod text;
 
 /// A reader of one turn's model output, fed in pieces as they arrive.
 ///

@@ -1,0 +1,2757 @@
+//! The one engine that reads every [`TextFormat`]: a state machine over the
+//! text decoded so far, linear in the input.
+//!
+//! The engine keeps the text it cannot decide yet (a partial marker, a call
+//! whose arguments have not closed) and a cursor into it; each piece only
+//! moves the cursor forward, so no byte is scanned more than a bounded
+//! number of times whatever the chunking. Every decision is made only when
+//! the bytes that decide it are there (a partial marker at the end of the
+//! text waits for the next piece), which is why every chunking gives the
+//! same [`ModelOutput`](crate::stream::ModelOutput): the whole-text parse is
+//! this engine fed one piece.
+
+use std::collections::{HashMap, HashSet};
+use std::mem;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::format::{CallBody, CallRun, HarmonyMarkers, Join, NameForm, RunStart, TextFormat};
+use super::python::{PyCallScan, PyStep, parse_call};
+use super::typing::typed_value;
+use crate::call::{RawArguments, ToolCall};
+use crate::ids::{CallName, ToolCallId};
+use crate::stream::json_scan::{JsonScanner, Scan};
+use crate::stream::{
+    ArgumentsDelta, CallProblem, CallStarted, FailedCall, ReadyCall, StreamEvent, StreamLimits,
+    StreamProblem, StreamProblemKind, TruncatedCall,
+};
+
+/// The longest name, id or harmony header read before the markup counts as
+/// malformed.
+const MAX_HEAD: usize = 1024;
+
+/// What a marker met in the visible text starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextHit {
+    Reasoning,
+    Run(usize),
+}
+
+/// What a marker met inside a run ends or starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The run's end marker: consumed, the run is over.
+    RunEnd,
+    /// The call's end marker: consumed, the next call may follow.
+    CallEnd,
+    /// The next call's start marker: left for the run to read.
+    CallStart,
+    /// A marker that starts a run: left for the visible text to read.
+    RunStart,
+}
+
+/// A format, with the marker lists the engine looks for made once.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub(crate) format: TextFormat,
+    text_markers: Vec<String>,
+    text_hits: Vec<TextHit>,
+    /// Per run: the markers that stop a call (with what they mean).
+    stops: Vec<Vec<(String, Stop)>>,
+}
+
+impl Compiled {
+    pub(crate) fn new(format: TextFormat) -> Compiled {
+        let mut text_markers = Vec::new();
+        let mut text_hits = Vec::new();
+        if let Some(r) = &format.reasoning {
+            text_markers.push(r.start.clone());
+            text_hits.push(TextHit::Reasoning);
+        }
+        for (i, run) in format.runs.iter().enumerate() {
+            if let RunStart::Marker(m) = &run.start {
+                text_markers.push(m.clone());
+                text_hits.push(TextHit::Run(i));
+            }
+        }
+        let run_starts: Vec<String> = format
+            .runs
+            .iter()
+            .filter_map(|r| match &r.start {
+                RunStart::Marker(m) => Some(m.clone()),
+                RunStart::OutputStart => None,
+            })
+            .collect();
+        let stops = format
+            .runs
+            .iter()
+            .map(|run| {
+                let mut s = Vec::new();
+                s.extend(run.end.iter().map(|m| (m.clone(), Stop::RunEnd)));
+                s.extend(run.call_end.iter().map(|m| (m.clone(), Stop::CallEnd)));
+                s.extend(run.call_start.iter().map(|m| (m.clone(), Stop::CallStart)));
+                s.extend(run_starts.iter().map(|m| (m.clone(), Stop::RunStart)));
+                s
+            })
+            .collect();
+        Compiled {
+            format,
+            text_markers,
+            text_hits,
+            stops,
+        }
+    }
+}
+
+/// A marker search's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hit {
+    /// Marker `which` starts at `at`.
+    Found { at: usize, which: usize },
+    /// A marker may start at `at`: the text ends inside it.
+    Partial { at: usize },
+    /// No marker starts before the end of the text.
+    None,
+}
+
+/// Whether a marker is at a position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tri {
+    Yes,
+    No,
+    Maybe,
+}
+
+/// What is known of the call being read.
+#[derive(Debug, Clone, Default)]
+struct CallInfo {
+    index: Option<usize>,
+    id: Option<ToolCallId>,
+    name: Option<CallName>,
+    /// The id was used by an earlier call of this output.
+    reused: bool,
+    /// The call was already reported failed (refused for its size or
+    /// depth as soon as it broke the bound); what follows is skipped.
+    reported: bool,
+}
+
+/// A JSON value being scanned for its end.
+#[derive(Debug, Clone)]
+struct JsonArgs {
+    scan: JsonScanner,
+    /// Where the value's text begins (leading whitespace included).
+    from: usize,
+    /// The next byte to scan.
+    at: usize,
+}
+
+enum JsonOutcome {
+    Need,
+    Complete { start: usize, end: usize },
+    Stopped { at: usize, which: usize },
+    TooLarge,
+    TooDeep,
+    Eof,
+}
+
+#[derive(Debug)]
+enum State {
+    Text,
+    Reasoning,
+    Run(RunState),
+    Harmony(HState),
+}
+
+#[derive(Debug)]
+struct RunState {
+    run: usize,
+    /// Begun without a marker at the output start, and no call is known
+    /// yet: if what follows is not a call, it is all text.
+    bare: bool,
+    /// Where the current call's markup begins (for its raw text).
+    raw_start: usize,
+    /// A call of this run has ended.
+    done: bool,
+    phase: Phase,
+}
+
+#[derive(Debug)]
+enum Phase {
+    /// Just after the run's start marker.
+    Open,
+    /// A call, the run's end or (with `first` false) a separator may come.
+    Next {
+        first: bool,
+    },
+    Body(Body),
+    /// After a call: its end marker comes next.
+    CallEnd,
+    /// After a call and its end marker: how the run goes on.
+    After,
+    /// After a list separator: a call comes next.
+    ListItem,
+    /// The run's end marker comes next.
+    ExpectEnd,
+    /// Malformed: skipping to where the call ends.
+    Skip {
+        info: CallInfo,
+        kind: CallProblem,
+        from: usize,
+    },
+}
+
+#[derive(Debug)]
+enum Body {
+    Json {
+        info: CallInfo,
+        args: JsonArgs,
+    },
+    Name {
+        info: CallInfo,
+        step: NameStep,
+    },
+    Xml {
+        info: CallInfo,
+        step: XmlStep,
+        args: Map<String, Value>,
+        bytes: usize,
+    },
+    Kv {
+        info: CallInfo,
+        step: KvStep,
+        args: Map<String, Value>,
+        bytes: usize,
+    },
+    Py {
+        info: CallInfo,
+        scan: PyCallScan,
+        from: usize,
+        at: usize,
+    },
+}
+
+#[derive(Debug)]
+enum NameStep {
+    Prefix,
+    Name { from: usize },
+    Id { from: usize, name: String },
+    Fence,
+    Args(JsonArgs),
+    FenceEnd,
+}
+
+#[derive(Debug)]
+enum XmlStep {
+    Name { from: usize },
+    Params,
+    ParamName { from: usize },
+    Value { key: String, from: usize },
+}
+
+#[derive(Debug)]
+enum KvStep {
+    Name { from: usize },
+    Pairs,
+    Key { from: usize },
+    ExpectValue { key: String },
+    Value { key: String, from: usize },
+}
+
+#[derive(Debug)]
+enum HState {
+    Between,
+    Header {
+        raw_start: usize,
+        from: usize,
+    },
+    Text,
+    Reasoning,
+    Call {
+        info: CallInfo,
+        raw_start: usize,
+        args: JsonArgs,
+    },
+    AfterCall {
+        raw_start: usize,
+    },
+    Skip {
+        info: CallInfo,
+        kind: CallProblem,
+        raw_start: usize,
+        from: usize,
+    },
+}
+
+/// What a handler did.
+enum Flow {
+    /// It moved on: run the next step.
+    Go(State),
+    /// It needs more text (at the end of the output it never says this).
+    Wait(State),
+}
+
+/// The engine behind [`TextReader`](super::TextReader).
+#[derive(Debug)]
+pub(crate) struct Engine {
+    c: Arc<Compiled>,
+    schemas: Arc<HashMap<String, Value>>,
+    limits: StreamLimits,
+    id_prefix: String,
+    buf: String,
+    pos: usize,
+    cur: usize,
+    utf8: Vec<u8>,
+    eof: bool,
+    state: Option<State>,
+    anchor: bool,
+    next_index: usize,
+    ids: HashSet<String>,
+}
+
+impl Engine {
+    pub(crate) fn new(
+        c: Arc<Compiled>,
+        schemas: Arc<HashMap<String, Value>>,
+        limits: StreamLimits,
+        id_prefix: String,
+        in_reasoning: bool,
+    ) -> Engine {
+        let harmony = matches!(c.format.body, CallBody::Harmony(_));
+        let state = if harmony {
+            State::Harmony(if in_reasoning {
+                HState::Reasoning
+            } else {
+                HState::Between
+            })
+        } else if in_reasoning && c.format.reasoning.is_some() {
+            State::Reasoning
+        } else {
+            State::Text
+        };
+        let anchor = c
+            .format
+            .runs
+            .iter()
+            .any(|r| r.start == RunStart::OutputStart);
+        Engine {
+            c,
+            schemas,
+            limits,
+            id_prefix,
+            buf: String::new(),
+            pos: 0,
+            cur: 0,
+            utf8: Vec::new(),
+            eof: false,
+            state: Some(state),
+            anchor,
+            next_index: 0,
+            ids: HashSet::new(),
+        }
+    }
+
+    /// Decodes `piece` (holding back a UTF-8 sequence it cuts) and reads
+    /// as far as the text decides.
+    pub(crate) fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
+        if self.eof {
+            return;
+        }
+        self.compact();
+        let mut pending = mem::take(&mut self.utf8);
+        let bytes: &[u8] = if pending.is_empty() {
+            piece
+        } else {
+            pending.extend_from_slice(piece);
+            &pending
+        };
+        let rest = decode_into(&mut self.buf, bytes, false, out);
+        self.utf8 = rest.to_vec();
+        self.drive(out);
+    }
+
+    /// The output ended: decides everything held back.
+    pub(crate) fn finish(&mut self, out: &mut Vec<StreamEvent>) {
+        if self.eof {
+            return;
+        }
+        let pending = mem::take(&mut self.utf8);
+        decode_into(&mut self.buf, &pending, true, out);
+        self.eof = true;
+        self.drive(out);
+    }
+
+    /// Drops the text already decided when no state points into it.
+    fn compact(&mut self) {
+        let free = match &mut self.state {
+            Some(State::Text | State::Reasoning)
+            | Some(State::Harmony(HState::Between | HState::Text | HState::Reasoning)) => true,
+            Some(State::Run(RunState {
+                phase: Phase::Skip { info, from, .. },
+                raw_start,
+                ..
+            })) if info.reported && *from == self.pos => {
+                *from = 0;
+                *raw_start = 0;
+                true
+            }
+            _ => false,
+        };
+        if free && self.pos > 0 && self.pos == self.cur {
+            self.buf.drain(..self.pos);
+            self.cur = 0;
+            self.pos = 0;
+        }
+    }
+
+    fn drive(&mut self, out: &mut Vec<StreamEvent>) {
+        while let Some(state) = self.state.take() {
+            let flow = match state {
+                State::Text => self.text(out),
+                State::Reasoning => self.reasoning(out),
+                State::Run(rs) => self.run(rs, out),
+                State::Harmony(h) => self.harmony(h, out),
+            };
+            match flow {
+                Flow::Go(next) => self.state = Some(next),
+                Flow::Wait(next) => {
+                    self.state = Some(next);
+                    break;
+                }
+            }
+        }
+    }
+
+    // ---- searching the text -------------------------------------------
+
+    fn bytes(&self) -> &[u8] {
+        self.buf.as_bytes()
+    }
+
+    fn skip_ws(&self, mut p: usize) -> usize {
+        let b = self.bytes();
+        while p < b.len() && b[p].is_ascii_whitespace() {
+            p += 1;
+        }
+        p
+    }
+
+    fn at(&self, p: usize, marker: &str) -> Tri {
+        let rest = &self.bytes()[p.min(self.buf.len())..];
+        let m = marker.as_bytes();
+        if rest.starts_with(m) {
+            Tri::Yes
+        } else if !self.eof && m.starts_with(rest) {
+            Tri::Maybe
+        } else {
+            Tri::No
+        }
+    }
+
+    /// The first of `markers` from `from` on (the longest where several
+    /// start at one position).
+    fn find<S: AsRef<str>>(&self, from: usize, markers: &[S]) -> Hit {
+        let b = self.bytes();
+        let mut i = from;
+        while i < b.len() {
+            let byte = b[i];
+            let mut partial = false;
+            let mut best: Option<(usize, usize)> = None;
+            for (w, m) in markers.iter().enumerate() {
+                let m = m.as_ref();
+                if m.as_bytes().first() != Some(&byte) {
+                    continue;
+                }
+                match self.at(i, m) {
+                    Tri::Yes if best.is_none_or(|(_, len)| m.len() > len) => {
+                        best = Some((w, m.len()))
+                    }
+                    Tri::Maybe => partial = true,
+                    _ => {}
+                }
+            }
+            if let Some((which, _)) = best {
+                return Hit::Found { at: i, which };
+            }
+            if partial {
+                return Hit::Partial { at: i };
+            }
+            i += 1;
+        }
+        Hit::None
+    }
+
+    /// Scans a JSON value for its end, stopping at a marker met outside
+    /// its strings.
+    fn scan_json(&self, j: &mut JsonArgs, stops: &[(String, Stop)], also: &[&str]) -> JsonOutcome {
+        let b = self.bytes();
+        let firsts = |byte: u8| {
+            stops
+                .iter()
+                .any(|(m, _)| m.as_bytes().first() == Some(&byte))
+                || also.iter().any(|m| m.as_bytes().first() == Some(&byte))
+        };
+        let all: Vec<&str> = stops
+            .iter()
+            .map(|(m, _)| m.as_str())
+            .chain(also.iter().copied())
+            .collect();
+        loop {
+            if j.at >= b.len() {
+                if !self.eof {
+                    return JsonOutcome::Need;
+                }
+                return match j.scan.finish() {
+                    Scan::Complete { .. } => JsonOutcome::Complete {
+                        start: self.skip_ws(j.from),
+                        end: j.at,
+                    },
+                    _ => JsonOutcome::Eof,
+                };
+            }
+            let mut k = j.at;
+            while k < b.len() && !firsts(b[k]) {
+                k += 1;
+            }
+            let upto = if k > j.at {
+                k
+            } else {
+                if !j.scan.in_string() {
+                    match self.find_at(k, &all) {
+                        Tri::Yes => {
+                            let which = all
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, m)| b[k..].starts_with(m.as_bytes()))
+                                .max_by_key(|(_, m)| m.len())
+                                .map(|(w, _)| w)
+                                .unwrap_or(0);
+                            return JsonOutcome::Stopped { at: k, which };
+                        }
+                        Tri::Maybe => return JsonOutcome::Need,
+                        Tri::No => {}
+                    }
+                }
+                k + 1
+            };
+            let piece = &self.buf[j.at..upto];
+            match j.scan.push(piece) {
+                Scan::Complete { end } => {
+                    return JsonOutcome::Complete {
+                        start: self.skip_ws(j.from),
+                        end: j.at + end,
+                    };
+                }
+                Scan::TooLarge => return JsonOutcome::TooLarge,
+                Scan::TooDeep => return JsonOutcome::TooDeep,
+                Scan::Incomplete => j.at = upto,
+            }
+        }
+    }
+
+    /// Whether one of `markers` starts exactly at `p`.
+    fn find_at(&self, p: usize, markers: &[&str]) -> Tri {
+        let mut maybe = false;
+        for m in markers {
+            match self.at(p, m) {
+                Tri::Yes => return Tri::Yes,
+                Tri::Maybe => maybe = true,
+                Tri::No => {}
+            }
+        }
+        if maybe { Tri::Maybe } else { Tri::No }
+    }
+
+    fn json_args(&self, from: usize) -> JsonArgs {
+        JsonArgs {
+            scan: JsonScanner::new(
+                self.limits.max_argument_bytes,
+                self.limits.max_argument_depth,
+            ),
+            from,
+            at: from,
+        }
+    }
+
+    // ---- events ---------------------------------------------------------
+
+    fn emit_text(&mut self, to: usize, out: &mut Vec<StreamEvent>) {
+        if to > self.pos {
+            out.push(StreamEvent::Text(self.buf[self.pos..to].to_owned()));
+        }
+        self.pos = to;
+        self.cur = to;
+    }
+
+    fn emit_reasoning(&mut self, to: usize, out: &mut Vec<StreamEvent>) {
+        if to > self.pos {
+            out.push(StreamEvent::Reasoning(self.buf[self.pos..to].to_owned()));
+        }
+        self.pos = to;
+        self.cur = to;
+    }
+
+    /// Consumes markup up to `to`.
+    fn consume(&mut self, to: usize) {
+        self.pos = to;
+        self.cur = to;
+    }
+
+    fn raw(&self, from: usize, to: usize) -> String {
+        let mut end = to.min(self.buf.len());
+        while !self.buf.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cap = from + self.limits.max_argument_bytes.saturating_add(MAX_HEAD);
+        if end > cap {
+            end = cap;
+            while !self.buf.is_char_boundary(end) {
+                end -= 1;
+            }
+        }
+        self.buf[from.min(end)..end].to_owned()
+    }
+
+    fn index(&mut self, info: &mut CallInfo) -> usize {
+        *info.index.get_or_insert_with(|| {
+            self.next_index += 1;
+            self.next_index - 1
+        })
+    }
+
+    /// The call's name is known: gives it its index and id and says so.
+    fn start_call(
+        &mut self,
+        info: &mut CallInfo,
+        name: &str,
+        given_id: Option<&str>,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let index = self.index(info);
+        let id = match given_id {
+            Some(id) => {
+                info.reused = !self.ids.insert(id.to_owned());
+                ToolCallId::from(id)
+            }
+            None => {
+                let id = format!("{}{index}", self.id_prefix);
+                self.ids.insert(id.clone());
+                ToolCallId::from(id)
+            }
+        };
+        info.id = Some(id.clone());
+        info.name = Some(CallName::from(name));
+        out.push(StreamEvent::CallStarted(CallStarted {
+            index,
+            id,
+            name: CallName::from(name),
+        }));
+    }
+
+    fn ready(
+        &mut self,
+        mut info: CallInfo,
+        arguments: RawArguments,
+        raw: String,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let index = self.index(&mut info);
+        let (Some(id), Some(name)) = (info.id.clone(), info.name.clone()) else {
+            return self.failed(info, CallProblem::MalformedMarkup, raw, out);
+        };
+        if info.reused {
+            return self.failed(info, CallProblem::ReusedId, raw, out);
+        }
+        out.push(StreamEvent::CallReady(ReadyCall {
+            index,
+            call: ToolCall::new(id, name, arguments),
+        }));
+    }
+
+    fn failed(
+        &mut self,
+        mut info: CallInfo,
+        kind: CallProblem,
+        raw: String,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        let index = self.index(&mut info);
+        out.push(StreamEvent::CallFailed(FailedCall {
+            index: Some(index),
+            id: info.id,
+            name: info.name,
+            kind,
+            raw,
+        }));
+    }
+
+    fn truncated(&mut self, mut info: CallInfo, raw: String, out: &mut Vec<StreamEvent>) {
+        let index = self.index(&mut info);
+        out.push(StreamEvent::Truncated(TruncatedCall {
+            index: Some(index),
+            id: info.id,
+            name: info.name,
+            raw,
+        }));
+    }
+
+    // ---- visible text and reasoning -------------------------------------
+
+    fn text(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
+        if self.anchor {
+            let p = self.skip_ws(self.cur);
+            if p == self.buf.len() && !self.eof {
+                self.emit_text(p, out);
+                return Flow::Wait(State::Text);
+            }
+            self.anchor = false;
+            if let Some(run) = self.bare_run_at(p) {
+                self.emit_text(p, out);
+                return Flow::Go(State::Run(RunState {
+                    run,
+                    bare: true,
+                    raw_start: p,
+                    done: false,
+                    phase: Phase::Open,
+                }));
+            }
+        }
+        let c = Arc::clone(&self.c);
+        match self.find(self.cur, &c.text_markers) {
+            Hit::Found { at, which } => {
+                self.emit_text(at, out);
+                let end = at + c.text_markers[which].len();
+                self.consume(end);
+                Flow::Go(match c.text_hits[which] {
+                    TextHit::Reasoning => State::Reasoning,
+                    TextHit::Run(run) => State::Run(RunState {
+                        run,
+                        bare: false,
+                        raw_start: at,
+                        done: false,
+                        phase: Phase::Open,
+                    }),
+                })
+            }
+            Hit::Partial { at } => {
+                self.emit_text(at, out);
+                Flow::Wait(State::Text)
+            }
+            Hit::None => {
+                self.emit_text(self.buf.len(), out);
+                Flow::Wait(State::Text)
+            }
+        }
+    }
+
+    /// The bare run (one without a start marker) whose opening is at `p`.
+    fn bare_run_at(&self, p: usize) -> Option<usize> {
+        let b = self.bytes();
+        let first = *b.get(p)?;
+        self.c.format.runs.iter().position(|run| {
+            run.start == RunStart::OutputStart
+                && match (&run.join, &self.c.format.body) {
+                    (Join::List { open, .. }, _) => open.as_bytes().first() == Some(&first),
+                    (_, CallBody::JsonObject { .. }) => first == b'{',
+                    _ => false,
+                }
+        })
+    }
+
+    fn reasoning(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
+        let Some(end) = self.c.format.reasoning.as_ref().map(|r| r.end.clone()) else {
+            return Flow::Go(State::Text);
+        };
+        match self.find(self.cur, &[end.as_str()]) {
+            Hit::Found { at, .. } => {
+                self.emit_reasoning(at, out);
+                self.consume(at + end.len());
+                Flow::Go(State::Text)
+            }
+            Hit::Partial { at } => {
+                self.emit_reasoning(at, out);
+                Flow::Wait(State::Reasoning)
+            }
+            Hit::None => {
+                self.emit_reasoning(self.buf.len(), out);
+                Flow::Wait(State::Reasoning)
+            }
+        }
+    }
+
+    // ---- runs of calls ---------------------------------------------------
+
+    fn run_def(&self, run: usize) -> &CallRun {
+        &self.c.format.runs[run]
+    }
+
+    fn run(&mut self, mut rs: RunState, out: &mut Vec<StreamEvent>) -> Flow {
+        let phase = mem::replace(&mut rs.phase, Phase::After);
+        match phase {
+            Phase::Open => {
+                if let Join::List { open, .. } = &self.run_def(rs.run).join {
+                    let open = open.clone();
+                    let p = self.skip_ws(self.cur);
+                    match self.at(p, &open) {
+                        Tri::Yes => {
+                            if !rs.bare {
+                                self.consume(p + open.len());
+                            } else {
+                                self.cur = p + open.len();
+                            }
+                            rs.phase = Phase::ListItem;
+                            Flow::Go(State::Run(rs))
+                        }
+                        Tri::Maybe => {
+                            rs.phase = Phase::Open;
+                            Flow::Wait(State::Run(rs))
+                        }
+                        Tri::No if self.eof && p == self.buf.len() => {
+                            let raw = self.raw(rs.raw_start, self.buf.len());
+                            self.truncated(CallInfo::default(), raw, out);
+                            self.consume(self.buf.len());
+                            Flow::Go(State::Text)
+                        }
+                        Tri::No => self.junk(rs, p, out),
+                    }
+                } else {
+                    rs.phase = Phase::Next { first: true };
+                    Flow::Go(State::Run(rs))
+                }
+            }
+            Phase::Next { first } => self.next_call(rs, first, out),
+            Phase::ListItem => {
+                let p = self.skip_ws(self.cur);
+                if p == self.buf.len() {
+                    return self.run_eof_or_wait(rs, Phase::ListItem, out);
+                }
+                let close = match &self.run_def(rs.run).join {
+                    Join::List { close, .. } => close.clone(),
+                    _ => String::new(),
+                };
+                if !close.is_empty() && self.at(p, &close) == Tri::Yes {
+                    if rs.bare {
+                        // `[]` at the output start is text.
+                        return self.give_back(rs);
+                    }
+                    self.consume(p + close.len());
+                    rs.phase = self.after_list();
+                    return Flow::Go(State::Run(rs));
+                }
+                self.begin_body(rs, p, out)
+            }
+            Phase::Body(body) => self.body(rs, body, out),
+            Phase::CallEnd => {
+                let Some(end) = self.run_def(rs.run).call_end.clone() else {
+                    rs.phase = Phase::After;
+                    return Flow::Go(State::Run(rs));
+                };
+                let p = self.skip_ws(self.cur);
+                match self.at(p, &end) {
+                    Tri::Yes => {
+                        self.consume(p + end.len());
+                        rs.phase = Phase::After;
+                        Flow::Go(State::Run(rs))
+                    }
+                    Tri::Maybe => {
+                        rs.phase = Phase::CallEnd;
+                        Flow::Wait(State::Run(rs))
+                    }
+                    Tri::No if p == self.buf.len() => {
+                        self.consume(p);
+                        Flow::Go(State::Text)
+                    }
+                    Tri::No => self.junk(rs, p, out),
+                }
+            }
+            Phase::After => self.after_call(rs, out),
+            Phase::ExpectEnd => {
+                let Some(end) = self.run_def(rs.run).end.clone() else {
+                    return Flow::Go(State::Text);
+                };
+                let p = self.skip_ws(self.cur);
+                match self.at(p, &end) {
+                    Tri::Yes => {
+                        self.consume(p + end.len());
+                        Flow::Go(State::Text)
+                    }
+                    Tri::Maybe => {
+                        rs.phase = Phase::ExpectEnd;
+                        Flow::Wait(State::Run(rs))
+                    }
+                    Tri::No if p == self.buf.len() => {
+                        self.consume(p);
+                        Flow::Go(State::Text)
+                    }
+                    Tri::No => self.junk(rs, p, out),
+                }
+            }
+            Phase::Skip { info, kind, from } => self.skip(rs, info, kind, from, out),
+        }
+    }
+
+    /// The bare run was not a call after all: its text is visible text.
+    fn give_back(&mut self, rs: RunState) -> Flow {
+        self.cur = rs.raw_start;
+        self.pos = rs.raw_start;
+        Flow::Go(State::Text)
+    }
+
+    fn after_list(&self) -> Phase {
+        Phase::ExpectEnd
+    }
+
+    /// At the end of the text inside a run: waits, or (at the end of the
+    /// output) reports what was begun as truncated.
+    fn run_eof_or_wait(
+        &mut self,
+        mut rs: RunState,
+        phase: Phase,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
+        if !self.eof {
+            rs.phase = phase;
+            return Flow::Wait(State::Run(rs));
+        }
+        if rs.bare {
+            return self.give_back(rs);
+        }
+        let raw = self.raw(rs.raw_start, self.buf.len());
+        self.truncated(CallInfo::default(), raw, out);
+        self.consume(self.buf.len());
+        Flow::Go(State::Text)
+    }
+
+    fn next_call(&mut self, mut rs: RunState, first: bool, out: &mut Vec<StreamEvent>) -> Flow {
+        let run = self.run_def(rs.run).clone();
+        let p = self.skip_ws(self.cur);
+        if p == self.buf.len() {
+            if !self.eof {
+                rs.phase = Phase::Next { first };
+                return Flow::Wait(State::Run(rs));
+            }
+            if first {
+                let raw = self.raw(rs.raw_start, p);
+                self.truncated(CallInfo::default(), raw, out);
+            }
+            self.consume(p);
+            return Flow::Go(State::Text);
+        }
+        if let Some(end) = &run.end {
+            match self.at(p, end) {
+                Tri::Yes => {
+                    self.consume(p + end.len());
+                    return Flow::Go(State::Text);
+                }
+                Tri::Maybe => {
+                    rs.phase = Phase::Next { first };
+                    return Flow::Wait(State::Run(rs));
+                }
+                Tri::No => {}
+            }
+        }
+        if let Some(call_start) = &run.call_start {
+            return match self.at(p, call_start) {
+                Tri::Yes => {
+                    if rs.done {
+                        rs.raw_start = p;
+                    }
+                    let after = p + call_start.len();
+                    self.consume(after);
+                    let after = if self.name_first() {
+                        after
+                    } else {
+                        self.skip_ws(after)
+                    };
+                    self.begin_body(rs, after, out)
+                }
+                Tri::Maybe => {
+                    rs.phase = Phase::Next { first };
+                    Flow::Wait(State::Run(rs))
+                }
+                Tri::No => self.junk(rs, p, out),
+            };
+        }
+        if !first && run.end.is_none() {
+            return Flow::Go(State::Text);
+        }
+        if !first {
+            let starts: Vec<&str> = self.c.stops[rs.run]
+                .iter()
+                .filter(|(_, s)| *s == Stop::RunStart)
+                .map(|(m, _)| m.as_str())
+                .collect();
+            match self.find_at(p, &starts) {
+                Tri::Yes => {
+                    self.consume(p);
+                    return Flow::Go(State::Text);
+                }
+                Tri::Maybe => {
+                    rs.phase = Phase::Next { first };
+                    return Flow::Wait(State::Run(rs));
+                }
+                Tri::No => {}
+            }
+        }
+        if !first {
+            rs.raw_start = p;
+        }
+        let at = if self.name_first() { self.cur } else { p };
+        self.begin_body(rs, at, out)
+    }
+
+    /// Whether the body begins with a name written as text (whitespace
+    /// before it is part of what the name reader trims).
+    fn name_first(&self) -> bool {
+        matches!(
+            self.c.format.body,
+            CallBody::NameThenJson { .. } | CallBody::KeyValue(_)
+        )
+    }
+
+    /// Starts reading a call at `p`.
+    fn begin_body(&mut self, mut rs: RunState, p: usize, out: &mut Vec<StreamEvent>) -> Flow {
+        let body = match &self.c.format.body {
+            CallBody::JsonObject { .. } => {
+                if p >= self.buf.len() {
+                    return self.run_eof_or_wait(rs, Phase::Next { first: true }, out);
+                }
+                if self.bytes()[p] != b'{' {
+                    return self.junk(rs, p, out);
+                }
+                Body::Json {
+                    info: CallInfo::default(),
+                    args: self.json_args(p),
+                }
+            }
+            CallBody::NameThenJson { name_prefix, .. } => Body::Name {
+                info: CallInfo::default(),
+                step: if name_prefix.is_some() {
+                    NameStep::Prefix
+                } else {
+                    NameStep::Name { from: p }
+                },
+            },
+            CallBody::XmlParameters(x) => {
+                let start = x.function_start.clone();
+                match self.at(p, &start) {
+                    Tri::Yes => Body::Xml {
+                        info: CallInfo::default(),
+                        step: XmlStep::Name {
+                            from: p + start.len(),
+                        },
+                        args: Map::new(),
+                        bytes: 0,
+                    },
+                    Tri::Maybe => {
+                        rs.phase = Phase::Next { first: true };
+                        return Flow::Wait(State::Run(rs));
+                    }
+                    Tri::No if p >= self.buf.len() => {
+                        return self.run_eof_or_wait(rs, Phase::Next { first: true }, out);
+                    }
+                    Tri::No => return self.junk(rs, p, out),
+                }
+            }
+            CallBody::KeyValue(_) => Body::Kv {
+                info: CallInfo::default(),
+                step: KvStep::Name { from: p },
+                args: Map::new(),
+                bytes: 0,
+            },
+            CallBody::Pythonic => Body::Py {
+                info: CallInfo::default(),
+                scan: PyCallScan::new(self.limits.max_argument_depth),
+                from: p,
+                at: p,
+            },
+            CallBody::Harmony(_) => return Flow::Go(State::Text),
+        };
+        if !rs.bare {
+            self.consume(p);
+        } else {
+            self.cur = p;
+        }
+        rs.phase = Phase::Body(body);
+        Flow::Go(State::Run(rs))
+    }
+
+    /// Text inside a run that is no call: a malformed call from `p` to the
+    /// point where calls resume.
+    fn junk(&mut self, mut rs: RunState, p: usize, out: &mut Vec<StreamEvent>) -> Flow {
+        if rs.bare {
+            return self.give_back(rs);
+        }
+        let _ = out;
+        if rs.done {
+            rs.raw_start = p;
+        }
+        rs.phase = Phase::Skip {
+            info: CallInfo::default(),
+            kind: CallProblem::MalformedMarkup,
+            from: p,
+        };
+        Flow::Go(State::Run(rs))
+    }
+
+    /// Skips a malformed call to its end marker, the next call's start
+    /// marker or the end of the output.
+    fn skip(
+        &mut self,
+        mut rs: RunState,
+        info: CallInfo,
+        kind: CallProblem,
+        from: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
+        let stops = self.c.stops[rs.run].clone();
+        let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
+        let hit = self.find(from, &markers);
+        let report = |this: &mut Self, info: CallInfo, end: usize, out: &mut Vec<StreamEvent>| {
+            if !info.reported && end > rs.raw_start {
+                let raw = this.raw(rs.raw_start, end);
+                this.failed(info, kind, raw, out);
+            }
+        };
+        match hit {
+            Hit::Found { at, which } => {
+                let (m, stop) = &stops[which];
+                let end = match stop {
+                    Stop::RunEnd | Stop::CallEnd => at + m.len(),
+                    Stop::CallStart | Stop::RunStart => at,
+                };
+                report(self, info, end, out);
+                self.consume(end);
+                match stop {
+                    Stop::RunEnd | Stop::RunStart => Flow::Go(State::Text),
+                    Stop::CallEnd | Stop::CallStart => {
+                        rs.phase = Phase::Next { first: false };
+                        Flow::Go(State::Run(rs))
+                    }
+                }
+            }
+            Hit::Partial { .. } | Hit::None if !self.eof => {
+                let from = match hit {
+                    Hit::Partial { at } => at,
+                    _ => self.buf.len(),
+                };
+                if info.reported {
+                    // Nothing of a refused call is kept.
+                    self.consume(from);
+                }
+                rs.phase = Phase::Skip { info, kind, from };
+                Flow::Wait(State::Run(rs))
+            }
+            _ => {
+                report(self, info, self.buf.len(), out);
+                self.consume(self.buf.len());
+                Flow::Go(State::Text)
+            }
+        }
+    }
+
+    /// After a call: the run's join says what may follow.
+    fn after_call(&mut self, mut rs: RunState, out: &mut Vec<StreamEvent>) -> Flow {
+        let run = self.run_def(rs.run).clone();
+        rs.bare = false;
+        rs.done = true;
+        match &run.join {
+            Join::Single => {
+                if run.end.is_some() && !matches!(self.c.format.body, CallBody::KeyValue(_)) {
+                    rs.phase = Phase::ExpectEnd;
+                    Flow::Go(State::Run(rs))
+                } else {
+                    Flow::Go(State::Text)
+                }
+            }
+            Join::Adjacent => {
+                if run.end.is_none() && run.call_start.is_none() {
+                    return Flow::Go(State::Text);
+                }
+                rs.phase = Phase::Next { first: false };
+                Flow::Go(State::Run(rs))
+            }
+            Join::Separator(sep) => {
+                let sep = sep.trim();
+                let p = self.skip_ws(self.cur);
+                let wait = |mut rs: RunState| {
+                    rs.phase = Phase::After;
+                    Flow::Wait(State::Run(rs))
+                };
+                if p == self.buf.len() && !self.eof {
+                    return wait(rs);
+                }
+                match self.at(p, sep) {
+                    Tri::Yes => {
+                        let q = self.skip_ws(p + sep.len());
+                        if q == self.buf.len() && !self.eof {
+                            return wait(rs);
+                        }
+                        if self.bytes().get(q) == Some(&b'{') {
+                            self.consume(q);
+                            rs.raw_start = q;
+                            return self.begin_body(rs, q, out);
+                        }
+                        self.end_or_text(rs)
+                    }
+                    Tri::Maybe => wait(rs),
+                    Tri::No => self.end_or_text(rs),
+                }
+            }
+            Join::List {
+                separator, close, ..
+            } => {
+                let p = self.skip_ws(self.cur);
+                if p == self.buf.len() {
+                    if !self.eof {
+                        rs.phase = Phase::After;
+                        return Flow::Wait(State::Run(rs));
+                    }
+                    self.consume(p);
+                    return Flow::Go(State::Text);
+                }
+                if self.at(p, separator) == Tri::Yes {
+                    self.consume(p + separator.len());
+                    rs.raw_start = self.cur;
+                    rs.phase = Phase::ListItem;
+                    return Flow::Go(State::Run(rs));
+                }
+                if self.at(p, close) == Tri::Yes {
+                    self.consume(p + close.len());
+                    rs.phase = self.after_list();
+                    return Flow::Go(State::Run(rs));
+                }
+                rs.raw_start = p;
+                self.junk(rs, p, out)
+            }
+        }
+    }
+
+    fn end_or_text(&mut self, mut rs: RunState) -> Flow {
+        if self.run_def(rs.run).end.is_some() {
+            rs.phase = Phase::ExpectEnd;
+            Flow::Go(State::Run(rs))
+        } else {
+            Flow::Go(State::Text)
+        }
+    }
+
+    // ---- call bodies -----------------------------------------------------
+
+    fn body(&mut self, rs: RunState, body: Body, out: &mut Vec<StreamEvent>) -> Flow {
+        // A handler that waits leaves the run's state as it was.
+        let mut saved = RunState {
+            run: rs.run,
+            bare: rs.bare,
+            raw_start: rs.raw_start,
+            done: rs.done,
+            phase: Phase::After,
+        };
+        match body {
+            Body::Json { info, args } => self.json_body(rs, info, args, out),
+            Body::Name { info, step } => self.name_body(rs, info, step, out),
+            Body::Xml {
+                info,
+                step,
+                args,
+                bytes,
+            } => self.xml_body(rs, info, step, args, bytes, out),
+            Body::Kv {
+                info,
+                step,
+                args,
+                bytes,
+            } => self.kv_body(rs, info, step, args, bytes, out),
+            Body::Py {
+                info,
+                scan,
+                from,
+                at,
+            } => self.py_body(rs, info, scan, from, at, out),
+        }
+        .unwrap_or_else(|body| {
+            saved.phase = Phase::Body(body);
+            Flow::Wait(State::Run(saved))
+        })
+    }
+
+    /// A failure met inside a call: ends the call where `stop` says.
+    fn stopped(
+        &mut self,
+        mut rs: RunState,
+        info: CallInfo,
+        kind: CallProblem,
+        at: usize,
+        which: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
+        let stops = &self.c.stops[rs.run];
+        let (m, stop) = stops[which].clone();
+        let end = match stop {
+            Stop::RunEnd | Stop::CallEnd => at + m.len(),
+            Stop::CallStart | Stop::RunStart => at,
+        };
+        let raw = self.raw(rs.raw_start, end);
+        self.failed(info, kind, raw, out);
+        self.consume(end);
+        match stop {
+            Stop::RunEnd | Stop::RunStart => Flow::Go(State::Text),
+            Stop::CallEnd | Stop::CallStart => {
+                rs.phase = Phase::Next { first: false };
+                Flow::Go(State::Run(rs))
+            }
+        }
+    }
+
+    /// A call whose arguments closed but do not read: it ends at its end
+    /// marker (or the next call's start) when the run has end markers, and
+    /// where its arguments ended otherwise.
+    fn fail_at_end(
+        &mut self,
+        mut rs: RunState,
+        info: CallInfo,
+        kind: CallProblem,
+        end: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
+        let run = self.run_def(rs.run);
+        let list = matches!(run.join, Join::List { .. });
+        if !list && (run.end.is_some() || run.call_end.is_some()) {
+            rs.phase = Phase::Skip {
+                info,
+                kind,
+                from: end,
+            };
+            return Flow::Go(State::Run(rs));
+        }
+        let raw = self.raw(rs.raw_start, end);
+        self.failed(info, kind, raw, out);
+        self.consume(end);
+        rs.phase = Phase::CallEnd;
+        Flow::Go(State::Run(rs))
+    }
+
+    /// Where a raw value that starts at `from` breaks the size bound, when
+    /// it does (the call's values so far took `bytes`): decided from the
+    /// value's length alone, so every chunking cuts it at the same byte.
+    fn over_budget(&self, hit: Hit, from: usize, bytes: usize) -> Option<usize> {
+        let budget = self.limits.max_argument_bytes.saturating_sub(bytes);
+        let seen = match hit {
+            Hit::Found { at, .. } | Hit::Partial { at } => at,
+            Hit::None => self.buf.len(),
+        } - from;
+        (seen > budget).then_some(from + budget + 1)
+    }
+
+    fn refuse(
+        &mut self,
+        mut rs: RunState,
+        mut info: CallInfo,
+        kind: CallProblem,
+        mut from: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
+        from = from.min(self.buf.len());
+        while !self.buf.is_char_boundary(from) {
+            from += 1;
+        }
+        if matches!(kind, CallProblem::TooLarge | CallProblem::TooDeep) {
+            // Refused now, with what arrived up to the bound; the rest of
+            // the call is skipped without being kept.
+            self.index(&mut info);
+            let raw = self.raw(rs.raw_start, from);
+            self.failed(info.clone(), kind, raw, out);
+            info.reported = true;
+            self.consume(from);
+        }
+        rs.phase = Phase::Skip { info, kind, from };
+        Flow::Go(State::Run(rs))
+    }
+
+    fn json_body(
+        &mut self,
+        mut rs: RunState,
+        mut info: CallInfo,
+        mut args: JsonArgs,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<Flow, Body> {
+        let stops = self.c.stops[rs.run].clone();
+        match self.scan_json(&mut args, &stops, &[]) {
+            JsonOutcome::Need => Err(Body::Json { info, args }),
+            JsonOutcome::Eof => {
+                if rs.bare && !self.buf[args.from..].starts_with("{\"") {
+                    return Ok(self.give_back(rs));
+                }
+                let raw = self.raw(rs.raw_start, self.buf.len());
+                self.truncated(info, raw, out);
+                self.consume(self.buf.len());
+                Ok(Flow::Go(State::Text))
+            }
+            JsonOutcome::Stopped { at, which } => {
+                if rs.bare {
+                    return Ok(self.give_back(rs));
+                }
+                Ok(self.stopped(rs, info, CallProblem::MalformedArguments, at, which, out))
+            }
+            JsonOutcome::TooLarge => Ok(self.refuse(
+                rs,
+                info,
+                CallProblem::TooLarge,
+                args.from + args.scan.len(),
+                out,
+            )),
+            JsonOutcome::TooDeep => Ok(self.refuse(
+                rs,
+                info,
+                CallProblem::TooDeep,
+                args.from + args.scan.len(),
+                out,
+            )),
+            JsonOutcome::Complete { start, end } => {
+                let text = &self.buf[start..end];
+                let CallBody::JsonObject {
+                    name_key,
+                    argument_keys,
+                    id_key,
+                } = &self.c.format.body
+                else {
+                    unreachable!("a JSON body belongs to a JSON-object format")
+                };
+                let read = read_json_call(text, name_key, argument_keys, id_key.as_deref());
+                let raw_end = end;
+                match read {
+                    JsonCall::Call {
+                        name,
+                        arguments,
+                        id,
+                    } => {
+                        let arguments = arguments.map(str::to_owned);
+                        let id = id.map(str::to_owned);
+                        if rs.bare {
+                            self.pos = rs.raw_start;
+                        }
+                        self.start_call(&mut info, &name, id.as_deref(), out);
+                        let raw = self.raw(rs.raw_start, raw_end);
+                        let arguments = arguments.unwrap_or_else(|| "{}".to_owned());
+                        out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                            index: info.index.unwrap_or(0),
+                            fragment: arguments.clone(),
+                        }));
+                        self.ready(info, RawArguments::Text(arguments), raw, out);
+                    }
+                    JsonCall::NotACall if rs.bare => return Ok(self.give_back(rs)),
+                    JsonCall::Invalid if rs.bare && !text.starts_with("{\"") => {
+                        return Ok(self.give_back(rs));
+                    }
+                    JsonCall::NotACall => {
+                        return Ok(self.fail_at_end(
+                            rs,
+                            info,
+                            CallProblem::MalformedMarkup,
+                            raw_end,
+                            out,
+                        ));
+                    }
+                    JsonCall::Invalid => {
+                        return Ok(self.fail_at_end(
+                            rs,
+                            info,
+                            CallProblem::MalformedArguments,
+                            raw_end,
+                            out,
+                        ));
+                    }
+                }
+                self.consume(end);
+                rs.phase = Phase::CallEnd;
+                Ok(Flow::Go(State::Run(rs)))
+            }
+        }
+    }
+
+    fn name_body(
+        &mut self,
+        mut rs: RunState,
+        mut info: CallInfo,
+        step: NameStep,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<Flow, Body> {
+        let CallBody::NameThenJson {
+            name_prefix,
+            id_marker,
+            arguments_marker,
+            fence,
+            name: form,
+        } = self.c.format.body.clone()
+        else {
+            unreachable!("a name body belongs to a name-then-JSON format")
+        };
+        let stops = self.c.stops[rs.run].clone();
+        match step {
+            NameStep::Prefix => {
+                let prefix = name_prefix.unwrap_or_default();
+                let p = self.skip_ws(self.cur);
+                match self.at(p, &prefix) {
+                    Tri::Yes => {
+                        self.consume(p + prefix.len());
+                        Ok(self.go_body(rs, info, NameStep::Name { from: self.cur }))
+                    }
+                    Tri::Maybe => Err(Body::Name {
+                        info,
+                        step: NameStep::Prefix,
+                    }),
+                    Tri::No if p == self.buf.len() && self.eof => {
+                        let raw = self.raw(rs.raw_start, p);
+                        self.truncated(info, raw, out);
+                        self.consume(p);
+                        Ok(Flow::Go(State::Text))
+                    }
+                    Tri::No if p == self.buf.len() => Err(Body::Name {
+                        info,
+                        step: NameStep::Prefix,
+                    }),
+                    // Read leniently: the name without its prefix.
+                    Tri::No => Ok(self.go_body(rs, info, NameStep::Name { from: p })),
+                }
+            }
+            NameStep::Name { from } | NameStep::Id { from, .. } => {
+                let (reading_id, name) = match &step {
+                    NameStep::Id { name, .. } => (true, Some(name.clone())),
+                    _ => (false, None),
+                };
+                let mut markers: Vec<&str> = vec![arguments_marker.as_str()];
+                if let (Some(m), false) = (&id_marker, reading_id) {
+                    markers.push(m);
+                }
+                let n_own = markers.len();
+                markers.extend(stops.iter().map(|(m, _)| m.as_str()));
+                match self.find(from, &markers) {
+                    Hit::Found { at, which } if which < n_own => {
+                        let head = self.buf[from..at].trim().to_owned();
+                        let marker_len = markers[which].len();
+                        if head.is_empty() || head.len() > MAX_HEAD {
+                            return Ok(self.refuse(
+                                rs,
+                                info,
+                                CallProblem::MalformedMarkup,
+                                at,
+                                out,
+                            ));
+                        }
+                        if !reading_id && which == 1 {
+                            self.consume(at + marker_len);
+                            return Ok(self.go_body(
+                                rs,
+                                info,
+                                NameStep::Id {
+                                    from: self.cur,
+                                    name: head,
+                                },
+                            ));
+                        }
+                        let (name, id) = match (name, &form) {
+                            (Some(name), _) => (name, Some(head)),
+                            (None, NameForm::Plain) => (head, None),
+                            (
+                                None,
+                                NameForm::IdWithName {
+                                    prefix,
+                                    index_separator,
+                                },
+                            ) => (name_in_id(&head, prefix, index_separator), Some(head)),
+                        };
+                        self.start_call(&mut info, &name, id.as_deref(), out);
+                        self.consume(at + marker_len);
+                        let next = if fence.is_some() {
+                            NameStep::Fence
+                        } else {
+                            NameStep::Args(self.json_args(self.cur))
+                        };
+                        Ok(self.go_body(rs, info, next))
+                    }
+                    Hit::Found { at, which } => Ok(self.stopped(
+                        rs,
+                        info,
+                        CallProblem::MalformedMarkup,
+                        at,
+                        which - n_own,
+                        out,
+                    )),
+                    Hit::Partial { at } if at - from <= MAX_HEAD => Err(Body::Name { info, step }),
+                    Hit::None if self.eof => {
+                        let raw = self.raw(rs.raw_start, self.buf.len());
+                        self.truncated(info, raw, out);
+                        self.consume(self.buf.len());
+                        Ok(Flow::Go(State::Text))
+                    }
+                    Hit::None if self.buf.len() - from <= MAX_HEAD => {
+                        Err(Body::Name { info, step })
+                    }
+                    _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
+                }
+            }
+            NameStep::Fence => {
+                let open = fence.map(|f| f.start).unwrap_or_default();
+                let p = self.skip_ws(self.cur);
+                match self.at(p, &open) {
+                    Tri::Yes => {
+                        self.consume(p + open.len());
+                        let args = self.json_args(self.cur);
+                        Ok(self.go_body(rs, info, NameStep::Args(args)))
+                    }
+                    Tri::Maybe => Err(Body::Name {
+                        info,
+                        step: NameStep::Fence,
+                    }),
+                    Tri::No if p == self.buf.len() && !self.eof => Err(Body::Name {
+                        info,
+                        step: NameStep::Fence,
+                    }),
+                    Tri::No => {
+                        let args = self.json_args(self.cur);
+                        Ok(self.go_body(rs, info, NameStep::Args(args)))
+                    }
+                }
+            }
+            NameStep::Args(mut args) => {
+                let fence_end: Vec<&str> = fence.iter().map(|f| f.end.as_str()).collect();
+                let before = args.at;
+                let outcome = self.scan_json(&mut args, &stops, &fence_end);
+                if args.at > before {
+                    out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                        index: info.index.unwrap_or(0),
+                        fragment: self.buf[before..args.at].to_owned(),
+                    }));
+                }
+                match outcome {
+                    JsonOutcome::Need => Err(Body::Name {
+                        info,
+                        step: NameStep::Args(args),
+                    }),
+                    JsonOutcome::Complete { start, end } => {
+                        if end > args.at {
+                            out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                                index: info.index.unwrap_or(0),
+                                fragment: self.buf[args.at..end].to_owned(),
+                            }));
+                        }
+                        let text = self.buf[start..end].to_owned();
+                        let raw = self.raw(rs.raw_start, end);
+                        if !is_json_object(&text) {
+                            return Ok(self.fail_at_end(
+                                rs,
+                                info,
+                                CallProblem::MalformedArguments,
+                                end,
+                                out,
+                            ));
+                        }
+                        self.ready(info, RawArguments::Text(text), raw, out);
+                        self.consume(end);
+                        if fence.is_some() {
+                            rs.phase = Phase::Body(Body::Name {
+                                info: CallInfo::default(),
+                                step: NameStep::FenceEnd,
+                            });
+                        } else {
+                            rs.phase = Phase::CallEnd;
+                        }
+                        Ok(Flow::Go(State::Run(rs)))
+                    }
+                    JsonOutcome::Stopped { at, which } if which < stops.len() => {
+                        Ok(self.stopped(rs, info, CallProblem::MalformedArguments, at, which, out))
+                    }
+                    JsonOutcome::Stopped { at, .. } => {
+                        // The closing fence before the JSON closed.
+                        rs.phase = Phase::Skip {
+                            info,
+                            kind: CallProblem::MalformedArguments,
+                            from: at,
+                        };
+                        Ok(Flow::Go(State::Run(rs)))
+                    }
+                    JsonOutcome::TooLarge => Ok(self.refuse(
+                        rs,
+                        info,
+                        CallProblem::TooLarge,
+                        args.from + args.scan.len(),
+                        out,
+                    )),
+                    JsonOutcome::TooDeep => Ok(self.refuse(
+                        rs,
+                        info,
+                        CallProblem::TooDeep,
+                        args.from + args.scan.len(),
+                        out,
+                    )),
+                    JsonOutcome::Eof => {
+                        let raw = self.raw(rs.raw_start, self.buf.len());
+                        self.truncated(info, raw, out);
+                        self.consume(self.buf.len());
+                        Ok(Flow::Go(State::Text))
+                    }
+                }
+            }
+            NameStep::FenceEnd => {
+                let close = fence.map(|f| f.end).unwrap_or_default();
+                let p = self.skip_ws(self.cur);
+                match self.at(p, &close) {
+                    Tri::Yes => {
+                        self.consume(p + close.len());
+                        rs.phase = Phase::CallEnd;
+                        Ok(Flow::Go(State::Run(rs)))
+                    }
+                    Tri::Maybe => Err(Body::Name {
+                        info,
+                        step: NameStep::FenceEnd,
+                    }),
+                    Tri::No if p == self.buf.len() && !self.eof => Err(Body::Name {
+                        info,
+                        step: NameStep::FenceEnd,
+                    }),
+                    Tri::No => {
+                        rs.phase = Phase::CallEnd;
+                        Ok(Flow::Go(State::Run(rs)))
+                    }
+                }
+            }
+        }
+    }
+
+    fn go_body(&mut self, mut rs: RunState, info: CallInfo, step: NameStep) -> Flow {
+        rs.phase = Phase::Body(Body::Name { info, step });
+        Flow::Go(State::Run(rs))
+    }
+
+    fn xml_body(
+        &mut self,
+        mut rs: RunState,
+        mut info: CallInfo,
+        step: XmlStep,
+        mut args: Map<String, Value>,
+        mut bytes: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<Flow, Body> {
+        let CallBody::XmlParameters(x) = self.c.format.body.clone() else {
+            unreachable!("an XML body belongs to an XML-parameter format")
+        };
+        let stops = self.c.stops[rs.run].clone();
+        let run_end = self.run_def(rs.run).end.clone();
+        let wait = |info, step, args, bytes| {
+            Err(Body::Xml {
+                info,
+                step,
+                args,
+                bytes,
+            })
+        };
+        match step {
+            XmlStep::Name { from } | XmlStep::ParamName { from } => {
+                let param = matches!(step, XmlStep::ParamName { .. });
+                let mut markers = vec![x.name_end.as_str()];
+                markers.extend(stops.iter().map(|(m, _)| m.as_str()));
+                match self.find(from, &markers) {
+                    Hit::Found { at, which: 0 } => {
+                        let head = self.buf[from..at].trim().to_owned();
+                        if head.is_empty() || head.len() > MAX_HEAD {
+                            return Ok(self.refuse(
+                                rs,
+                                info,
+                                CallProblem::MalformedMarkup,
+                                at,
+                                out,
+                            ));
+                        }
+                        self.consume(at + x.name_end.len());
+                        let step = if param {
+                            XmlStep::Value {
+                                key: head,
+                                from: self.cur,
+                            }
+                        } else {
+                            self.start_call(&mut info, &head, None, out);
+                            XmlStep::Params
+                        };
+                        rs.phase = Phase::Body(Body::Xml {
+                            info,
+                            step,
+                            args,
+                            bytes,
+                        });
+                        Ok(Flow::Go(State::Run(rs)))
+                    }
+                    Hit::Found { at, which } => Ok(self.stopped(
+                        rs,
+                        info,
+                        CallProblem::MalformedMarkup,
+                        at,
+                        which - 1,
+                        out,
+                    )),
+                    Hit::None if self.eof => {
+                        let raw = self.raw(rs.raw_start, self.buf.len());
+                        self.truncated(info, raw, out);
+                        self.consume(self.buf.len());
+                        Ok(Flow::Go(State::Text))
+                    }
+                    Hit::Partial { .. } | Hit::None if self.buf.len() - from <= MAX_HEAD => {
+                        wait(info, step, args, bytes)
+                    }
+                    _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
+                }
+            }
+            XmlStep::Params => {
+                let p = self.skip_ws(self.cur);
+                if p == self.buf.len() {
+                    if !self.eof {
+                        return wait(info, XmlStep::Params, args, bytes);
+                    }
+                    let raw = self.raw(rs.raw_start, p);
+                    self.truncated(info, raw, out);
+                    self.consume(p);
+                    return Ok(Flow::Go(State::Text));
+                }
+                for (marker, kind) in [
+                    (Some(&x.parameter_start), 0),
+                    (Some(&x.function_end), 1),
+                    (run_end.as_ref(), 2),
+                ] {
+                    let Some(marker) = marker else { continue };
+                    match self.at(p, marker) {
+                        Tri::Yes => {
+                            return Ok(match kind {
+                                0 => {
+                                    self.consume(p + marker.len());
+                                    rs.phase = Phase::Body(Body::Xml {
+                                        info,
+                                        step: XmlStep::ParamName { from: self.cur },
+                                        args,
+                                        bytes,
+                                    });
+                                    Flow::Go(State::Run(rs))
+                                }
+                                _ => {
+                                    // The arguments close: the call is ready.
+                                    let end = if kind == 1 { p + marker.len() } else { p };
+                                    let raw = self.raw(rs.raw_start, end);
+                                    self.ready(
+                                        info,
+                                        RawArguments::Json(Value::Object(args)),
+                                        raw,
+                                        out,
+                                    );
+                                    self.consume(end);
+                                    rs.done = true;
+                                    rs.phase = Phase::Next { first: false };
+                                    Flow::Go(State::Run(rs))
+                                }
+                            });
+                        }
+                        Tri::Maybe => return wait(info, XmlStep::Params, args, bytes),
+                        Tri::No => {}
+                    }
+                }
+                Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, p, out))
+            }
+            XmlStep::Value { key, from } => {
+                let mut markers = vec![x.parameter_end.as_str(), x.function_end.as_str()];
+                markers.extend(run_end.as_deref());
+                let hit = self.find(from, &markers);
+                if let Some(cut) = self.over_budget(hit, from, bytes) {
+                    return Ok(self.refuse(rs, info, CallProblem::TooLarge, cut, out));
+                }
+                match hit {
+                    Hit::Found { at, which } => {
+                        let value = trim_one_newline(&self.buf[from..at]);
+                        bytes += value.len();
+                        let schema = info
+                            .name
+                            .as_ref()
+                            .and_then(|n| self.schemas.get(n.as_str()));
+                        let value = typed_value(schema, &key, value);
+                        if args.insert(key, value).is_some() {
+                            return Ok(self.refuse(
+                                rs,
+                                info,
+                                CallProblem::MalformedArguments,
+                                at,
+                                out,
+                            ));
+                        }
+                        let end = if which == 0 {
+                            at + markers[0].len()
+                        } else {
+                            at
+                        };
+                        self.consume(end);
+                        rs.phase = Phase::Body(Body::Xml {
+                            info,
+                            step: XmlStep::Params,
+                            args,
+                            bytes,
+                        });
+                        Ok(Flow::Go(State::Run(rs)))
+                    }
+                    Hit::None if self.eof => {
+                        let raw = self.raw(rs.raw_start, self.buf.len());
+                        self.truncated(info, raw, out);
+                        self.consume(self.buf.len());
+                        Ok(Flow::Go(State::Text))
+                    }
+                    Hit::Partial { .. } | Hit::None => {
+                        wait(info, XmlStep::Value { key, from }, args, bytes)
+                    }
+                }
+            }
+        }
+    }
+
+    fn kv_body(
+        &mut self,
+        mut rs: RunState,
+        mut info: CallInfo,
+        step: KvStep,
+        mut args: Map<String, Value>,
+        mut bytes: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<Flow, Body> {
+        let CallBody::KeyValue(kv) = self.c.format.body.clone() else {
+            unreachable!("a key-value body belongs to a key-value format")
+        };
+        let stops = self.c.stops[rs.run].clone();
+        let run_end = self.run_def(rs.run).end.clone().unwrap_or_default();
+        let wait = |info, step, args, bytes| {
+            Err(Body::Kv {
+                info,
+                step,
+                args,
+                bytes,
+            })
+        };
+        match step {
+            KvStep::Name { from } => {
+                let mut markers = vec![kv.key_start.as_str()];
+                markers.extend(stops.iter().map(|(m, _)| m.as_str()));
+                match self.find(from, &markers) {
+                    Hit::Found { at, which } => {
+                        let name = self.buf[from..at].trim().to_owned();
+                        let is_end = which > 0 && stops[which - 1].1 == Stop::RunEnd;
+                        if name.is_empty() || name.len() > MAX_HEAD || (which > 0 && !is_end) {
+                            if which == 0 {
+                                return Ok(self.refuse(
+                                    rs,
+                                    info,
+                                    CallProblem::MalformedMarkup,
+                                    at,
+                                    out,
+                                ));
+                            }
+                            return Ok(self.stopped(
+                                rs,
+                                info,
+                                CallProblem::MalformedMarkup,
+                                at,
+                                which - 1,
+                                out,
+                            ));
+                        }
+                        self.start_call(&mut info, &name, None, out);
+                        if which == 0 {
+                            self.consume(at + kv.key_start.len());
+                            rs.phase = Phase::Body(Body::Kv {
+                                info,
+                                step: KvStep::Key { from: self.cur },
+                                args,
+                                bytes,
+                            });
+                            return Ok(Flow::Go(State::Run(rs)));
+                        }
+                        let end = at + run_end.len();
+                        let raw = self.raw(rs.raw_start, end);
+                        self.ready(info, RawArguments::Json(Value::Object(args)), raw, out);
+                        self.consume(end);
+                        Ok(Flow::Go(State::Text))
+                    }
+                    Hit::None if self.eof => self.eof_truncated(rs.raw_start, info, out),
+                    Hit::Partial { .. } | Hit::None if self.buf.len() - from <= MAX_HEAD => {
+                        wait(info, KvStep::Name { from }, args, bytes)
+                    }
+                    _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
+                }
+            }
+            KvStep::Pairs | KvStep::ExpectValue { .. } => {
+                let p = self.skip_ws(self.cur);
+                if p == self.buf.len() {
+                    if self.eof {
+                        return self.eof_truncated(rs.raw_start, info, out);
+                    }
+                    return wait(info, step, args, bytes);
+                }
+                let (marker, end_ok) = match &step {
+                    KvStep::Pairs => (kv.key_start.as_str(), true),
+                    _ => (kv.value_start.as_str(), false),
+                };
+                match self.at(p, marker) {
+                    Tri::Yes => {
+                        self.consume(p + marker.len());
+                        let next = match step {
+                            KvStep::ExpectValue { key } => KvStep::Value {
+                                key,
+                                from: self.cur,
+                            },
+                            _ => KvStep::Key { from: self.cur },
+                        };
+                        rs.phase = Phase::Body(Body::Kv {
+                            info,
+                            step: next,
+                            args,
+                            bytes,
+                        });
+                        return Ok(Flow::Go(State::Run(rs)));
+                    }
+                    Tri::Maybe => return wait(info, step, args, bytes),
+                    Tri::No => {}
+                }
+                if end_ok {
+                    match self.at(p, &run_end) {
+                        Tri::Yes => {
+                            let end = p + run_end.len();
+                            let raw = self.raw(rs.raw_start, end);
+                            self.ready(info, RawArguments::Json(Value::Object(args)), raw, out);
+                            self.consume(end);
+                            return Ok(Flow::Go(State::Text));
+                        }
+                        Tri::Maybe => return wait(info, step, args, bytes),
+                        Tri::No => {}
+                    }
+                }
+                Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, p, out))
+            }
+            KvStep::Key { from } => match self.find(from, &[kv.key_end.as_str()]) {
+                Hit::Found { at, .. } => {
+                    let key = self.buf[from..at].trim().to_owned();
+                    self.consume(at + kv.key_end.len());
+                    rs.phase = Phase::Body(Body::Kv {
+                        info,
+                        step: KvStep::ExpectValue { key },
+                        args,
+                        bytes,
+                    });
+                    Ok(Flow::Go(State::Run(rs)))
+                }
+                Hit::None if self.eof => self.eof_truncated(rs.raw_start, info, out),
+                _ if self.buf.len() - from > MAX_HEAD => {
+                    Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out))
+                }
+                _ => wait(info, KvStep::Key { from }, args, bytes),
+            },
+            KvStep::Value { key, from } => match self.find(from, &[kv.value_end.as_str()]) {
+                hit if self.over_budget(hit, from, bytes).is_some() => {
+                    let cut = self.over_budget(hit, from, bytes).unwrap_or(from);
+                    Ok(self.refuse(rs, info, CallProblem::TooLarge, cut, out))
+                }
+                Hit::Found { at, .. } => {
+                    let value = &self.buf[from..at];
+                    bytes += value.len();
+                    let schema = info
+                        .name
+                        .as_ref()
+                        .and_then(|n| self.schemas.get(n.as_str()));
+                    let value = typed_value(schema, &key, value);
+                    if args.insert(key, value).is_some() {
+                        return Ok(self.refuse(rs, info, CallProblem::MalformedArguments, at, out));
+                    }
+                    self.consume(at + kv.value_end.len());
+                    rs.phase = Phase::Body(Body::Kv {
+                        info,
+                        step: KvStep::Pairs,
+                        args,
+                        bytes,
+                    });
+                    Ok(Flow::Go(State::Run(rs)))
+                }
+                Hit::None if self.eof => self.eof_truncated(rs.raw_start, info, out),
+                _ => wait(info, KvStep::Value { key, from }, args, bytes),
+            },
+        }
+    }
+
+    fn eof_truncated(
+        &mut self,
+        raw_start: usize,
+        info: CallInfo,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<Flow, Body> {
+        let raw = self.raw(raw_start, self.buf.len());
+        self.truncated(info, raw, out);
+        self.consume(self.buf.len());
+        Ok(Flow::Go(State::Text))
+    }
+
+    fn py_body(
+        &mut self,
+        mut rs: RunState,
+        mut info: CallInfo,
+        mut scan: PyCallScan,
+        from: usize,
+        mut at: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<Flow, Body> {
+        let stops = self.c.stops[rs.run].clone();
+        let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
+        let len = self.buf.len();
+        while at < len {
+            let b = self.bytes()[at];
+            if !scan.in_string() && markers.iter().any(|m| m.as_bytes().first() == Some(&b)) {
+                match self.find_at(at, &markers) {
+                    Tri::Yes => {
+                        if rs.bare && !scan.opened() {
+                            return Ok(self.give_back(rs));
+                        }
+                        let which = stops
+                            .iter()
+                            .position(|(m, _)| self.bytes()[at..].starts_with(m.as_bytes()))
+                            .unwrap_or(0);
+                        return Ok(self.stopped(
+                            rs,
+                            info,
+                            CallProblem::MalformedArguments,
+                            at,
+                            which,
+                            out,
+                        ));
+                    }
+                    Tri::Maybe => {
+                        return Err(Body::Py {
+                            info,
+                            scan,
+                            from,
+                            at,
+                        });
+                    }
+                    Tri::No => {}
+                }
+            }
+            if at - from > self.limits.max_argument_bytes {
+                return Ok(self.refuse(rs, info, CallProblem::TooLarge, at, out));
+            }
+            match scan.step(b) {
+                PyStep::Going => {}
+                PyStep::Opened => {
+                    let name = self.buf[from..at].trim().to_owned();
+                    if rs.bare {
+                        // The call is known: what came before it is markup.
+                        self.pos = rs.raw_start;
+                    }
+                    self.start_call(&mut info, &name, None, out);
+                }
+                PyStep::NotACall => {
+                    if rs.bare {
+                        return Ok(self.give_back(rs));
+                    }
+                    return Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, at, out));
+                }
+                PyStep::TooDeep => return Ok(self.refuse(rs, info, CallProblem::TooDeep, at, out)),
+                PyStep::Closed => {
+                    let end = at + 1;
+                    let raw = self.raw(rs.raw_start, end);
+                    match parse_call(&self.buf[from..end]) {
+                        Ok((_, args)) => {
+                            self.ready(info, RawArguments::Json(Value::Object(args)), raw, out)
+                        }
+                        Err(_) => self.failed(info, CallProblem::MalformedArguments, raw, out),
+                    }
+                    self.consume(end);
+                    rs.bare = false;
+                    rs.phase = Phase::After;
+                    return Ok(Flow::Go(State::Run(rs)));
+                }
+            }
+            at += 1;
+        }
+        if !self.eof {
+            return Err(Body::Py {
+                info,
+                scan,
+                from,
+                at,
+            });
+        }
+        if rs.bare && !scan.opened() {
+            return Ok(self.give_back(rs));
+        }
+        let raw = self.raw(rs.raw_start, len);
+        self.truncated(info, raw, out);
+        self.consume(len);
+        Ok(Flow::Go(State::Text))
+    }
+
+    // ---- harmony -----------------------------------------------------------
+
+    fn harmony_markers(&self) -> HarmonyMarkers {
+        match &self.c.format.body {
+            CallBody::Harmony(h) => h.clone(),
+            _ => unreachable!("harmony states belong to the harmony format"),
+        }
+    }
+
+    fn harmony(&mut self, state: HState, out: &mut Vec<StreamEvent>) -> Flow {
+        let h = self.harmony_markers();
+        let ends = [h.end.as_str(), h.call.as_str(), h.return_.as_str()];
+        match state {
+            HState::Between => {
+                let markers = [
+                    h.start.as_str(),
+                    h.channel.as_str(),
+                    h.message.as_str(),
+                    ends[0],
+                    ends[1],
+                    ends[2],
+                ];
+                match self.find(self.cur, &markers) {
+                    Hit::Found { at, which } => {
+                        self.emit_text(at, out);
+                        let after = at + markers[which].len();
+                        let next = match which {
+                            0 => HState::Header {
+                                raw_start: at,
+                                from: after,
+                            },
+                            1 => HState::Header {
+                                raw_start: at,
+                                from: at,
+                            },
+                            2 => HState::Text,
+                            _ => HState::Between,
+                        };
+                        self.consume(if which == 1 { at } else { after });
+                        if which == 1 {
+                            self.cur = after;
+                        }
+                        Flow::Go(State::Harmony(next))
+                    }
+                    Hit::Partial { at } => {
+                        self.emit_text(at, out);
+                        Flow::Wait(State::Harmony(HState::Between))
+                    }
+                    Hit::None => {
+                        self.emit_text(self.buf.len(), out);
+                        Flow::Wait(State::Harmony(HState::Between))
+                    }
+                }
+            }
+            HState::Header { raw_start, from } => {
+                let markers = [
+                    h.message.as_str(),
+                    h.start.as_str(),
+                    ends[0],
+                    ends[1],
+                    ends[2],
+                ];
+                let scan_from = self.cur.max(from);
+                match self.find(scan_from, &markers) {
+                    Hit::Found { at, which: 0 } => {
+                        let header = self.buf[from..at].to_owned();
+                        let end = at + h.message.len();
+                        self.consume(end);
+                        let (channel, recipient) = parse_header(&h, &header);
+                        let next = match recipient {
+                            Some(recipient) => {
+                                let mut info = CallInfo::default();
+                                let name = recipient
+                                    .strip_prefix(h.recipient_prefix.as_str())
+                                    .unwrap_or(&recipient)
+                                    .to_owned();
+                                self.start_call(&mut info, &name, None, out);
+                                HState::Call {
+                                    info,
+                                    raw_start,
+                                    args: self.json_args(end),
+                                }
+                            }
+                            None if channel.as_deref() == Some(h.reasoning_channel.as_str()) => {
+                                HState::Reasoning
+                            }
+                            None => HState::Text,
+                        };
+                        Flow::Go(State::Harmony(next))
+                    }
+                    Hit::Found { at, which } => {
+                        // A header that never reached its content.
+                        let header = self.buf[from..at].to_owned();
+                        let end = if which == 1 {
+                            at
+                        } else {
+                            at + markers[which].len()
+                        };
+                        if parse_header(&h, &header).1.is_some() {
+                            let raw = self.raw(raw_start, end);
+                            self.failed(
+                                CallInfo::default(),
+                                CallProblem::MalformedMarkup,
+                                raw,
+                                out,
+                            );
+                        }
+                        self.consume(end);
+                        Flow::Go(State::Harmony(HState::Between))
+                    }
+                    Hit::None | Hit::Partial { .. } if self.eof => {
+                        let header = self.buf[from..].to_owned();
+                        if parse_header(&h, &header).1.is_some() {
+                            let raw = self.raw(raw_start, self.buf.len());
+                            self.truncated(CallInfo::default(), raw, out);
+                        }
+                        self.consume(self.buf.len());
+                        Flow::Wait(State::Harmony(HState::Between))
+                    }
+                    Hit::Partial { at } if at - from <= MAX_HEAD => {
+                        self.cur = at;
+                        Flow::Wait(State::Harmony(HState::Header { raw_start, from }))
+                    }
+                    Hit::None if self.buf.len() - from <= MAX_HEAD => {
+                        self.cur = self.buf.len();
+                        Flow::Wait(State::Harmony(HState::Header { raw_start, from }))
+                    }
+                    _ => {
+                        // Too long for a header: skip the message.
+                        self.cur = from;
+                        Flow::Go(State::Harmony(HState::Skip {
+                            info: CallInfo::default(),
+                            kind: CallProblem::MalformedMarkup,
+                            raw_start,
+                            from,
+                        }))
+                    }
+                }
+            }
+            HState::Text | HState::Reasoning => {
+                let reasoning = matches!(state, HState::Reasoning);
+                let markers = [ends[0], ends[1], ends[2], h.start.as_str()];
+                let emit = |this: &mut Self, to, out: &mut Vec<StreamEvent>| {
+                    if reasoning {
+                        this.emit_reasoning(to, out)
+                    } else {
+                        this.emit_text(to, out)
+                    }
+                };
+                match self.find(self.cur, &markers) {
+                    Hit::Found { at, which } => {
+                        emit(self, at, out);
+                        if which < 3 {
+                            self.consume(at + markers[which].len());
+                        }
+                        Flow::Go(State::Harmony(HState::Between))
+                    }
+                    Hit::Partial { at } => {
+                        emit(self, at, out);
+                        Flow::Wait(State::Harmony(state))
+                    }
+                    Hit::None => {
+                        emit(self, self.buf.len(), out);
+                        Flow::Wait(State::Harmony(state))
+                    }
+                }
+            }
+            HState::Call {
+                info,
+                raw_start,
+                mut args,
+            } => {
+                let stops: Vec<(String, Stop)> = ends
+                    .iter()
+                    .map(|m| ((*m).to_owned(), Stop::CallEnd))
+                    .chain([(h.start.clone(), Stop::RunStart)])
+                    .collect();
+                let before = args.at;
+                let outcome = self.scan_json(&mut args, &stops, &[]);
+                if args.at > before {
+                    out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                        index: info.index.unwrap_or(0),
+                        fragment: self.buf[before..args.at].to_owned(),
+                    }));
+                }
+                match outcome {
+                    JsonOutcome::Need => Flow::Wait(State::Harmony(HState::Call {
+                        info,
+                        raw_start,
+                        args,
+                    })),
+                    JsonOutcome::Complete { start, end } => {
+                        if end > args.at {
+                            out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                                index: info.index.unwrap_or(0),
+                                fragment: self.buf[args.at..end].to_owned(),
+                            }));
+                        }
+                        let text = self.buf[start..end].to_owned();
+                        let raw = self.raw(raw_start, end);
+                        if !is_json_object(&text) {
+                            // Malformed: the call ends at its end marker.
+                            return Flow::Go(State::Harmony(HState::Skip {
+                                info,
+                                kind: CallProblem::MalformedArguments,
+                                raw_start,
+                                from: end,
+                            }));
+                        }
+                        self.ready(info, RawArguments::Text(text), raw, out);
+                        self.consume(end);
+                        Flow::Go(State::Harmony(HState::AfterCall { raw_start: end }))
+                    }
+                    JsonOutcome::Stopped { at, which } => {
+                        let end = if which < 3 {
+                            at + stops[which].0.len()
+                        } else {
+                            at
+                        };
+                        let raw = self.raw(raw_start, end);
+                        self.failed(info, CallProblem::MalformedArguments, raw, out);
+                        self.consume(end);
+                        Flow::Go(State::Harmony(HState::Between))
+                    }
+                    JsonOutcome::TooLarge | JsonOutcome::TooDeep => {
+                        let kind = if matches!(outcome, JsonOutcome::TooLarge) {
+                            CallProblem::TooLarge
+                        } else {
+                            CallProblem::TooDeep
+                        };
+                        Flow::Go(State::Harmony(HState::Skip {
+                            info,
+                            kind,
+                            raw_start,
+                            from: args.at,
+                        }))
+                    }
+                    JsonOutcome::Eof => {
+                        let raw = self.raw(raw_start, self.buf.len());
+                        self.truncated(info, raw, out);
+                        self.consume(self.buf.len());
+                        Flow::Wait(State::Harmony(HState::Between))
+                    }
+                }
+            }
+            HState::AfterCall { raw_start } => {
+                let p = self.skip_ws(self.cur);
+                if p == self.buf.len() {
+                    if self.eof {
+                        self.consume(p);
+                        return Flow::Wait(State::Harmony(HState::Between));
+                    }
+                    return Flow::Wait(State::Harmony(HState::AfterCall { raw_start }));
+                }
+                match self.find_at(p, &ends) {
+                    Tri::Yes => {
+                        let m = ends
+                            .iter()
+                            .find(|m| self.buf[p..].starts_with(*m))
+                            .unwrap_or(&"");
+                        self.consume(p + m.len());
+                        Flow::Go(State::Harmony(HState::Between))
+                    }
+                    Tri::Maybe => Flow::Wait(State::Harmony(HState::AfterCall { raw_start })),
+                    Tri::No => Flow::Go(State::Harmony(HState::Skip {
+                        info: CallInfo::default(),
+                        kind: CallProblem::MalformedMarkup,
+                        raw_start: p,
+                        from: p,
+                    })),
+                }
+            }
+            HState::Skip {
+                info,
+                kind,
+                raw_start,
+                from,
+            } => {
+                let markers = [ends[0], ends[1], ends[2], h.start.as_str()];
+                match self.find(from, &markers) {
+                    Hit::Found { at, which } => {
+                        let end = if which < 3 {
+                            at + markers[which].len()
+                        } else {
+                            at
+                        };
+                        let raw = self.raw(raw_start, end);
+                        self.failed(info, kind, raw, out);
+                        self.consume(end);
+                        Flow::Go(State::Harmony(HState::Between))
+                    }
+                    Hit::Partial { at } => Flow::Wait(State::Harmony(HState::Skip {
+                        info,
+                        kind,
+                        raw_start,
+                        from: at,
+                    })),
+                    Hit::None if !self.eof => Flow::Wait(State::Harmony(HState::Skip {
+                        info,
+                        kind,
+                        raw_start,
+                        from: self.buf.len(),
+                    })),
+                    Hit::None => {
+                        let raw = self.raw(raw_start, self.buf.len());
+                        self.failed(info, kind, raw, out);
+                        self.consume(self.buf.len());
+                        Flow::Wait(State::Harmony(HState::Between))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Appends the UTF-8 text of `bytes` to `buf`; each invalid sequence
+/// becomes U+FFFD and a [`StreamProblemKind::InvalidUtf8`] problem. Returns
+/// the incomplete sequence at the end (none when `last`).
+fn decode_into<'b>(
+    buf: &mut String,
+    mut bytes: &'b [u8],
+    last: bool,
+    out: &mut Vec<StreamEvent>,
+) -> &'b [u8] {
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                buf.push_str(s);
+                return &[];
+            }
+            Err(e) => {
+                let valid = e.valid_up_to();
+                buf.push_str(std::str::from_utf8(&bytes[..valid]).unwrap_or_default());
+                let bad = match e.error_len() {
+                    Some(n) => n,
+                    None if !last => return &bytes[valid..],
+                    None => bytes.len() - valid,
+                };
+                let raw: String = bytes[valid..valid + bad]
+                    .iter()
+                    .map(|b| format!("\\x{b:02x}"))
+                    .collect();
+                out.push(StreamEvent::Problem(StreamProblem {
+                    kind: StreamProblemKind::InvalidUtf8,
+                    raw,
+                }));
+                buf.push(char::REPLACEMENT_CHARACTER);
+                bytes = &bytes[valid + bad..];
+            }
+        }
+    }
+}
+
+/// Drops one leading and one trailing newline (`\n` or `\r\n`).
+fn trim_one_newline(s: &str) -> &str {
+    let s = s
+        .strip_prefix("\r\n")
+        .or_else(|| s.strip_prefix('\n'))
+        .unwrap_or(s);
+    s.strip_suffix("\r\n")
+        .or_else(|| s.strip_suffix('\n'))
+        .unwrap_or(s)
+}
+
+/// The name inside an id written `PREFIX NAME SEPARATOR INDEX`.
+fn name_in_id(id: &str, prefix: &str, separator: &str) -> String {
+    let rest = id.strip_prefix(prefix).unwrap_or(id);
+    match rest.rsplit_once(separator) {
+        Some((name, index)) if index.bytes().all(|b| b.is_ascii_digit()) && !name.is_empty() => {
+            name.to_owned()
+        }
+        _ => rest.to_owned(),
+    }
+}
+
+/// Whether `text` is one JSON object.
+fn is_json_object(text: &str) -> bool {
+    text.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
+/// What a JSON-object call body reads as.
+enum JsonCall<'a> {
+    Call {
+        name: String,
+        arguments: Option<&'a str>,
+        id: Option<&'a str>,
+    },
+    /// Valid JSON, but not an object with a string name.
+    NotACall,
+    Invalid,
+}
+
+/// Reads a JSON-object call: its name, the exact text of its arguments
+/// member and its id, found by walking the object's top-level members.
+fn read_json_call<'a>(
+    text: &'a str,
+    name_key: &str,
+    argument_keys: &[String],
+    id_key: Option<&str>,
+) -> JsonCall<'a> {
+    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+        return JsonCall::Invalid;
+    }
+    let Some(members) = top_level_members(text) else {
+        return JsonCall::NotACall;
+    };
+    let member = |key: &str| members.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+    let Some(Ok(name)) = member(name_key).map(serde_json::from_str::<String>) else {
+        return JsonCall::NotACall;
+    };
+    let arguments = argument_keys.iter().find_map(|k| member(k));
+    let id = id_key
+        .and_then(member)
+        .filter(|v| v.starts_with('"'))
+        .and_then(|v| v.get(1..v.len() - 1))
+        .filter(|v| !v.contains('\\'));
+    JsonCall::Call {
+        name,
+        arguments,
+        id,
+    }
+}
+
+/// The top-level members of a valid JSON object: each key (unescaped) and
+/// its value's exact text. `None` when the text is not an object.
+fn top_level_members(text: &str) -> Option<Vec<(String, &str)>> {
+    let b = text.as_bytes();
+    let skip = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip(0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip(i + 1);
+    let mut members = Vec::new();
+    if b.get(i) == Some(&b'}') {
+        return Some(members);
+    }
+    loop {
+        let mut scan = JsonScanner::new(usize::MAX, usize::MAX);
+        let Scan::Complete { end } = scan.push(&text[i..]) else {
+            return None;
+        };
+        let key: String = serde_json::from_str(&text[i..i + end]).ok()?;
+        i = skip(i + end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip(i + 1);
+        let mut scan = JsonScanner::new(usize::MAX, usize::MAX);
+        let end = match scan.push(&text[i..]) {
+            Scan::Complete { end } => i + end,
+            _ => match scan.finish() {
+                Scan::Complete { .. } => text.len(),
+                _ => return None,
+            },
+        };
+        members.push((key, &text[i..end]));
+        i = skip(end);
+        match b.get(i) {
+            Some(b',') => i = skip(i + 1),
+            Some(b'}') => return Some(members),
+            _ => return None,
+        }
+    }
+}
+
+/// A harmony header's channel and recipient, read as openai/harmony reads
+/// them: the channel is the word after `<|channel|>`; the recipient is the
+/// `to=` word in the role part or after the channel (`to=assistant`, a
+/// tool's answer, counts as none).
+fn parse_header(h: &HarmonyMarkers, header: &str) -> (Option<String>, Option<String>) {
+    let mut rest = header.to_owned();
+    let mut channel = None;
+    if let Some(i) = rest.find(&h.channel) {
+        let after = &rest[i + h.channel.len()..];
+        let len = after
+            .find(|c: char| c.is_whitespace() || c == '<')
+            .unwrap_or(after.len());
+        channel = Some(after[..len].to_owned());
+        rest = format!("{} {}", &rest[..i], &after[len..]);
+    }
+    let rest = rest.replace(&h.constrain, " ");
+    let recipient = rest
+        .split_ascii_whitespace()
+        .find_map(|w| w.strip_prefix("to="))
+        .filter(|r| {
+            !r.is_empty() && !matches!(*r, "assistant" | "user" | "all" | "system" | "developer")
+        })
+        .map(str::to_owned);
+    (channel, recipient)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_level_members_keep_each_value_s_exact_text() {
+        let text = r#" { "name" : "f", "arguments": {"a": "}\"", "b": [1, 2]} , "n": 12 }"#;
+        let members = top_level_members(text).unwrap();
+        assert_eq!(
+            members,
+            vec![
+                ("name".to_owned(), "\"f\""),
+                ("arguments".to_owned(), r#"{"a": "}\"", "b": [1, 2]}"#),
+                ("n".to_owned(), "12"),
+            ]
+        );
+        assert!(top_level_members("[1]").is_none());
+    }
+
+    #[test]
+    fn a_harmony_recipient_is_read_in_the_role_part_or_after_the_channel() {
+        let h = match TextFormat::harmony().body {
+            CallBody::Harmony(h) => h,
+            _ => unreachable!(),
+        };
+        let cases = [
+            (
+                "<|channel|>commentary to=functions.f <|constrain|>json",
+                Some("commentary"),
+                Some("functions.f"),
+            ),
+            (
+                "assistant to=functions.f<|channel|>commentary json",
+                Some("commentary"),
+                Some("functions.f"),
+            ),
+            (
+                "assistant<|channel|>commentary to=functions.f<|constrain|>json",
+                Some("commentary"),
+                Some("functions.f"),
+            ),
+            ("<|channel|>analysis", Some("analysis"), None),
+            ("assistant<|channel|>commentary", Some("commentary"), None),
+            (
+                "functions.f to=assistant<|channel|>commentary",
+                Some("commentary"),
+                None,
+            ),
+        ];
+        for (header, channel, recipient) in cases {
+            let (c, r) = parse_header(&h, header);
+            assert_eq!(
+                (c.as_deref(), r.as_deref()),
+                (channel, recipient),
+                "{header}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_id_holds_the_name_between_its_prefix_and_its_index() {
+        assert_eq!(
+            name_in_id("functions.get_weather:0", "functions.", ":"),
+            "get_weather"
+        );
+        assert_eq!(
+            name_in_id("get_weather:12", "functions.", ":"),
+            "get_weather"
+        );
+        assert_eq!(name_in_id("functions.a:b", "functions.", ":"), "a:b");
+    }
+}

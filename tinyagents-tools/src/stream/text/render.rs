@@ -1,0 +1,804 @@
+//! The other direction: the tools written into the prompt, the assistant's
+//! calls written back into the transcript, and tool results written as the
+//! family's chat template writes them.
+//!
+//! Each family follows its chat template (Qwen's, Qwen3-Coder's, GLM's,
+//! Llama 3.1's JSON and Llama 4's pythonic templates, mistral-common's
+//! tokenizers, DeepSeek's and Kimi's templates, openai/harmony's renderer);
+//! JSON is written as those templates' `tojson` writes it (`", "` and
+//! `": "` between items).
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+
+use super::format::{CallBody, Family, RunStart, TextFormat};
+use crate::call::{RawArguments, ToolCall};
+use crate::output::ToolMessage;
+use crate::spec::ToolSpec;
+
+impl TextFormat {
+    /// The tools, described the way this format's family was trained to
+    /// read them: the text to put in the system prompt (Hermes, Qwen3-Coder,
+    /// GLM, Llama 3.x, pythonic, DeepSeek, tags), the developer message's
+    /// `# Tools` section (harmony), the `[AVAILABLE_TOOLS]` block that goes
+    /// before the last user message (Mistral), or the whole `tool_declare`
+    /// message (Kimi).
+    ///
+    /// ```
+    /// use tinyagents_tools::stream::text::TextFormat;
+    /// use tinyagents_tools::ToolSpec;
+    ///
+    /// let tools = [ToolSpec::builder("get_location", "Gets the location of the user.").build()?];
+    /// let section = TextFormat::harmony().instruction(&tools);
+    /// assert_eq!(
+    ///     section,
+    ///     "# Tools\n\n## functions\n\nnamespace functions {\n\n\
+    ///      // Gets the location of the user.\ntype get_location = () => any;\n\n\
+    ///      } // namespace functions"
+    /// );
+    /// # Ok::<(), tinyagents_tools::spec::SpecError>(())
+    /// ```
+    pub fn instruction(&self, tools: &[ToolSpec]) -> String {
+        let openai = |t: &ToolSpec| {
+            let mut function = Map::new();
+            function.insert("name".into(), Value::String(t.name.as_str().to_owned()));
+            function.insert("description".into(), Value::String(t.description.clone()));
+            function.insert("parameters".into(), t.input_schema.as_value().clone());
+            let mut tool = Map::new();
+            tool.insert("type".into(), Value::String("function".into()));
+            tool.insert("function".into(), Value::Object(function));
+            Value::Object(tool)
+        };
+        let lines = |sep: &str| {
+            tools
+                .iter()
+                .map(|t| to_json(&openai(t)))
+                .collect::<Vec<_>>()
+                .join(sep)
+        };
+        match self.family {
+            Family::Hermes => format!(
+                "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
+                 You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{}\n</tools>\n\n\
+                 For each function call, return a json object with function name and arguments within \
+                 <tool_call></tool_call> XML tags:\n<tool_call>\n{{\"name\": <function-name>, \"arguments\": \
+                 <args-json-object>}}\n</tool_call>",
+                lines("\n")
+            ),
+            Family::Glm45 => format!(
+                "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
+                 You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{}\n</tools>\n\n\
+                 For each function call, output the function name and arguments within the following XML format:\n\
+                 <tool_call>{{function-name}}\n<arg_key>{{arg-key-1}}</arg_key>\n<arg_value>{{arg-value-1}}</arg_value>\n\
+                 <arg_key>{{arg-key-2}}</arg_key>\n<arg_value>{{arg-value-2}}</arg_value>\n...\n</tool_call>",
+                lines("\n")
+            ),
+            Family::Qwen3Coder => qwen3_coder_tools(tools),
+            Family::Llama3Json => {
+                let mut out = String::from(
+                    "Given the following functions, please respond with a JSON for a function call \
+                     with its proper arguments that best answers the given prompt.\n\n\
+                     Respond in the format {\"name\": function name, \"parameters\": dictionary of \
+                     argument name and its value}. Do not use variables.\n\n",
+                );
+                for t in tools {
+                    out.push_str(&to_json_indented(&openai(t), 4));
+                    out.push_str("\n\n");
+                }
+                out
+            }
+            Family::Pythonic => {
+                let list = Value::Array(tools.iter().map(openai).collect());
+                format!(
+                    "Here is a list of functions in JSON format that you can invoke. Use exact format: \
+                     [func_name1(param1=value1, param2=value2), func_name2(...)]\n{}\n",
+                    to_json_indented(&list, 4)
+                )
+            }
+            Family::Mistral | Family::MistralV11 => {
+                let list = Value::Array(tools.iter().map(openai).collect());
+                let space = if self.family == Family::Mistral {
+                    " "
+                } else {
+                    ""
+                };
+                format!(
+                    "[AVAILABLE_TOOLS]{space}{}[/AVAILABLE_TOOLS]",
+                    to_json(&list)
+                )
+            }
+            Family::DeepSeekV3 => format!(
+                "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
+                 You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n{}\n</tools>\n\n\
+                 For function call returns, you should first print <｜tool▁calls▁begin｜>\
+                 For each function call, you should return object like:\n\
+                 <｜tool▁call▁begin｜>function<｜tool▁sep｜><function_name>\n```json\n\
+                 <function_arguments_in_json_format>\n```<｜tool▁call▁end｜>\
+                 At the end of function call returns, you should print <｜tool▁calls▁end｜><｜end▁of▁sentence｜>",
+                lines("\n")
+            ),
+            Family::DeepSeekV31 => format!(
+                "## Tools\nYou have access to the following tools:\n{}\
+                 IMPORTANT: ALWAYS adhere to this exact format for tool use:\n\
+                 <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>tool_call_name<｜tool▁sep｜>tool_call_arguments\
+                 <｜tool▁call▁end｜>{{{{additional_tool_calls}}}}<｜tool▁calls▁end｜>\n\nWhere:\n\n\
+                 - `tool_call_name` must be an exact match to one of the available tools\n\
+                 - `tool_call_arguments` must be valid JSON that strictly follows the tool's Parameters Schema\n\
+                 - For multiple tool calls, chain them directly without separators or spaces\n",
+                lines("")
+            ),
+            Family::KimiK2 => {
+                let list = Value::Array(tools.iter().map(openai).collect());
+                format!(
+                    "<|im_system|>tool_declare<|im_middle|>{}<|im_end|>",
+                    to_json(&list)
+                )
+            }
+            Family::Harmony => harmony_tools(tools),
+            Family::Tags => {
+                let (start, end) = self.tag_markers();
+                format!(
+                    "You can call tools. To call one, write {start}{{\"name\": <tool name>, \"args\": \
+                     <arguments as a JSON object>}}{end}; write one such block per call. The tools, \
+                     one JSON object a line:\n{}",
+                    lines("\n")
+                )
+            }
+        }
+    }
+
+    /// The first run's start and end markers (a tags format's pair).
+    fn tag_markers(&self) -> (&str, &str) {
+        let run = self.runs.first();
+        let start = match run.map(|r| &r.start) {
+            Some(RunStart::Marker(m)) => m.as_str(),
+            _ => "",
+        };
+        (start, run.and_then(|r| r.end.as_deref()).unwrap_or(""))
+    }
+
+    /// The assistant's `calls` written as this format writes them: the
+    /// model's own turn, rebuilt for the transcript of the next prompt.
+    /// Reading the result back gives the same names and arguments (and the
+    /// same ids where the format writes ids).
+    ///
+    /// ```
+    /// use tinyagents_tools::stream::text::TextFormat;
+    /// use tinyagents_tools::ToolCall;
+    ///
+    /// let calls = [ToolCall::new("functions.get_weather:0", "get_weather", r#"{"city": "Paris"}"#)];
+    /// assert_eq!(
+    ///     TextFormat::kimi_k2().render_calls(&calls),
+    ///     "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0\
+    ///      <|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_calls_section_end|>"
+    /// );
+    /// ```
+    pub fn render_calls(&self, calls: &[ToolCall]) -> String {
+        let name = |c: &ToolCall| c.name.as_str().to_owned();
+        let json_args = |c: &ToolCall| arguments_text(&c.arguments);
+        let each = |f: &dyn Fn(usize, &ToolCall) -> String, sep: &str| {
+            calls
+                .iter()
+                .enumerate()
+                .map(|(i, c)| f(i, c))
+                .collect::<Vec<_>>()
+                .join(sep)
+        };
+        match self.family {
+            Family::Hermes => each(
+                &|_, c| {
+                    format!(
+                        "<tool_call>\n{{\"name\": {}, \"arguments\": {}}}\n</tool_call>",
+                        to_json(&Value::String(name(c))),
+                        json_args(c)
+                    )
+                },
+                "\n",
+            ),
+            Family::Tags => {
+                let (start, end) = self.tag_markers();
+                each(
+                    &|_, c| {
+                        format!(
+                            "{start}{{\"name\": {}, \"args\": {}}}{end}",
+                            to_json(&Value::String(name(c))),
+                            json_args(c)
+                        )
+                    },
+                    "\n",
+                )
+            }
+            Family::Qwen3Coder => each(
+                &|_, c| {
+                    let mut out = format!("<tool_call>\n<function={}>\n", name(c));
+                    for (k, v) in argument_object(&c.arguments) {
+                        let _ = write!(out, "<parameter={k}>\n{}\n</parameter>\n", raw_value(&v));
+                    }
+                    out.push_str("</function>\n</tool_call>");
+                    out
+                },
+                "\n",
+            ),
+            Family::Glm45 => each(
+                &|_, c| {
+                    let mut out = format!("<tool_call>{}", name(c));
+                    for (k, v) in argument_object(&c.arguments) {
+                        let _ = write!(
+                            out,
+                            "\n<arg_key>{k}</arg_key>\n<arg_value>{}</arg_value>",
+                            raw_value(&v)
+                        );
+                    }
+                    out.push_str("\n</tool_call>");
+                    out
+                },
+                "\n",
+            ),
+            Family::Llama3Json => each(
+                &|_, c| {
+                    format!(
+                        "{{\"name\": {}, \"parameters\": {}}}",
+                        to_json(&Value::String(name(c))),
+                        json_args(c)
+                    )
+                },
+                "; ",
+            ),
+            Family::Pythonic => {
+                let body = each(
+                    &|_, c| {
+                        let args: Vec<String> = argument_object(&c.arguments)
+                            .into_iter()
+                            .map(|(k, v)| format!("{k}={}", python_literal(&v)))
+                            .collect();
+                        format!("{}({})", name(c), args.join(", "))
+                    },
+                    ", ",
+                );
+                format!("[{body}]")
+            }
+            Family::Mistral => {
+                let body = each(
+                    &|_, c| {
+                        format!(
+                            "{{\"name\": {}, \"arguments\": {}, \"id\": {}}}",
+                            to_json(&Value::String(name(c))),
+                            json_args(c),
+                            to_json(&Value::String(c.id.as_str().to_owned()))
+                        )
+                    },
+                    ", ",
+                );
+                format!("[TOOL_CALLS] [{body}]")
+            }
+            Family::MistralV11 => each(
+                &|_, c| format!("[TOOL_CALLS]{}[ARGS]{}", name(c), json_args(c)),
+                "",
+            ),
+            Family::DeepSeekV3 => format!(
+                "<｜tool▁calls▁begin｜>{}<｜tool▁calls▁end｜>",
+                each(
+                    &|_, c| format!(
+                        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>{}\n```json\n{}\n```<｜tool▁call▁end｜>",
+                        name(c),
+                        json_args(c)
+                    ),
+                    "\n",
+                )
+            ),
+            Family::DeepSeekV31 => format!(
+                "<｜tool▁calls▁begin｜>{}<｜tool▁calls▁end｜>",
+                each(
+                    &|_, c| format!(
+                        "<｜tool▁call▁begin｜>{}<｜tool▁sep｜>{}<｜tool▁call▁end｜>",
+                        name(c),
+                        json_args(c)
+                    ),
+                    "",
+                )
+            ),
+            Family::KimiK2 => format!(
+                "<|tool_calls_section_begin|>{}<|tool_calls_section_end|>",
+                each(
+                    &|i, c| format!(
+                        "<|tool_call_begin|>{}<|tool_call_argument_begin|>{}<|tool_call_end|>",
+                        kimi_id(c, i),
+                        json_args(c)
+                    ),
+                    "",
+                )
+            ),
+            Family::Harmony => {
+                let prefix = match &self.body {
+                    CallBody::Harmony(h) => h.recipient_prefix.as_str(),
+                    _ => "functions.",
+                };
+                each(
+                    &|_, c| {
+                        format!(
+                            "<|start|>assistant<|channel|>commentary to={prefix}{} <|constrain|>json<|message|>{}<|call|>",
+                            name(c),
+                            json_args(c)
+                        )
+                    },
+                    "",
+                )
+            }
+        }
+    }
+
+    /// Tool results in this family's form, ready to append to the prompt
+    /// after the assistant's calls (before the template's next assistant
+    /// header): `<tool_response>` blocks in a user turn (Hermes,
+    /// Qwen3-Coder), after `<|observation|>` (GLM), `ipython` turns
+    /// (Llama), `[TOOL_RESULTS]` (Mistral), `<｜tool▁output▁begin｜>`
+    /// (DeepSeek), `tool` turns with `## Return of ID` (Kimi), and
+    /// `functions.NAME to=assistant` messages (harmony).
+    ///
+    /// ```
+    /// use tinyagents_tools::stream::text::TextFormat;
+    /// use tinyagents_tools::{ContentBlock, ToolMessage};
+    ///
+    /// let result = ToolMessage {
+    ///     tool_call_id: "text-call-0".into(),
+    ///     name: "get_weather".into(),
+    ///     content: vec![ContentBlock::Text { text: r#"{"sunny": true}"#.into() }],
+    ///     structured: None,
+    ///     is_error: false,
+    /// };
+    /// assert_eq!(
+    ///     TextFormat::harmony().render_results(&[result]),
+    ///     "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>{\"sunny\": true}<|end|>"
+    /// );
+    /// ```
+    pub fn render_results<M: AsRef<ToolMessage>>(&self, results: &[M]) -> String {
+        let each = |f: &dyn Fn(&ToolMessage) -> String, sep: &str| {
+            results
+                .iter()
+                .map(|m| f(m.as_ref()))
+                .collect::<Vec<_>>()
+                .join(sep)
+        };
+        match self.family {
+            Family::Hermes => format!(
+                "<|im_start|>user{}<|im_end|>\n",
+                each(
+                    &|m| format!("\n<tool_response>\n{}\n</tool_response>", m.text()),
+                    ""
+                )
+            ),
+            Family::Qwen3Coder => format!(
+                "<|im_start|>user\n{}<|im_end|>\n",
+                each(
+                    &|m| format!("<tool_response>\n{}\n</tool_response>\n", m.text()),
+                    ""
+                )
+            ),
+            Family::Glm45 => format!(
+                "<|observation|>{}",
+                each(
+                    &|m| format!("\n<tool_response>\n{}\n</tool_response>", m.text()),
+                    ""
+                )
+            ),
+            Family::Llama3Json => each(
+                &|m| {
+                    let mut output = Map::new();
+                    output.insert("output".into(), Value::String(m.text()));
+                    format!(
+                        "<|start_header_id|>ipython<|end_header_id|>\n\n{}<|eot_id|>",
+                        to_json(&Value::Object(output))
+                    )
+                },
+                "",
+            ),
+            Family::Pythonic => each(
+                &|m| {
+                    format!(
+                        "<|header_start|>ipython<|header_end|>\n\n{}<|eot|>",
+                        to_json(&Value::String(m.text()))
+                    )
+                },
+                "",
+            ),
+            Family::Mistral => each(
+                &|m| {
+                    format!(
+                        "[TOOL_RESULTS] {{\"content\": {}, \"call_id\": {}}}[/TOOL_RESULTS]",
+                        to_json(&Value::String(m.text())),
+                        to_json(&Value::String(m.tool_call_id.as_str().to_owned()))
+                    )
+                },
+                "",
+            ),
+            Family::MistralV11 => each(
+                &|m| format!("[TOOL_RESULTS]{}[/TOOL_RESULTS]", m.text()),
+                "",
+            ),
+            Family::DeepSeekV3 => format!(
+                "<｜tool▁outputs▁begin｜>{}<｜tool▁outputs▁end｜>",
+                each(
+                    &|m| format!("<｜tool▁output▁begin｜>{}<｜tool▁output▁end｜>", m.text()),
+                    "\n"
+                )
+            ),
+            Family::DeepSeekV31 => each(
+                &|m| format!("<｜tool▁output▁begin｜>{}<｜tool▁output▁end｜>", m.text()),
+                "",
+            ),
+            Family::KimiK2 => each(
+                &|m| {
+                    format!(
+                        "<|im_system|>tool<|im_middle|>## Return of {}\n{}<|im_end|>",
+                        m.tool_call_id.as_str(),
+                        m.text()
+                    )
+                },
+                "",
+            ),
+            Family::Harmony => each(
+                &|m| {
+                    format!(
+                        "<|start|>functions.{} to=assistant<|channel|>commentary<|message|>{}<|end|>",
+                        m.name.as_str(),
+                        m.text()
+                    )
+                },
+                "",
+            ),
+            Family::Tags => each(
+                &|m| {
+                    format!(
+                        "<tool_response name={} id={}>\n{}\n</tool_response>",
+                        to_json(&Value::String(m.name.as_str().to_owned())),
+                        to_json(&Value::String(m.tool_call_id.as_str().to_owned())),
+                        m.text()
+                    )
+                },
+                "\n",
+            ),
+        }
+    }
+}
+
+/// Kimi's `functions.NAME:IDX` id: the call's own when it has that form.
+fn kimi_id(call: &ToolCall, index: usize) -> String {
+    let id = call.id.as_str();
+    if id.starts_with("functions.") && id.contains(':') {
+        id.to_owned()
+    } else {
+        format!("functions.{}:{index}", call.name.as_str())
+    }
+}
+
+/// The arguments as JSON text: the exact text when the model wrote it.
+fn arguments_text(arguments: &RawArguments) -> String {
+    match arguments {
+        RawArguments::Text(text) => text.clone(),
+        RawArguments::Json(value) => to_json(value),
+    }
+}
+
+/// The arguments as an object's members (none when they are not one).
+fn argument_object(arguments: &RawArguments) -> Vec<(String, Value)> {
+    let value = match arguments {
+        RawArguments::Json(value) => value.clone(),
+        RawArguments::Text(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+    };
+    match value {
+        Value::Object(map) => map.into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A parameter value as raw text: a string as it is, anything else as
+/// JSON.
+fn raw_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => to_json(other),
+    }
+}
+
+/// JSON as Python's `json.dumps` (and Jinja's `tojson`) writes it:
+/// `", "` between items and `": "` after keys, non-ASCII kept.
+pub(crate) fn to_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, value, None, 0);
+    out
+}
+
+/// JSON indented by `indent` spaces a level, as `tojson(indent=N)`.
+fn to_json_indented(value: &Value, indent: usize) -> String {
+    let mut out = String::new();
+    write_json(&mut out, value, Some(indent), 0);
+    out
+}
+
+fn write_json(out: &mut String, value: &Value, indent: Option<usize>, level: usize) {
+    let newline = |out: &mut String, level: usize| {
+        if let Some(n) = indent {
+            out.push('\n');
+            out.push_str(&" ".repeat(n * level));
+        }
+    };
+    let (item_sep, key_sep) = match indent {
+        Some(_) => (",", ": "),
+        None => (", ", ": "),
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, level + 1);
+                write_json(out, item, indent, level + 1);
+            }
+            newline(out, level);
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                newline(out, level + 1);
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push_str(key_sep);
+                write_json(out, v, indent, level + 1);
+            }
+            newline(out, level);
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// A JSON value as a Python literal (`True`, `None`, double-quoted
+/// strings).
+fn python_literal(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => Value::String(s.clone()).to_string(),
+        Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(python_literal)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), python_literal(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Qwen3-Coder's `<tools>` listing, as its chat template writes it.
+fn qwen3_coder_tools(tools: &[ToolSpec]) -> String {
+    let mut out = String::from("# Tools\n\nYou have access to the following functions:\n\n<tools>");
+    for t in tools {
+        let schema = t.input_schema.as_value();
+        let _ = write!(out, "\n<function>\n<name>{}</name>", t.name.as_str());
+        let _ = write!(out, "\n<description>{}</description>", t.description.trim());
+        out.push_str("\n<parameters>");
+        if let Some(Value::Object(props)) = schema.get("properties") {
+            for (name, fields) in props {
+                let _ = write!(out, "\n<parameter>\n<name>{name}</name>");
+                if let Some(ty) = fields.get("type") {
+                    let ty = match ty {
+                        Value::String(s) => s.clone(),
+                        other => to_json(other),
+                    };
+                    let _ = write!(out, "\n<type>{ty}</type>");
+                }
+                if let Some(Value::String(d)) = fields.get("description") {
+                    let _ = write!(out, "\n<description>{}</description>", d.trim());
+                }
+                extra_keys(&mut out, fields, &["name", "type", "description"]);
+                out.push_str("\n</parameter>");
+            }
+        }
+        extra_keys(&mut out, schema, &["type", "properties"]);
+        out.push_str("\n</parameters>\n</function>");
+    }
+    out.push_str(
+        "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n\
+         <tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n\
+         <parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n\
+         </parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n\
+         - Function calls MUST follow the specified format: an inner <function=...></function> block must be nested \
+         within <tool_call></tool_call> XML tags\n- Required parameters MUST be specified\n\
+         - You may provide optional reasoning for your function call in natural language BEFORE the function call, \
+         but NOT after\n- If there is no function call available, answer the question like normal with your current \
+         knowledge and do not tell the user about function calls\n</IMPORTANT>",
+    );
+    out
+}
+
+/// The template's `render_extra_keys`: every other key as `<key>value</key>`.
+fn extra_keys(out: &mut String, value: &Value, handled: &[&str]) {
+    let Value::Object(map) = value else { return };
+    for (k, v) in map {
+        if handled.contains(&k.as_str()) {
+            continue;
+        }
+        let text = match v {
+            Value::Object(_) | Value::Array(_) => to_json(v),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let _ = write!(out, "\n<{k}>{text}</{k}>");
+    }
+}
+
+/// Harmony's `# Tools` section: each tool a TypeScript-like type in the
+/// `functions` namespace, as openai/harmony renders JSON Schema.
+fn harmony_tools(tools: &[ToolSpec]) -> String {
+    let mut parts = vec![
+        "## functions\n".to_owned(),
+        "namespace functions {\n".to_owned(),
+    ];
+    for t in tools {
+        for line in t.description.lines() {
+            parts.push(format!("// {line}"));
+        }
+        let schema = t.input_schema.as_value();
+        let empty = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_none_or(Map::is_empty);
+        if empty {
+            parts.push(format!("type {} = () => any;\n", t.name.as_str()));
+        } else {
+            parts.push(format!(
+                "type {} = (_: {}) => any;\n",
+                t.name.as_str(),
+                typescript(schema, schema, "")
+            ));
+        }
+    }
+    parts.push("} // namespace functions".to_owned());
+    format!("# Tools\n\n{}", parts.join("\n"))
+}
+
+/// A JSON Schema as a TypeScript type, as harmony's renderer writes it
+/// (local `$ref`s followed, `anyOf`/`oneOf` as unions).
+fn typescript(root: &Value, schema: &Value, indent: &str) -> String {
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => r
+            .strip_prefix('#')
+            .and_then(|p| root.pointer(p))
+            .unwrap_or(schema),
+        None => schema,
+    };
+    for key in ["oneOf", "anyOf"] {
+        if let Some(Value::Array(alts)) = schema.get(key) {
+            return alts
+                .iter()
+                .map(|a| typescript(root, a, indent))
+                .collect::<Vec<_>>()
+                .join(" | ");
+        }
+    }
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        return values
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(" | ");
+    }
+    let scalar = |t: &str| match t {
+        "integer" | "number" => "number".to_owned(),
+        "string" | "boolean" | "null" => t.to_owned(),
+        "array" => match schema.get("items") {
+            Some(items) => format!("{}[]", typescript(root, items, indent)),
+            None => "Array<any>".to_owned(),
+        },
+        _ => "any".to_owned(),
+    };
+    match schema.get("type") {
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|t| {
+                if t == "object" {
+                    object_type(root, schema, indent)
+                } else {
+                    scalar(t)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" | "),
+        Some(Value::String(t)) if t == "object" => object_type(root, schema, indent),
+        Some(Value::String(t)) => scalar(t),
+        _ if schema.get("properties").is_some() => object_type(root, schema, indent),
+        _ => "any".to_owned(),
+    }
+}
+
+fn object_type(root: &Value, schema: &Value, indent: &str) -> String {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut out = String::from("{\n");
+    if let Some(Value::Object(props)) = schema.get("properties") {
+        for (key, prop) in props {
+            if let Some(Value::String(d)) = prop.get("description") {
+                let _ = writeln!(out, "{indent}// {d}");
+            }
+            let optional = if required.contains(&key.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            let inner = format!("{indent}    ");
+            let _ = write!(
+                out,
+                "{indent}{key}{optional}: {},",
+                typescript(root, prop, &inner)
+            );
+            match prop.get("default") {
+                // An enum's default is written bare, other strings quoted.
+                Some(Value::String(d)) if prop.get("enum").is_some() => {
+                    let _ = write!(out, " // default: {d}");
+                }
+                Some(default) => {
+                    let _ = write!(out, " // default: {default}");
+                }
+                None => {}
+            }
+            out.push('\n');
+        }
+    }
+    out.push_str(indent);
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_is_written_as_jinja_s_tojson_writes_it() {
+        let value = json!({"a": [1, "é"], "b": {}});
+        assert_eq!(to_json(&value), r#"{"a": [1, "é"], "b": {}}"#);
+        assert_eq!(
+            to_json_indented(&json!({"a": [1]}), 4),
+            "{\n    \"a\": [\n        1\n    ]\n}"
+        );
+    }
+
+    #[test]
+    fn harmony_renders_a_schema_as_its_format_document_shows() {
+        // The format document's get_current_weather example.
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "format": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+                "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+            },
+            "required": ["location"]
+        });
+        assert_eq!(
+            typescript(&schema, &schema, ""),
+            "{\nformat?: \"celsius\" | \"fahrenheit\", // default: celsius\n\
+             // The city and state, e.g. San Francisco, CA\nlocation: string,\n}"
+        );
+    }
+}

@@ -1,0 +1,133 @@
+//! Raw parameter text typed by the tool's input schema.
+//!
+//! Formats that write each argument as raw text (Qwen3-Coder's
+//! `<parameter=K>`, GLM's `<arg_value>`) carry no JSON types: `42` may be a
+//! number or the string `"42"`. The tool's input schema decides:
+//!
+//! - a property whose schema allows `string` keeps the raw text as a string
+//!   (`null` is read as JSON `null` when the schema also allows `null`);
+//! - a property whose schema names other types only (`integer`, `object`,
+//!   `array`, `boolean`, ...) is parsed as JSON; text that does not parse
+//!   stays a string, and the executor's validation refuses it by name;
+//! - a property the schema says nothing about (an unknown tool, an unknown
+//!   property, a schema without types) is parsed as JSON when its text is
+//!   an object, an array, a number, `true`, `false` or `null`, and kept as
+//!   a string otherwise. The executor then judges the call as any other:
+//!   an unknown tool or property is refused, fail-closed.
+
+use serde_json::Value;
+
+/// The JSON value of `raw`, the text written for property `key` of a tool
+/// whose input schema is `schema` (when the tool is known).
+pub(crate) fn typed_value(schema: Option<&Value>, key: &str, raw: &str) -> Value {
+    let property = schema.and_then(|root| {
+        let props = resolve(root, root).get("properties")?;
+        Some(resolve(root, props.get(key)?))
+    });
+    let mut types = Vec::new();
+    if let (Some(root), Some(p)) = (schema, property) {
+        collect_types(root, p, &mut types, 0);
+    }
+    if types.iter().any(|t| t == "string") {
+        if raw.trim() == "null" && types.iter().any(|t| t == "null") {
+            return Value::Null;
+        }
+        return Value::String(raw.to_owned());
+    }
+    let parsed = serde_json::from_str::<Value>(raw.trim()).ok();
+    match parsed {
+        Some(Value::String(_)) | None => Value::String(raw.to_owned()),
+        Some(value) => value,
+    }
+}
+
+/// Follows a local `$ref` (`#/$defs/X`, `#/definitions/X`) once.
+fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(pointer) => pointer
+            .strip_prefix('#')
+            .and_then(|p| root.pointer(p))
+            .unwrap_or(schema),
+        None => schema,
+    }
+}
+
+/// The JSON types a schema allows, read from `type`, `enum`/`const` and
+/// the alternatives of `anyOf`/`oneOf`/`allOf`.
+fn collect_types(root: &Value, schema: &Value, out: &mut Vec<String>, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    let schema = resolve(root, schema);
+    match schema.get("type") {
+        Some(Value::String(t)) => out.push(t.clone()),
+        Some(Value::Array(ts)) => {
+            out.extend(ts.iter().filter_map(Value::as_str).map(str::to_owned))
+        }
+        _ => {}
+    }
+    let literal_types = |values: &[Value], out: &mut Vec<String>| {
+        for v in values {
+            out.push(
+                match v {
+                    Value::String(_) => "string",
+                    Value::Null => "null",
+                    Value::Bool(_) => "boolean",
+                    Value::Number(_) => "number",
+                    Value::Array(_) => "array",
+                    Value::Object(_) => "object",
+                }
+                .to_owned(),
+            );
+        }
+    };
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        literal_types(values, out);
+    }
+    if let Some(value) = schema.get("const") {
+        literal_types(std::slice::from_ref(value), out);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(alternatives)) = schema.get(key) {
+            for alt in alternatives {
+                collect_types(root, alt, out, depth + 1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_schema_decides_whether_raw_text_is_a_string_or_json() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "count": {"type": "integer"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "note": {"type": ["string", "null"]},
+                "mode": {"$ref": "#/$defs/Mode"},
+                "either": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            },
+            "$defs": {"Mode": {"enum": ["fast", "slow"]}}
+        });
+        let s = Some(&schema);
+        assert_eq!(typed_value(s, "path", "42"), json!("42"));
+        assert_eq!(typed_value(s, "path", " spaced \n"), json!(" spaced \n"));
+        assert_eq!(typed_value(s, "count", "42"), json!(42));
+        assert_eq!(typed_value(s, "count", "forty"), json!("forty"));
+        assert_eq!(typed_value(s, "tags", "[\"a\", \"b\"]"), json!(["a", "b"]));
+        assert_eq!(typed_value(s, "note", "null"), json!(null));
+        assert_eq!(typed_value(s, "note", "true"), json!("true"));
+        assert_eq!(typed_value(s, "mode", "fast"), json!("fast"));
+        assert_eq!(typed_value(s, "either", "7"), json!(7));
+        // Unknown to the schema: JSON when it reads as a non-string value.
+        assert_eq!(typed_value(s, "other", "{\"a\": 1}"), json!({"a": 1}));
+        assert_eq!(typed_value(s, "other", "\"quoted\""), json!("\"quoted\""));
+        assert_eq!(typed_value(None, "x", "plain words"), json!("plain words"));
+    }
+}
