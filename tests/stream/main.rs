@@ -12,5 +12,8 @@ mod native_gemini;
 mod native_invariant;
 mod native_responses;
 mod text_formats;
+mod text_invariance;
+mod text_peers;
+mod text_render;
 mod text_rules;
 mod text_support;

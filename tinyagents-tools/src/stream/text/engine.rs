@@ -812,7 +812,7 @@ impl Engine {
                             self.consume(self.buf.len());
                             Flow::Go(State::Text)
                         }
-                        Tri::No => self.junk(rs, p, out),
+                        Tri::No => self.junk(rs, p),
                     }
                 } else {
                     rs.phase = Phase::Next { first: true };
@@ -861,7 +861,7 @@ impl Engine {
                         self.consume(p);
                         Flow::Go(State::Text)
                     }
-                    Tri::No => self.junk(rs, p, out),
+                    Tri::No => self.junk(rs, p),
                 }
             }
             Phase::After => self.after_call(rs, out),
@@ -883,7 +883,7 @@ impl Engine {
                         self.consume(p);
                         Flow::Go(State::Text)
                     }
-                    Tri::No => self.junk(rs, p, out),
+                    Tri::No => self.junk(rs, p),
                 }
             }
             Phase::Skip { info, kind, from } => self.skip(rs, info, kind, from, out),
@@ -969,7 +969,7 @@ impl Engine {
                     rs.phase = Phase::Next { first };
                     Flow::Wait(State::Run(rs))
                 }
-                Tri::No => self.junk(rs, p, out),
+                Tri::No => self.junk(rs, p),
             };
         }
         if !first && run.end.is_none() {
@@ -1017,7 +1017,7 @@ impl Engine {
                     return self.run_eof_or_wait(rs, Phase::Next { first: true }, out);
                 }
                 if self.bytes()[p] != b'{' {
-                    return self.junk(rs, p, out);
+                    return self.junk(rs, p);
                 }
                 Body::Json {
                     info: CallInfo::default(),
@@ -1050,7 +1050,7 @@ impl Engine {
                     Tri::No if p >= self.buf.len() => {
                         return self.run_eof_or_wait(rs, Phase::Next { first: true }, out);
                     }
-                    Tri::No => return self.junk(rs, p, out),
+                    Tri::No => return self.junk(rs, p),
                 }
             }
             CallBody::KeyValue(_) => Body::Kv {
@@ -1078,11 +1078,10 @@ impl Engine {
 
     /// Text inside a run that is no call: a malformed call from `p` to the
     /// point where calls resume.
-    fn junk(&mut self, mut rs: RunState, p: usize, out: &mut Vec<StreamEvent>) -> Flow {
+    fn junk(&mut self, mut rs: RunState, p: usize) -> Flow {
         if rs.bare {
             return self.give_back(rs);
         }
-        let _ = out;
         if rs.done {
             rs.raw_start = p;
         }
@@ -1222,7 +1221,7 @@ impl Engine {
                     return Flow::Go(State::Run(rs));
                 }
                 rs.raw_start = p;
-                self.junk(rs, p, out)
+                self.junk(rs, p)
             }
         }
     }
@@ -1270,7 +1269,7 @@ impl Engine {
             } => self.py_body(rs, info, scan, from, at, out),
         }
         .unwrap_or_else(|body| {
-            saved.phase = Phase::Body(body);
+            saved.phase = Phase::Body(*body);
             Flow::Wait(State::Run(saved))
         })
     }
@@ -1374,10 +1373,10 @@ impl Engine {
         mut info: CallInfo,
         mut args: JsonArgs,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Body> {
+    ) -> Result<Flow, Box<Body>> {
         let stops = self.c.stops[rs.run].clone();
         match self.scan_json(&mut args, &stops, &[]) {
-            JsonOutcome::Need => Err(Body::Json { info, args }),
+            JsonOutcome::Need => Err(Box::new(Body::Json { info, args })),
             JsonOutcome::Eof => {
                 if rs.bare && !self.buf[args.from..].starts_with("{\"") {
                     return Ok(self.give_back(rs));
@@ -1475,7 +1474,7 @@ impl Engine {
         mut info: CallInfo,
         step: NameStep,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Body> {
+    ) -> Result<Flow, Box<Body>> {
         let CallBody::NameThenJson {
             name_prefix,
             id_marker,
@@ -1496,20 +1495,20 @@ impl Engine {
                         self.consume(p + prefix.len());
                         Ok(self.go_body(rs, info, NameStep::Name { from: self.cur }))
                     }
-                    Tri::Maybe => Err(Body::Name {
+                    Tri::Maybe => Err(Box::new(Body::Name {
                         info,
                         step: NameStep::Prefix,
-                    }),
+                    })),
                     Tri::No if p == self.buf.len() && self.eof => {
                         let raw = self.raw(rs.raw_start, p);
                         self.truncated(info, raw, out);
                         self.consume(p);
                         Ok(Flow::Go(State::Text))
                     }
-                    Tri::No if p == self.buf.len() => Err(Body::Name {
+                    Tri::No if p == self.buf.len() => Err(Box::new(Body::Name {
                         info,
                         step: NameStep::Prefix,
-                    }),
+                    })),
                     // Read leniently: the name without its prefix.
                     Tri::No => Ok(self.go_body(rs, info, NameStep::Name { from: p })),
                 }
@@ -1577,7 +1576,9 @@ impl Engine {
                         which - n_own,
                         out,
                     )),
-                    Hit::Partial { at } if at - from <= MAX_HEAD => Err(Body::Name { info, step }),
+                    Hit::Partial { at } if at - from <= MAX_HEAD => {
+                        Err(Box::new(Body::Name { info, step }))
+                    }
                     Hit::None if self.eof => {
                         let raw = self.raw(rs.raw_start, self.buf.len());
                         self.truncated(info, raw, out);
@@ -1585,7 +1586,7 @@ impl Engine {
                         Ok(Flow::Go(State::Text))
                     }
                     Hit::None if self.buf.len() - from <= MAX_HEAD => {
-                        Err(Body::Name { info, step })
+                        Err(Box::new(Body::Name { info, step }))
                     }
                     _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
                 }
@@ -1599,14 +1600,14 @@ impl Engine {
                         let args = self.json_args(self.cur);
                         Ok(self.go_body(rs, info, NameStep::Args(args)))
                     }
-                    Tri::Maybe => Err(Body::Name {
+                    Tri::Maybe => Err(Box::new(Body::Name {
                         info,
                         step: NameStep::Fence,
-                    }),
-                    Tri::No if p == self.buf.len() && !self.eof => Err(Body::Name {
+                    })),
+                    Tri::No if p == self.buf.len() && !self.eof => Err(Box::new(Body::Name {
                         info,
                         step: NameStep::Fence,
-                    }),
+                    })),
                     Tri::No => {
                         let args = self.json_args(self.cur);
                         Ok(self.go_body(rs, info, NameStep::Args(args)))
@@ -1624,10 +1625,10 @@ impl Engine {
                     }));
                 }
                 match outcome {
-                    JsonOutcome::Need => Err(Body::Name {
+                    JsonOutcome::Need => Err(Box::new(Body::Name {
                         info,
                         step: NameStep::Args(args),
-                    }),
+                    })),
                     JsonOutcome::Complete { start, end } => {
                         if end > args.at {
                             out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
@@ -1701,14 +1702,14 @@ impl Engine {
                         rs.phase = Phase::CallEnd;
                         Ok(Flow::Go(State::Run(rs)))
                     }
-                    Tri::Maybe => Err(Body::Name {
+                    Tri::Maybe => Err(Box::new(Body::Name {
                         info,
                         step: NameStep::FenceEnd,
-                    }),
-                    Tri::No if p == self.buf.len() && !self.eof => Err(Body::Name {
+                    })),
+                    Tri::No if p == self.buf.len() && !self.eof => Err(Box::new(Body::Name {
                         info,
                         step: NameStep::FenceEnd,
-                    }),
+                    })),
                     Tri::No => {
                         rs.phase = Phase::CallEnd;
                         Ok(Flow::Go(State::Run(rs)))
@@ -1731,19 +1732,19 @@ impl Engine {
         mut args: Map<String, Value>,
         mut bytes: usize,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Body> {
+    ) -> Result<Flow, Box<Body>> {
         let CallBody::XmlParameters(x) = self.c.format.body.clone() else {
             unreachable!("an XML body belongs to an XML-parameter format")
         };
         let stops = self.c.stops[rs.run].clone();
         let run_end = self.run_def(rs.run).end.clone();
         let wait = |info, step, args, bytes| {
-            Err(Body::Xml {
+            Err(Box::new(Body::Xml {
                 info,
                 step,
                 args,
                 bytes,
-            })
+            }))
         };
         match step {
             XmlStep::Name { from } | XmlStep::ParamName { from } => {
@@ -1914,19 +1915,19 @@ impl Engine {
         mut args: Map<String, Value>,
         mut bytes: usize,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Body> {
+    ) -> Result<Flow, Box<Body>> {
         let CallBody::KeyValue(kv) = self.c.format.body.clone() else {
             unreachable!("a key-value body belongs to a key-value format")
         };
         let stops = self.c.stops[rs.run].clone();
         let run_end = self.run_def(rs.run).end.clone().unwrap_or_default();
         let wait = |info, step, args, bytes| {
-            Err(Body::Kv {
+            Err(Box::new(Body::Kv {
                 info,
                 step,
                 args,
                 bytes,
-            })
+            }))
         };
         match step {
             KvStep::Name { from } => {
@@ -2081,7 +2082,7 @@ impl Engine {
         raw_start: usize,
         info: CallInfo,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Body> {
+    ) -> Result<Flow, Box<Body>> {
         let raw = self.raw(raw_start, self.buf.len());
         self.truncated(info, raw, out);
         self.consume(self.buf.len());
@@ -2096,7 +2097,7 @@ impl Engine {
         from: usize,
         mut at: usize,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Body> {
+    ) -> Result<Flow, Box<Body>> {
         let stops = self.c.stops[rs.run].clone();
         let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
         let len = self.buf.len();
@@ -2122,12 +2123,12 @@ impl Engine {
                         ));
                     }
                     Tri::Maybe => {
-                        return Err(Body::Py {
+                        return Err(Box::new(Body::Py {
                             info,
                             scan,
                             from,
                             at,
-                        });
+                        }));
                     }
                     Tri::No => {}
                 }
@@ -2170,12 +2171,12 @@ impl Engine {
             at += 1;
         }
         if !self.eof {
-            return Err(Body::Py {
+            return Err(Box::new(Body::Py {
                 info,
                 scan,
                 from,
                 at,
-            });
+            }));
         }
         if rs.bare && !scan.opened() {
             return Ok(self.give_back(rs));

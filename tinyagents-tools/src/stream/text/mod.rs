@@ -42,7 +42,10 @@
 //!   is [`StreamEvent::CallFailed`] with its raw text, ending at its end
 //!   marker, at the next call's start marker, or at the end of the output
 //!   when the format has no end marker; one bad call never discards the
-//!   others;
+//!   others. Every call, ready or not, has an index, and once its name is
+//!   read an id (the format's or a generated one), so
+//!   [`FailedCall::as_call`](crate::stream::FailedCall::as_call) hands it to
+//!   the executor to be answered with a classified error;
 //! - **text byte for byte**: everything outside call and reasoning markup
 //!   is passed through as written, whitespace included; whitespace inside
 //!   a call's markup is markup;
@@ -66,7 +69,7 @@
 //! use tinyagents_tools::stream::{OutputReader, StreamEvent};
 //! use tinyagents_tools::ToolSpec;
 //!
-//! let tools = [ToolSpec::builder("get_weather", "Weather for a city").build()];
+//! let tools = [ToolSpec::builder("get_weather", "Weather for a city").build()?];
 //! let mut reader = TextFormat::hermes().reader(&tools);
 //! let mut events = Vec::new();
 //! for piece in ["Let me check.\n<tool", "_call>\n{\"name\": \"get_weather\", ",
@@ -86,6 +89,7 @@
 //! let whole = "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \
 //!              \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
 //! assert_eq!(TextFormat::hermes().parse(&tools, whole), out);
+//! # Ok::<(), tinyagents_tools::spec::SpecError>(())
 //! ```
 //!
 //! # Typed values

@@ -40,20 +40,10 @@ impl TextFormat {
     /// # Ok::<(), tinyagents_tools::spec::SpecError>(())
     /// ```
     pub fn instruction(&self, tools: &[ToolSpec]) -> String {
-        let openai = |t: &ToolSpec| {
-            let mut function = Map::new();
-            function.insert("name".into(), Value::String(t.name.as_str().to_owned()));
-            function.insert("description".into(), Value::String(t.description.clone()));
-            function.insert("parameters".into(), t.input_schema.as_value().clone());
-            let mut tool = Map::new();
-            tool.insert("type".into(), Value::String("function".into()));
-            tool.insert("function".into(), Value::Object(function));
-            Value::Object(tool)
-        };
         let lines = |sep: &str| {
             tools
                 .iter()
-                .map(|t| to_json(&openai(t)))
+                .map(|t| openai_tool(t, None, 0))
                 .collect::<Vec<_>>()
                 .join(sep)
         };
@@ -83,21 +73,19 @@ impl TextFormat {
                      argument name and its value}. Do not use variables.\n\n",
                 );
                 for t in tools {
-                    out.push_str(&to_json_indented(&openai(t), 4));
+                    out.push_str(&openai_tool(t, Some(4), 0));
                     out.push_str("\n\n");
                 }
                 out
             }
             Family::Pythonic => {
-                let list = Value::Array(tools.iter().map(openai).collect());
                 format!(
                     "Here is a list of functions in JSON format that you can invoke. Use exact format: \
                      [func_name1(param1=value1, param2=value2), func_name2(...)]\n{}\n",
-                    to_json_indented(&list, 4)
+                    openai_list(tools, Some(4))
                 )
             }
             Family::Mistral | Family::MistralV11 => {
-                let list = Value::Array(tools.iter().map(openai).collect());
                 let space = if self.family == Family::Mistral {
                     " "
                 } else {
@@ -105,7 +93,7 @@ impl TextFormat {
                 };
                 format!(
                     "[AVAILABLE_TOOLS]{space}{}[/AVAILABLE_TOOLS]",
-                    to_json(&list)
+                    openai_list(tools, None)
                 )
             }
             Family::DeepSeekV3 => format!(
@@ -129,10 +117,9 @@ impl TextFormat {
                 lines("")
             ),
             Family::KimiK2 => {
-                let list = Value::Array(tools.iter().map(openai).collect());
                 format!(
                     "<|im_system|>tool_declare<|im_middle|>{}<|im_end|>",
-                    to_json(&list)
+                    openai_list(tools, None)
                 )
             }
             Family::Harmony => harmony_tools(tools),
@@ -462,6 +449,69 @@ impl TextFormat {
     }
 }
 
+/// A tool as the OpenAI-style `{"type": "function", "function": {"name",
+/// "description", "parameters"}}` the templates receive, its keys in that
+/// order whatever order the JSON maps keep.
+fn openai_tool(t: &ToolSpec, indent: Option<usize>, level: usize) -> String {
+    let string = |s: &str| Value::String(s.to_owned()).to_string();
+    let mut schema = String::new();
+    write_json(&mut schema, t.input_schema.as_value(), indent, level + 2);
+    let function = ordered_object(
+        &[
+            ("name", string(t.name.as_str())),
+            ("description", string(&t.description)),
+            ("parameters", schema),
+        ],
+        indent,
+        level + 1,
+    );
+    ordered_object(
+        &[("type", string("function")), ("function", function)],
+        indent,
+        level,
+    )
+}
+
+/// The tools as a JSON array of [`openai_tool`]s.
+fn openai_list(tools: &[ToolSpec], indent: Option<usize>) -> String {
+    if tools.is_empty() {
+        return "[]".into();
+    }
+    let (sep, pad, close) = match indent {
+        Some(n) => (
+            ",\n".to_owned() + &" ".repeat(n),
+            "\n".to_owned() + &" ".repeat(n),
+            "\n".to_owned(),
+        ),
+        None => (", ".to_owned(), String::new(), String::new()),
+    };
+    let items: Vec<String> = tools.iter().map(|t| openai_tool(t, indent, 1)).collect();
+    format!("[{pad}{}{close}]", items.join(&sep))
+}
+
+/// An object whose members, already written, keep the given order.
+fn ordered_object(members: &[(&str, String)], indent: Option<usize>, level: usize) -> String {
+    let mut out = String::from("{");
+    for (i, (k, v)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push_str(if indent.is_some() { "," } else { ", " });
+        }
+        if let Some(n) = indent {
+            out.push('\n');
+            out.push_str(&" ".repeat(n * (level + 1)));
+        }
+        out.push_str(&Value::String((*k).to_owned()).to_string());
+        out.push_str(": ");
+        out.push_str(v);
+    }
+    if let Some(n) = indent {
+        out.push('\n');
+        out.push_str(&" ".repeat(n * level));
+    }
+    out.push('}');
+    out
+}
+
 /// Kimi's `functions.NAME:IDX` id: the call's own when it has that form.
 fn kimi_id(call: &ToolCall, index: usize) -> String {
     let id = call.id.as_str();
@@ -510,6 +560,7 @@ pub(crate) fn to_json(value: &Value) -> String {
 }
 
 /// JSON indented by `indent` spaces a level, as `tojson(indent=N)`.
+#[cfg(test)]
 fn to_json_indented(value: &Value, indent: usize) -> String {
     let mut out = String::new();
     write_json(&mut out, value, Some(indent), 0);
