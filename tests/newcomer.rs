@@ -139,3 +139,119 @@ async fn did_you_mean_never_names_a_tool_not_offered_this_turn() {
         "there is no tool named `forcast`; call one of the tools you were given"
     );
 }
+
+/// A newcomer's setup functions, written with the prelude alone: the errors
+/// `register` and `build` return are named without another import.
+mod prelude_only {
+    use tinyagents_tools::prelude::*;
+
+    /// Nothing to say.
+    #[tool(read_only, idempotent)]
+    async fn ping() -> String {
+        "pong".into()
+    }
+
+    pub fn registry() -> Result<ToolRegistry, RegistryError> {
+        let mut registry = ToolRegistry::new();
+        registry.register(PingTool)?;
+        Ok(registry)
+    }
+
+    pub fn executor(registry: ToolRegistry) -> Result<ToolExecutor, ExecutorBuildError> {
+        ToolExecutor::builder(registry, ()).build()
+    }
+
+    pub fn class(result: &ToolResult) -> Option<ErrorClass> {
+        result.error.as_ref().map(ToolError::class)
+    }
+}
+
+#[tokio::test]
+async fn the_errors_of_register_and_build_are_named_from_the_prelude_alone() {
+    let registry = prelude_only::registry().unwrap();
+    let executor = prelude_only::executor(registry).unwrap();
+    let run = RunContext::empty();
+    let pong = executor
+        .execute(&run, &Turn::new(1), ToolCall::new("c1", "ping", "{}"))
+        .await;
+    assert_eq!(
+        (pong.text(), prelude_only::class(&pong)),
+        ("pong".to_owned(), None)
+    );
+    let unknown = executor
+        .execute(&run, &Turn::new(1), ToolCall::new("c2", "pong", "{}"))
+        .await;
+    assert_eq!(prelude_only::class(&unknown), Some(ErrorClass::Repair));
+    let mut twice = prelude_only::registry().unwrap();
+    twice.register(ForecastTool).unwrap();
+    let duplicate: RegistryError = twice.register(ForecastTool).map(|_| ()).unwrap_err();
+    assert!(duplicate.to_string().contains("forecast"), "{duplicate}");
+}
+
+/// The crates named at the root of `use` paths, attribute paths and macro
+/// paths in the compiled Rust snippets of `text` (blocks opened with
+/// ```` ```rust ````, not `rust,ignore`).
+fn crates_used_by_snippets(text: &str) -> Vec<String> {
+    let mut crates = Vec::new();
+    let mut in_block = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(info) = trimmed.strip_prefix("```") {
+            in_block = !in_block && (info == "rust" || info == "rust,no_run");
+            continue;
+        }
+        if !in_block {
+            continue;
+        }
+        let code = trimmed.trim_start_matches("# ");
+        let roots = [
+            code.strip_prefix("use "),
+            code.strip_prefix("#[").filter(|rest| rest.contains("::")),
+        ];
+        for rest in roots.into_iter().flatten() {
+            let root: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if rest[root.len()..].starts_with("::") && !crates.contains(&root) {
+                crates.push(root);
+            }
+        }
+    }
+    crates
+}
+
+#[test]
+fn the_readmes_install_block_lists_every_crate_the_guides_snippets_use() {
+    let readme = include_str!("../README.md");
+    let install = &readme[readme.find("## Install").unwrap()..];
+    let toml = &install[install.find("```toml\n").unwrap()..];
+    let toml = &toml[..toml[3..].find("```").unwrap()];
+    let listed: Vec<String> = toml
+        .lines()
+        .filter_map(|l| l.split_once(" = "))
+        .map(|(name, _)| name.trim().replace('-', "_"))
+        .collect();
+    let pages = [
+        readme,
+        include_str!("../docs/tools.md"),
+        include_str!("../docs/injection.md"),
+        include_str!("../docs/executor.md"),
+        include_str!("../docs/providers.md"),
+        include_str!("../docs/journal.md"),
+        include_str!("../docs/middleware-and-policies.md"),
+        include_str!("../docs/testing.md"),
+    ];
+    let mut used = Vec::new();
+    for page in pages {
+        used.extend(crates_used_by_snippets(page));
+    }
+    assert!(used.iter().any(|c| c == "serde_json"), "{used:?}");
+    for name in used {
+        let own = ["std", "tinyagents_tools"].contains(&name.as_str());
+        assert!(
+            own || listed.contains(&name),
+            "the snippets use `{name}`, which the README's install block does not list: {listed:?}"
+        );
+    }
+}

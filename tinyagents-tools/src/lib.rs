@@ -136,10 +136,10 @@ pub mod prelude {
     pub use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
     pub use crate::tool::{CallResult, Shared};
     pub use crate::{
-        CancellationToken, ContentBlock, Ctx, EventEmitter, Json, Rendered, Resource, RunContext,
-        RunId, Secret, State, Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError,
-        ToolExecutor, ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolService, ToolSpec,
-        Turn, WorkspaceRoot, tool, tools,
+        CancellationToken, ContentBlock, Ctx, ErrorClass, EventEmitter, ExecutorBuildError, Json,
+        RegistryError, Rendered, Resource, RunContext, RunId, Secret, State, Store, StreamWriter,
+        ThreadId, Tool, ToolCall, ToolCallId, ToolError, ToolExecutor, ToolOutput, ToolRegistry,
+        ToolResult, ToolRuntime, ToolService, ToolSpec, Turn, WorkspaceRoot, tool, tools,
     };
     pub use async_trait::async_trait;
     pub use schemars::JsonSchema;
