@@ -18,8 +18,8 @@
 #                     (default: executor,observed,subscribed,rmcp-call)
 #   --n1 N --n2 N     the two loop counts (default: 2000 and 12000)
 #   --features F      features for the build (default: none, i.e.
-#                     --no-default-features: rig left out, serde_json
-#                     without preserve_order; "rig" builds as the full run)
+#                     --no-default-features: rig left out; "rig" builds as
+#                     the full run)
 #   --exclude REGEX   functions whose inclusive cost is taken off each total
 #                     (default: 'once_cell::imp::OnceCell<T>::initialize'
 #                     (every once_cell initializer, quanta's calibration

@@ -304,9 +304,16 @@ fn machine(report: &mut Report, quick: bool) {
     report.value(
         "machine",
         "serde_json_preserve_order",
-        "serde_json preserve_order (on with rig)",
-        serde_json::json!(cfg!(feature = "rig")),
+        "serde_json preserve_order (maps keep insertion order)",
+        serde_json::json!(keeps_insertion_order()),
     );
+}
+
+/// True when serde_json's maps keep insertion order (its `preserve_order`
+/// feature, which tinyagents-tools turns on).
+fn keeps_insertion_order() -> bool {
+    let value: serde_json::Value = serde_json::from_str(r#"{"b": 1, "a": 2}"#).unwrap();
+    value.as_object().and_then(|m| m.keys().next()).is_some_and(|k| k == "b")
 }
 
 /// The word after `flag` in `args`, if `flag` is there.

@@ -1,9 +1,8 @@
 //! Golden declarations of the corpus for every provider, each checked against
 //! that provider's rules. `UPDATE_GOLDEN=1` rewrites the files; otherwise the
 //! comparison is exact, on the document written with every object's keys
-//! sorted: the same text whether serde_json keeps insertion order or not
-//! (`cargo test --workspace` builds with `preserve_order`, which rig-core
-//! turns on; `-p tinyagents-tools-tests` without).
+//! sorted (the order of properties is checked on its own, by the core's
+//! `declared_order` test).
 
 use std::path::PathBuf;
 

@@ -40,9 +40,9 @@
 //! `permission_denied`, ...) and whose model feedback is the executor's
 //! (redacted) message.
 //!
-//! This crate turns on serde_json's `preserve_order` (rig-core needs it) for
-//! every crate built with it; the tinyagents crates do not depend on map
-//! order.
+//! rig-core turns on serde_json's `preserve_order`, as tinyagents-tools
+//! itself does (its schemas list properties in declared order): adding this
+//! crate changes nothing about how JSON maps keep their keys.
 #![deny(missing_docs)]
 
 use std::sync::Arc;

@@ -305,8 +305,8 @@ pub(crate) fn require_all_properties(schema: &mut Value) {
                 make_nullable(prop);
             }
         }
-        // Sorted, so the list is the same whatever order the map keeps
-        // (serde_json's `preserve_order`, which rig-core turns on).
+        // Sorted by name: the list reads the same whichever properties
+        // were optional.
         let mut names: Vec<&String> = props.keys().collect();
         names.sort();
         let all: Vec<Value> = names
