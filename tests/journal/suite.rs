@@ -12,9 +12,12 @@ use tinyagents_tools::approval::approval_fingerprint;
 use tinyagents_tools::journal::{
     CallKey, CallQuery, CallRecord, CallState, Journal, JournalError, Stored,
 };
-use tinyagents_tools::{ErrorClass, RunContext, ToolCall, ToolExecutor, ToolResult, Turn};
+use tinyagents_tools::testkit::ManualClock;
+use tinyagents_tools::{
+    ErrorClass, Ids, Random, RunContext, ToolCall, ToolExecutor, ToolResult, Turn,
+};
 
-use crate::tools::{Ledger, executor, run};
+use crate::tools::{Hold, Ledger, executor, run};
 
 mod approvals;
 
@@ -47,6 +50,8 @@ checks![
     tool_started_is_emitted_only_for_bodies_that_run_and_events_read_back,
     every_record_reads_back_in_its_documented_json_form,
     the_store_enforces_compare_and_set,
+    a_call_resumed_by_another_process_is_given_the_time_and_randomness_of_its_first_delivery,
+    a_call_delivered_again_after_its_process_stopped_is_given_what_it_was_given_first,
 ];
 
 /// Runs every check, each on a fresh pair of handles from `open`.
@@ -84,6 +89,19 @@ impl Setup {
     /// process (or instance) makes for itself.
     fn run(&self) -> RunContext {
         run(&self.id, &self.ledger)
+    }
+
+    /// A new context of the check's run whose calls read the time from
+    /// `clock` and derive their random values from `seed` (and whose `roll`
+    /// calls hold their answer when `hold`).
+    fn run_given(&self, seed: u64, clock: &ManualClock, hold: bool) -> RunContext {
+        RunContext::builder(())
+            .run_id(self.id.as_str())
+            .store_arc(self.ledger.clone())
+            .store(Hold(hold))
+            .seed(seed)
+            .time_source(clock.clone())
+            .build()
     }
 
     /// The key of call `call_id` of turn `turn` in the check's run.
@@ -179,6 +197,7 @@ async fn leave_started(journal: &Journal, key: &CallKey, tool: &str, args: Value
         // Its lease ran out a second ago.
         lease_until: Some(now - 1000),
         answer: None,
+        draw: None,
         received_at: now - 2000,
         updated_at: now - 1500,
     };
@@ -378,4 +397,83 @@ async fn the_store_enforces_compare_and_set(s: Setup) {
     // Inserting an existing key writes nothing and returns what is there.
     let existing = s.a.store().insert(&record).await.unwrap().unwrap();
     assert_eq!(existing.record, changed);
+}
+
+/// The first time of the checks' clocks, and a later one.
+const FIRST_MS: u64 = 1_700_000_000_000;
+const LATER_MS: u64 = 1_800_000_000_000;
+
+async fn a_call_resumed_by_another_process_is_given_the_time_and_randomness_of_its_first_delivery(
+    s: Setup,
+) {
+    let first_run = s.run_given(1, &ManualClock::at_unix_ms(FIRST_MS), false);
+    let ticket = || call("c1", "draw_ticket", json!({}));
+    let pending = deliver(&executor(&s.a), &first_run, 1, ticket()).await;
+    assert_eq!(pending.outcome(), "pending_approval");
+    // What the call was given is kept with it from its first delivery.
+    let record = s.a.call(&s.key(1, "c1")).await.unwrap().unwrap();
+    let kept = record.draw.expect("the record keeps the call's draw");
+    assert_eq!(kept, first_run.draw(1, &"c1".into()));
+    assert_eq!(kept.time_ms, FIRST_MS as i64);
+    // Another process: its run has another seed and another time.
+    let second_run = s.run_given(2, &ManualClock::at_unix_ms(LATER_MS), false);
+    drop(s.a);
+    assert_ne!(second_run.draw(1, &"c1".into()).seed, kept.seed);
+    s.b.approve(&pending.approval_id().unwrap()).await.unwrap();
+    let resumed = executor(&s.b).resume(&second_run).await.unwrap();
+    let expected = format!(
+        "{} at {FIRST_MS} with {}",
+        Ids::drawn(kept.seed).next("ticket"),
+        Random::new(kept.seed).below(1_000_000)
+    );
+    assert_eq!(texts(&resumed), vec![("c1".to_owned(), expected.clone())]);
+    assert_eq!(s.ledger.lines(), vec![format!("ticket {expected} c1")]);
+    // Delivered again: answered from the journal, the body not run again.
+    let again = deliver(&executor(&s.b), &second_run, 1, ticket()).await;
+    assert_eq!(again.text(), expected);
+    assert_eq!(s.ledger.lines().len(), 1);
+}
+
+async fn a_call_delivered_again_after_its_process_stopped_is_given_what_it_was_given_first(
+    s: Setup,
+) {
+    let roll = || call("c1", "roll", json!({}));
+    // The first process stops while the body runs: its run is cancelled
+    // once the body has recorded its roll, and the call is not answered.
+    let first_run = s.run_given(1, &ManualClock::at_unix_ms(FIRST_MS), true);
+    let exec = executor(&s.a);
+    let stop = async {
+        while s.ledger.lines().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        first_run.cancel();
+    };
+    let (stopped, ()) = tokio::join!(deliver(&exec, &first_run, 1, roll()), stop);
+    assert_eq!(stopped.outcome(), "cancelled");
+    let record = s.a.call(&s.key(1, "c1")).await.unwrap().unwrap();
+    assert_eq!(record.state, CallState::Received);
+    // Another process delivers the call again, with a run of another seed
+    // and another time: the body is given what it was given the first time.
+    let second_run = s.run_given(2, &ManualClock::at_unix_ms(LATER_MS), false);
+    drop(s.a);
+    let answered = deliver(&executor(&s.b), &second_run, 1, roll()).await;
+    assert_eq!(answered.outcome(), "ok");
+    let lines = s.ledger.lines();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0], lines[1]);
+    assert_eq!(lines[1], format!("roll {} c1", answered.text()));
+    assert!(answered.text().ends_with(&format!(" at {FIRST_MS}")));
+    // A new call of the second run is given the second run's values.
+    let fresh = deliver(
+        &executor(&s.b),
+        &second_run,
+        1,
+        call("c2", "roll", json!({})),
+    )
+    .await;
+    assert!(
+        fresh.text().ends_with(&format!(" at {LATER_MS}")),
+        "{}",
+        fresh.text()
+    );
 }

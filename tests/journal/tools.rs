@@ -55,12 +55,55 @@ pub async fn bump(args: Bump, #[inject] ledger: CallLedger) -> String {
     format!("bumped by {}", args.by)
 }
 
+/// Draw a ticket: its time, a random number and a ticket id, all from what
+/// the call is given. Each body run records them in the ledger.
+#[tool(deterministic_given_injected, requires_confirmation, local)]
+pub async fn draw_ticket(
+    #[inject] clock: Clock,
+    #[inject] mut rng: Random,
+    #[inject] mut ids: Ids,
+    #[inject] ledger: CallLedger,
+) -> String {
+    let ticket = format!(
+        "{} at {} with {}",
+        ids.next("ticket"),
+        clock.unix_ms(),
+        rng.below(1_000_000)
+    );
+    ledger.record(format_args!("ticket {ticket}"));
+    ticket
+}
+
+/// Whether `roll` holds its answer until its run is cancelled (as a
+/// process that stops mid-call).
+pub struct Hold(pub bool);
+
+/// Roll a die, from what the call is given: a tool that may simply run
+/// again (idempotent). Each body run records its roll in the ledger, then
+/// answers, or with [`Hold`] waits until its run is cancelled.
+#[tool(deterministic_given_injected, idempotent, local)]
+pub async fn roll(
+    #[inject] clock: Clock,
+    #[inject] mut rng: Random,
+    #[inject] ledger: CallLedger,
+    #[inject] hold: Store<Hold>,
+) -> String {
+    let roll = format!("{} at {}", rng.below(6) + 1, clock.unix_ms());
+    ledger.record(format_args!("roll {roll}"));
+    if hold.0 {
+        std::future::pending::<()>().await;
+    }
+    roll
+}
+
 /// The registry of the notes service.
 pub fn registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     registry.register(DeleteNoteTool).unwrap();
     registry.register(ListNotesTool).unwrap();
     registry.register(BumpTool).unwrap();
+    registry.register(DrawTicketTool).unwrap();
+    registry.register(RollTool).unwrap();
     registry
 }
 

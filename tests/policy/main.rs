@@ -5,6 +5,7 @@
 mod approvals_scoped;
 mod confirmation;
 mod declared_safety;
+mod given_injected;
 mod policies;
 mod redaction_forms;
 mod rules;

@@ -17,5 +17,6 @@ mod resource_bounds;
 mod service;
 mod service_self;
 mod testkit;
+mod time_and_randomness;
 mod toolsets;
 mod wasm;

@@ -19,6 +19,14 @@
 //! | [`StreamWriter`] | progress for this call |
 //! | [`CancellationToken`] | the call's cancellation token |
 //! | [`WorkspaceRoot`] | the run's workspace root |
+//! | [`Clock`] | the call's time (the same on every reading and every redelivery) |
+//! | [`Random`] | the call's random values (a stream seeded by the call's seed) |
+//! | [`Ids`] | new ids, drawn from the call's seed (or the run's id source) |
+//!
+//! [`Clock`], [`Random`] and [`Ids`] read the call's
+//! [`CallDraw`](crate::runtime::CallDraw): drawn once per call from its run,
+//! and kept by a journal, so a tool declared `#[tool(deterministic_given_injected)]`
+//! computes the same result when its call is resumed or delivered again.
 
 use std::fmt;
 use std::ops::Deref;
@@ -30,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{ErrorClass, ErrorKind, ToolError};
 use crate::ids::{RunId, ThreadId, ToolCallId};
 use crate::runtime::Secret;
+use crate::runtime::{Clock, Ids, Random};
 use crate::runtime::{Ctx, EventEmitter, RunContext, StreamWriter, ToolRuntime};
 use crate::spec::InjectedKind;
 
@@ -117,7 +126,7 @@ impl From<InjectError> for ToolError {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be injected into a tool",
     label = "not injectable",
-    note = "#[inject] takes a type that implements `tinyagents_tools::Inject<S, C>`: Ctx<C>, RunContext<C>, ThreadId, RunId, ToolCallId, ToolRuntime<C>, State<T>, Store<T>, Resource<T>, Secret<T>, EventEmitter, StreamWriter, CancellationToken or WorkspaceRoot",
+    note = "#[inject] takes a type that implements `tinyagents_tools::Inject<S, C>`: Ctx<C>, RunContext<C>, ThreadId, RunId, ToolCallId, ToolRuntime<C>, State<T>, Store<T>, Resource<T>, Secret<T>, EventEmitter, StreamWriter, CancellationToken, WorkspaceRoot, Clock, Random or Ids",
     note = "implement `Inject<S, C>` for `{Self}` to inject your own type; if it injects only for one state or context type, name them with #[tool(state = .., context = ..)]; if the model should supply the value, remove #[inject] and put it in the argument struct"
 )]
 pub trait Inject<S, C>: Sized + Send {
@@ -151,6 +160,12 @@ from_runtime! {
     CancellationToken => Cancellation, |runtime| runtime.cancellation().clone();
     EventEmitter => Events, |runtime| runtime.emitter();
     StreamWriter => Stream, |runtime| runtime.stream_writer();
+    Clock => Clock, |runtime| Clock::new(runtime.draw());
+    Random => Random, |runtime| Random::new(runtime.draw().seed);
+    Ids => Ids, |runtime| match runtime.run().id_source() {
+        Some(source) => Ids::from_source(Arc::clone(source)),
+        None => Ids::drawn(runtime.draw().seed),
+    };
 }
 
 impl<S, C, T: Send + Sync + 'static> Inject<S, C> for Secret<T> {

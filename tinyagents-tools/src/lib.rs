@@ -121,6 +121,7 @@ pub use registry::Toolset;
 pub use registry::{RegistryError, ToolRegistry};
 pub use runtime::Secret;
 pub use runtime::Turn;
+pub use runtime::{Clock, Ids, Random};
 pub use runtime::{Ctx, EventEmitter, RunContext, StreamWriter, ToolRuntime};
 pub use spec::RetryPolicy;
 pub use spec::ToolSafety;
@@ -136,10 +137,11 @@ pub mod prelude {
     pub use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeToolCtx, Middleware};
     pub use crate::tool::{CallResult, Shared};
     pub use crate::{
-        CancellationToken, ContentBlock, Ctx, ErrorClass, EventEmitter, ExecutorBuildError, Json,
-        RegistryError, Rendered, Resource, RunContext, RunId, Secret, State, Store, StreamWriter,
-        ThreadId, Tool, ToolCall, ToolCallId, ToolError, ToolExecutor, ToolOutput, ToolRegistry,
-        ToolResult, ToolRuntime, ToolService, ToolSpec, Turn, WorkspaceRoot, tool, tools,
+        CancellationToken, Clock, ContentBlock, Ctx, ErrorClass, EventEmitter, ExecutorBuildError,
+        Ids, Json, Random, RegistryError, Rendered, Resource, RunContext, RunId, Secret, State,
+        Store, StreamWriter, ThreadId, Tool, ToolCall, ToolCallId, ToolError, ToolExecutor,
+        ToolOutput, ToolRegistry, ToolResult, ToolRuntime, ToolService, ToolSpec, Turn,
+        WorkspaceRoot, tool, tools,
     };
     pub use async_trait::async_trait;
     pub use schemars::JsonSchema;

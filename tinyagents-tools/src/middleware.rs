@@ -31,9 +31,9 @@ use crate::error::ToolError;
 use crate::events::{EventBus, EventKind, ToolEvent};
 use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolOutput;
-use crate::runtime::Extensions;
 use crate::runtime::RunContext;
 use crate::runtime::Turn;
+use crate::runtime::{CallDraw, Extensions};
 use crate::spec::SafetyItem;
 use crate::spec::ToolSpec;
 use crate::tool::Shared;
@@ -138,6 +138,7 @@ pub struct BeforeToolCtx<'a, S = (), C = ()> {
     pub(crate) extensions: &'a mut Extensions,
     pub(crate) events: &'a EventBus,
     pub(crate) approvals: Approvals<'a>,
+    pub(crate) draw: Option<CallDraw>,
 }
 
 /// What a `before_tool` context knows of the call's approval, and what a
@@ -169,6 +170,14 @@ impl<'a, S, C> BeforeToolCtx<'a, S, C> {
     /// ([`BeforeOutcome::AwaitApproval`]).
     pub fn can_wait_for_approval(&self) -> bool {
         self.approvals.durable
+    }
+
+    /// What the call is given (its time and random seed), when its tool
+    /// takes them (an injected `Clock`, `Random` or `Ids`): the draw its
+    /// journal record keeps, or the one made when it was admitted. `None`
+    /// for a tool that takes neither.
+    pub fn draw(&self) -> Option<CallDraw> {
+        self.draw
     }
 
     /// Records, for the journal, an approval decided during this hook (by
@@ -346,6 +355,7 @@ mod tests {
             extensions: &mut extensions,
             events: &events,
             approvals: Approvals::default(),
+            draw: None,
         };
         assert!(matches!(
             Neither.before_tool(&mut before).await,

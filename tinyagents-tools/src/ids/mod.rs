@@ -178,6 +178,18 @@ opaque_id! {
     ThreadId
 }
 
+/// Where new ids come from: the run's and thread's ids when a run does not
+/// name them, and the ids a tool makes with
+/// [`Ids`](crate::runtime::Ids). A run takes its own source from
+/// [`RunContextBuilder::ids`](crate::runtime::RunContextBuilder::ids);
+/// without one, run and thread ids are `prefix-` and 16 random hex digits,
+/// and a tool's ids are drawn from its call's seed. The testkit's
+/// `SequentialIds` numbers them (`prefix-0`, `prefix-1`, ...).
+pub trait IdSource: Send + Sync + 'static {
+    /// A new id: `prefix`, `-`, and what makes it new.
+    fn next_id(&self, prefix: &str) -> String;
+}
+
 /// The tool name a call spells, as the model wrote it: not checked (it may
 /// be an alias, a provider's rewritten name, or a tool that does not exist),
 /// and carried from the [`ToolCall`](crate::ToolCall) to its

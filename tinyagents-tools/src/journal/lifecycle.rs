@@ -16,6 +16,19 @@ use crate::approval::{ApprovalDecision, ApprovalRecord, ApprovalRequest, GrantSc
 use crate::error::ErrorClass;
 use crate::ids::RunId;
 use crate::output::{ContentBlock, ToolMessage};
+use crate::runtime::CallDraw;
+
+/// A call as delivered: what a new record of it holds (state `received`),
+/// and what a known record is checked against.
+pub(crate) struct Delivery<'a> {
+    pub(crate) key: &'a CallKey,
+    /// The tool's canonical name (the name as called when no tool has it).
+    pub(crate) tool: &'a str,
+    pub(crate) fingerprint: &'a str,
+    pub(crate) arguments: &'a Value,
+    /// What the call is given, for a tool that takes it.
+    pub(crate) draw: Option<CallDraw>,
+}
 
 /// What a delivered call is, by its record.
 pub(crate) enum Admission {
@@ -57,19 +70,24 @@ impl Journal {
     }
 
     /// Step 1 of a journaled call: what the journal knows of it. A new call
-    /// is recorded `received` (with its arguments, so a resume can run it).
+    /// is recorded `received` (with its arguments, so a resume can run it,
+    /// and its draw, so every later run is given the same).
     /// A call `started` by an owner still running is waited for (its answer
     /// is this call's); by an owner that is gone, it is answered
     /// `interrupted` unless `may_rerun` (a read-only or idempotent tool).
     pub(crate) async fn admit(
         &self,
-        key: &CallKey,
-        tool: &str,
-        fingerprint: &str,
-        arguments: &Value,
+        delivery: &Delivery<'_>,
         may_rerun: bool,
         cancel: &CancellationToken,
     ) -> Result<Admission, JournalError> {
+        let Delivery {
+            key,
+            tool,
+            fingerprint,
+            arguments,
+            draw,
+        } = *delivery;
         let mut wait = Duration::from_millis(10);
         // The first look is the insert itself (a new call is recorded in
         // one statement; a known one comes back from it); later looks,
@@ -77,7 +95,7 @@ impl Journal {
         let mut first = true;
         loop {
             let known = if std::mem::take(&mut first) {
-                let record = CallRecord::new(
+                let mut record = CallRecord::new(
                     key.clone(),
                     tool,
                     fingerprint,
@@ -85,6 +103,7 @@ impl Journal {
                     CallState::Received,
                     now_ms(),
                 );
+                record.draw = draw;
                 match self.store.insert(&record).await? {
                     None => {
                         return Ok(Admission::Run(Box::new(Stored {
@@ -246,18 +265,20 @@ impl Journal {
 
     /// Write-ahead, before a body that may not run twice: the record is
     /// `started` by this journal's owner until `bound` from now (and the
-    /// margin). `Err(Ok(admission))` when another instance changed the
-    /// record first: the call is answered as the journal then says.
+    /// margin), with the call's draw when its record had none yet. False
+    /// when another instance changed the record first.
     pub(crate) async fn claim(
         &self,
         stored: &mut Stored,
         arguments: &Value,
         approval: Option<ApprovalRecord>,
+        draw: Option<CallDraw>,
         bound: Duration,
     ) -> Result<bool, JournalError> {
         let mut record = stored.record.clone();
         record.state = CallState::Started;
         record.arguments = arguments.clone();
+        record.draw = record.draw.or(draw);
         record.owner = Some(self.owner.to_string());
         let lease = bound + self.lease_margin;
         record.lease_until = Some(now_ms().saturating_add(lease.as_millis() as i64));

@@ -53,7 +53,7 @@ pub use sqlite::{SqliteJournal, SqliteOptions};
 pub use store::{CallQuery, JournalError, JournalStore, SCHEMA_VERSION, Stored};
 
 pub(crate) use handle::now_ms;
-pub(crate) use lifecycle::{Admission, RESUMABLE};
+pub(crate) use lifecycle::{Admission, Delivery, RESUMABLE};
 #[cfg(feature = "mcp")]
 pub(crate) use memory::{AtRevision, replace_at_revision};
 #[cfg(feature = "mcp")]

@@ -15,6 +15,7 @@ use crate::error::ErrorClass;
 use crate::events::ToolEvent;
 use crate::ids::{RunId, ThreadId, ToolCallId};
 use crate::output::ToolMessage;
+use crate::runtime::CallDraw;
 
 /// Where a call sits: its run, its turn ([`Turn::index`](crate::Turn::index))
 /// and its call id. Provider call ids repeat over a conversation, so the id
@@ -107,8 +108,8 @@ impl fmt::Display for CallState {
 ///
 /// Its JSON form (the `record` column of every backend):
 /// `{"run_id", "turn", "call_id", "tool", "fingerprint", "arguments",
-/// "state", "approval"?, "owner"?, "lease_until"?, "answer"?, "received_at",
-/// "updated_at"}`.
+/// "state", "approval"?, "owner"?, "lease_until"?, "answer"?, "draw"?,
+/// "received_at", "updated_at"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
     /// The call's key.
@@ -139,6 +140,12 @@ pub struct CallRecord {
     /// The answer, once answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<JournalAnswer>,
+    /// What the call was given when it was first admitted (its time and
+    /// random seed), for a tool that takes them (`Clock`, `Random`, `Ids`):
+    /// every later run of the call is given the same
+    /// (`{"time": ms, "seed": "16 hex digits"}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw: Option<CallDraw>,
     /// When the call was first recorded (ms).
     pub received_at: i64,
     /// When the record last changed (ms).
@@ -166,6 +173,7 @@ impl CallRecord {
             owner: None,
             lease_until: None,
             answer: None,
+            draw: None,
             received_at: at,
             updated_at: at,
         }

@@ -13,17 +13,20 @@ use async_trait::async_trait;
 use crate::hash::canonical_hash;
 use crate::middleware::{AfterToolCtx, BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
 use crate::output::ToolOutput;
+use crate::runtime::CallDraw;
 use crate::spec::{Determinism, ToolSpec, setters};
 use crate::util::sync::lock;
 
 /// The key of a recorded result: the run (`None` for a cache shared by every
-/// run), the tool and the canonical hash of the arguments. Kept in the call's
-/// scratch space between `before_tool` and `after_tool`.
+/// run), the tool, the canonical hash of the arguments and, for a tool
+/// deterministic given what its call is given, the call's draw. Kept in the
+/// call's scratch space between `before_tool` and `after_tool`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct ReplayKey {
     run: Option<RunId>,
     tool: String,
     arguments: String,
+    draw: Option<CallDraw>,
 }
 
 /// Which calls may share a recorded result.
@@ -45,10 +48,14 @@ pub enum ReplayScope {
 /// running the tool.
 ///
 /// A tool's declared [`Determinism`] decides: `Deterministic` tools are
-/// replayed; `GivenInjected` tools only when the application says injected
-/// time and randomness are fixed ([`ReplayCache::assume_fixed_inputs`], as
-/// in a test or an evaluation replay); `NonDeterministic` tools (the
-/// default) always run.
+/// replayed; `GivenInjected` tools that take their call's time, random
+/// values or ids (an injected `Clock`, `Random` or `Ids`) are replayed for
+/// a call given the same draw ([`CallDraw`]: the same call delivered again
+/// in a run with the same seed and time, or resumed from a journal, which
+/// keeps the draw), and every `GivenInjected` tool, whatever its call is
+/// given, when the application says injected time and randomness are fixed
+/// ([`ReplayCache::assume_fixed_inputs`], as in a test or an evaluation
+/// replay); `NonDeterministic` tools (the default) always run.
 ///
 /// A record is keyed by the run, the tool and the canonical arguments, so a
 /// result is replayed only within the run that recorded it, unless the
@@ -82,9 +89,17 @@ impl ReplayCache {
     pub fn replays(&self, spec: &ToolSpec) -> bool {
         match spec.safety.determinism {
             Determinism::Deterministic => true,
-            Determinism::GivenInjected => self.fixed_inputs,
+            Determinism::GivenInjected => self.fixed_inputs || spec.takes_draw(),
             Determinism::NonDeterministic => false,
         }
+    }
+
+    /// The draw a record of this call is kept under: the call's, for a tool
+    /// deterministic only given it (unless the application says it is
+    /// fixed).
+    fn keyed_draw(&self, spec: &ToolSpec, draw: Option<CallDraw>) -> Option<CallDraw> {
+        let given = spec.safety.determinism == Determinism::GivenInjected;
+        draw.filter(|_| given && !self.fixed_inputs)
     }
 
     /// The number of recorded results.
@@ -115,6 +130,7 @@ impl<S: Shared, C: Shared> Middleware<S, C> for ReplayCache {
             },
             tool: ctx.spec().name.as_str().to_owned(),
             arguments: canonical_hash(ctx.arguments()),
+            draw: self.keyed_draw(ctx.spec(), ctx.draw()),
         };
         let recorded = lock(&self.records).get(&key).cloned();
         if let Some(output) = recorded {

@@ -44,6 +44,8 @@ pub struct RegisteredTool<S = (), C = ()> {
     output: Option<OutputValidator>,
     origin: Option<Arc<str>>,
     index: usize,
+    /// The spec's [`takes_draw`](ToolSpec::takes_draw), read once.
+    takes_draw: bool,
 }
 
 impl<S: Shared, C: Shared> RegisteredTool<S, C> {
@@ -55,6 +57,12 @@ impl<S: Shared, C: Shared> RegisteredTool<S, C> {
     /// The tool's spec.
     pub fn spec(&self) -> &ToolSpec {
         self.tool.spec()
+    }
+
+    /// True when the tool takes what its call is given
+    /// ([`ToolSpec::takes_draw`]).
+    pub fn takes_draw(&self) -> bool {
+        self.takes_draw
     }
 
     /// Checks a successful output against the tool's output schema, when
@@ -281,12 +289,14 @@ impl<S: Shared, C: Shared> ToolRegistry<S, C> {
         let index = self.tools.len();
         self.version.generation += 1;
         self.by_name.insert(Arc::from(name), index);
+        let takes_draw = spec.takes_draw();
         self.tools.push(Arc::new(RegisteredTool {
             tool,
             input,
             output,
             origin,
             index,
+            takes_draw,
         }));
         Ok(self)
     }

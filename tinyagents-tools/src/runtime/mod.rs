@@ -24,15 +24,17 @@ use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventBus;
-use crate::ids::{CallName, RunId, ThreadId, ToolCallId};
+use crate::ids::{CallName, IdSource, RunId, ThreadId, ToolCallId};
 use crate::redact::Redactor;
 
+mod draw;
 mod emit;
 mod extensions;
 pub(crate) mod limits;
 mod secret;
 mod turn;
 
+pub use draw::{CallDraw, Clock, Ids, Random, SystemClock, TimeSource};
 use emit::EventScope;
 pub use emit::{EventEmitter, StreamWriter};
 pub use extensions::Extensions;
@@ -51,10 +53,18 @@ struct RunInner<C> {
     calls: RunCallCounts,
     /// The run's own token.
     cancel: CancellationToken,
+    /// What every call's random seed derives from.
+    seed: u64,
+    /// Where calls read the time.
+    time: Arc<dyn TimeSource>,
+    /// Where new ids come from, when the run has a source of its own.
+    ids: Option<Arc<dyn IdSource>>,
 }
 
 /// One agent run: its ids, the application's context value `C`, its stores,
-/// resources and secrets, its workspace root and its cancellation token.
+/// resources and secrets, its workspace root, its cancellation token, and
+/// where its calls' time, randomness and new ids come from (a time source,
+/// a seed, an id source).
 ///
 /// Cloning is cheap (one `Arc`).
 ///
@@ -105,6 +115,9 @@ impl<C> RunContext<C> {
             secrets: Secrets::new(),
             workspace: None,
             cancel: None,
+            seed: None,
+            time: None,
+            ids: None,
         }
     }
 
@@ -181,6 +194,30 @@ impl<C> RunContext<C> {
     pub fn call_counts(&self) -> &RunCallCounts {
         &self.inner.calls
     }
+
+    /// The run's seed: every call's random seed derives from it and the
+    /// call's key ([`CallDraw::derive`]).
+    pub fn seed(&self) -> u64 {
+        self.inner.seed
+    }
+
+    /// Where the run's calls read the time.
+    pub fn time_source(&self) -> &dyn TimeSource {
+        &*self.inner.time
+    }
+
+    /// The run's own id source, when it has one.
+    pub fn id_source(&self) -> Option<&Arc<dyn IdSource>> {
+        self.inner.ids.as_ref()
+    }
+
+    /// What call `call_id` of turn `turn` is given when it is drawn now:
+    /// the time source's reading and the seed derived from the run's seed
+    /// and the call's key. The executor draws once per call, when it is
+    /// admitted, and a journal keeps the draw with the call.
+    pub fn draw(&self, turn: u32, call_id: &ToolCallId) -> CallDraw {
+        CallDraw::derive(self.inner.seed, turn, call_id, self.inner.time.now())
+    }
 }
 
 impl<C> fmt::Debug for RunContext<C> {
@@ -192,6 +229,7 @@ impl<C> fmt::Debug for RunContext<C> {
             .field("resources", &self.inner.resources)
             .field("secrets", &self.inner.secrets)
             .field("workspace", &self.inner.workspace)
+            .field("seed", &self.inner.seed)
             .finish_non_exhaustive()
     }
 }
@@ -206,6 +244,9 @@ pub struct RunContextBuilder<C> {
     secrets: Secrets,
     workspace: Option<PathBuf>,
     cancel: Option<CancellationToken>,
+    seed: Option<u64>,
+    time: Option<Arc<dyn TimeSource>>,
+    ids: Option<Arc<dyn IdSource>>,
 }
 
 impl<C> RunContextBuilder<C> {
@@ -265,14 +306,45 @@ impl<C> RunContextBuilder<C> {
         self
     }
 
+    /// Sets the run's seed, from which every call's random values derive
+    /// (drawn from the operating system's randomness otherwise): the same
+    /// seed gives the same call (turn and call id) the same values.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Sets where the run's calls read the time (the system clock
+    /// otherwise): a [`SystemTime`](std::time::SystemTime) fixes it, the
+    /// testkit's `ManualClock` moves when a test says so.
+    pub fn time_source(mut self, source: impl TimeSource) -> Self {
+        self.time = Some(Arc::new(source));
+        self
+    }
+
+    /// Sets where new ids come from: the run's and thread's ids when they
+    /// are not given, and the ids tools make with [`Ids`] (the testkit's
+    /// `SequentialIds` numbers them: `run-0`, `note-0`, `note-1`, ...).
+    pub fn ids(mut self, source: impl IdSource) -> Self {
+        self.ids = Some(Arc::new(source));
+        self
+    }
+
     /// Builds the run.
     pub fn build(self) -> RunContext<C> {
+        let ids = self.ids;
+        let new_id = |prefix: &str| match &ids {
+            Some(source) => source.next_id(prefix),
+            None => fresh_id(prefix),
+        };
+        let run_id = self.run_id.unwrap_or_else(|| RunId::new(new_id("run")));
+        let thread_id = self
+            .thread_id
+            .unwrap_or_else(|| ThreadId::new(new_id("thread")));
         RunContext {
             inner: Arc::new(RunInner {
-                run_id: self.run_id.unwrap_or_else(|| RunId::new(fresh_id("run"))),
-                thread_id: self
-                    .thread_id
-                    .unwrap_or_else(|| ThreadId::new(fresh_id("thread"))),
+                run_id,
+                thread_id,
                 context: self.context,
                 stores: self.stores,
                 resources: self.resources,
@@ -280,6 +352,9 @@ impl<C> RunContextBuilder<C> {
                 workspace: self.workspace,
                 calls: RunCallCounts::default(),
                 cancel: self.cancel.unwrap_or_default(),
+                seed: self.seed.unwrap_or_else(fresh_random),
+                time: self.time.unwrap_or_else(|| Arc::new(SystemClock)),
+                ids,
             }),
             scope: None,
         }
@@ -324,12 +399,17 @@ impl<C> From<RunContext<C>> for Ctx<C> {
 
 /// A process-unique id with a prefix (`run-3f2a…`).
 pub(crate) fn fresh_id(prefix: &str) -> String {
+    format!("{prefix}-{:016x}", fresh_random())
+}
+
+/// 64 random bits: std's randomly keyed hasher (keyed from the operating
+/// system's randomness) over a process-wide counter.
+fn fresh_random() -> u64 {
     use std::hash::BuildHasher;
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let r = std::collections::hash_map::RandomState::new().hash_one(n);
-    format!("{prefix}-{r:016x}")
+    std::collections::hash_map::RandomState::new().hash_one(n)
 }
 
 /// What a tool sees of its call: the run, the call id, the attempt, the
@@ -350,6 +430,9 @@ pub struct ToolRuntime<C = ()> {
     interrupted: AtomicBool,
     events: Option<Arc<EventBus>>,
     redactor: Option<Arc<Redactor>>,
+    /// What the call is given: set by the executor, or drawn from the run
+    /// on first use.
+    draw: OnceLock<CallDraw>,
 }
 
 impl<C> Clone for ToolRuntime<C> {
@@ -365,6 +448,7 @@ impl<C> Clone for ToolRuntime<C> {
             interrupted: AtomicBool::new(self.interrupted.load(Ordering::Acquire)),
             events: self.events.clone(),
             redactor: self.redactor.clone(),
+            draw: OnceLock::from(self.draw()),
         }
     }
 }
@@ -386,6 +470,7 @@ impl<C> ToolRuntime<C> {
             interrupted: AtomicBool::new(false),
             events: None,
             redactor: None,
+            draw: OnceLock::new(),
         }
     }
 
@@ -412,6 +497,21 @@ impl<C> ToolRuntime<C> {
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancel = OnceLock::from(token);
         self
+    }
+
+    /// Gives the call `draw` (the executor gives every attempt of a call the
+    /// draw made when the call was admitted, or the one its journal kept).
+    pub fn with_draw(mut self, draw: CallDraw) -> Self {
+        self.draw = OnceLock::from(draw);
+        self
+    }
+
+    /// What the call is given: its time and seed ([`Clock`], [`Random`] and
+    /// [`Ids`] read it). A runtime made by hand without
+    /// [`with_draw`](Self::with_draw) draws from its run on first use, as
+    /// for turn 0.
+    pub fn draw(&self) -> CallDraw {
+        *self.draw.get_or_init(|| self.run.draw(0, &self.call_id))
     }
 
     /// Interrupts the call: its token fires now, or as soon as it is made.

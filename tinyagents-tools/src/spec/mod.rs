@@ -77,6 +77,12 @@ pub enum InjectedKind {
     Resource,
     /// The workspace root.
     Workspace,
+    /// The call's time ([`Clock`](crate::runtime::Clock)).
+    Clock,
+    /// The call's random values ([`Random`](crate::runtime::Random)).
+    Random,
+    /// New ids ([`Ids`](crate::runtime::Ids)).
+    Ids,
     /// An application-defined injectable.
     Custom,
 }
@@ -209,6 +215,19 @@ impl ToolSpec {
     /// Whether the tool is idempotent.
     pub fn idempotency(&self) -> Idempotency {
         self.safety.idempotency
+    }
+
+    /// True when the tool takes what its call is given: the time, random
+    /// values or new ids (an injected `Clock`, `Random` or `Ids`). The
+    /// executor then draws them when the call is admitted, and a journal
+    /// keeps the draw with the call.
+    pub fn takes_draw(&self) -> bool {
+        self.injected.iter().any(|arg| {
+            matches!(
+                arg.kind,
+                InjectedKind::Clock | InjectedKind::Random | InjectedKind::Ids
+            )
+        })
     }
 }
 

@@ -79,7 +79,10 @@ pub enum FilesystemAccess {
 pub enum Determinism {
     /// The same arguments always give the same result.
     Deterministic,
-    /// Deterministic once injected time or randomness is fixed.
+    /// Deterministic given the time, random values and ids its call is
+    /// given (an injected `Clock`, `Random` or `Ids`): a call given the same
+    /// draw ([`CallDraw`](crate::runtime::CallDraw)) computes the same
+    /// result.
     GivenInjected,
     /// Results may differ from run to run. The default.
     #[default]

@@ -13,14 +13,14 @@ use crate::call::{RawArguments, ToolCall};
 use crate::error::ToolError;
 use crate::events::EventSubscriber;
 use crate::executor::{ExecutorBuildError, ExecutorConfig, ToolExecutor};
-use crate::ids::{RunId, ThreadId};
+use crate::ids::{IdSource, RunId, ThreadId};
 use crate::inject::{Inject, InjectError};
 use crate::middleware::Middleware;
 use crate::output::ToolResult;
 use crate::registry::{RegistryError, ToolRegistry};
 use crate::runtime::Secrets;
 use crate::runtime::Turn;
-use crate::runtime::{RunContext, RunContextBuilder, ToolRuntime};
+use crate::runtime::{RunContext, RunContextBuilder, TimeSource, ToolRuntime};
 use crate::spec::SafetyItem;
 use crate::tool::Shared;
 use crate::tool::Tool;
@@ -106,6 +106,27 @@ impl<S: Shared, C: Shared> ToolHarnessBuilder<S, C> {
     /// Sets the workspace root, injected as `WorkspaceRoot`.
     pub fn workspace_root(mut self, root: impl Into<PathBuf>) -> Self {
         self.run = self.run.workspace_root(root);
+        self
+    }
+
+    /// Sets the run's seed, from which each call's random values derive
+    /// (drawn from the operating system otherwise).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.run = self.run.seed(seed);
+        self
+    }
+
+    /// Sets where calls read the time (a [`ManualClock`](super::ManualClock)
+    /// to move it by hand; the system clock otherwise).
+    pub fn time_source(mut self, source: impl TimeSource) -> Self {
+        self.run = self.run.time_source(source);
+        self
+    }
+
+    /// Sets where new ids come from (a [`SequentialIds`](super::SequentialIds)
+    /// to number them: `run-0`, `note-0`, ...).
+    pub fn ids(mut self, source: impl IdSource) -> Self {
+        self.run = self.run.ids(source);
         self
     }
 

@@ -23,6 +23,8 @@
 //! - [`EventRecorder`]: an in-line subscriber that keeps every event, with
 //!   [`kinds`](EventRecorder::kinds), [`assert_kinds`](EventRecorder::assert_kinds)
 //!   and [`assert_order`](EventRecorder::assert_order).
+//! - [`ManualClock`]: a time source that moves only when the test advances
+//!   it; [`SequentialIds`]: ids numbered in order (`note-0`, `note-1`, ...).
 //!
 //! Enable it for tests only:
 //!
@@ -33,9 +35,11 @@
 
 mod before;
 mod chunks;
+mod clock;
 mod fake;
 mod fn_tool;
 mod harness;
+mod ids;
 mod recorder;
 mod scripted;
 mod unavailable;
@@ -44,9 +48,11 @@ mod unavailable;
 pub use crate::journal::temp_postgres::TempPostgres;
 pub use before::BeforeTool;
 pub use chunks::{Chunking, chunk_bytes, chunk_text};
+pub use clock::ManualClock;
 pub use fake::{FakeTool, Spy};
 pub use fn_tool::{FnTool, ToolFuture};
 pub use harness::{HarnessError, ToolHarness, ToolHarnessBuilder};
+pub use ids::SequentialIds;
 pub use recorder::EventRecorder;
 pub use scripted::ScriptedStream;
 pub use unavailable::UnavailableJournal;

@@ -95,17 +95,24 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         Ok(arguments)
     }
 
-    /// Step 3: the call limits admit the call.
+    /// Step 3: the call limits admit the call, and a tool that takes its
+    /// call's time and randomness is given them: the draw its journal
+    /// record keeps, or one drawn from the run now.
     #[inline]
     pub(super) fn admit(
         &self,
-        cx: &CallCx<'_, C>,
+        cx: &mut CallCx<'_, C>,
         turn: &Turn,
         registered: &RegisteredTool<S, C>,
     ) -> Result<(), Stop> {
         let name = registered.spec().name.as_str();
         let counts = cx.run.call_counts();
-        limits::admit(&self.config.limits, turn.counter(), counts, name).map_err(Stop::rejected)
+        limits::admit(&self.config.limits, turn.counter(), counts, name).map_err(Stop::rejected)?;
+        if registered.takes_draw() {
+            let kept = cx.durable.as_deref().and_then(|d| d.stored.record.draw);
+            cx.draw = Some(kept.unwrap_or_else(|| cx.run.draw(turn.index(), &cx.id)));
+        }
+        Ok(())
     }
 
     /// Step 3, on: whether the call has permits to wait for (the batch's

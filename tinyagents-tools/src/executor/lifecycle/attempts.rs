@@ -215,6 +215,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         if let Some(redactor) = &cx.redactor {
             runtime = runtime.with_redactor(Arc::clone(redactor));
         }
+        if let Some(draw) = cx.draw {
+            runtime = runtime.with_draw(draw);
+        }
         runtime
     }
 

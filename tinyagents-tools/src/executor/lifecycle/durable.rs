@@ -20,8 +20,8 @@ use crate::executor::batch::Place;
 use crate::executor::{ToolExecutor, args};
 use crate::ids::{CallName, ToolCallId};
 use crate::journal::{
-    Admission, CallKey, CallQuery, CallRecord, CallState, Journal, JournalAnswer, JournalError,
-    RESUMABLE, Stored, now_ms,
+    Admission, CallKey, CallQuery, CallRecord, CallState, Delivery, Journal, JournalAnswer,
+    JournalError, RESUMABLE, Stored, now_ms,
 };
 use crate::output::ToolResult;
 use crate::registry::RegisteredTool;
@@ -103,11 +103,21 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             registered.is_some_and(|t| SafetyItem::Confirmation.declared_by(&t.spec().safety));
         let delivered = delivered_value(&call.arguments);
         let fingerprint = approval_fingerprint(tool, &delivered);
+        // What a tool that takes its call's time and randomness is given,
+        // kept with a new record (a known record keeps its own).
+        let draw = registered
+            .filter(|t| t.takes_draw())
+            .map(|_| run.draw(turn.index(), &call.id));
+        let delivery = Delivery {
+            key: &key,
+            tool,
+            fingerprint: &fingerprint,
+            arguments: &delivered,
+            draw,
+        };
         let cancel = run.cancellation();
         for _ in 0..ROUNDS {
-            let admission = journal
-                .admit(&key, tool, &fingerprint, &delivered, may_rerun, cancel)
-                .await;
+            let admission = journal.admit(&delivery, may_rerun, cancel).await;
             let stored = match admission {
                 Err(e) => return unavailable(&call, &e),
                 Ok(Admission::Run(stored)) => *stored,
@@ -424,7 +434,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let approval = durable.decided.clone();
         let journal = durable.journal.clone();
         match journal
-            .claim(&mut durable.stored, arguments, approval, bound)
+            .claim(&mut durable.stored, arguments, approval, cx.draw, bound)
             .await
         {
             Ok(true) => {
@@ -433,16 +443,14 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             }
             Ok(false) => {
                 let record = &durable.stored.record;
-                let readmitted = journal
-                    .admit(
-                        &record.key,
-                        &record.tool,
-                        &record.fingerprint,
-                        &record.arguments,
-                        false,
-                        cx.run.cancellation(),
-                    )
-                    .await;
+                let delivery = Delivery {
+                    key: &record.key,
+                    tool: &record.tool,
+                    fingerprint: &record.fingerprint,
+                    arguments: &record.arguments,
+                    draw: record.draw,
+                };
+                let readmitted = journal.admit(&delivery, false, cx.run.cancellation()).await;
                 match readmitted {
                     Ok(admission) => {
                         durable.journal_says = Some(admission);

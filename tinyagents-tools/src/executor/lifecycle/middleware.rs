@@ -68,6 +68,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                     durable: cx.durable.is_some(),
                     decided: None,
                 },
+                draw: cx.draw,
             };
             let (outcome, waited) = {
                 let mut hook = mw.before_tool(&mut ctx);

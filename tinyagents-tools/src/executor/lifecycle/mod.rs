@@ -34,8 +34,8 @@ use crate::executor::{ToolExecutor, args};
 use crate::ids::{CallName, ToolCallId};
 use crate::output::ToolResult;
 use crate::redact::Redactor;
-use crate::runtime::RunContext;
 use crate::runtime::Turn;
+use crate::runtime::{CallDraw, RunContext};
 use crate::spec::RedactionPolicy;
 use crate::tool::Shared;
 use admit::Permits;
@@ -94,6 +94,9 @@ struct CallCx<'a, C> {
     wall: Option<SystemTime>,
     /// The call's record and decisions, when the executor keeps a journal.
     durable: Option<&'a mut DurableCx>,
+    /// What the call is given (time, seed), when its tool takes it: drawn
+    /// when it is admitted (step 3), the same for every attempt.
+    draw: Option<CallDraw>,
 }
 
 impl<C> CallCx<'_, C> {
@@ -170,6 +173,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 Some(_) => crate::events::wall_clock_at(received),
             }),
             durable,
+            draw: None,
         };
         // The parsed arguments: here, so that the call's last event can
         // still read them (whatever step it stopped at).
