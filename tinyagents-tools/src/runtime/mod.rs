@@ -448,7 +448,7 @@ impl<C> Clone for ToolRuntime<C> {
             interrupted: AtomicBool::new(self.interrupted.load(Ordering::Acquire)),
             events: self.events.clone(),
             redactor: self.redactor.clone(),
-            draw: OnceLock::from(self.draw()),
+            draw: self.draw.clone(),
         }
     }
 }
