@@ -65,7 +65,10 @@ impl ToolSchema {
         ToolSchema(Arc::new(value))
     }
 
-    /// The schema as JSON.
+    /// The schema as JSON. A schema made from a type lists the properties
+    /// of each object in the order its struct declares them (this crate
+    /// turns serde_json's `preserve_order` on: the
+    /// [providers guide](crate::guide::providers), "Property order").
     pub fn as_value(&self) -> &Value {
         &self.0
     }
@@ -84,7 +87,8 @@ impl ToolSchema {
         }
     }
 
-    /// The names of the root object's properties.
+    /// The names of the root object's properties, in the order the schema
+    /// lists them (declared order for a schema made from a type).
     pub fn property_names(&self) -> impl Iterator<Item = &str> {
         self.0
             .get("properties")
