@@ -6,9 +6,11 @@
 //! `Arc<ToolExecutor>`: its registry, middleware, limits, events and
 //! journal) and gives one tool, `run_code` ([`RunCode`]), to register in
 //! the model-facing registry beside (or instead of) the tools themselves.
-//! Its description carries the tools' typed stubs ([`typescript_stubs`]).
-//! Its one argument is a JavaScript program: the body of an async
-//! function, whose `return` value is the call's answer.
+//! Its one argument, `code`, is a JavaScript program: the body of an async
+//! function, whose `return` value is the call's answer; that argument's
+//! description carries the offered tools' typed stubs
+//! ([`typescript_stubs`]; not the tool's description, which OpenAI Chat
+//! bounds to 1,024 characters).
 //!
 //! ```js
 //! const names = [];
@@ -29,10 +31,26 @@
 //!   tool calls is bounded by their timeouts), output and number of calls
 //!   ([`SandboxLimits`]); a program stopped at a limit ends with a
 //!   `resource_exhausted` error naming it, and the engine is discarded.
-//! - **Nothing ambient.** The program sees the ECMAScript built-ins
-//!   without `Date` and `Math.random`, plus `tools`, `ToolError` and
-//!   `print`; no network, files, environment, clock or randomness except
-//!   through tools.
+//! - **Exactly a function body.** The program is compiled by the engine
+//!   as the body of an async function (strict mode), and checked to be
+//!   exactly that before anything runs: text that closes the body early and
+//!   goes on outside it is refused ([`ProgramError::ClosesEarly`]). Parse
+//!   errors and uncaught errors name the program's own line and column.
+//! - **Exactly what it did.** The call answers the value the program
+//!   returned, carried as `JSON.stringify` writes it, or fails with a
+//!   [`ProgramError`] (the `ToolError`'s source): one that never reached
+//!   its `return` because it awaits a promise nothing settles is
+//!   [`ProgramError::Unsettled`], never a success; a value JSON cannot carry
+//!   as it is (a cycle, a `BigInt`, `NaN`, a function, `undefined` in an
+//!   array, a `Map`, an unpaired surrogate, nesting past
+//!   [`MAX_RESULT_DEPTH`]) is [`ProgramError::Uncarried`], naming what and
+//!   where, never `null`.
+//! - **Nothing ambient.** The program's globals are the ECMAScript
+//!   built-ins without `Date` (and `Math` without `random`), QuickJS's
+//!   `InternalError`, the web's `queueMicrotask`, `atob`, `btoa` and
+//!   `DOMException`, and its own `tools`, `ToolError`, `print` and
+//!   `console` (`log` and `error`, as `print`): no network, files,
+//!   environment, modules, clock or randomness except through tools.
 //! - **Approvals pause, replay resumes.** A call left waiting for an
 //!   approval stops the program; `run_code` answers with a
 //!   [`ProgramPause`] (outcome `pending_approval` and the pending calls).
@@ -48,8 +66,10 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod error;
 pub mod guide;
 mod host;
+mod result;
 mod run_code;
 mod sandbox;
 mod state;
@@ -68,6 +88,7 @@ use tinyagents_tools::providers::{ExportTarget, export_declarations};
 use tinyagents_tools::spec::ToolSpec;
 use tinyagents_tools::tool::Shared;
 
+pub use error::{MAX_RESULT_DEPTH, Position, ProgramError, Uncarried};
 pub use run_code::RunCode;
 pub use stubs::typescript_stubs;
 

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::runtime::Handle;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
+use crate::error::ProgramError;
 use crate::host::{Callee, Failure, Host, HostAnswer};
 use crate::sandbox::{self, Ending};
 use crate::state::Limit;
@@ -35,9 +36,12 @@ use tinyagents_tools::tool::{CallResult, Shared, Tool};
 /// registry. Its calls answer with the program's value
 /// (`{"result": ..., "printed": ..., "calls": n}`), a [`ProgramPause`], or
 /// a classified error: `invalid_arguments` for a program that does not
-/// parse (line and column named), `resource_exhausted` for one stopped at
-/// a limit (`time`, `memory`, `stack`, `output`, `calls`), `tool` for an
-/// error it threw and did not catch.
+/// parse as a function body (line and column named), `resource_exhausted`
+/// for one stopped at a limit (`time`, `memory`, `stack`, `output`,
+/// `calls`), and a repairable `tool` error for one that threw an error it
+/// did not catch, did not finish, or returned a value JSON cannot carry;
+/// each but the limits has a [`ProgramError`](crate::ProgramError) as its
+/// source.
 pub struct RunCode<S = (), C = ()> {
     executor: Arc<ToolExecutor<S, C>>,
     offered: Arc<[String]>,
@@ -187,8 +191,7 @@ fn answer(
 ) -> CallResult {
     match ending {
         Ending::Returned { value, printed } => {
-            let result: Value = serde_json::from_str(&value).unwrap_or(Value::Null);
-            let mut out = json!({ "result": result, "calls": calls });
+            let mut out = json!({ "result": value, "calls": calls });
             if !printed.is_empty() {
                 out["printed"] = Value::String(printed);
             }
@@ -204,17 +207,8 @@ fn answer(
                 serde_json::to_value(pause).unwrap_or(Value::Null),
             ))
         }
-        Ending::Syntax {
-            message,
-            line,
-            column,
-        } => Err(ToolError::invalid_arguments(vec![ArgumentProblem::new(
-            "/code",
-            format!("the program does not parse: line {line}, column {column}: {message}"),
-        )])),
-        Ending::Threw(error) => Err(ToolError::repair(format!(
-            "the program threw an error it did not catch: {error}"
-        ))),
+        Ending::Unsettled => Err(failed(ProgramError::Unsettled { calls })),
+        Ending::Failed(error) => Err(failed(error)),
         Ending::Limit(limit) => {
             let bound = match limit {
                 Limit::Time => format!("{} ms", limits.max_time.as_millis()),
@@ -226,6 +220,20 @@ fn answer(
             Err(ToolError::resource_exhausted(limit.resource(), bound))
         }
     }
+}
+
+/// The classified error of a program that failed, `error` its source: a
+/// program that does not parse is `invalid_arguments` (on `/code`), any
+/// other failure a repairable error of the tool.
+fn failed(error: ProgramError) -> ToolError {
+    let message = error.to_string();
+    let tool_error = match error {
+        ProgramError::Syntax { .. } | ProgramError::ClosesEarly => {
+            ToolError::invalid_arguments(vec![ArgumentProblem::new("/code", message)])
+        }
+        _ => ToolError::repair(message),
+    };
+    tool_error.with_source(error)
 }
 
 /// Answers the program's calls with the executor, on the program's

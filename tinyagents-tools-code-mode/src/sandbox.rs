@@ -4,59 +4,68 @@
 //! the ECMAScript built-ins (minus the clock and randomness), a `tools`
 //! object whose methods cross into the host, and `print`; nothing else.
 //!
+//! The program is compiled as the body of an async function by the
+//! engine's module parser, and checked to be exactly that before anything
+//! runs ([`compile`]). Its run ends when its promise settles, or when
+//! nothing is left to run while it is still pending: then it did not
+//! finish. Its value leaves the engine faithfully or not at all
+//! ([`result`](crate::result)).
+//!
 //! This module knows nothing of the executor: each tool call is handed to
 //! a [`Host`] ([`host`](crate::host): the functions the program calls).
 
 use std::cell::{Cell, RefCell};
+use std::hash::{BuildHasher, RandomState};
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
-use rquickjs::{Context, Ctx, Function, Runtime, Value};
+use rquickjs::module::Declared;
+use rquickjs::promise::PromiseState;
+use rquickjs::{Array, Context, Ctx, Function, Module, Promise, Runtime, Value};
 
 use crate::SandboxLimits;
+use crate::error::{Position, ProgramError};
 use crate::host::{Calls, Host, host_print};
+use crate::result::{self, Builtins, Refused};
 use crate::state::{Limit, Shared, Stop};
 
 /// How a program ended.
 #[derive(Debug)]
 pub(crate) enum Ending {
-    /// It returned: its value as JSON text (`null` for nothing), and what
-    /// it printed.
+    /// It returned: its value, and what it printed.
     Returned {
-        /// The returned value, as JSON text.
-        value: String,
+        /// The returned value (`null` for nothing).
+        value: serde_json::Value,
         /// What it printed, one line per `print`.
         printed: String,
     },
     /// The host paused it at a call that waits for an approval.
     Paused,
-    /// It did not parse: the parser's message, line and column (1-based,
-    /// in the program as written).
-    Syntax {
-        /// The parser's message.
-        message: String,
-        /// The line, from 1.
-        line: u32,
-        /// The column, from 1.
-        column: u32,
-    },
-    /// It threw an error it did not catch.
-    Threw(String),
+    /// Its promise was still pending when nothing was left to run.
+    Unsettled,
+    /// It did not parse, threw, or returned what cannot be carried.
+    Failed(ProgramError),
     /// It ran out of a bounded resource and was stopped.
     Limit(Limit),
 }
 
-/// The code run before the program: removes the clock and randomness,
+/// The code run before the program: removes the clock and randomness
+/// (`Date`, `performance`, `Math.random`),
 /// and defines `ToolError`, `tools` and `print` over the host's functions.
 /// `tools` holds one host function per offered tool, so that
 /// `tools.NAME(args)` goes straight to the host. Any other name falls
 /// through to a proxy below, whose method the host answers by name (and
 /// the executor refuses). A refused or failed call throws a `ToolError`,
 /// which the host makes with the global `ToolError` (which the program
-/// cannot replace).
-const PRELUDE: &str = r#"
+/// cannot replace). Its value is the built-ins a returned value is judged
+/// against ([`Builtins`]), taken before the program can replace them.
+static PRELUDE: LazyLock<String> =
+    LazyLock::new(|| format!("{PRELUDE_BODY}  return {};\n}})();\n", result::CAPTURE));
+
+/// The prelude, but its last statement.
+const PRELUDE_BODY: &str = r#"
 "use strict";
 (() => {
   const call = globalThis.__host_call, out = globalThis.__host_print;
@@ -65,7 +74,7 @@ const PRELUDE: &str = r#"
   delete globalThis.__host_tools; delete globalThis.__host_methods;
   delete globalThis.Date;
   delete globalThis.performance;
-  Math.random = () => { throw new Error("the sandbox has no randomness: ask a tool for it"); };
+  delete Math.random;
   class ToolError extends Error {
     constructor(e) {
       super(e.message);
@@ -84,15 +93,16 @@ const PRELUDE: &str = r#"
   Object.defineProperty(globalThis, "ToolError", { value: ToolError });
   Object.defineProperty(globalThis, "print", { value: (...v) => out(v.map(show).join(" ")) });
   Object.defineProperty(globalThis, "console", { value: Object.freeze({ log: globalThis.print, error: globalThis.print }) });
-})();
 "#;
 
 /// The program is the body of an async function: `return` gives its
-/// value. Both wrappers keep the program's own lines where it wrote them
-/// (the opening stays on the first line, which the column fix accounts
-/// for).
-const OPEN: &str = "globalThis.__result = (async () => {";
-const CLOSE: &str = "\n})().then((v) => { globalThis.__value = JSON.stringify(v === undefined ? null : v) ?? null; }, (e) => { globalThis.__thrown = e; });";
+/// value. The module that declares it puts the program on lines of its
+/// own, so that the engine's positions are the program's, one line down.
+const HEAD: &str = "export default async function program() {\n";
+const TAIL: &str = "\n}";
+
+/// The engine's message for a `break` to a label not in scope.
+const NO_LABEL: &str = "break/continue label not found";
 
 /// Runs `code` under `limits`, answering its calls of `tools` (the
 /// offered tools, by name) through `host`, and gives the host back;
@@ -156,13 +166,12 @@ fn run_shared<H: Host + 'static>(
     let ending = context.with(|ctx| run_in(&ctx, code, tools, limits, &shared));
     drop(context);
     drop(runtime);
-    match shared.stop.get() {
-        Stop::Paused => Ending::Paused,
-        Stop::Limit(limit) => Ending::Limit(limit),
-        Stop::Running => match ending {
+    match stopped(shared.stop.get()) {
+        Some(stopped) => stopped,
+        None => match ending {
             Ending::Returned { value, .. } => {
                 let printed = shared.printed.take();
-                if value.len() + printed.len() > limits.max_output {
+                if json_len(&value) + printed.len() > limits.max_output {
                     Ending::Limit(Limit::Output)
                 } else {
                     Ending::Returned { value, printed }
@@ -170,6 +179,15 @@ fn run_shared<H: Host + 'static>(
             }
             other => other,
         },
+    }
+}
+
+/// How a program the host stopped ended (whatever the engine says).
+fn stopped(stop: Stop) -> Option<Ending> {
+    match stop {
+        Stop::Running => None,
+        Stop::Paused => Some(Ending::Paused),
+        Stop::Limit(limit) => Some(Ending::Limit(limit)),
     }
 }
 
@@ -199,82 +217,221 @@ fn run_in<'js, H: Host + 'static>(
         .and_then(|()| Function::new(ctx.clone(), print))
         .and_then(|f| globals.set("__host_print", f))
         .and_then(|()| globals.set("__host_tools", tools.to_vec()))
-        .and_then(|()| ctx.eval::<(), _>(PRELUDE));
-    if installed.is_err() {
-        return caught(ctx, false);
-    }
-    let source = format!("{OPEN}{code}{CLOSE}");
-    if ctx.eval::<(), _>(source).is_err() {
-        return caught(ctx, true);
-    }
-    // The program's awaits are microtasks: run them all.
+        .and_then(|()| ctx.eval::<Array<'js>, _>(PRELUDE.as_str()))
+        .and_then(|captured| Builtins::new(&captured));
+    let Ok(builtins) = installed else {
+        return threw(ctx, code);
+    };
+    let program = match compile(ctx, code) {
+        Ok(program) => program,
+        Err(ending) => return ending,
+    };
+    let promise: Promise<'js> = match program.call(()) {
+        Ok(promise) => promise,
+        Err(_) => return threw(ctx, code),
+    };
+    // The program's awaits are jobs: run them until none is left (or the
+    // host stops it).
     while shared.stop.get() == Stop::Running && ctx.execute_pending_job() {}
-    if let Ok(thrown) = globals.get::<_, Value>("__thrown")
-        && !thrown.is_undefined()
-    {
-        return classify(describe(&thrown));
+    if let Some(stopped) = stopped(shared.stop.get()) {
+        return stopped;
     }
-    match globals.get::<_, Option<String>>("__value") {
-        Ok(Some(value)) => Ending::Returned {
-            value,
-            printed: String::new(),
-        },
-        Ok(None) => Ending::Returned {
-            value: String::from("null"),
-            printed: String::new(),
-        },
-        Err(_) => caught(ctx, false),
+    match promise.state() {
+        PromiseState::Pending => Ending::Unsettled,
+        PromiseState::Rejected => {
+            let _ = promise.result::<Value>();
+            threw(ctx, code)
+        }
+        PromiseState::Resolved => {
+            let value = match promise.result::<Value>() {
+                Some(Ok(value)) => value,
+                _ => return threw(ctx, code),
+            };
+            let budget = limits
+                .max_output
+                .saturating_sub(shared.printed.borrow().len());
+            match result::carry(ctx, &builtins, value, budget) {
+                Ok(value) => Ending::Returned {
+                    value,
+                    printed: String::new(),
+                },
+                Err(Refused::TooLarge) => Ending::Limit(Limit::Output),
+                Err(Refused::Uncarried(what, path)) => {
+                    Ending::Failed(ProgramError::Uncarried { what, path })
+                }
+                Err(Refused::Thrown) => threw(ctx, code),
+            }
+        }
     }
 }
 
-/// How the program ended, from the exception the engine holds.
-fn caught(ctx: &Ctx<'_>, parsing: bool) -> Ending {
-    let exception = ctx.catch();
-    let text = describe(&exception);
-    let name = exception
-        .as_object()
-        .and_then(|o| o.get::<_, String>("name").ok());
-    if parsing && name.as_deref() == Some("SyntaxError") {
-        let stack = exception
-            .as_object()
-            .and_then(|o| o.get::<_, String>("stack").ok())
-            .unwrap_or_default();
-        let (line, column) = position(&stack).unwrap_or((1, 1));
-        // The program starts on the wrapper's first line, after `OPEN`.
-        let column = if line == 1 {
-            column.saturating_sub(OPEN.len() as u32).max(1)
-        } else {
-            column
-        };
+/// The program, compiled as the body of an async function: the module
+/// `program` (its one export, the function) parsed, checked, evaluated.
+///
+/// A wrapper pasted around the text (as QuickJS's own `AsyncFunction`
+/// constructor does) lets a program close the body early and go on
+/// outside it. So before the module runs, a second parse, never run,
+/// checks that the text is the body: the same text inside a block labeled
+/// with a name drawn at random for this run, followed by a `break` to that
+/// label. The `break` parses only while the labeled block is still open,
+/// and a program cannot reopen a block with a name it does not know: any
+/// `}` that closes the function body in the module closes the labeled
+/// block in the check, and the check fails. (Inside a block the program's
+/// top-level declarations follow a block's rules: the same function
+/// declared twice at its top level, or a `var` and a function of one name
+/// there, are refused, with the engine's message.)
+fn compile<'js>(ctx: &Ctx<'js>, code: &str) -> Result<Function<'js>, Ending> {
+    let source = format!("{HEAD}{code}{TAIL}");
+    let module = match Module::declare(ctx.clone(), "program", source) {
+        Ok(module) => module,
+        Err(_) => return Err(syntax(ctx, "program", code)),
+    };
+    // Only a `}` can close the body (no escape spells one outside a string,
+    // a template or an identifier): without one, the check has nothing to
+    // find.
+    if !code.contains('}') {
+        return evaluate(ctx, module, code);
+    }
+    let label = format!("body_{:016x}", RandomState::new().hash_one(code));
+    let check = format!("(async function () {{ {label}: {{\n{code}\n break {label}; }} }});");
+    if Module::declare(ctx.clone(), "check", check).is_err() {
+        let exception = ctx.catch();
         let message = exception
             .as_object()
-            .and_then(|o| o.get::<_, String>("message").ok())
-            .unwrap_or(text);
-        return Ending::Syntax {
-            message,
-            line,
-            column,
-        };
+            .and_then(|o| o.get::<_, String>("message").ok());
+        if message.as_deref() == Some(NO_LABEL) {
+            return Err(Ending::Failed(ProgramError::ClosesEarly));
+        }
+        return Err(syntax_of(&exception, "check", code));
     }
-    classify(text)
+    evaluate(ctx, module, code)
 }
 
-/// An error the engine threw for a bound (its own words), or the program's.
+/// The program's function: the module evaluated (which runs nothing of the
+/// body), its default export.
+fn evaluate<'js>(
+    ctx: &Ctx<'js>,
+    module: Module<'js, Declared>,
+    code: &str,
+) -> Result<Function<'js>, Ending> {
+    let evaluated = module
+        .eval()
+        .and_then(|(module, _)| module.get::<_, Function<'js>>("default"));
+    evaluated.map_err(|_| threw(ctx, code))
+}
+
+/// How a parse of `code` in the module `file` failed, from the exception
+/// the engine holds.
+fn syntax(ctx: &Ctx<'_>, file: &str, code: &str) -> Ending {
+    syntax_of(&ctx.catch(), file, code)
+}
+
+/// The syntax error `exception` of `code` in the module `file` (or the
+/// bound the parser ran into).
+fn syntax_of(exception: &Value<'_>, file: &str, code: &str) -> Ending {
+    let object = exception.as_object();
+    if object
+        .and_then(|o| o.get::<_, String>("name").ok())
+        .as_deref()
+        != Some("SyntaxError")
+    {
+        let error = describe(exception);
+        return match bound(&error) {
+            Some(limit) => Ending::Limit(limit),
+            None => Ending::Failed(ProgramError::Threw { error, at: None }),
+        };
+    }
+    let message = object
+        .and_then(|o| o.get::<_, String>("message").ok())
+        .unwrap_or_else(|| describe(exception));
+    let stack = object
+        .and_then(|o| o.get::<_, String>("stack").ok())
+        .unwrap_or_default();
+    let at = position(&stack, file).map_or(Position { line: 1, column: 1 }, |(line, column)| {
+        in_program(code, line, column)
+    });
+    Ending::Failed(ProgramError::Syntax { message, at })
+}
+
+/// How the program ended, from the exception the engine holds: a bound
+/// the engine enforces, in its own words, or the error the program threw,
+/// where it was thrown, in the program's terms.
+fn threw(ctx: &Ctx<'_>, code: &str) -> Ending {
+    let exception = ctx.catch();
+    let error = describe(&exception);
+    if let Some(limit) = bound(&error) {
+        return Ending::Limit(limit);
+    }
+    let stack = exception
+        .as_object()
+        .and_then(|o| o.get::<_, String>("stack").ok())
+        .unwrap_or_default();
+    Ending::Failed(ProgramError::Threw {
+        error,
+        at: position(&stack, "program").map(|(line, column)| in_program(code, line, column)),
+    })
+}
+
+/// A position of the module (the engine counts columns in bytes), as the
+/// program's: one line up, the column in characters. A position past the
+/// program's end (on the closing line) is just past its last character.
+fn in_program(code: &str, line: u32, column: u32) -> Position {
+    let lines: Vec<&str> = code.split('\n').collect();
+    let Some(index) = (line as usize).checked_sub(2) else {
+        return Position { line: 1, column: 1 };
+    };
+    match lines.get(index) {
+        Some(text) => {
+            let bytes = (column as usize).saturating_sub(1).min(text.len());
+            let before = text
+                .char_indices()
+                .take_while(|&(at, _)| at < bytes)
+                .count();
+            Position {
+                line: line - 1,
+                column: before as u32 + 1,
+            }
+        }
+        None => Position {
+            line: lines.len() as u32,
+            column: lines.last().map_or(0, |l| l.chars().count()) as u32 + 1,
+        },
+    }
+}
+
+/// The bytes of `value`'s JSON text.
+fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// The bound an error the engine threw stands for, in its own words.
 /// Out of memory, the engine throws its `InternalError` or, when even that
 /// cannot be allocated, `null`.
-fn classify(text: String) -> Ending {
+fn bound(text: &str) -> Option<Limit> {
     if text.starts_with("InternalError: out of memory") || text == NULL_THROWN {
-        return Ending::Limit(Limit::Memory);
+        return Some(Limit::Memory);
     }
     if text.starts_with("RangeError: Maximum call stack size exceeded")
         || text.starts_with("InternalError: stack overflow")
     {
-        return Ending::Limit(Limit::Stack);
+        return Some(Limit::Stack);
     }
     if text.starts_with("InternalError: interrupted") {
-        return Ending::Limit(Limit::Time);
+        return Some(Limit::Time);
     }
-    Ending::Threw(text)
+    None
 }
 
 /// How a thrown `null` is described.
@@ -301,13 +458,21 @@ fn describe(value: &Value<'_>) -> String {
         })
 }
 
-/// The first `:line:column` of an engine stack trace.
-fn position(stack: &str) -> Option<(u32, u32)> {
-    let frame = stack.lines().next()?;
-    let mut parts = frame.rsplitn(3, ':');
-    let column = parts.next()?.trim_end_matches(')').parse().ok()?;
-    let line = parts.next()?.parse().ok()?;
-    Some((line, column))
+/// The `line:column` of the first frame of an engine stack trace that is
+/// in `file` (`    at name (file:line:column)`, or `    at file:line:column`
+/// for a parse error).
+fn position(stack: &str, file: &str) -> Option<(u32, u32)> {
+    stack.lines().find_map(|frame| {
+        let frame = frame.trim().strip_prefix("at ")?;
+        let place = match frame.rfind(" (") {
+            Some(open) => frame[open + 2..].strip_suffix(')')?,
+            None => frame,
+        };
+        let mut parts = place.rsplitn(3, ':');
+        let column = parts.next()?.parse().ok()?;
+        let line = parts.next()?.parse().ok()?;
+        (parts.next()? == file).then_some((line, column))
+    })
 }
 
 #[cfg(test)]
@@ -340,20 +505,20 @@ mod tests {
     #[test]
     fn a_program_returns_its_value_as_json() {
         match run_plain("const a = [1, 2, 3]; return a.map(x => x * 2);") {
-            Ending::Returned { value, .. } => assert_eq!(value, "[2,4,6]"),
+            Ending::Returned { value, .. } => assert_eq!(value, serde_json::json!([2, 4, 6])),
             other => panic!("{other:?}"),
         }
     }
 
     #[test]
     fn a_syntax_error_names_the_line_and_column_as_written() {
-        match run_plain("const a = 1;\nlet x = ;\n") {
-            Ending::Syntax { line, column, .. } => assert_eq!((line, column), (2, 9)),
-            other => panic!("{other:?}"),
-        }
-        match run_plain("let x = ;") {
-            Ending::Syntax { line, column, .. } => assert_eq!((line, column), (1, 9)),
-            other => panic!("{other:?}"),
+        for (code, line, column) in [("const a = 1;\nlet x = ;\n", 2, 9), ("let x = ;", 1, 9)] {
+            match run_plain(code) {
+                Ending::Failed(ProgramError::Syntax { at, .. }) => {
+                    assert_eq!(at, Position { line, column });
+                }
+                other => panic!("{other:?}"),
+            }
         }
     }
 }

@@ -228,7 +228,7 @@ fn plain(object: &Object<'_>) -> bool {
 /// A JavaScript number as JSON text would carry it to a parser: `null`
 /// when not finite, an integer when it is one (as `JSON.stringify` writes
 /// it without a fraction), otherwise the number.
-fn number(f: f64) -> Value {
+pub(crate) fn number(f: f64) -> Value {
     if !f.is_finite() {
         return Value::Null;
     }

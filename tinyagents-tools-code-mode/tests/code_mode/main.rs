@@ -2,7 +2,9 @@
 //! program calls the tools, through the model-facing executor and the
 //! inner one (`tinyagents_tools_code_mode`).
 
+mod answers;
 mod approvals;
+mod body;
 mod calls;
 // The example's catalog: `lookup` and `ItemId` for the tests' registry,
 // `catalog_spec` for declaration sizes (the rest is the example's).

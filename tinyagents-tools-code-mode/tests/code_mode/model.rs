@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tinyagents_tools::providers::openai::{chat_tool_message, parse_chat_tool_calls};
 use tinyagents_tools::providers::{ExportTarget, OpenAiOptions, export_declarations};
 use tinyagents_tools::{ErrorClass, RunContext, ToolExecutor, ToolResult, Turn};
+use tinyagents_tools_code_mode::ProgramError;
 
 /// A reply of the model that calls `run_code` once with `code`, as call `id`.
 pub fn run_code_reply(id: &str, code: &str) -> Value {
@@ -77,4 +78,13 @@ pub fn assert_repair_error(result: &ToolResult, outcome: &str, text: &str) {
         "expected {text:?} in: {}",
         result.text()
     );
+}
+
+/// The [`ProgramError`] a failed `run_code` call carries as its source.
+pub fn program_error(result: &ToolResult) -> ProgramError {
+    let error = result.error.as_ref().expect("the call failed");
+    std::error::Error::source(error)
+        .and_then(|s| s.downcast_ref::<ProgramError>())
+        .unwrap_or_else(|| panic!("no ProgramError behind {error:?}"))
+        .clone()
 }

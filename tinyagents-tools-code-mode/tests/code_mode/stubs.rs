@@ -100,6 +100,27 @@ fn run_code_carries_the_stubs_and_every_provider_exports_it() {
 }
 
 #[test]
+fn the_stubs_sit_in_the_code_arguments_description_and_not_the_tools() {
+    let s = setup();
+    let spec = s.outer.registry().get("run_code").unwrap().spec().clone();
+    let code = spec.input_schema.as_value()["properties"]["code"]["description"]
+        .as_str()
+        .unwrap();
+    // The argument's description ends with every offered tool's stub, as
+    // `typescript_stubs` writes them, in a TypeScript block.
+    let stubs = typescript_stubs(s.inner.registry().specs());
+    assert!(code.ends_with(&format!("```ts\n{stubs}```")), "{code}");
+    // The tool's own description (bounded to 1,024 characters by OpenAI
+    // Chat) holds none of them.
+    assert!(
+        !spec.description.contains("declare"),
+        "{}",
+        spec.description
+    );
+    assert!(spec.description.len() <= 1024);
+}
+
+#[test]
 fn declaration_sizes_report_the_one_declaration_against_the_plain_ones() {
     let s = setup();
     let target = ExportTarget::OpenAiChat(OpenAiOptions::default());
