@@ -65,3 +65,24 @@ fn the_readmes_first_snippet_is_a_whole_program_that_compiles_and_runs() {
     );
     first_program::run().expect("the program runs");
 }
+
+#[test]
+fn the_readme_puts_code_modes_stubs_in_the_code_arguments_description() {
+    // As the code-mode crate's README, crate doc and guide do (its test
+    // `the_readme_the_crate_doc_and_the_guide_put_the_stubs_where_the_declaration_does`).
+    let prose = include_str!("../README.md")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let sentences: Vec<&str> = prose
+        .split(". ")
+        .filter(|sentence| sentence.contains("stub") && sentence.contains("description"))
+        .collect();
+    assert!(
+        !sentences.is_empty(),
+        "the README does not say where the stubs sit"
+    );
+    for sentence in sentences {
+        assert!(sentence.contains("`code` argument"), "{sentence}");
+    }
+}

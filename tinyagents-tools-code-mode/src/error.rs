@@ -115,9 +115,9 @@ pub enum Uncarried {
     UndefinedInArray,
     /// `NaN` or an infinite number (`JSON.stringify` writes `null`).
     NonFinite,
-    /// A built-in object whose contents are not its own enumerable
-    /// properties, so that `JSON.stringify` would write it empty or lose
-    /// them: its kind (`Map`, `Set`, `WeakMap`, `WeakSet`, `WeakRef`,
+    /// A built-in object `JSON.stringify` would write empty (a `Map`'s
+    /// entries are not its properties) or as what it is not (a typed
+    /// array as an object of indexes): its kind (`Map`, `Set`, `WeakMap`, `WeakSet`, `WeakRef`,
     /// `FinalizationRegistry`, `Promise`, `Error`, `RegExp`, `ArrayBuffer`,
     /// `SharedArrayBuffer`, `DataView`, `typed array`, `iterator`,
     /// `DisposableStack`, `AsyncDisposableStack`).

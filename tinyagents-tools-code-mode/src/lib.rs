@@ -7,10 +7,10 @@
 //! journal) and gives one tool, `run_code` ([`RunCode`]), to register in
 //! the model-facing registry beside (or instead of) the tools themselves.
 //! Its one argument, `code`, is a JavaScript program: the body of an async
-//! function, whose `return` value is the call's answer; that argument's
-//! description carries the offered tools' typed stubs
-//! ([`typescript_stubs`]; not the tool's description, which OpenAI Chat
-//! bounds to 1,024 characters).
+//! function, whose `return` value is the call's answer. The typed stubs of
+//! the offered tools ([`typescript_stubs`]) sit in the `code` argument's
+//! description (not the tool's description, which OpenAI Chat bounds to
+//! 1,024 characters).
 //!
 //! ```js
 //! const names = [];

@@ -2,7 +2,8 @@
 //! limit, a stack limit, an interrupt handler that stops it at its time
 //! limit or when the host says so, and a bounded output. The program sees
 //! the ECMAScript built-ins (minus the clock and randomness), a `tools`
-//! object whose methods cross into the host, and `print`; nothing else.
+//! object whose methods cross into the host, `ToolError`, `print` and
+//! `console`, and the few globals QuickJS adds (the guide lists them all).
 //!
 //! The program is compiled as the body of an async function by the
 //! engine's module parser, and checked to be exactly that before anything
@@ -271,40 +272,56 @@ fn run_in<'js, H: Host + 'static>(
 /// A wrapper pasted around the text (as QuickJS's own `AsyncFunction`
 /// constructor does) lets a program close the body early and go on
 /// outside it. So before the module runs, a second parse, never run,
-/// checks that the text is the body: the same text inside a block labeled
-/// with a name drawn at random for this run, followed by a `break` to that
-/// label. The `break` parses only while the labeled block is still open,
-/// and a program cannot reopen a block with a name it does not know: any
-/// `}` that closes the function body in the module closes the labeled
-/// block in the check, and the check fails. (Inside a block the program's
-/// top-level declarations follow a block's rules: the same function
-/// declared twice at its top level, or a `var` and a function of one name
-/// there, are refused, with the engine's message.)
+/// checks that the text is the body ([`check`]). A program that closes
+/// its body early and then no longer parses as a module either (`return
+/// 1; }`, whose module fails only at the line that closes the function)
+/// is refused as closing early, not as a syntax error past its end.
 fn compile<'js>(ctx: &Ctx<'js>, code: &str) -> Result<Function<'js>, Ending> {
     let source = format!("{HEAD}{code}{TAIL}");
     let module = match Module::declare(ctx.clone(), "program", source) {
         Ok(module) => module,
-        Err(_) => return Err(syntax(ctx, "program", code)),
+        Err(_) => {
+            let exception = ctx.catch();
+            if let Err(early @ Ending::Failed(ProgramError::ClosesEarly)) = check(ctx, code) {
+                return Err(early);
+            }
+            return Err(syntax_of(&exception, "program", code));
+        }
     };
+    check(ctx, code)?;
+    evaluate(ctx, module, code)
+}
+
+/// Checks that `code` is exactly a function body: the same text inside a
+/// block labeled with a name drawn at random for this run, followed by a
+/// `break` to that label, parsed as a module of that name (never run, and
+/// never found by an `import`, which would need the name). The `break`
+/// parses only while the labeled block is still open, and a program
+/// cannot reopen a block with a name it does not know: any `}` that closes
+/// the function body in the program's module closes the labeled block
+/// here, and the check fails. (Inside a block the program's top-level
+/// declarations follow a block's rules: the same function declared twice
+/// at its top level, or a `var` and a function of one name there, are
+/// refused, with the engine's message.)
+fn check(ctx: &Ctx<'_>, code: &str) -> Result<(), Ending> {
     // Only a `}` can close the body (no escape spells one outside a string,
-    // a template or an identifier): without one, the check has nothing to
-    // find.
+    // a template or an identifier): without one, there is nothing to find.
     if !code.contains('}') {
-        return evaluate(ctx, module, code);
+        return Ok(());
     }
     let label = format!("body_{:016x}", RandomState::new().hash_one(code));
     let check = format!("(async function () {{ {label}: {{\n{code}\n break {label}; }} }});");
-    if Module::declare(ctx.clone(), "check", check).is_err() {
-        let exception = ctx.catch();
-        let message = exception
-            .as_object()
-            .and_then(|o| o.get::<_, String>("message").ok());
-        if message.as_deref() == Some(NO_LABEL) {
-            return Err(Ending::Failed(ProgramError::ClosesEarly));
-        }
-        return Err(syntax_of(&exception, "check", code));
+    if Module::declare(ctx.clone(), label.as_str(), check).is_ok() {
+        return Ok(());
     }
-    evaluate(ctx, module, code)
+    let exception = ctx.catch();
+    let message = exception
+        .as_object()
+        .and_then(|o| o.get::<_, String>("message").ok());
+    if message.as_deref() == Some(NO_LABEL) {
+        return Err(Ending::Failed(ProgramError::ClosesEarly));
+    }
+    Err(syntax_of(&exception, &label, code))
 }
 
 /// The program's function: the module evaluated (which runs nothing of the
@@ -318,12 +335,6 @@ fn evaluate<'js>(
         .eval()
         .and_then(|(module, _)| module.get::<_, Function<'js>>("default"));
     evaluated.map_err(|_| threw(ctx, code))
-}
-
-/// How a parse of `code` in the module `file` failed, from the exception
-/// the engine holds.
-fn syntax(ctx: &Ctx<'_>, file: &str, code: &str) -> Ending {
-    syntax_of(&ctx.catch(), file, code)
 }
 
 /// The syntax error `exception` of `code` in the module `file` (or the

@@ -45,6 +45,40 @@ async fn text_that_closes_the_body_early_is_refused_and_nothing_outside_it_runs(
 }
 
 #[tokio::test]
+async fn a_stray_closing_brace_is_named_as_closing_the_body_not_as_an_error_past_the_end() {
+    let s = setup();
+    // Each parses as a module only up to the line that closes the function:
+    // the engine stops past the program's end, at a `}` the program did
+    // not write.
+    for code in [
+        "return 1; }",
+        "return 1;\n}\n// done",
+        "if (true) { tools.tag({ name: \"x\" }); } }",
+    ] {
+        let r = answer(&s.outer, &s.run("r"), code).await;
+        assert_eq!(r.outcome(), "invalid_arguments", "{code:?}: {}", r.text());
+        assert_eq!(program_error(&r), ProgramError::ClosesEarly, "{code:?}");
+    }
+    assert!(s.ledger.lines().is_empty(), "{:?}", s.ledger.lines());
+}
+
+#[tokio::test]
+async fn the_check_of_the_body_is_no_module_a_program_can_import() {
+    let s = setup();
+    // The program holds a `}`, so its body is checked; the check's module
+    // has a name drawn for the run, which no program can know.
+    let code = r#"if (true) {}
+const found = [];
+for (const name of ["check", "body", "program_check", "std", "os"]) {
+  try { await import(name); found.push(name); } catch (e) { found.push(e.name); }
+}
+return found;"#;
+    let r = answer(&s.outer, &s.run("r"), code).await;
+    let refused = serde_json::to_value(vec!["ReferenceError"; 5]).unwrap();
+    assert_eq!(crate::model::program_result(&r), refused);
+}
+
+#[tokio::test]
 async fn a_parse_error_is_at_the_programs_own_line_and_column() {
     let s = setup();
     // (program, line, column): the column of the token the parser stopped

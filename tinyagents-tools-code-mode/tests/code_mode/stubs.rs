@@ -120,6 +120,63 @@ fn the_stubs_sit_in_the_code_arguments_description_and_not_the_tools() {
     assert!(spec.description.len() <= 1024);
 }
 
+/// The sentences of `text` (Markdown or Rust comments) that say where
+/// the stubs sit: those naming both stubs and a description, with the
+/// comment markers and line breaks taken out.
+fn where_the_stubs_sit(text: &str) -> Vec<String> {
+    let prose: String = text
+        .lines()
+        .map(|line| {
+            let line = line.trim_start();
+            let line = ["//!", "///", "//"]
+                .iter()
+                .find_map(|marker| line.strip_prefix(marker))
+                .unwrap_or(line);
+            format!("{} ", line.trim())
+        })
+        .collect();
+    prose
+        .split(". ")
+        .filter(|sentence| sentence.contains("stub") && sentence.contains("description"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_readme_the_crate_doc_and_the_guide_put_the_stubs_where_the_declaration_does() {
+    // Where they are: the `code` argument's description (the test above).
+    let s = setup();
+    let spec = s.outer.registry().get("run_code").unwrap().spec().clone();
+    let code = &spec.input_schema.as_value()["properties"]["code"]["description"];
+    assert!(code.as_str().unwrap().contains("declare const tools: {\n"));
+    assert!(!spec.description.contains("declare const tools"));
+    // The crate doc is the `//!` block that opens lib.rs.
+    let lib = include_str!("../../src/lib.rs");
+    let crate_doc: String = lib
+        .lines()
+        .take_while(|line| line.starts_with("//!"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let docs = [
+        ("README.md", include_str!("../../README.md")),
+        ("the crate doc", crate_doc.as_str()),
+        ("guide.md", include_str!("../../guide.md")),
+    ];
+    for (name, text) in docs {
+        let sentences = where_the_stubs_sit(text);
+        assert!(
+            !sentences.is_empty(),
+            "{name} does not say where the stubs sit"
+        );
+        for sentence in sentences {
+            assert!(
+                sentence.contains("`code` argument"),
+                "{name} puts the stubs elsewhere than the `code` argument's description: {sentence}"
+            );
+        }
+    }
+}
+
 #[test]
 fn declaration_sizes_report_the_one_declaration_against_the_plain_ones() {
     let s = setup();
