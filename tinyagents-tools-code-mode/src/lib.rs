@@ -32,9 +32,9 @@
 //!   ([`SandboxLimits`]); a program stopped at a limit ends with a
 //!   `resource_exhausted` error naming it, and the engine is discarded.
 //! - **Exactly a function body.** The program is compiled by the engine
-//!   as the body of an async function (strict mode), and checked to be
-//!   exactly that before anything runs: text that closes the body early and
-//!   goes on outside it is refused ([`ProgramError::ClosesEarly`]). Parse
+//!   as the body of an async function (strict mode), in a parse that
+//!   refuses text closing the body early and going on outside it, before
+//!   anything runs ([`ProgramError::ClosesEarly`]). Parse
 //!   errors and uncaught errors name the program's own line and column.
 //! - **Exactly what it did.** The call answers the value the program
 //!   returned, carried as `JSON.stringify` writes it, or fails with a

@@ -54,9 +54,10 @@ pub(crate) struct Builtins<'js> {
     symbol: Object<'js>,
 }
 
-/// The kinds of [`Builtins::opaque`], in the order of [`CAPTURE`]'s first
-/// elements.
-const OPAQUE: [&str; 14] = [
+/// The constructors whose `prototype` [`Builtins::opaque`] holds, each
+/// the kind errors name; the typed arrays' shared prototype and the
+/// iterators' are added by [`Builtins::new`].
+const OPAQUE: [&str; 12] = [
     "Map",
     "Set",
     "WeakMap",
@@ -67,46 +68,44 @@ const OPAQUE: [&str; 14] = [
     "ArrayBuffer",
     "SharedArrayBuffer",
     "DataView",
-    "typed array",
-    "iterator",
     "DisposableStack",
     "AsyncDisposableStack",
 ];
 
-/// The prototypes [`Builtins`] holds, as a JavaScript expression (the
-/// sandbox's prelude returns it): those of [`OPAQUE`], then
-/// `Object.prototype`, the three boxes with their `valueOf`s, and
-/// `BigInt.prototype` and `Symbol.prototype`.
-pub(crate) const CAPTURE: &str = "[
-  Map.prototype, Set.prototype, WeakMap.prototype, WeakSet.prototype, WeakRef.prototype,
-  FinalizationRegistry.prototype, RegExp.prototype, ArrayBuffer.prototype,
-  SharedArrayBuffer.prototype, DataView.prototype, Object.getPrototypeOf(Int8Array.prototype),
-  Iterator.prototype, DisposableStack.prototype, AsyncDisposableStack.prototype,
-  Object.prototype,
-  Number.prototype, Number.prototype.valueOf, String.prototype, String.prototype.valueOf,
-  Boolean.prototype, Boolean.prototype.valueOf,
-  BigInt.prototype, Symbol.prototype,
-]";
-
 impl<'js> Builtins<'js> {
-    /// The built-ins [`CAPTURE`] evaluated to.
-    pub(crate) fn new(all: &Array<'js>) -> rquickjs::Result<Self> {
-        let at = |i: usize| all.get::<Object<'js>>(i);
-        let opaque = OPAQUE
+    /// The built-ins, read from the context's globals: call it before the
+    /// program runs (a program may replace a global, not a built-in's
+    /// `prototype`, which is neither writable nor configurable).
+    pub(crate) fn new(ctx: &Ctx<'js>) -> rquickjs::Result<Self> {
+        let globals = ctx.globals();
+        let prototype = |name: &str| {
+            globals
+                .get::<_, Object<'js>>(name)?
+                .get::<_, Object<'js>>(PredefinedAtom::Prototype)
+        };
+        let mut opaque = OPAQUE
             .iter()
-            .enumerate()
-            .map(|(i, kind)| Ok((*kind, at(i)?)))
-            .collect::<rquickjs::Result<_>>()?;
-        let n = OPAQUE.len();
-        let boxes = (0..3)
-            .map(|b| Ok((at(n + 1 + 2 * b)?, all.get(n + 2 + 2 * b)?)))
+            .map(|&kind| Ok((kind, prototype(kind)?)))
+            .collect::<rquickjs::Result<Vec<_>>>()?;
+        let typed = prototype("Int8Array")?
+            .get_prototype()
+            .ok_or(rquickjs::Error::Unknown)?;
+        opaque.push(("typed array", typed));
+        opaque.push(("iterator", prototype("Iterator")?));
+        let boxes = ["Number", "String", "Boolean"]
+            .iter()
+            .map(|name| {
+                let proto = prototype(name)?;
+                let value_of = proto.get(PredefinedAtom::ValueOf)?;
+                Ok((proto, value_of))
+            })
             .collect::<rquickjs::Result<_>>()?;
         Ok(Builtins {
-            object: at(n)?,
+            object: prototype("Object")?,
             opaque,
             boxes,
-            bigint: at(n + 7)?,
-            symbol: at(n + 8)?,
+            bigint: prototype("BigInt")?,
+            symbol: prototype("Symbol")?,
         })
     }
 }

@@ -6,8 +6,8 @@
 //! `console`, and the few globals QuickJS adds (the guide lists them all).
 //!
 //! The program is compiled as the body of an async function by the
-//! engine's module parser, and checked to be exactly that before anything
-//! runs ([`compile`]). Its run ends when its promise settles, or when
+//! engine's module parser, in a parse that refuses text closing the body
+//! early, before anything runs ([`compile`]). Its run ends when its promise settles, or when
 //! nothing is left to run while it is still pending: then it did not
 //! finish. Its value leaves the engine faithfully or not at all
 //! ([`result`](crate::result)).
@@ -18,13 +18,13 @@
 use std::cell::{Cell, RefCell};
 use std::hash::{BuildHasher, RandomState};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use rquickjs::module::Declared;
 use rquickjs::promise::PromiseState;
-use rquickjs::{Array, Context, Ctx, Function, Module, Promise, Runtime, Value};
+use rquickjs::{Context, Ctx, Function, Module, Promise, Runtime, Value};
 
 use crate::SandboxLimits;
 use crate::error::{Position, ProgramError};
@@ -60,13 +60,8 @@ pub(crate) enum Ending {
 /// through to a proxy below, whose method the host answers by name (and
 /// the executor refuses). A refused or failed call throws a `ToolError`,
 /// which the host makes with the global `ToolError` (which the program
-/// cannot replace). Its value is the built-ins a returned value is judged
-/// against ([`Builtins`]), taken before the program can replace them.
-static PRELUDE: LazyLock<String> =
-    LazyLock::new(|| format!("{PRELUDE_BODY}  return {};\n}})();\n", result::CAPTURE));
-
-/// The prelude, but its last statement.
-const PRELUDE_BODY: &str = r#"
+/// cannot replace).
+const PRELUDE: &str = r#"
 "use strict";
 (() => {
   const call = globalThis.__host_call, out = globalThis.__host_print;
@@ -94,13 +89,23 @@ const PRELUDE_BODY: &str = r#"
   Object.defineProperty(globalThis, "ToolError", { value: ToolError });
   Object.defineProperty(globalThis, "print", { value: (...v) => out(v.map(show).join(" ")) });
   Object.defineProperty(globalThis, "console", { value: Object.freeze({ log: globalThis.print, error: globalThis.print }) });
+})();
 "#;
 
-/// The program is the body of an async function: `return` gives its
-/// value. The module that declares it puts the program on lines of its
-/// own, so that the engine's positions are the program's, one line down.
-const HEAD: &str = "export default async function program() {\n";
-const TAIL: &str = "\n}";
+/// The module the program is the body of: `export default async function
+/// program() { LABEL: {`, the program on lines of its own (the engine's
+/// positions are the program's, one line down), then `break LABEL; } }`
+/// on a line of its own. `LABEL` is a name drawn for the run, which no
+/// program can know: the `break` parses only inside the labeled block,
+/// so any `}` of the program that closes the body closes the block first,
+/// and the module no longer parses. (Inside a block the program's
+/// top-level declarations follow a block's rules: the same function
+/// declared twice at its top level, or a `var` and a function of one name
+/// there, are refused, with the engine's message.)
+fn module_source(code: &str) -> String {
+    let label = format!("body_{:016x}", RandomState::new().hash_one(code));
+    format!("export default async function program() {{ {label}: {{\n{code}\nbreak {label}; }} }}")
+}
 
 /// The engine's message for a `break` to a label not in scope.
 const NO_LABEL: &str = "break/continue label not found";
@@ -218,8 +223,8 @@ fn run_in<'js, H: Host + 'static>(
         .and_then(|()| Function::new(ctx.clone(), print))
         .and_then(|f| globals.set("__host_print", f))
         .and_then(|()| globals.set("__host_tools", tools.to_vec()))
-        .and_then(|()| ctx.eval::<Array<'js>, _>(PRELUDE.as_str()))
-        .and_then(|captured| Builtins::new(&captured));
+        .and_then(|()| ctx.eval::<(), _>(PRELUDE))
+        .and_then(|()| Builtins::new(ctx));
     let Ok(builtins) = installed else {
         return threw(ctx, code);
     };
@@ -267,61 +272,18 @@ fn run_in<'js, H: Host + 'static>(
 }
 
 /// The program, compiled as the body of an async function: the module
-/// `program` (its one export, the function) parsed, checked, evaluated.
+/// `program` ([`module_source`]: its one export, the function) parsed and
+/// evaluated, which runs nothing of the body.
 ///
 /// A wrapper pasted around the text (as QuickJS's own `AsyncFunction`
 /// constructor does) lets a program close the body early and go on
-/// outside it. So before the module runs, a second parse, never run,
-/// checks that the text is the body ([`check`]). A program that closes
-/// its body early and then no longer parses as a module either (`return
-/// 1; }`, whose module fails only at the line that closes the function)
-/// is refused as closing early, not as a syntax error past its end.
+/// outside it; the module's labeled block refuses that in the same parse
+/// ([`ProgramError::ClosesEarly`]).
 fn compile<'js>(ctx: &Ctx<'js>, code: &str) -> Result<Function<'js>, Ending> {
-    let source = format!("{HEAD}{code}{TAIL}");
-    let module = match Module::declare(ctx.clone(), "program", source) {
-        Ok(module) => module,
-        Err(_) => {
-            let exception = ctx.catch();
-            if let Err(early @ Ending::Failed(ProgramError::ClosesEarly)) = check(ctx, code) {
-                return Err(early);
-            }
-            return Err(syntax_of(&exception, "program", code));
-        }
-    };
-    check(ctx, code)?;
-    evaluate(ctx, module, code)
-}
-
-/// Checks that `code` is exactly a function body: the same text inside a
-/// block labeled with a name drawn at random for this run, followed by a
-/// `break` to that label, parsed as a module of that name (never run, and
-/// never found by an `import`, which would need the name). The `break`
-/// parses only while the labeled block is still open, and a program
-/// cannot reopen a block with a name it does not know: any `}` that closes
-/// the function body in the program's module closes the labeled block
-/// here, and the check fails. (Inside a block the program's top-level
-/// declarations follow a block's rules: the same function declared twice
-/// at its top level, or a `var` and a function of one name there, are
-/// refused, with the engine's message.)
-fn check(ctx: &Ctx<'_>, code: &str) -> Result<(), Ending> {
-    // Only a `}` can close the body (no escape spells one outside a string,
-    // a template or an identifier): without one, there is nothing to find.
-    if !code.contains('}') {
-        return Ok(());
+    match Module::declare(ctx.clone(), "program", module_source(code)) {
+        Ok(module) => evaluate(ctx, module, code),
+        Err(_) => Err(syntax_of(&ctx.catch(), code)),
     }
-    let label = format!("body_{:016x}", RandomState::new().hash_one(code));
-    let check = format!("(async function () {{ {label}: {{\n{code}\n break {label}; }} }});");
-    if Module::declare(ctx.clone(), label.as_str(), check).is_ok() {
-        return Ok(());
-    }
-    let exception = ctx.catch();
-    let message = exception
-        .as_object()
-        .and_then(|o| o.get::<_, String>("message").ok());
-    if message.as_deref() == Some(NO_LABEL) {
-        return Err(Ending::Failed(ProgramError::ClosesEarly));
-    }
-    Err(syntax_of(&exception, &label, code))
 }
 
 /// The program's function: the module evaluated (which runs nothing of the
@@ -337,9 +299,10 @@ fn evaluate<'js>(
     evaluated.map_err(|_| threw(ctx, code))
 }
 
-/// The syntax error `exception` of `code` in the module `file` (or the
-/// bound the parser ran into).
-fn syntax_of(exception: &Value<'_>, file: &str, code: &str) -> Ending {
+/// The syntax error `exception` of `code`'s module (or the bound the
+/// parser ran into). The module's own `break`, past the program's end,
+/// not finding its label means a `}` of the program closed the body.
+fn syntax_of(exception: &Value<'_>, code: &str) -> Ending {
     let object = exception.as_object();
     if object
         .and_then(|o| o.get::<_, String>("name").ok())
@@ -358,7 +321,12 @@ fn syntax_of(exception: &Value<'_>, file: &str, code: &str) -> Ending {
     let stack = object
         .and_then(|o| o.get::<_, String>("stack").ok())
         .unwrap_or_default();
-    let at = position(&stack, file).map_or(Position { line: 1, column: 1 }, |(line, column)| {
+    let place = position(&stack, "program");
+    let last_line = code.split('\n').count() as u32 + 1;
+    if message == NO_LABEL && place.is_some_and(|(line, _)| line > last_line) {
+        return Ending::Failed(ProgramError::ClosesEarly);
+    }
+    let at = place.map_or(Position { line: 1, column: 1 }, |(line, column)| {
         in_program(code, line, column)
     });
     Ending::Failed(ProgramError::Syntax { message, at })

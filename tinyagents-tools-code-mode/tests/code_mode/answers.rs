@@ -88,6 +88,19 @@ const UNCARRIED: &[(&str, Uncarried, &str)] = &[
         "/p",
     ),
     ("return new Proxy({}, {});", Uncarried::Proxy, ""),
+    (
+        "return [[1].values()];",
+        Uncarried::BuiltIn("iterator"),
+        "/0",
+    ),
+    ("return { b: Object(1n) };", Uncarried::BigInt, "/b"),
+    // The built-ins are the ones of before the program ran: replacing a
+    // global hides nothing.
+    (
+        "const m = new Map([[1, 2]]); globalThis.Map = function () {}; return { m };",
+        Uncarried::BuiltIn("Map"),
+        "/m",
+    ),
     // The key `JSON.stringify` passes to `toJSON` is kept, and what it
     // returns is judged like any value.
     (

@@ -7,10 +7,12 @@ use tinyagents_tools_code_mode::{Position, ProgramError};
 use crate::model::{answer, assert_repair_error, program_error};
 use crate::tools::setup;
 
-/// Programs that close the function body early and call a tool outside
-/// it: the first as a wrapper pasted around the text would run it, the
-/// second as a module or any wrapper ending in `}` would.
-const CLOSES_EARLY: [&str; 3] = [
+/// Programs that close the function body early and go on outside it: the
+/// first two as a wrapper pasted around the text would run them (the
+/// first sets a global, the second calls a tool), the third as a module
+/// or any wrapper ending in `}` would.
+const CLOSES_EARLY: [&str; 4] = [
+    "return 1; }); globalThis.x = true; (async function () { return 2;",
     r#"return 1; }); tools.tag({ name: "outside" }); (async function () { return 2;"#,
     r#"return 1; } tools.tag({ name: "outside" }); {"#,
     "return 1; }\ntools.tag({ name: \"outside\" });\nexport const x = async function () {",
@@ -37,9 +39,9 @@ async fn text_that_closes_the_body_early_is_refused_and_nothing_outside_it_runs(
         );
         assert!(s.recorder.events().is_empty(), "{code}");
     }
-    // The second and third parse as modules with the function's `}` in
-    // the middle: only the body's own check refuses them.
-    let r = answer(&s.outer, &s.run("r"), CLOSES_EARLY[1]).await;
+    // The third and fourth parse as modules with the function's `}` in
+    // the middle: only the body's labeled block refuses them.
+    let r = answer(&s.outer, &s.run("r"), CLOSES_EARLY[2]).await;
     assert_eq!(program_error(&r), ProgramError::ClosesEarly);
     assert_repair_error(&r, "invalid_arguments", "a `}` closes the body");
 }
@@ -63,10 +65,10 @@ async fn a_stray_closing_brace_is_named_as_closing_the_body_not_as_an_error_past
 }
 
 #[tokio::test]
-async fn the_check_of_the_body_is_no_module_a_program_can_import() {
+async fn a_program_holding_a_brace_finds_no_other_module_to_import() {
     let s = setup();
-    // The program holds a `}`, so its body is checked; the check's module
-    // has a name drawn for the run, which no program can know.
+    // The program holds a `}`: it is refused or accepted in its own
+    // module's parse, and no module of a check exists beside it.
     let code = r#"if (true) {}
 const found = [];
 for (const name of ["check", "body", "program_check", "std", "os"]) {
@@ -152,5 +154,27 @@ async fn an_uncaught_error_names_the_line_and_column_it_was_thrown_at() {
         if let Some(at) = at {
             assert!(r.text().ends_with(&format!("({at})")), "{}", r.text());
         }
+    }
+}
+
+#[tokio::test]
+async fn the_programs_own_labels_and_breaks_are_its_own() {
+    let s = setup();
+    let code = "done: { if (true) break done; return 0; }\nouter: for (const i of [1, 2]) { for (;;) { continue outer; } }\nreturn 1;";
+    assert_eq!(
+        crate::model::program_result(&answer(&s.outer, &s.run("r"), code).await),
+        1
+    );
+    // A `break` to a label the program does not have is its own syntax
+    // error, at its own place, not a `}` closing the body.
+    let r = answer(
+        &s.outer,
+        &s.run("r"),
+        "const a = 1;\nbreak nowhere;\nreturn a;",
+    )
+    .await;
+    match program_error(&r) {
+        ProgramError::Syntax { at, .. } => assert_eq!(at, Position { line: 2, column: 7 }),
+        other => panic!("{other:?}"),
     }
 }
