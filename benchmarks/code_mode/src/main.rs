@@ -14,12 +14,19 @@
 //! the start is printed beside it.
 //!
 //! `cargo run --release --manifest-path benchmarks/code_mode/Cargo.toml`
+//!
+//! `--profile-start N`, `--profile-start-object N`, `--profile-calls N` and
+//! `--profile-twenty N` run only one loop, for a profiler (`valgrind
+//! --tool=callgrind` through `benchmarks/callgrind.sh --bin`): `N`
+//! `run_code` calls of `return 1;`; `N` of `return { n: 1 };` (a program
+//! holding a `}`, whose body is checked, and an object to carry out); one
+//! program making `N` tool calls; `N` runs of the 20-item program.
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
-use tinyagents_tools_code_mode::{CodeMode, SandboxLimits};
 use tinyagents_tools::prelude::*;
+use tinyagents_tools_code_mode::{CodeMode, SandboxLimits};
 
 // The example's two tools and its program.
 #[path = "../../../tinyagents-tools-code-mode/examples/code_mode/catalog.rs"]
@@ -33,30 +40,79 @@ fn quartiles(v: &mut [f64]) -> (f64, f64, f64) {
     (v[v.len() / 2], v[v.len() / 4], v[v.len() * 3 / 4])
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+/// The executor of the two tools, and the model-facing one offering
+/// `run_code` over it under `limits`.
+fn executors(limits: SandboxLimits) -> (Arc<ToolExecutor>, ToolExecutor) {
     let mut registry = ToolRegistry::new();
     registry.register(LookupTool).unwrap();
     registry.register(LabelTool).unwrap();
     let inner = Arc::new(ToolExecutor::builder(registry, ()).build().unwrap());
     let mut outer_registry = ToolRegistry::new();
-    let limits = SandboxLimits {
-        max_calls: 2000,
-        ..SandboxLimits::default()
-    };
     outer_registry
         .register(CodeMode::new(Arc::clone(&inner)).limits(limits).tool())
         .unwrap();
     let outer = ToolExecutor::builder(outer_registry, ()).build().unwrap();
+    (inner, outer)
+}
+
+/// A `run_code` call with `code`, as call `c{id}`.
+fn program(id: u64, code: &str) -> ToolCall {
+    ToolCall::new(format!("c{id}"), "run_code", json!({ "code": code }))
+}
+
+/// The model-facing turn (the outer call).
+fn turn() -> Turn {
+    Turn::new(1).advertising(["run_code"])
+}
+
+/// Runs the loop `flag` names `n` times, and nothing else.
+async fn profile(flag: &str, n: usize) {
+    // Bounds a profiler's slowness cannot reach: the loops, not the
+    // limits, are measured.
+    let limits = SandboxLimits {
+        max_calls: u32::MAX,
+        max_time: std::time::Duration::from_secs(3600),
+        max_duration: std::time::Duration::from_secs(3600),
+        ..SandboxLimits::default()
+    };
+    let (_, outer) = executors(limits);
+    let (run, turn) = (RunContext::empty(), turn());
+    let (code, runs) = match flag {
+        "--profile-start" => (String::from("return 1;"), n),
+        "--profile-start-object" => (String::from("return { n: 1 };"), n),
+        "--profile-calls" => (
+            format!(
+                "let r; for (let i = 0; i < {n}; i++) r = tools.lookup({{ id: 7 }}); return r.price;"
+            ),
+            1,
+        ),
+        "--profile-twenty" => (String::from(TWENTY), n),
+        other => panic!("unknown flag {other}"),
+    };
+    for id in 0..runs {
+        let r = outer.execute(&run, &turn, program(id as u64, &code)).await;
+        assert_eq!(r.outcome(), "ok", "{}", r.text());
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, n] = &args[..] {
+        return profile(flag, n.parse().expect("a count")).await;
+    }
+    let limits = SandboxLimits {
+        max_calls: 2000,
+        ..SandboxLimits::default()
+    };
+    let (inner, outer) = executors(limits);
     let run = RunContext::empty();
     // The model-facing turn (the outer call) and the turn of the direct
     // calls: the inner calls of a program run in turn 0 advertising the
     // offered tools, so the direct calls get the same.
-    let turn = Turn::new(1).advertising(["run_code"]);
+    let turn = turn();
     let inner_turn = Turn::new(0).advertising(["lookup", "label"]);
 
-    let program =
-        |id: u64, code: &str| ToolCall::new(format!("c{id}"), "run_code", json!({ "code": code }));
     let one_call_program = format!(
         "let r; for (let i = 0; i < {N}; i++) r = tools.lookup({{ id: 7 }}); return r.price;"
     );

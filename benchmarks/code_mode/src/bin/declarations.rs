@@ -7,9 +7,9 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tinyagents_tools_code_mode::CodeMode;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{AnthropicOptions, ExportTarget, GeminiOptions, OpenAiOptions};
+use tinyagents_tools_code_mode::CodeMode;
 
 // The example's two tools, and the shape of twenty.
 #[path = "../../../../tinyagents-tools-code-mode/examples/code_mode/catalog.rs"]
