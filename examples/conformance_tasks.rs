@@ -17,9 +17,9 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::{ElicitAction, Elicitation, McpPeer, McpPeerError};
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RegistryError, tool};
+use tinyagents_tools_mcp::{ElicitAction, Elicitation, McpPeer, McpPeerError};
 
 /// What a tool that talks to its client answers: text, or why it failed.
 type Reply = Result<String, ToolError>;

@@ -288,7 +288,7 @@ pub fn quickstart_run(
 /// Serves `server` over streamable HTTP on `listener` until Ctrl-C, the way
 /// the MCP examples run.
 pub async fn serve_http_until_ctrl_c<S: Shared, C: Shared>(
-    server: &tinyagents_tools::mcp::McpServer<S, C>,
+    server: &tinyagents_tools_mcp::McpServer<S, C>,
     listener: tokio::net::TcpListener,
 ) -> std::io::Result<()> {
     let shutdown = CancellationToken::new();
@@ -300,7 +300,7 @@ pub async fn serve_http_until_ctrl_c<S: Shared, C: Shared>(
     server
         .serve_http(
             listener,
-            tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig::default(),
+            tinyagents_tools_mcp::rmcp::transport::StreamableHttpServerConfig::default(),
             shutdown,
         )
         .await

@@ -33,9 +33,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::client::{ImportOptions, McpClient};
 use tinyagents_tools::providers::{ExportTarget, OpenAiOptions, export_tool};
 use tinyagents_tools::{RunContext, ToolCall, ToolExecutor, ToolRegistry, ToolSpec, Turn};
+use tinyagents_tools_mcp::client::{ImportOptions, McpClient};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The OpenAI Chat Completions declaration of `spec`: strict when the

@@ -11,12 +11,12 @@
 //! README's MCP section for the list, and for the scenarios not served).
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer};
 use tinyagents_tools::prelude::*;
 use tinyagents_tools_examples::conformance_tasks::ask_user_name;
 use tinyagents_tools_examples::conformance_tools::{
     JsonSchema202012ToolTool, TestCustomHeadersNullTool, TestCustomHeadersTool,
 };
+use tinyagents_tools_mcp::{LogLevel, McpPeer, McpServer};
 
 /// A 1x1 red PNG, base64-encoded.
 const RED_PIXEL_PNG: &str =
@@ -232,7 +232,7 @@ async fn test_tool_with_progress(_args: NoArgs, #[inject] progress: StreamWriter
 }
 
 /// The answer to one elicitation field, as text.
-fn field(answer: &tinyagents_tools::mcp::Elicitation, name: &str) -> String {
+fn field(answer: &tinyagents_tools_mcp::Elicitation, name: &str) -> String {
     answer
         .content
         .as_ref()

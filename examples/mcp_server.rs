@@ -44,8 +44,8 @@ use std::sync::Arc;
 
 use tinyagents_tools::ToolExecutor;
 use tinyagents_tools::approval::ApprovalRequest;
-use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::policy::{ConfirmationPolicy, WorkspacePolicy};
+use tinyagents_tools_mcp::McpServer;
 
 /// MCP hosts ask their user before every tool call (and show `write_note`'s
 /// annotations: not read-only, not idempotent), so a call that reaches this

@@ -1,9 +1,9 @@
 //! The quickstart tools served over MCP stdio, as `examples/mcp_server.rs`
 //! serves them: the child process the MCP client tests start.
 
-use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::{RunContext, ToolExecutor};
+use tinyagents_tools_mcp::McpServer;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

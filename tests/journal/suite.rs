@@ -52,6 +52,7 @@ checks![
     the_store_enforces_compare_and_set,
     a_call_resumed_by_another_process_is_given_the_time_and_randomness_of_its_first_delivery,
     a_call_delivered_again_after_its_process_stopped_is_given_what_it_was_given_first,
+    kept_records_are_shared_changed_by_compare_and_set_and_never_calls,
 ];
 
 /// Runs every check, each on a fresh pair of handles from `open`.
@@ -475,5 +476,50 @@ async fn a_call_delivered_again_after_its_process_stopped_is_given_what_it_was_g
         fresh.text().ends_with(&format!(" at {LATER_MS}")),
         "{}",
         fresh.text()
+    );
+}
+
+async fn kept_records_are_shared_changed_by_compare_and_set_and_never_calls(s: Setup) {
+    let space = format!("{}-space", s.id);
+    let (mine, theirs) = (s.a.records(space.as_str()), s.b.records(space.as_str()));
+    assert_eq!(mine.space().as_str(), space);
+    assert!(mine.get("k").await.unwrap().is_none());
+    assert!(mine.insert("k", &json!({"n": 1})).await.unwrap().is_none());
+    // Another instance sees it; inserting a taken key writes nothing and
+    // returns what is there.
+    let seen = theirs.get("k").await.unwrap().unwrap();
+    assert_eq!(
+        (seen.key.as_str(), &seen.value, seen.revision),
+        ("k", &json!({"n": 1}), 1)
+    );
+    let taken = theirs.insert("k", &json!({"n": 9})).await.unwrap().unwrap();
+    assert_eq!(taken.value, json!({"n": 1}));
+    // Two writers that read revision 1: the first wins, the second writes
+    // nothing.
+    assert!(theirs.replace("k", &json!({"n": 2}), 1).await.unwrap());
+    assert!(!mine.replace("k", &json!({"n": 3}), 1).await.unwrap());
+    let now = mine.get("k").await.unwrap().unwrap();
+    assert_eq!((now.value, now.revision), (json!({"n": 2}), 2));
+    assert!(!mine.replace("absent", &json!({}), 1).await.unwrap());
+    assert!(mine.insert("j", &Value::Null).await.unwrap().is_none());
+    let keys: Vec<String> = mine
+        .all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.key)
+        .collect();
+    assert_eq!(keys, ["j", "k"]);
+    // A space of records holds no calls: nothing to resume or to approve.
+    let listed = s.a.runs_to_resume().await.unwrap();
+    assert!(
+        !listed.iter().any(|run| run.as_str() == space),
+        "{listed:?}"
+    );
+    assert!(
+        s.a.pending_approvals(Some(mine.space()))
+            .await
+            .unwrap()
+            .is_empty()
     );
 }

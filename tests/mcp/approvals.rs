@@ -15,9 +15,9 @@ use rmcp::{ClientHandler, ErrorData};
 use serde_json::{Value, json};
 use tinyagents_tools::ToolExecutor;
 use tinyagents_tools::approval::approval_fingerprint;
-use tinyagents_tools::mcp::{APPROVAL_META_KEY, McpApprover, McpServer};
 use tinyagents_tools::policy::ConfirmationPolicy;
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
+use tinyagents_tools_mcp::{APPROVAL_META_KEY, McpApprover, McpServer};
 
 use crate::common::{call_on, client_config, connect_to, params, text};
 

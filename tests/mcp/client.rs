@@ -14,12 +14,12 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tinyagents_tools::events::EventKind;
-use tinyagents_tools::mcp::client::{ImportOptions, ImportReport, McpClient};
 use tinyagents_tools::spec::{Effect, Idempotency, Reach};
 use tinyagents_tools::testkit::EventRecorder;
 use tinyagents_tools::{
     ErrorClass, RetryPolicy, RunContext, ToolCall, ToolExecutor, ToolRegistry, Turn,
 };
+use tinyagents_tools_mcp::client::{ImportOptions, ImportReport, McpClient};
 use tinyagents_tools_tests::execute_in;
 use tokio::sync::mpsc;
 

@@ -12,10 +12,10 @@ use rmcp::service::{Peer, RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::hash::canonical_hash;
-use tinyagents_tools::mcp::client::{
+use tinyagents_tools::{ErrorClass, ToolExecutor};
+use tinyagents_tools_mcp::client::{
     AcceptError, ChangeKind, DefinitionPart, ImportOptions, McpClient,
 };
-use tinyagents_tools::{ErrorClass, ToolExecutor};
 
 use crate::client::{execute_call, executor_over, imported};
 use crate::common::{HANG, RmcpServed, RmcpTools, rmcp_served};

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use tinyagents_tools_tests::execute_in;
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::client::{ImportOptions, McpClient, McpClientError};
 use tinyagents_tools::{ErrorClass, RunContext, ToolCall, ToolExecutor, ToolRegistry, Turn};
+use tinyagents_tools_mcp::client::{ImportOptions, McpClient, McpClientError};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tinyagents_tools::error::ErrorKind;
-use tinyagents_tools::mcp::client::{
+use tinyagents_tools::{ErrorClass, RunContext, async_trait};
+use tinyagents_tools_mcp::client::{
     DEFAULT_MAX_INPUT_ROUNDS, InputKind, McpClient, McpClientOptions, McpInputContext,
     McpInputError, McpInputHandler,
 };
-use tinyagents_tools::mcp::rmcp::model::ElicitRequestParams;
-use tinyagents_tools::mcp::{ElicitAction, Elicitation};
-use tinyagents_tools::{ErrorClass, RunContext, async_trait};
+use tinyagents_tools_mcp::rmcp::model::ElicitRequestParams;
+use tinyagents_tools_mcp::{ElicitAction, Elicitation};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::common::HANG;
@@ -244,9 +244,9 @@ async fn write_note_through_own_server(
     Vec<(McpInputContext, String)>,
 ) {
     use tinyagents_tools::ToolExecutor;
-    use tinyagents_tools::mcp::{McpApprover, McpServer};
     use tinyagents_tools::policy::ConfirmationPolicy;
     use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
+    use tinyagents_tools_mcp::{McpApprover, McpServer};
 
     let workspace = tempfile::tempdir().unwrap();
     let root = workspace.path().to_owned();

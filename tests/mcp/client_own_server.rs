@@ -2,10 +2,10 @@
 //! and over streamable HTTP: tools round-trip with every local guarantee.
 
 use serde_json::json;
-use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::mcp::client::{ImportOptions, McpClient};
 use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::{ErrorClass, RunContext, ToolExecutor};
+use tinyagents_tools_mcp::McpServer;
+use tinyagents_tools_mcp::client::{ImportOptions, McpClient};
 
 use crate::client::{execute_call, imported};
 use crate::common::mcp_client_of;
@@ -71,7 +71,7 @@ async fn tools_of_the_projects_own_server_round_trip_through_the_client() {
 
 #[tokio::test]
 async fn tools_of_the_projects_own_server_are_imported_over_streamable_http() {
-    use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
+    use tinyagents_tools_mcp::rmcp::transport::StreamableHttpServerConfig;
     let server = quickstart_server();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -12,9 +12,9 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::client::{ImportOptions, McpClient};
 use tinyagents_tools::providers::{ExportTarget, OpenAiOptions, export_tool};
 use tinyagents_tools::{ErrorClass, RunContext, ToolCall, ToolExecutor, ToolRegistry, Turn};
+use tinyagents_tools_mcp::client::{ImportOptions, McpClient};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 

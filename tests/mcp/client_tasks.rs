@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::client::{
+use tinyagents_tools::{ErrorClass, RunContext, async_trait};
+use tinyagents_tools_mcp::client::{
     InputKind, McpClientOptions, McpInputContext, McpInputError, McpInputHandler,
 };
-use tinyagents_tools::mcp::rmcp::model::ElicitRequestParams;
-use tinyagents_tools::mcp::{ElicitAction, Elicitation};
-use tinyagents_tools::{ErrorClass, RunContext, async_trait};
+use tinyagents_tools_mcp::rmcp::model::ElicitRequestParams;
+use tinyagents_tools_mcp::{ElicitAction, Elicitation};
 
 use crate::common::HANG;
 use crate::scripted::{

@@ -15,8 +15,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::{ClientHandler, ErrorData as McpError, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::mcp::client::McpClient;
+use tinyagents_tools_mcp::McpServer;
+use tinyagents_tools_mcp::client::McpClient;
 use tokio::io::DuplexStream;
 
 /// Generous: only a hang (a broken rule) comes near it.

@@ -4,13 +4,13 @@
 //! like text, and the content bound applies to them as to any content.
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::mcp::client::ImportOptions;
-use tinyagents_tools::mcp::rmcp::ServiceExt;
-use tinyagents_tools::mcp::rmcp::model::ClientConfig;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{anthropic, gemini, openai};
 use tinyagents_tools::{ToolResult, Turn};
+use tinyagents_tools_mcp::McpServer;
+use tinyagents_tools_mcp::client::ImportOptions;
+use tinyagents_tools_mcp::rmcp::ServiceExt;
+use tinyagents_tools_mcp::rmcp::model::ClientConfig;
 use tinyagents_tools_tests::execute_in;
 
 use crate::client::{call, executor_over};

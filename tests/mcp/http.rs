@@ -1,6 +1,7 @@
-//! The MCP server over streamable HTTP (feature `mcp-http`), served on
-//! 127.0.0.1 and driven by rmcp's HTTP client: the same guarantees as over
-//! stdio, sessions side by side, shutdown, and the loopback `Host` rule.
+//! The MCP server over streamable HTTP (the feature `http` of
+//! `tinyagents-tools-mcp`), served on 127.0.0.1 and driven by rmcp's HTTP
+//! client: the same guarantees as over stdio, sessions side by side,
+//! shutdown, and the loopback `Host` rule.
 
 use std::sync::Arc;
 
@@ -8,12 +9,12 @@ use rmcp::model::{CallToolRequest, ClientRequest, ErrorCode, ProgressNotificatio
 use rmcp::service::{PeerRequestOptions, RoleClient, RunningService};
 use rmcp::{ServiceError, ServiceExt};
 use serde_json::json;
-use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
 use tinyagents_tools::providers::{ExportTarget, export_declarations};
 use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::{CancellationToken, ToolExecutor};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
+use tinyagents_tools_mcp::McpServer;
+use tinyagents_tools_mcp::rmcp::transport::StreamableHttpServerConfig;
 use tokio::sync::mpsc;
 
 use crate::common::{HANG, call_on, params, text};

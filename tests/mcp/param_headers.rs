@@ -3,14 +3,14 @@
 //! raw requests on protocol 2026-07-28, and a tool without annotations.
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::McpServer;
-use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::{CancellationToken, ToolExecutor};
 use tinyagents_tools_examples::CalculateTool;
 use tinyagents_tools_examples::conformance_tools::{
     TestCustomHeadersNullTool, TestCustomHeadersTool,
 };
+use tinyagents_tools_mcp::McpServer;
+use tinyagents_tools_mcp::rmcp::transport::StreamableHttpServerConfig;
 
 use crate::http::{initialized_session, raw};
 

@@ -19,8 +19,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 use tinyagents_tools::Turn;
-use tinyagents_tools::mcp::{LogLevel, McpPeer, McpServer, stateless_config};
 use tinyagents_tools::prelude::*;
+use tinyagents_tools_mcp::{LogLevel, McpPeer, McpServer, stateless_config};
 
 use crate::common::{HANG, SecretText, call_on, client_config, connect_to, params, text};
 use crate::protocol::Wire;

@@ -8,10 +8,10 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RunContext, ToolRegistry};
 use tinyagents_tools_examples::CalculateTool;
+use tinyagents_tools_mcp::McpServer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
 
 use crate::common::HANG;

@@ -11,7 +11,7 @@ use tinyagents_tools::{
     RunContext, ToolCall, ToolCallId, ToolExecutor, ToolMessage, ToolRegistry, ToolResult, Turn,
 };
 
-use tinyagents_tools::mcp::McpServer;
+use tinyagents_tools_mcp::McpServer;
 
 use crate::protocol::{EchoSizeTool, Wire};
 

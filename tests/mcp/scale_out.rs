@@ -14,12 +14,12 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use tinyagents_tools::approval::approval_fingerprint;
-use tinyagents_tools::mcp::rmcp::transport::StreamableHttpServerConfig;
-use tinyagents_tools::mcp::{McpApprover, McpServer, stateless_config};
 use tinyagents_tools::policy::ConfirmationPolicy;
 use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools::{CancellationToken, ToolExecutor};
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
+use tinyagents_tools_mcp::rmcp::transport::StreamableHttpServerConfig;
+use tinyagents_tools_mcp::{McpApprover, McpServer, stateless_config};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::approvals::{Answer, Asked, note};

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tinyagents_tools::mcp::client::{ImportOptions, McpClient, McpClientOptions};
 use tinyagents_tools::{RunContext, ToolCall, ToolExecutor, ToolRegistry, ToolResult};
+use tinyagents_tools_mcp::client::{ImportOptions, McpClient, McpClientOptions};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
 use crate::common::HANG;

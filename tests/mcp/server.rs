@@ -12,12 +12,12 @@ use serde_json::{Value, json};
 use tinyagents_tools::ToolSafety;
 use tinyagents_tools::events::EventKind;
 use tinyagents_tools::executor::ToolExecutorBuilder;
-use tinyagents_tools::mcp::McpServer;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::providers::{ExportTarget, export_declarations};
 use tinyagents_tools::runtime::CallLimits;
 use tinyagents_tools::spec::SafetyItem;
 use tinyagents_tools_examples::{NoteBook, quickstart_registry, quickstart_run};
+use tinyagents_tools_mcp::McpServer;
 use tinyagents_tools_tests::{FakeTool, Recorder, sleeper, spec};
 use tokio::sync::mpsc;
 

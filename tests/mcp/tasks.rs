@@ -15,19 +15,20 @@ use rmcp::model::{
     ProtocolVersion, TaskStatus,
 };
 use serde_json::{Value, json};
-use tinyagents_tools::journal::{CallQuery, CallState, Journal, MCP_TASKS_RUN, MemoryJournal};
-use tinyagents_tools::mcp::tasks::{
-    JournalTaskStore, MemoryTaskStore, StoredTask, TaskRecord, TaskStore, TaskStoreError,
-};
-use tinyagents_tools::mcp::{
-    Elicitation, McpApprover, McpPeer, McpServer, McpServerBuilder, stateless_config,
-};
+use tinyagents_tools::journal::{CallQuery, CallState, Journal, MemoryJournal};
 use tinyagents_tools::policy::ConfirmationPolicy;
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::spec::{SpecError, TaskStart, TaskSupport};
 use tinyagents_tools::{CancellationToken, ToolSpec};
 use tinyagents_tools_examples::conformance_tasks::{
     self, FailingJobTool, GreetTool, NoArgs, SlowComputeTool, TestToolWithTaskTool,
+};
+use tinyagents_tools_mcp::tasks::{
+    JournalTaskStore, MemoryTaskStore, StoredTask, TASKS_SPACE, TaskRecord, TaskStore,
+    TaskStoreError,
+};
+use tinyagents_tools_mcp::{
+    Elicitation, McpApprover, McpPeer, McpServer, McpServerBuilder, stateless_config,
 };
 use tokio::net::TcpListener;
 

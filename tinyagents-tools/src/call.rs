@@ -10,6 +10,49 @@ use crate::ids::{CallName, ToolCallId};
 /// OpenAI sends a JSON *string*; Anthropic, Gemini and MCP send an object. A
 /// string is kept as text until the executor parses it, so a malformed string
 /// is reported as such and never silently replaced by `{}`.
+///
+/// # The way in for a transport
+///
+/// A transport that holds the text of a call's arguments as its client
+/// sent it (an MCP server reading `tools/call`, a stream reader assembling
+/// fragments, a queue consumer) hands that text over as
+/// [`Text`](RawArguments::Text), untouched, and the executor judges it:
+/// its size and nesting are bounded before anything is parsed
+/// ([`ExecutorConfig`](crate::executor::ExecutorConfig)), a key repeated in
+/// one object is refused (two parsers, one keeping the first and one the
+/// last, would disagree about the call), and text that is not JSON is
+/// answered as such. A value parsed first ([`Json`](RawArguments::Json))
+/// has already lost what a parser drops, repeated keys among it.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use tinyagents_tools::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Args {
+///     /// Where to send it.
+///     to: String,
+/// }
+///
+/// /// Sends a note.
+/// #[tool(local)]
+/// async fn send(args: Args) -> String {
+///     args.to
+/// }
+///
+/// let mut registry = ToolRegistry::new();
+/// registry.register(SendTool)?;
+/// let executor = ToolExecutor::builder(registry, ()).build()?;
+/// let run = RunContext::empty();
+/// // The exact text a client sent, with `to` twice.
+/// let text = r#"{"to": "alice", "to": "mallory"}"#;
+/// let call = ToolCall::new("call_1", "send", text);
+/// let result = executor.execute(&run, &Turn::new(1), call).await;
+/// assert!(result.is_error);
+/// assert!(result.text().contains("more than once"), "{}", result.text());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RawArguments {

@@ -1,10 +1,10 @@
 //! The guide: one page per topic, the same pages as `docs/` in the
 //! repository. Every Rust snippet on them is compiled and run as a doctest.
 //!
-//! Pages whose snippets need a cargo feature exist only with it: `collect`,
-//! `mcp` (with `mcp-http`), `mcp_client` (with `mcp-client`) and `testing`
-//! (with `testkit`). Code mode's page is the guide of its own crate,
-//! `tinyagents-tools-code-mode`.
+//! Pages whose snippets need a cargo feature exist only with it: `collect`
+//! and `testing` (with `testkit`). Code mode's page is the guide of its own
+//! crate, `tinyagents-tools-code-mode`, and the MCP server's and client's
+//! pages are the guide of `tinyagents-tools-mcp`.
 #![doc = include_str!("../../docs/README.md")]
 
 #[doc = include_str!("../../docs/tools.md")]
@@ -37,14 +37,6 @@ pub mod journal {}
 
 #[doc = include_str!("../../docs/providers.md")]
 pub mod providers {}
-
-#[cfg(feature = "mcp-http")]
-#[doc = include_str!("../../docs/mcp.md")]
-pub mod mcp {}
-
-#[cfg(feature = "mcp-client")]
-#[doc = include_str!("../../docs/mcp-client.md")]
-pub mod mcp_client {}
 
 #[doc = include_str!("../../docs/isolation.md")]
 pub mod isolation {}

@@ -28,9 +28,17 @@
 //! | [`artifacts`], [`executor`] | where large outputs go; the fail-closed lifecycle every call goes through |
 //! | [`isolated`], `wasm` | tool bodies under OS or engine limits (worker processes; WebAssembly, feature `wasm`) |
 //! | [`stream`] | model output as it streams: text, reasoning and calls read from provider streams and from text formats |
-//! | [`providers`], `mcp` | the edges: provider formats, MCP server and client (features `mcp*`); code mode's `run_code` tool is a crate of its own, `tinyagents-tools-code-mode` |
+//! | [`providers`] | the edges: provider formats (MCP's declarations and results among them); code mode's `run_code` tool and MCP's server and client are crates of their own, `tinyagents-tools-code-mode` and `tinyagents-tools-mcp` |
 //! | `builtins`, `testkit` | the `echo` and `hash` tools (feature `builtins`); test helpers (feature `testkit`) |
 //! | [`guide`] | the guide: one page per topic |
+//!
+//! Adapters live in crates of their own and reach this one through its
+//! public items only: `tinyagents-tools-mcp` serves a registry over MCP and
+//! imports the tools of MCP servers (rmcp; stdio and streamable HTTP, tasks,
+//! input rounds), and `tinyagents-tools-rig` puts registered tools in rig
+//! agents. A transport hands the executor a call's arguments as the text
+//! the client sent ([`call::RawArguments::Text`]) and keeps its durable
+//! state in the journal's [`journal::Records`].
 //!
 //! # Example
 //!
@@ -91,8 +99,6 @@ pub mod ids;
 pub mod inject;
 pub mod isolated;
 pub mod journal;
-#[cfg(feature = "mcp")]
-pub mod mcp;
 pub mod middleware;
 pub mod output;
 pub mod policy;

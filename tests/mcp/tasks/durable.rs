@@ -148,12 +148,21 @@ async fn two_stateless_instances_sharing_a_postgres_journal_share_their_tasks() 
     let done = until(a.addr, &id, &["completed"]).await;
     assert_eq!(text(&done["result"]), "computed b in 0 s");
 
-    // The journal keeps them as records of the tasks run, never a run to
-    // resume.
+    // The journal keeps them as records of the tasks' space, each ended,
+    // never a run to resume.
     let journal = Journal::open(pg.url()).await.unwrap();
-    let records = journal.calls(&CallQuery::run(MCP_TASKS_RUN)).await.unwrap();
-    assert_eq!(records.len(), 3);
-    assert!(records.iter().all(|r| r.state == CallState::Answered));
+    let records = journal.records(TASKS_SPACE).all().await.unwrap();
+    let statuses: Vec<&str> = records
+        .iter()
+        .map(|r| r.value["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses.len(), 3, "{statuses:?}");
+    assert!(
+        statuses
+            .iter()
+            .all(|s| ["cancelled", "completed"].contains(s)),
+        "{statuses:?}"
+    );
     assert!(journal.runs_to_resume().await.unwrap().is_empty());
 }
 
@@ -269,20 +278,23 @@ async fn every_task_store_creates_once_and_replaces_only_at_the_revision_read() 
         Journal::open(&url).await.unwrap(),
     ] {
         store_rules(&JournalTaskStore::new(journal.clone())).await;
-        // One record of the tasks run, the task id as its call id and the
-        // task as its arguments; its state follows the task's.
-        let records = journal.calls(&CallQuery::run(MCP_TASKS_RUN)).await.unwrap();
+        // One record of the tasks' space, under the task id, the task as
+        // its value at the revision of its one replacement; never a call.
+        let records = journal.records(TASKS_SPACE).all().await.unwrap();
         assert_eq!(records.len(), 1);
         let record = &records[0];
-        assert_eq!(
-            record.key.call_id.as_str(),
-            "0000000000000000000000000000000a"
-        );
-        assert_eq!(record.key.turn, 0);
-        assert_eq!(record.state, CallState::Received);
-        assert_eq!(record.arguments["status"], "input_required");
-        assert_eq!(record.arguments["arguments"], json!({"seconds": 1}));
+        assert_eq!(record.key, "0000000000000000000000000000000a");
+        assert_eq!(record.revision, 2);
+        assert_eq!(record.value["status"], "input_required");
+        assert_eq!(record.value["arguments"], json!({"seconds": 1}));
         assert!(journal.runs_to_resume().await.unwrap().is_empty());
+        let resumable = CallQuery::all().in_states([
+            CallState::Received,
+            CallState::Approved,
+            CallState::Denied,
+            CallState::Started,
+        ]);
+        assert!(journal.calls(&resumable).await.unwrap().is_empty());
     }
 }
 

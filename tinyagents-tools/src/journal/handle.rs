@@ -162,15 +162,12 @@ impl Journal {
 
     /// The runs with calls a [`resume`](crate::ToolExecutor::resume) would
     /// answer: decided approvals, calls received or started and not
-    /// answered (never [`MCP_TASKS_RUN`](super::MCP_TASKS_RUN), whose
-    /// records are MCP tasks).
+    /// answered (never a space of [`records`](Self::records), which holds
+    /// no calls).
     pub async fn runs_to_resume(&self) -> Result<Vec<RunId>, JournalError> {
         let query = CallQuery::all().in_states(RESUMABLE);
         let mut runs: Vec<RunId> = Vec::new();
         for stored in self.store.find(&query).await? {
-            if stored.record.key.run_id.as_str() == super::MCP_TASKS_RUN {
-                continue;
-            }
             if !runs.contains(&stored.record.key.run_id) {
                 runs.push(stored.record.key.run_id);
             }

@@ -22,6 +22,12 @@
 //! Backends implement [`JournalStore`]: [`MemoryJournal`] (always),
 //! SQLite (feature `journal-sqlite`, `sqlite://PATH`) and PostgreSQL
 //! (feature `journal-postgres`, `postgres://...`).
+//!
+//! An adapter keeps its own durable state beside the calls, with the same
+//! guarantees, through [`Journal::records`] (JSON values by key, every
+//! change a compare-and-set on a revision), and names the instance that
+//! works on something with [`new_owner`] (or [`Journal::owner`]) and
+//! [`process_gone`]: the MCP server keeps its tasks so.
 
 #[cfg(all(test, any(feature = "journal-sqlite", feature = "journal-postgres")))]
 mod fixtures;
@@ -33,6 +39,7 @@ mod owner;
 mod postgres;
 mod record;
 mod recorder;
+mod records;
 #[cfg(feature = "journal-sqlite")]
 mod sqlite;
 mod store;
@@ -52,18 +59,11 @@ pub use recorder::JournalRecorder;
 pub use sqlite::{SqliteJournal, SqliteOptions};
 pub use store::{CallQuery, JournalError, JournalStore, SCHEMA_VERSION, Stored};
 
+pub use owner::{new_owner, process_gone};
+pub use records::{KeptRecord, Records};
+
 pub(crate) use handle::now_ms;
 pub(crate) use lifecycle::{Admission, Delivery, RESUMABLE};
-#[cfg(feature = "mcp")]
-pub(crate) use memory::{AtRevision, replace_at_revision};
-#[cfg(feature = "mcp")]
-pub(crate) use owner::{new_owner, process_gone};
-
-/// The run under which an MCP server keeps its tasks in a journal
-/// (`mcp::JournalTaskStore`): one record per task, the task id as its call
-/// id and the task as its `arguments`. It is never a run of calls:
-/// [`Journal::runs_to_resume`] leaves it out.
-pub const MCP_TASKS_RUN: &str = "mcp-tasks";
 
 impl Journal {
     /// An event subscriber that logs every event of the executor it is

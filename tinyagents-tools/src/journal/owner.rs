@@ -22,17 +22,23 @@ fn boot_id() -> &'static str {
     })
 }
 
-/// A new owner name for this process (the nonce from std's randomly
-/// seeded hasher: two journals of one process never share a name).
-pub(crate) fn new_owner() -> String {
+/// A new owner name for this process, `BOOT/PID/NONCE`: what a piece of
+/// durable work (a call's `started` record, an adapter's task) records as
+/// the instance working on it, for [`process_gone`] to judge. Every call
+/// gives a new name (the nonce from std's randomly seeded hasher): two
+/// journals, or two servers, of one process never share one.
+pub fn new_owner() -> String {
     use std::hash::BuildHasher;
     let seed = std::collections::hash_map::RandomState::new();
     let nonce = seed.hash_one((std::process::id(), std::time::SystemTime::now()));
     format!("{}/{}/{nonce:016x}", boot_id(), std::process::id())
 }
 
-/// True when `owner` names a process of this boot that no longer exists.
-pub(crate) fn process_gone(owner: &str) -> bool {
+/// True when `owner` (a name from [`new_owner`]) names a process of this
+/// machine's boot, other than this one, that no longer exists. False for
+/// an owner of another boot or machine and for a name of another form:
+/// those are judged by their lease alone.
+pub fn process_gone(owner: &str) -> bool {
     let mut parts = owner.split('/');
     let (Some(boot), Some(pid)) = (parts.next(), parts.next()) else {
         return false;

@@ -559,10 +559,13 @@ impl<C> ToolRuntime<C> {
         })
     }
 
-    /// The call's redactor, when the executor redacts (for handles that
-    /// send a tool's text out of the process).
-    #[cfg(feature = "mcp")]
-    pub(crate) fn redactor(&self) -> Option<&Arc<Redactor>> {
+    /// The call's redactor, the one the executor masks this call's events
+    /// and messages with (its tool's redaction policy and the run's
+    /// secrets); `None` when it masks nothing. An injected handle that
+    /// sends a tool's text out of the process (log messages, questions to
+    /// a client) masks it with this first, as the executor masks what the
+    /// model sees.
+    pub fn redactor(&self) -> Option<&Arc<Redactor>> {
         self.redactor.as_ref()
     }
 

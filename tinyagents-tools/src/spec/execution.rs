@@ -57,10 +57,10 @@ pub enum TaskStart {
     /// Before the body runs: the call is a task from its first line.
     #[default]
     Immediately,
-    /// Where the body calls `McpPeer::escalate` (feature `mcp`): until then the
-    /// call runs in its request, and what it asks its client is asked in
-    /// input rounds; a body that ends without escalating is answered in its
-    /// request.
+    /// Where the body calls `McpPeer::escalate` (`tinyagents-tools-mcp`):
+    /// until then the call runs in its request, and what it asks its client
+    /// is asked in input rounds; a body that ends without escalating is
+    /// answered in its request.
     OnEscalate,
 }
 

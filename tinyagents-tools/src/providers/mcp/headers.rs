@@ -65,11 +65,12 @@ pub(crate) fn check(schema: &Value, cx: &Cx) -> Result<(), ExportError> {
     Ok(())
 }
 
-#[cfg(feature = "mcp-http")]
-/// The root properties of `schema` that name a header: `(property, header)`,
-/// in the schema's order. (An exported schema's annotations are checked: each
+/// The root properties of `schema` that name a header with
+/// [`MCP_HEADER_KEYWORD`]: `(property, header)`, in the schema's order, as
+/// a streamable HTTP server checks a call's `Mcp-Param-*` headers against
+/// its arguments. (The annotations of an exported schema are checked: each
 /// is a token on a primitive property, and no header is named twice.)
-pub(crate) fn header_params(schema: &Map<String, Value>) -> Vec<(String, String)> {
+pub fn header_params(schema: &Map<String, Value>) -> Vec<(String, String)> {
     annotated_in(schema)
         .filter_map(|(property, header, _)| {
             Some((property.to_owned(), header.as_str()?.to_owned()))

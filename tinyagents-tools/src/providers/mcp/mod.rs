@@ -25,9 +25,7 @@ use crate::output::{ContentBlock, ToolMessage};
 use crate::spec::{Effect, Reach};
 
 mod headers;
-pub use headers::MCP_HEADER_KEYWORD;
-#[cfg(feature = "mcp-http")]
-pub(crate) use headers::header_params;
+pub use headers::{MCP_HEADER_KEYWORD, header_params};
 
 /// The `_meta` key under which an MCP tool declaration carries the tool's
 /// resource bounds (`max_memory` bytes, `max_cpu_ms`, `fuel`), when it
@@ -138,8 +136,10 @@ pub fn parse_call_tool_request(request: &Value) -> Result<ToolCall, CallParseErr
     })
 }
 
-/// One content block in MCP form.
-pub(crate) fn content_block(block: &ContentBlock) -> Value {
+/// One content block in MCP form (`{"type": "text", "text"}`, `image`,
+/// `audio`, `resource`, `resource_link`); a JSON block is a text block of
+/// its compact JSON.
+pub fn content_block(block: &ContentBlock) -> Value {
     match block {
         ContentBlock::Text { text } => json!({"type": "text", "text": text}),
         ContentBlock::Json { value } => json!({"type": "text", "text": value.to_string()}),
@@ -230,8 +230,9 @@ pub fn call_tool_result_bounded(message: &ToolMessage, max_structured_bytes: usi
     Value::Object(out)
 }
 
-/// One entry of a `CallToolResult`'s content.
-pub(crate) enum ResultBlock<'a> {
+/// One entry of a `CallToolResult`'s content ([`ResultParts::content`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResultBlock<'a> {
     /// A content block of the tool message.
     Block(&'a ContentBlock),
     /// A text block the result adds: the structured value as JSON.
@@ -240,18 +241,23 @@ pub(crate) enum ResultBlock<'a> {
 
 /// What a `CallToolResult` holds, before it is written as JSON or as
 /// another library's type: the rules of [`call_tool_result`] in one place.
-pub(crate) struct ResultParts<'a> {
-    /// The content blocks, in order.
-    pub(crate) content: Vec<ResultBlock<'a>>,
+/// An MCP library's own result type built from these parts says exactly
+/// what [`call_tool_result_bounded`] writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultParts<'a> {
+    /// The content blocks, in order: the message's own blocks, then at
+    /// most one [`ResultBlock::Text`] the result adds.
+    pub content: Vec<ResultBlock<'a>>,
     /// `structuredContent`: the structured value when it is an object
     /// within the bound.
-    pub(crate) structured: Option<&'a Value>,
+    pub structured: Option<&'a Value>,
     /// `isError`.
-    pub(crate) is_error: bool,
+    pub is_error: bool,
 }
 
-/// The parts of `message`'s `CallToolResult` (see [`call_tool_result`]).
-pub(crate) fn result_parts(message: &ToolMessage, max_structured_bytes: usize) -> ResultParts<'_> {
+/// The parts of `message`'s `CallToolResult` with structured values of at
+/// most `max_structured_bytes` (see [`call_tool_result`]).
+pub fn result_parts(message: &ToolMessage, max_structured_bytes: usize) -> ResultParts<'_> {
     let mut content: Vec<ResultBlock<'_>> =
         message.content.iter().map(ResultBlock::Block).collect();
     let mut structured = None;

@@ -1,0 +1,475 @@
+//! [`McpSession`]: one client connection, answering `tools/list` and
+//! `tools/call` through the server's executor.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+
+use rmcp::ErrorData;
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, GetTaskParams,
+    GetTaskResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ResultType, ServerConfig, UpdateTaskParams,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Map, Value};
+
+use crate::ServerCore;
+use crate::call_result::rmcp_result;
+use crate::peer::{Escalation, Link, Mask, mask_for, threshold_of};
+use crate::progress::Route;
+use crate::rounds::{Rounds, arguments_value, missing_capability};
+use crate::screen::{ARGUMENTS_KEY, REFUSAL_KEY, arguments_beside, refusal_error};
+use crate::tasks::{self, NewTask};
+use tinyagents_tools::approval::approval_fingerprint;
+use tinyagents_tools::call::{RawArguments, ToolCall};
+use tinyagents_tools::error::ErrorKind;
+use tinyagents_tools::ids::{CallName, ToolCallId};
+use tinyagents_tools::output::ToolResult;
+use tinyagents_tools::runtime::RunContext;
+use tinyagents_tools::runtime::Turn;
+use tinyagents_tools::spec::{TaskStart, TaskSupport};
+use tinyagents_tools::tool::Shared;
+
+/// Numbers sessions, so call ids stay unique across sessions of one process.
+static SESSIONS: AtomicU64 = AtomicU64::new(1);
+
+/// One MCP connection: the server's executor and tool list, and the
+/// session's [`RunContext`].
+///
+/// Implements rmcp's [`ServerHandler`]. A call's id (what the tool, events
+/// and middleware see) is `mcp-<session>-<request id>`.
+pub struct McpSession<S = (), C = ()> {
+    shared: Arc<ServerCore<S, C>>,
+    run: RunContext<C>,
+    number: u64,
+    turns: AtomicU32,
+    /// The logging level the client set (see [`Link::threshold`]).
+    threshold: Arc<AtomicU8>,
+    /// Serves one request of a stateless HTTP server: the client cannot be
+    /// sent requests or notifications outside that request's answer.
+    stateless: bool,
+    /// Masks values for approval questions: every call's run shares the
+    /// session run's secrets, so one mask serves the session.
+    mask: Mask,
+}
+
+impl<S: Shared, C: Shared> McpSession<S, C> {
+    pub(crate) fn new(shared: Arc<ServerCore<S, C>>, run: RunContext<C>) -> Self {
+        McpSession {
+            mask: mask_for(&shared, &run),
+            shared,
+            run,
+            number: SESSIONS.fetch_add(1, Ordering::Relaxed),
+            turns: AtomicU32::new(0),
+            threshold: Arc::new(AtomicU8::new(0)),
+            stateless: false,
+        }
+    }
+
+    /// The session of one request of a stateless HTTP server.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn stateless(mut self) -> Self {
+        self.stateless = true;
+        self
+    }
+
+    /// The session's run: cancelling it cancels every call of the session.
+    pub fn run(&self) -> &RunContext<C> {
+        &self.run
+    }
+
+    /// What one call runs in: a run of its own (a child of the session's),
+    /// its turn, and the link through which its tools reach the client of
+    /// `context`.
+    fn call_scope(
+        &self,
+        context: &RequestContext<RoleServer>,
+        capabilities: Option<ClientCapabilities>,
+        rounds: Option<Arc<Rounds>>,
+        escalation: Option<Arc<Escalation>>,
+    ) -> (RunContext<C>, Turn, Link) {
+        let run = self.run.child_scope();
+        let turn = Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1);
+        let link = Link {
+            peer: context.peer.clone(),
+            capabilities,
+            protocol: context.protocol_version(),
+            threshold: Arc::clone(&self.threshold),
+            stateless: self.stateless,
+            rounds,
+            mask: Some(Arc::clone(&self.mask)),
+            escalation,
+        };
+        (run, turn, link)
+    }
+
+    /// Runs one call through the executor, relaying its progress to `route`
+    /// and cancelling it when the request is cancelled; its tools' `McpPeer`s
+    /// reach the client of `context`.
+    async fn execute(
+        &self,
+        call: ToolCall,
+        context: &RequestContext<RoleServer>,
+        capabilities: Option<ClientCapabilities>,
+        mut route: Option<Route>,
+        rounds: Option<Arc<Rounds>>,
+    ) -> ToolResult {
+        let (run, turn, link) = self.call_scope(context, capabilities, rounds, None);
+        let executing = link.scope(self.shared.executor.execute(&run, &turn, call));
+        tokio::pin!(executing);
+        let mut cancelled = false;
+        let result = loop {
+            tokio::select! {
+                biased;
+                result = &mut executing => break result,
+                _ = context.ct.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    run.cancel();
+                }
+                Some(progress) = next_progress(&mut route) => {
+                    if let Some(route) = &mut route {
+                        notify(context, route.notification(progress)).await;
+                    }
+                }
+            }
+        };
+        if let Some(route) = &mut route {
+            while let Some(progress) = route.try_next() {
+                notify(context, route.notification(progress)).await;
+            }
+        }
+        result
+    }
+}
+
+/// Sends one progress notification; a closed transport only loses it. The
+/// sending future is boxed: inline, it would make every call's future as
+/// large as itself, progress or not.
+async fn notify(context: &RequestContext<RoleServer>, note: ProgressNotificationParam) {
+    let _ = Box::pin(context.peer.notify_progress(note)).await;
+}
+
+async fn next_progress(route: &mut Option<Route>) -> Option<tinyagents_tools::events::Progress> {
+    match route {
+        Some(route) => route.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        // The whole list is one page, so no cursor names a page of it.
+        if request.is_some_and(|r| r.cursor.is_some()) {
+            return Err(ErrorData::invalid_params(
+                "unknown cursor: `tools/list` gives every tool on one page, without a cursor",
+                None,
+            ));
+        }
+        Ok(self.shared.tools.clone())
+    }
+
+    /// No resource is served: reading one is `-32602` with the URI in
+    /// the error's data (SEP-2164), as for any resource that does not exist.
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        Err(ErrorData::invalid_params(
+            format!(
+                "no resource `{}`: this server serves tools only",
+                request.uri
+            ),
+            Some(serde_json::json!({"uri": request.uri})),
+        ))
+    }
+
+    #[allow(deprecated)] // MCP logging, still in 2025-11-25
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.threshold
+            .store(threshold_of(request.level), Ordering::Relaxed);
+        Ok(())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(refusal) = context.meta.get(REFUSAL_KEY) {
+            return Err(refusal_error(refusal));
+        }
+        let id = ToolCallId::new(format!("mcp-{}-{}", self.number, context.id));
+        // The screened transports pass the arguments as the text the client
+        // sent; others hand them over parsed. MCP makes `arguments` optional:
+        // absent reads as `{}`, which the input schema then judges like any
+        // other arguments.
+        let arguments = match context.meta.remove(ARGUMENTS_KEY) {
+            Some(Value::String(text)) => RawArguments::Text(text),
+            _ => match arguments_beside(&context.extensions) {
+                Some(text) => RawArguments::Text(text),
+                None => RawArguments::Json(
+                    request
+                        .arguments
+                        .map_or_else(|| Value::Object(Map::new()), Value::Object),
+                ),
+            },
+        };
+        let name = CallName::from(request.name);
+        let tool = name.as_str();
+        // A tool that may run as a task is one for a client that declared
+        // the tasks extension; a required one refuses any other client.
+        let (support, start) = self.task_declaration(tool);
+        let client = context.client_capabilities();
+        let tasks_declared = client.as_ref().is_some_and(|c| c.supports_tasks());
+        if support == TaskSupport::Required && !tasks_declared {
+            return Err(ErrorData::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            ));
+        }
+        let as_task = tasks_declared && !support.is_forbidden();
+        // A client on 2026-07-28 or later is asked for input in rounds, and
+        // the arguments' fingerprint binds a task or a round's state to this
+        // call; a call that makes neither has no use for it (left empty).
+        let rounds_protocol = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let fingerprint = if as_task || rounds_protocol {
+            approval_fingerprint(tool, &arguments_value(&arguments))
+        } else {
+            String::new()
+        };
+        if as_task && start == TaskStart::Immediately {
+            let new = NewTask {
+                tool: tool.to_owned(),
+                arguments,
+                fingerprint,
+                client_capabilities: client,
+                answers: Map::new(),
+            };
+            // Boxed, as the rare paths below: the future of every call is
+            // the size of its largest path, and rmcp moves it into a task.
+            let record = Box::pin(tasks::create(&self.shared, new)).await?;
+            tasks::start(&self.shared, &record, context.peer.clone());
+            return Ok(tasks::handle(&record).into());
+        }
+        // A rounds client's state is opened (refused when it is not this
+        // server's, for this call) before anything runs.
+        let rounds = if rounds_protocol {
+            let opened = Box::pin(self.shared.sealer.open_once(
+                tool,
+                &fingerprint,
+                request.request_state.as_deref(),
+                request.input_responses,
+            ))
+            .await?;
+            Some(Arc::new(opened))
+        } else {
+            None
+        };
+        let call = ToolCall::new(id.clone(), name.clone(), arguments);
+        if let Some(approver) = &self.shared.approver {
+            approver.start(&id, &context, rounds.is_some(), self.stateless);
+        }
+        let result = if as_task {
+            // It escalates: it runs here until its body makes it a task.
+            let task = NewTask {
+                tool: tool.to_owned(),
+                arguments: call.arguments.clone(),
+                fingerprint: fingerprint.clone(),
+                client_capabilities: client,
+                answers: Map::new(),
+            };
+            match Box::pin(self.escalating(call, &context, rounds.clone(), task)).await? {
+                Escalated::Task(created) => return Ok(created.into()),
+                Escalated::Done(result) => result,
+            }
+        } else {
+            let route = context
+                .meta
+                .get_progress_token()
+                .map(|token| self.shared.relay.route(id.clone(), token));
+            // Boxed: rmcp moves the request's future into a task of its own,
+            // and the executor's future would make every move a large copy.
+            Box::pin(self.execute(call, &context, client, route, rounds.clone())).await
+        };
+        if let Some(approver) = &self.shared.approver {
+            approver.finish(&id);
+        }
+        self.answer(tool, &fingerprint, rounds.as_deref(), result)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        tasks::get(&self.shared, &request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let peer = context.peer.clone();
+        tasks::update(
+            &self.shared,
+            &request.task_id,
+            request.input_responses,
+            peer,
+        )
+        .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(&self.shared, &request.task_id).await
+    }
+}
+
+/// How a call that may escalate ended in its request.
+enum Escalated {
+    /// Its body made it a task: the client is answered with the task.
+    Task(rmcp::model::CreateTaskResult),
+    /// Its body ended without escalating.
+    Done(ToolResult),
+}
+
+impl<S: Shared, C: Shared> McpSession<S, C> {
+    /// The task support of `tool` and where its task begins (an unknown
+    /// tool never runs as a task).
+    fn task_declaration(&self, tool: &str) -> (TaskSupport, TaskStart) {
+        self.shared.executor.registry().resolve(tool).map_or(
+            (TaskSupport::Forbidden, TaskStart::Immediately),
+            |t| {
+                let spec = t.spec();
+                (spec.task_support, spec.task_start)
+            },
+        )
+    }
+
+    /// Runs a call declared `escalates` in the background while the
+    /// request waits: for its end, or for its body to escalate, which
+    /// makes it the task `task` (with the answers gathered so far) and
+    /// leaves the body running as that task.
+    async fn escalating(
+        &self,
+        call: ToolCall,
+        context: &RequestContext<RoleServer>,
+        rounds: Option<Arc<Rounds>>,
+        mut task: NewTask,
+    ) -> Result<Escalated, ErrorData> {
+        let (escalation, asked) = Escalation::new();
+        let capabilities = context.client_capabilities();
+        let (run, turn, link) =
+            self.call_scope(context, capabilities, rounds.clone(), Some(escalation));
+        let mut body = tasks::spawn_body(&self.shared, run, turn, call, link);
+        tokio::pin!(asked);
+        let mut cancelled = false;
+        let created = loop {
+            tokio::select! {
+                biased;
+                result = body.join() => {
+                    return result.map(Escalated::Done).map_err(|_| {
+                        ErrorData::internal_error("the call stopped without an answer", None)
+                    });
+                }
+                created = &mut asked => match created {
+                    Ok(created) => break created,
+                    // The body dropped its escalation point: it is ending.
+                    Err(_) => {
+                        let result = body.join().await;
+                        return result.map(Escalated::Done).map_err(|_| {
+                            ErrorData::internal_error("the call stopped without an answer", None)
+                        });
+                    }
+                },
+                _ = context.ct.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    body.cancel();
+                }
+            }
+        };
+        if let Some(rounds) = &rounds {
+            task.answers = rounds.answers().clone();
+        }
+        match tasks::create(&self.shared, task).await {
+            Ok(record) => {
+                let _ = created.send(true);
+                tasks::spawn_followed(&self.shared, record.task_id.clone(), body);
+                Ok(Escalated::Task(tasks::handle(&record)))
+            }
+            Err(e) => {
+                let _ = created.send(false);
+                body.cancel();
+                Err(e)
+            }
+        }
+    }
+
+    /// The answer to a call that ended in its request: its result, the
+    /// input it waits for (with the sealed state of its next round), or
+    /// the JSON-RPC error of an unknown tool or a missing capability.
+    fn answer(
+        &self,
+        tool: &str,
+        fingerprint: &str,
+        rounds: Option<&Rounds>,
+        result: ToolResult,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(rounds) = rounds {
+            if let Some(capability) = rounds.missing() {
+                return Err(missing_capability(capability));
+            }
+            if rounds.asks() {
+                // The call did not finish: it waits for the client's input,
+                // which the client sends with its next call.
+                let state = self.shared.sealer.seal(tool, fingerprint, rounds);
+                let asked = rounds.take_asked();
+                return Ok(InputRequiredResult::new(Some(asked), Some(state)).into());
+            }
+        }
+        if result
+            .error
+            .as_ref()
+            .is_some_and(|e| matches!(e.kind(), ErrorKind::UnknownTool))
+        {
+            return Err(ErrorData::invalid_params(result.text(), None));
+        }
+        let mut answer =
+            rmcp_result(result.message, self.shared.max_structured_bytes).map_err(|e| {
+                ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
+            })?;
+        // Required from protocol 2026-07-28 on; rmcp removes it for a client
+        // that negotiated an older version.
+        answer.result_type = Some(ResultType::COMPLETE);
+        Ok(answer.into())
+    }
+}
+
+impl<S, C> fmt::Debug for McpSession<S, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpSession")
+            .field("number", &self.number)
+            .field("run", &self.run)
+            .finish_non_exhaustive()
+    }
+}
