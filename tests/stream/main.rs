@@ -11,6 +11,8 @@ mod native_common;
 mod native_gemini;
 mod native_invariant;
 mod native_responses;
+mod grammar_lark;
+mod grammar_support;
 mod text_formats;
 mod text_invariance;
 mod text_peers;

@@ -126,6 +126,39 @@ impl FromStr for Provider {
     }
 }
 
+/// Why [`model_facing_schema`] could not inline a schema's references.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum InlineError {
+    /// A reference leads back into itself.
+    Recursion { pointer: String, reference: String },
+    /// A reference points nowhere.
+    Unresolved { pointer: String, reference: String },
+}
+
+/// The input schema as a model-facing export starts from (no root meta,
+/// no MCP header annotations) with every `$ref` inlined: what the grammar
+/// builders of [`crate::stream::grammar`] take.
+pub(crate) fn model_facing_schema(spec: &ToolSpec) -> Result<Value, InlineError> {
+    let cx = transform::Cx {
+        spec,
+        provider: Provider::Mcp,
+    };
+    let mut schema = cx.model_schema();
+    refs::inline_refs(&mut schema, &cx, refs::InlineMode::All).map_err(|e| match e {
+        ExportError::Recursion {
+            pointer, reference, ..
+        } => InlineError::Recursion { pointer, reference },
+        ExportError::UnresolvedRef {
+            pointer, reference, ..
+        } => InlineError::Unresolved { pointer, reference },
+        other => InlineError::Unresolved {
+            pointer: other.pointer().unwrap_or_default().to_owned(),
+            reference: String::new(),
+        },
+    })?;
+    Ok(schema)
+}
+
 /// Options of the OpenAI exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct OpenAiOptions {

@@ -27,6 +27,7 @@ use crate::call::ToolCall;
 use crate::executor::ExecutorConfig;
 use crate::ids::{CallName, ToolCallId};
 
+pub mod grammar;
 pub mod json_scan;
 pub mod native;
 pub mod text;
