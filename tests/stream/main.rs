@@ -4,6 +4,12 @@
 //!
 //! One test binary for the folder, one module per file.
 
+mod grammar_convert;
+mod grammar_gbnf;
+mod grammar_lark;
+mod grammar_required;
+mod grammar_support;
+mod grammar_xgrammar;
 mod native_anthropic;
 mod native_bad_input;
 mod native_chat;
@@ -11,8 +17,6 @@ mod native_common;
 mod native_gemini;
 mod native_invariant;
 mod native_responses;
-mod grammar_lark;
-mod grammar_support;
 mod text_formats;
 mod text_invariance;
 mod text_peers;

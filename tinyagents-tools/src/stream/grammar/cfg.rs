@@ -252,7 +252,9 @@ impl Converter<'_> {
     fn schema(&mut self, leaf: &Leaf, schema: &Value, ptr: &str) -> R<G> {
         let obj = match schema {
             Value::Bool(true) => return Ok(self.any()),
-            Value::Bool(false) => return Err(self.unsupported(leaf, ptr, "false", "a schema no value satisfies")),
+            Value::Bool(false) => {
+                return Err(self.unsupported(leaf, ptr, "false", "a schema no value satisfies"));
+            }
             Value::Object(obj) => obj,
             _ => return Err(self.unsupported(leaf, ptr, "schema", "not an object or boolean")),
         };
@@ -269,7 +271,12 @@ impl Converter<'_> {
         }
         if let Some(Value::Array(all)) = obj.get("allOf") {
             let [Value::Object(inner)] = all.as_slice() else {
-                return Err(self.unsupported(leaf, &format!("{ptr}/allOf"), "allOf", "more than one schema"));
+                return Err(self.unsupported(
+                    leaf,
+                    &format!("{ptr}/allOf"),
+                    "allOf",
+                    "more than one schema",
+                ));
             };
             let mut merged = obj.clone();
             merged.remove("allOf");
@@ -278,7 +285,12 @@ impl Converter<'_> {
                     continue;
                 }
                 if merged.contains_key(k) {
-                    return Err(self.unsupported(leaf, &format!("{ptr}/allOf/0/{}", escape_pointer(k)), "allOf", "a keyword on both sides"));
+                    return Err(self.unsupported(
+                        leaf,
+                        &format!("{ptr}/allOf/0/{}", escape_pointer(k)),
+                        "allOf",
+                        "a keyword on both sides",
+                    ));
                 }
                 merged.insert(k.clone(), v.clone());
             }
@@ -290,7 +302,9 @@ impl Converter<'_> {
             .filter(|k| KNOWN.contains(k) && *k != "format")
             .collect();
         for combinator in ["anyOf", "oneOf"] {
-            let Some(branches) = obj.get(combinator) else { continue };
+            let Some(branches) = obj.get(combinator) else {
+                continue;
+            };
             let Value::Array(branches) = branches else {
                 return Err(self.unsupported(leaf, ptr, combinator, "not an array"));
             };
@@ -298,7 +312,12 @@ impl Converter<'_> {
                 return Err(self.unsupported(leaf, ptr, other, &format!("beside {combinator}")));
             }
             if combinator == "oneOf" && !pairwise_disjoint(branches) {
-                return Err(self.unsupported(leaf, &format!("{ptr}/oneOf"), "oneOf", "branches that may overlap"));
+                return Err(self.unsupported(
+                    leaf,
+                    &format!("{ptr}/oneOf"),
+                    "oneOf",
+                    "branches that may overlap",
+                ));
             }
             let mut alts = Vec::new();
             for (i, b) in branches.iter().enumerate() {
@@ -325,7 +344,10 @@ impl Converter<'_> {
             }
             let mut alts = Vec::new();
             for v in values {
-                if types.as_ref().is_none_or(|ts| ts.iter().any(|t| type_admits(t, &v))) {
+                if types
+                    .as_ref()
+                    .is_none_or(|ts| ts.iter().any(|t| type_admits(t, &v)))
+                {
                     alts.push(lit(&self.literal(&v)));
                 }
             }
@@ -338,10 +360,16 @@ impl Converter<'_> {
             Some(ts) => ts,
             None => {
                 let implied: Vec<String> = [
-                    ("object", &["properties", "required", "additionalProperties"][..]),
+                    (
+                        "object",
+                        &["properties", "required", "additionalProperties"][..],
+                    ),
                     ("array", &["items", "minItems", "maxItems"][..]),
                     ("string", &["minLength", "maxLength"][..]),
-                    ("number", &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"][..]),
+                    (
+                        "number",
+                        &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"][..],
+                    ),
                 ]
                 .iter()
                 .filter(|(_, keys)| keys.iter().any(|k| obj.contains_key(*k)))
@@ -351,7 +379,12 @@ impl Converter<'_> {
                     return Ok(self.any());
                 }
                 if implied.len() > 1 {
-                    return Err(self.unsupported(leaf, ptr, "type", "keywords of several types without a type"));
+                    return Err(self.unsupported(
+                        leaf,
+                        ptr,
+                        "type",
+                        "keywords of several types without a type",
+                    ));
                 }
                 implied
             }
@@ -380,7 +413,12 @@ impl Converter<'_> {
                     .into_iter()
                     .find(|k| obj.contains_key(*k))
                 {
-                    return Err(self.unsupported(leaf, ptr, k, "a bound on a number that is not an integer"));
+                    return Err(self.unsupported(
+                        leaf,
+                        ptr,
+                        k,
+                        "a bound on a number that is not an integer",
+                    ));
                 }
                 self.number()
             }
@@ -404,14 +442,25 @@ impl Converter<'_> {
                 .and_then(|n| u32::try_from(n).ok())
                 .filter(|n| *n <= 10_000)
                 .map(Some)
-                .ok_or_else(|| self.unsupported(leaf, &format!("{ptr}/{key}"), key, "not a count up to 10000")),
+                .ok_or_else(|| {
+                    self.unsupported(
+                        leaf,
+                        &format!("{ptr}/{key}"),
+                        key,
+                        "not a count up to 10000",
+                    )
+                }),
         }
     }
 
     fn integer(&mut self, leaf: &Leaf, obj: &Map<String, Value>, ptr: &str) -> R<G> {
         let bound = |key: &str, up: bool| -> R<Option<i128>> {
-            let Some(v) = obj.get(key) else { return Ok(None) };
-            let f = v.as_f64().ok_or_else(|| self.unsupported(leaf, &format!("{ptr}/{key}"), key, "not a number"))?;
+            let Some(v) = obj.get(key) else {
+                return Ok(None);
+            };
+            let f = v.as_f64().ok_or_else(|| {
+                self.unsupported(leaf, &format!("{ptr}/{key}"), key, "not a number")
+            })?;
             let exclusive = key.starts_with("exclusive");
             let n = if up { f.floor() } else { f.ceil() } as i128;
             let n = match (exclusive, up, n as f64 == f) {
@@ -439,7 +488,10 @@ impl Converter<'_> {
         if lo < 0 {
             let neg_hi = hi.min(-1);
             // -a ..= -b for magnitudes b..=a
-            alts.push(seq([lit("-"), digits_range((-neg_hi) as u64, (-lo) as u64)]));
+            alts.push(seq([
+                lit("-"),
+                digits_range((-neg_hi) as u64, (-lo) as u64),
+            ]));
         }
         if hi >= 0 {
             alts.push(digits_range(lo.max(0) as u64, hi as u64));
@@ -448,20 +500,24 @@ impl Converter<'_> {
     }
 
     fn number(&mut self) -> G {
-        self.rules.shared(&format!("{}-number", self.prefix()), |rules, i| {
-            let digit = G::Class(Class::of(&[('0', '9')]));
-            let int = alt(vec![
-                lit("0"),
-                seq([G::Class(Class::of(&[('1', '9')])), repeat(digit.clone(), 0, Some(15))]),
-            ]);
-            let frac = seq([lit("."), repeat(digit.clone(), 1, Some(16))]);
-            let exp = seq([
-                G::Class(Class::of(&[('e', 'e'), ('E', 'E')])),
-                opt(G::Class(Class::of(&[('+', '+'), ('-', '-')]))),
-                repeat(digit, 1, Some(2)),
-            ]);
-            rules.set(i, seq([opt(lit("-")), int, opt(frac), opt(exp)]));
-        })
+        self.rules
+            .shared(&format!("{}-number", self.prefix()), |rules, i| {
+                let digit = G::Class(Class::of(&[('0', '9')]));
+                let int = alt(vec![
+                    lit("0"),
+                    seq([
+                        G::Class(Class::of(&[('1', '9')])),
+                        repeat(digit.clone(), 0, Some(15)),
+                    ]),
+                ]);
+                let frac = seq([lit("."), repeat(digit.clone(), 1, Some(16))]);
+                let exp = seq([
+                    G::Class(Class::of(&[('e', 'e'), ('E', 'E')])),
+                    opt(G::Class(Class::of(&[('+', '+'), ('-', '-')]))),
+                    repeat(digit, 1, Some(2)),
+                ]);
+                rules.set(i, seq([opt(lit("-")), int, opt(frac), opt(exp)]));
+            })
     }
 
     fn prefix(&self) -> &'static str {
@@ -473,22 +529,45 @@ impl Converter<'_> {
 
     fn string_char(&mut self) -> G {
         let python = self.flavor == Flavor::Python;
-        self.rules.shared(&format!("{}-char", self.prefix()), |rules, i| {
-            let plain = G::Class(Class::not(&[('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}'), ('\u{7f}', '\u{7f}')]));
-            // JSON's `\/` is `/`; Python keeps its backslash, so it is left out there.
-            let simple: &[(char, char)] = if python {
-                &[('"', '"'), ('\\', '\\'), ('b', 'b'), ('f', 'f'), ('n', 'n'), ('r', 'r'), ('t', 't')]
-            } else {
-                &[('"', '"'), ('\\', '\\'), ('/', '/'), ('b', 'b'), ('f', 'f'), ('n', 'n'), ('r', 'r'), ('t', 't')]
-            };
-            let control = seq([
-                lit("u00"),
-                G::Class(Class::of(&[('0', '1')])),
-                G::Class(Class::of(&[('0', '9'), ('a', 'f'), ('A', 'F')])),
-            ]);
-            let escape = seq([lit("\\"), alt(vec![G::Class(Class::of(simple)), control])]);
-            rules.set(i, alt(vec![plain, escape]));
-        })
+        self.rules
+            .shared(&format!("{}-char", self.prefix()), |rules, i| {
+                let plain = G::Class(Class::not(&[
+                    ('"', '"'),
+                    ('\\', '\\'),
+                    ('\u{0}', '\u{1f}'),
+                    ('\u{7f}', '\u{7f}'),
+                ]));
+                // JSON's `\/` is `/`; Python keeps its backslash, so it is left out there.
+                let simple: &[(char, char)] = if python {
+                    &[
+                        ('"', '"'),
+                        ('\\', '\\'),
+                        ('b', 'b'),
+                        ('f', 'f'),
+                        ('n', 'n'),
+                        ('r', 'r'),
+                        ('t', 't'),
+                    ]
+                } else {
+                    &[
+                        ('"', '"'),
+                        ('\\', '\\'),
+                        ('/', '/'),
+                        ('b', 'b'),
+                        ('f', 'f'),
+                        ('n', 'n'),
+                        ('r', 'r'),
+                        ('t', 't'),
+                    ]
+                };
+                let control = seq([
+                    lit("u00"),
+                    G::Class(Class::of(&[('0', '1')])),
+                    G::Class(Class::of(&[('0', '9'), ('a', 'f'), ('A', 'F')])),
+                ]);
+                let escape = seq([lit("\\"), alt(vec![G::Class(Class::of(simple)), control])]);
+                rules.set(i, alt(vec![plain, escape]));
+            })
     }
 
     /// A value of any type.
@@ -507,13 +586,21 @@ impl Converter<'_> {
             let object = seq([
                 lit("{"),
                 G::Ws,
-                opt(seq([member.clone(), star(seq([sep.clone(), member])), G::Ws])),
+                opt(seq([
+                    member.clone(),
+                    star(seq([sep.clone(), member])),
+                    G::Ws,
+                ])),
                 lit("}"),
             ]);
             let array = seq([
                 lit("["),
                 G::Ws,
-                opt(seq([G::Rule(value), star(seq([sep, G::Rule(value)])), G::Ws])),
+                opt(seq([
+                    G::Rule(value),
+                    star(seq([sep, G::Rule(value)])),
+                    G::Ws,
+                ])),
                 lit("]"),
             ]);
             let words = if python {
@@ -539,7 +626,14 @@ impl Converter<'_> {
             Some(items @ (Value::Object(_) | Value::Bool(true))) => {
                 self.schema(leaf, items, &format!("{ptr}/items"))?
             }
-            Some(_) => return Err(self.unsupported(leaf, &format!("{ptr}/items"), "items", "an array of schemas")),
+            Some(_) => {
+                return Err(self.unsupported(
+                    leaf,
+                    &format!("{ptr}/items"),
+                    "items",
+                    "an array of schemas",
+                ));
+            }
         };
         if max == Some(0) {
             if min > 0 {
@@ -567,7 +661,12 @@ impl Converter<'_> {
         };
         let required = required_of(obj);
         if let Some(missing) = required.iter().find(|r| !props.contains_key(*r)) {
-            return Err(self.unsupported(leaf, &format!("{ptr}/required"), "required", &format!("`{missing}` is not in properties")));
+            return Err(self.unsupported(
+                leaf,
+                &format!("{ptr}/required"),
+                "required",
+                &format!("`{missing}` is not in properties"),
+            ));
         }
         // An object with properties accepts only them; a map without
         // properties accepts keys by `additionalProperties`.
@@ -578,14 +677,25 @@ impl Converter<'_> {
                 Some(s @ Value::Object(_)) => {
                     Some(self.schema(leaf, s, &format!("{ptr}/additionalProperties"))?)
                 }
-                Some(_) => return Err(self.unsupported(leaf, ptr, "additionalProperties", "not a schema")),
+                Some(_) => {
+                    return Err(self.unsupported(
+                        leaf,
+                        ptr,
+                        "additionalProperties",
+                        "not a schema",
+                    ));
+                }
             }
         } else {
             None
         };
         let mut members = Vec::new();
         for (name, schema) in &props {
-            let value = self.schema(leaf, schema, &format!("{ptr}/properties/{}", escape_pointer(name)))?;
+            let value = self.schema(
+                leaf,
+                schema,
+                &format!("{ptr}/properties/{}", escape_pointer(name)),
+            )?;
             members.push(Member {
                 key: lit(&self.literal(&Value::String(name.clone()))),
                 value,
@@ -596,7 +706,10 @@ impl Converter<'_> {
             Some(value) => {
                 self.string_char();
                 let key = self.any_string();
-                Some(self.rules.add("member", seq([key, G::Ws, lit(":"), G::Ws, value])))
+                Some(
+                    self.rules
+                        .add("member", seq([key, G::Ws, lit(":"), G::Ws, value])),
+                )
             }
             None => None,
         };
@@ -614,9 +727,10 @@ impl Converter<'_> {
 
     fn any_string(&mut self) -> G {
         let ch = self.string_char();
-        self.rules.shared(&format!("{}-string", self.prefix()), |rules, i| {
-            rules.set(i, seq([lit("\""), star(ch), lit("\"")]));
-        })
+        self.rules
+            .shared(&format!("{}-string", self.prefix()), |rules, i| {
+                rules.set(i, seq([lit("\""), star(ch), lit("\"")]));
+            })
     }
 
     /// A value's literal text in this flavor.
@@ -644,7 +758,9 @@ pub(crate) fn members_of(
     rest[n] = extra.clone().map(|e| star(seq([sep.clone(), e])));
     for i in (0..n).rev() {
         let (pair, required) = &pairs[i];
-        let this = seq([sep.clone(), pair.clone()].into_iter().chain(rest[i + 1].clone()));
+        let this = seq([sep.clone(), pair.clone()]
+            .into_iter()
+            .chain(rest[i + 1].clone()));
         let g = if *required {
             this
         } else {
@@ -687,15 +803,25 @@ fn python_literal(v: &Value) -> String {
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
         Value::Number(n) => n.to_string(),
-        Value::String(_) => serde_json::to_string(v).unwrap_or_default().replace("\\/", "/"),
+        Value::String(_) => serde_json::to_string(v)
+            .unwrap_or_default()
+            .replace("\\/", "/"),
         Value::Array(items) => format!(
             "[{}]",
-            items.iter().map(python_literal).collect::<Vec<_>>().join(", ")
+            items
+                .iter()
+                .map(python_literal)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Value::Object(map) => format!(
             "{{{}}}",
             map.iter()
-                .map(|(k, v)| format!("{}: {}", python_literal(&Value::String(k.clone())), python_literal(v)))
+                .map(|(k, v)| format!(
+                    "{}: {}",
+                    python_literal(&Value::String(k.clone())),
+                    python_literal(v)
+                ))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -706,7 +832,11 @@ fn python_literal(v: &Value) -> String {
 pub(crate) fn required_of(obj: &Map<String, Value>) -> Vec<String> {
     obj.get("required")
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -714,7 +844,11 @@ pub(crate) fn required_of(obj: &Map<String, Value>) -> Vec<String> {
 fn types_of(obj: &Map<String, Value>) -> Option<Vec<String>> {
     match obj.get("type")? {
         Value::String(t) => Some(vec![t.clone()]),
-        Value::Array(ts) => Some(ts.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect()),
+        Value::Array(ts) => Some(
+            ts.iter()
+                .filter_map(|t| t.as_str().map(str::to_owned))
+                .collect(),
+        ),
         _ => None,
     }
 }
@@ -738,9 +872,20 @@ fn digits_range(a: u64, b: u64) -> G {
     let len = |n: u64| n.to_string().len();
     let mut alts = Vec::new();
     for l in len(a)..=len(b) {
-        let lo = if l == len(a) { a } else { 10u64.pow(l as u32 - 1) };
-        let hi = if l == len(b) { b } else { 10u64.pow(l as u32) - 1 };
-        alts.push(same_length(lo.to_string().as_bytes(), hi.to_string().as_bytes()));
+        let lo = if l == len(a) {
+            a
+        } else {
+            10u64.pow(l as u32 - 1)
+        };
+        let hi = if l == len(b) {
+            b
+        } else {
+            10u64.pow(l as u32) - 1
+        };
+        alts.push(same_length(
+            lo.to_string().as_bytes(),
+            hi.to_string().as_bytes(),
+        ));
     }
     alt(alts)
 }
@@ -759,7 +904,13 @@ fn same_length(lo: &[u8], hi: &[u8]) -> G {
     if x == y {
         return seq([digit(x, x), same_length(&lo[1..], &hi[1..])]);
     }
-    let any_rest = |g: G| if n == 0 { g } else { seq([g, repeat(digit(b'0', b'9'), n as u32, Some(n as u32))]) };
+    let any_rest = |g: G| {
+        if n == 0 {
+            g
+        } else {
+            seq([g, repeat(digit(b'0', b'9'), n as u32, Some(n as u32))])
+        }
+    };
     if lo[1..].iter().all(|d| *d == b'0') && hi[1..].iter().all(|d| *d == b'9') {
         return any_rest(digit(x, y));
     }
@@ -776,10 +927,18 @@ fn same_length(lo: &[u8], hi: &[u8]) -> G {
 /// What a schema constrains a value to, for telling `oneOf` branches
 /// apart: its types (integers counted as numbers) and its literal values.
 fn kinds(schema: &Value) -> (Option<BTreeSet<String>>, Option<BTreeSet<String>>) {
-    let Value::Object(obj) = schema else { return (None, None) };
+    let Value::Object(obj) = schema else {
+        return (None, None);
+    };
     let types = types_of(obj).map(|ts| {
         ts.into_iter()
-            .map(|t| if t == "integer" { "number".to_owned() } else { t })
+            .map(|t| {
+                if t == "integer" {
+                    "number".to_owned()
+                } else {
+                    t
+                }
+            })
             .collect()
     });
     let literals = match (obj.get("enum"), obj.get("const")) {
@@ -843,7 +1002,12 @@ pub(crate) fn lower(rules: &Rules, g: &G, grammar: Grammar, json: bool) -> R<(Ru
 }
 
 /// [`lower`] for several expressions sharing one rule table.
-pub(crate) fn lower_all(rules: &Rules, gs: &[G], grammar: Grammar, json: bool) -> R<(Rules, Vec<G>)> {
+pub(crate) fn lower_all(
+    rules: &Rules,
+    gs: &[G],
+    grammar: Grammar,
+    json: bool,
+) -> R<(Rules, Vec<G>)> {
     let (mut out, _) = lower(rules, &G::Seq(Vec::new()), grammar, json)?;
     let mut lowered = Vec::new();
     for g in gs {
@@ -854,7 +1018,10 @@ pub(crate) fn lower_all(rules: &Rules, gs: &[G], grammar: Grammar, json: bool) -
 
 fn lower_g(rules: &mut Rules, g: &G, grammar: Grammar, json: bool) -> R<G> {
     let each = |rules: &mut Rules, items: &[G]| -> R<Vec<G>> {
-        items.iter().map(|x| lower_g(rules, x, grammar, json)).collect()
+        items
+            .iter()
+            .map(|x| lower_g(rules, x, grammar, json))
+            .collect()
     };
     Ok(match g {
         G::Seq(items) => G::Seq(each(rules, items)?),

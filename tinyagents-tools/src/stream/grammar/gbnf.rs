@@ -297,12 +297,20 @@ impl Writer {
             }
             G::Class(c) => class(c),
             G::Seq(items) if items.is_empty() => "\"\"".to_owned(),
-            G::Seq(items) => items.iter().map(|x| self.expr(x)).collect::<Vec<_>>().join(" "),
+            G::Seq(items) => items
+                .iter()
+                .map(|x| self.expr(x))
+                .collect::<Vec<_>>()
+                .join(" "),
             // No alternative: a class no character is in.
             G::Alt(items) if items.is_empty() => "[^\\x00-\\U0010FFFF]".to_owned(),
             G::Alt(items) => format!(
                 "({})",
-                items.iter().map(|x| self.expr(x)).collect::<Vec<_>>().join(" | ")
+                items
+                    .iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
             ),
             G::Opt(x) => format!("({})?", self.expr(x)),
             G::Star(x) => format!("({})*", self.expr(x)),
@@ -367,7 +375,8 @@ impl Writer {
                 alts.push(format!("[\\x00] {}", state(0)));
             }
             alts.push(format!("{} {}", class(&Class::not(&others)), state(0)));
-            self.defs.push(format!("{} ::= {}", state(s), alts.join(" | ")));
+            self.defs
+                .push(format!("{} ::= {}", state(s), alts.join(" | ")));
         }
         let name = if not_first.is_empty() {
             state(0)
@@ -439,7 +448,8 @@ impl Matcher {
             states[s].dead = true;
         }
         // Failure links, breadth first.
-        let mut queue: std::collections::VecDeque<usize> = states[0].next.values().copied().collect();
+        let mut queue: std::collections::VecDeque<usize> =
+            states[0].next.values().copied().collect();
         while let Some(s) = queue.pop_front() {
             let edges: Vec<(char, usize)> = states[s].next.iter().map(|(c, t)| (*c, *t)).collect();
             for (c, t) in edges {

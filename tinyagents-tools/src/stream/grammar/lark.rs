@@ -36,7 +36,11 @@ pub(crate) fn render(shape: &Shape) -> Result<String, GrammarError> {
                     let _ = write!(t, " & ~/(?s:.*)(?:{})(?s:.*)/", alternation(excl));
                 }
                 if !not_first.is_empty() {
-                    let _ = write!(t, " & ~/[ \\t\\n\\r]*(?:{})(?s:.*)/", alternation(not_first));
+                    let _ = write!(
+                        t,
+                        " & ~/[ \\t\\n\\r]*(?:{})(?s:.*)/",
+                        alternation(not_first)
+                    );
                 }
                 t
             };
@@ -122,11 +126,13 @@ impl Writer {
             G::Ws => "[ \\t\\n\\r]*".to_owned(),
             G::Class(c) => class(c),
             G::Seq(items) => {
-                let parts: Option<Vec<String>> = items.iter().map(|x| self.regex(x, depth + 1)).collect();
+                let parts: Option<Vec<String>> =
+                    items.iter().map(|x| self.regex(x, depth + 1)).collect();
                 parts?.iter().map(|p| format!("(?:{p})")).collect()
             }
             G::Alt(items) => {
-                let parts: Option<Vec<String>> = items.iter().map(|x| self.regex(x, depth + 1)).collect();
+                let parts: Option<Vec<String>> =
+                    items.iter().map(|x| self.regex(x, depth + 1)).collect();
                 format!("(?:{})", parts?.join("|"))
             }
             G::Opt(x) => format!("(?:{})?", self.regex(x, depth + 1)?),
@@ -158,9 +164,20 @@ impl Writer {
             G::Ws => "WS?".to_owned(),
             G::Class(c) => format!("/{}/", class(c)),
             G::Seq(items) if items.is_empty() => "\"\"".to_owned(),
-            G::Seq(items) => items.iter().map(|x| self.expr(x)).collect::<Vec<_>>().join(" "),
+            G::Seq(items) => items
+                .iter()
+                .map(|x| self.expr(x))
+                .collect::<Vec<_>>()
+                .join(" "),
             G::Alt(items) if items.is_empty() => self.nothing(),
-            G::Alt(items) => format!("({})", items.iter().map(|x| self.expr(x)).collect::<Vec<_>>().join(" | ")),
+            G::Alt(items) => format!(
+                "({})",
+                items
+                    .iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
             G::Opt(x) => format!("({})?", self.expr(x)),
             G::Star(x) => format!("({})*", self.expr(x)),
             G::Plus(x) => format!("({})+", self.expr(x)),
@@ -177,10 +194,7 @@ impl Writer {
             }
             G::Python(_) => self.nothing(),
             G::Until { excludes, end } => {
-                let body = format!(
-                    "/(?s:.*)/ & ~/(?s:.*)(?:{})(?s:.*)/",
-                    alternation(excludes)
-                );
+                let body = format!("/(?s:.*)/ & ~/(?s:.*)(?:{})(?s:.*)/", alternation(excludes));
                 let text = self.new_terminal("RAW", &body);
                 self.new_terminal("UNTIL", &format!("{text} {}", lark_string(end)))
             }
@@ -202,7 +216,13 @@ impl Writer {
         let hint: String = self.rules.rules[i]
             .0
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
             .collect();
         let body = self.rules.rules[i].1.clone();
         // Value rules (strings, numbers) as terminals; markup stays lexemes,

@@ -11,11 +11,24 @@
 //! | [`required_schema`] | any JSON-schema engine | the plain array of calls vLLM constrains `tool_choice: "required"` to |
 //!
 //! Every grammar is built from the same description the reader reads (the
-//! format's markers, its call body and joins), and each is checked by the
-//! project's tests with llguidance's matcher over a byte-level token
-//! environment: the calls the reader accepts for the tools are accepted,
-//! arguments the schema refuses are refused, and outputs written byte by
-//! byte by a random walk over the grammar read back as valid calls.
+//! format's markers, its call body and joins). The project's tests check
+//! each against the reader with llguidance's matcher over a byte-level
+//! token environment, for every built-in format and a tag pair:
+//!
+//! | kind | how the tests judge it |
+//! |---|---|
+//! | [`lark`] | llguidance compiles it directly |
+//! | [`gbnf`] | translated node for node into llguidance Lark (one lexeme per character); the lazy grammar applied from the trigger that fires first, as llama.cpp does; random sentences expanded from its rules |
+//! | [`xgrammar_structural_tag`] | its JSON against a schema of xgrammar's documented format objects and golden files; its meaning by translating each format object into llguidance Lark |
+//! | [`required_schema`] | the `jsonschema` crate and llguidance's `%json` |
+//!
+//! The cases: the calls the reader reads for the tools (each alone and
+//! three in parallel, bare, after free text, followed by text, after
+//! reasoning) are accepted; arguments the schema refuses (a wrong type,
+//! a missing required property, an extra key of a closed object, a value
+//! outside its `enum`, an array item of the wrong type, an unknown tool)
+//! are refused; outputs written by random walks over the grammar read
+//! back as valid calls.
 //!
 //! What the grammars allow, for every format:
 //!
@@ -31,8 +44,14 @@
 //! What no grammar can promise: a model-written call id (Kimi's index,
 //! Mistral's `id`) that repeats an earlier one is refused by the reader as
 //! [`CallProblem::ReusedId`](crate::stream::CallProblem::ReusedId), fail
-//! closed; and a raw XML-parameter value that is itself JSON (Qwen3-Coder,
-//! GLM) must not hold its format's end marker inside a string.
+//! closed; a raw XML-parameter value that is itself JSON (Qwen3-Coder,
+//! GLM) must not hold its format's end marker inside a string; and
+//! `%json` and xgrammar's `json_schema` leave JSON numbers unbounded, so a
+//! number beyond `f64` (`1e400`) can be written and is then refused as
+//! malformed arguments, fail closed (the GBNF grammar bounds numbers).
+//! xgrammar's `excludes` of free text hold anywhere in the text, so where
+//! a format's calls are joined by a separator without an end marker
+//! (Llama 3.x JSON's `;`) free text after the calls may not hold it.
 //!
 //! A schema an engine cannot express is a [`GrammarError`] naming the tool
 //! and the JSON pointer, never a grammar that silently accepts more: GBNF
@@ -65,8 +84,10 @@
 //! assert_eq!(tag["type"], "structural_tag");
 //! assert_eq!(tag["format"]["type"], "triggered_tags");
 //!
+//! // Reasoning and calls start the lazy grammar.
 //! let llama_cpp = grammar::gbnf(&hermes, &tools)?;
-//! assert_eq!(llama_cpp.triggers[0].value, "<tool_call>");
+//! let words: Vec<&str> = llama_cpp.triggers.iter().map(|t| t.value.as_str()).collect();
+//! assert_eq!(words, ["<think>", "<tool_call>"]);
 //! assert!(llama_cpp.grammar.contains("root ::="));
 //!
 //! let required = grammar::required_schema(&tools)?;
@@ -194,7 +215,9 @@ pub enum GrammarError {
         detail: String,
     },
     /// A `$ref` leads back into itself: the schema is recursive.
-    #[error("tool `{tool}`: the {grammar} grammar cannot inline the recursive reference `{reference}` at `{pointer}`")]
+    #[error(
+        "tool `{tool}`: the {grammar} grammar cannot inline the recursive reference `{reference}` at `{pointer}`"
+    )]
     Recursion {
         /// The grammar kind.
         grammar: Grammar,
@@ -228,7 +251,9 @@ pub enum GrammarError {
     /// The format writes a property name or tool name the grammar cannot
     /// place (a pythonic keyword argument that is not an identifier, a
     /// name holding its format's markers).
-    #[error("tool `{tool}`: the {grammar} grammar of format `{format}` cannot write the name `{name}`")]
+    #[error(
+        "tool `{tool}`: the {grammar} grammar of format `{format}` cannot write the name `{name}`"
+    )]
     Name {
         /// The grammar kind.
         grammar: Grammar,

@@ -187,7 +187,8 @@ impl Builder<'_> {
             }
             match &run.start {
                 RunStart::Marker(m) => {
-                    let head = if matches!(run.join, Join::List { .. }) || run.call_start.is_some() {
+                    let head = if matches!(run.join, Join::List { .. }) || run.call_start.is_some()
+                    {
                         G::Ws
                     } else {
                         match format.body {
@@ -280,11 +281,17 @@ impl Builder<'_> {
             } => {
                 let key = |k: &str| lit(&serde_json::to_string(k).unwrap_or_default());
                 let member = |k: &str, v: G| seq([key(k), G::Ws, lit(":"), G::Ws, v]);
-                let args_key = argument_keys.first().map(String::as_str).unwrap_or("arguments");
+                let args_key = argument_keys
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("arguments");
                 let mut parts = vec![
                     lit("{"),
                     G::Ws,
-                    member(name_key, lit(&serde_json::to_string(&tool.name).unwrap_or_default())),
+                    member(
+                        name_key,
+                        lit(&serde_json::to_string(&tool.name).unwrap_or_default()),
+                    ),
                     G::Ws,
                     lit(","),
                     G::Ws,
@@ -355,16 +362,38 @@ impl Builder<'_> {
         for key in obj.keys() {
             if !matches!(
                 key.as_str(),
-                "type" | "properties" | "required" | "additionalProperties" | "description" | "title" | "default" | "examples" | "$comment"
+                "type"
+                    | "properties"
+                    | "required"
+                    | "additionalProperties"
+                    | "description"
+                    | "title"
+                    | "default"
+                    | "examples"
+                    | "$comment"
             ) && !key.starts_with("x-")
             {
-                return Err(self.unsupported(&tool.name, "", key, "beside the parameters of a call written as text"));
+                return Err(self.unsupported(
+                    &tool.name,
+                    "",
+                    key,
+                    "beside the parameters of a call written as text",
+                ));
             }
         }
         let required = super::cfg::required_of(&obj);
-        let props = obj.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+        let props = obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         if let Some(missing) = required.iter().find(|r| !props.contains_key(*r)) {
-            return Err(self.unsupported(&tool.name, "/required", "required", &format!("`{missing}` is not in properties")));
+            return Err(self.unsupported(
+                &tool.name,
+                "/required",
+                "required",
+                &format!("`{missing}` is not in properties"),
+            ));
         }
         Ok(props
             .into_iter()
@@ -377,7 +406,15 @@ impl Builder<'_> {
 
     /// A raw parameter value up to `end` (which the value may not hold, nor
     /// any of `stops`), typed as the reader types it.
-    fn raw_value(&self, tool: &Tool, key: &str, schema: &Value, stops: &[String], end: &str, newlines: bool) -> R<G> {
+    fn raw_value(
+        &self,
+        tool: &Tool,
+        key: &str,
+        schema: &Value,
+        stops: &[String],
+        end: &str,
+        newlines: bool,
+    ) -> R<G> {
         let pointer = format!("/properties/{}", escape_pointer(key));
         let string_kind = string_allowed(schema);
         match string_kind {
@@ -400,8 +437,16 @@ impl Builder<'_> {
                 })
             }
             StringKind::Literals(values) => {
-                if let Some(bad) = values.iter().find(|v| stops.iter().any(|s| v.contains(s.as_str())) || v.contains(end)) {
-                    return Err(self.unsupported(&tool.name, &pointer, "enum", &format!("the value {bad:?} holds a marker")));
+                if let Some(bad) = values
+                    .iter()
+                    .find(|v| stops.iter().any(|s| v.contains(s.as_str())) || v.contains(end))
+                {
+                    return Err(self.unsupported(
+                        &tool.name,
+                        &pointer,
+                        "enum",
+                        &format!("the value {bad:?} holds a marker"),
+                    ));
                 }
                 let choice = alt(values.iter().map(|v| lit(v)).collect());
                 Ok(if newlines {
@@ -431,12 +476,18 @@ impl Builder<'_> {
             }
             let value = self.raw_value(tool, &key, &schema, &stops, &x.parameter_end, true)?;
             pairs.push((
-                seq([lit(&format!("{}{key}{}", x.parameter_start, x.name_end)), value]),
+                seq([
+                    lit(&format!("{}{key}{}", x.parameter_start, x.name_end)),
+                    value,
+                ]),
                 required,
             ));
         }
         let params = members_of(&mut self.rules, pairs, G::Ws, None);
-        let mut parts = vec![lit(&format!("{}{}{}", x.function_start, tool.name, x.name_end)), G::Ws];
+        let mut parts = vec![
+            lit(&format!("{}{}{}", x.function_start, tool.name, x.name_end)),
+            G::Ws,
+        ];
         if let Some(p) = params {
             parts.extend([p, G::Ws]);
         }
@@ -474,7 +525,9 @@ impl Builder<'_> {
     fn python_call(&mut self, tool: &Tool) -> R<G> {
         let ident = |s: &str| {
             let mut chars = s.chars();
-            chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
         };
         if !ident(&tool.name) {
@@ -504,10 +557,18 @@ impl Builder<'_> {
     }
 
     fn harmony(&mut self, h: &HarmonyMarkers) -> R<G> {
-        let excludes: Vec<String> = [&h.start, &h.channel, &h.message, &h.constrain, &h.end, &h.call, &h.return_]
-            .iter()
-            .map(|s| (*s).clone())
-            .collect();
+        let excludes: Vec<String> = [
+            &h.start,
+            &h.channel,
+            &h.message,
+            &h.constrain,
+            &h.end,
+            &h.call,
+            &h.return_,
+        ]
+        .iter()
+        .map(|s| (*s).clone())
+        .collect();
         let text = |end: &str| G::Until {
             excludes: excludes.clone(),
             end: end.to_owned(),
@@ -525,7 +586,13 @@ impl Builder<'_> {
                 lit(&format!("{}json", h.constrain)),
                 lit(&format!(" {}json", h.constrain)),
             ]);
-            let content = seq([lit(&h.message), G::Ws, self.json_args(tool), G::Ws, lit(&h.call)]);
+            let content = seq([
+                lit(&h.message),
+                G::Ws,
+                self.json_args(tool),
+                G::Ws,
+                lit(&h.call),
+            ]);
             // The recipient after the channel, or in the role part (before it).
             messages.push(seq([
                 lit(&format!("{}commentary{recipient}", h.channel)),
@@ -540,7 +607,12 @@ impl Builder<'_> {
         }
         let message = self.rules.add("message", alt(messages));
         let next = lit(&format!("{}assistant", h.start));
-        Ok(seq([opt(next.clone()), message.clone(), star(seq([next, message]))]))
+        // An empty output (the model stops at once) reads as no message.
+        Ok(opt(seq([
+            opt(next.clone()),
+            message.clone(),
+            star(seq([next, message])),
+        ])))
     }
 }
 
@@ -559,12 +631,18 @@ enum StringKind {
 
 fn string_allowed(schema: &Value) -> StringKind {
     let Some(obj) = schema.as_object() else {
-        return if schema == &Value::Bool(true) { StringKind::Any } else { StringKind::No };
+        return if schema == &Value::Bool(true) {
+            StringKind::Any
+        } else {
+            StringKind::No
+        };
     };
     let mut types: Vec<String> = Vec::new();
     match obj.get("type") {
         Some(Value::String(t)) => types.push(t.clone()),
-        Some(Value::Array(ts)) => types.extend(ts.iter().filter_map(|t| t.as_str().map(str::to_owned))),
+        Some(Value::Array(ts)) => {
+            types.extend(ts.iter().filter_map(|t| t.as_str().map(str::to_owned)))
+        }
         _ => {}
     }
     let literals = match (obj.get("enum"), obj.get("const")) {
@@ -601,7 +679,11 @@ fn string_allowed(schema: &Value) -> StringKind {
     if obj.contains_key("allOf") {
         return StringKind::Constrained("allOf".into());
     }
-    if types.is_empty() && !obj.keys().any(|k| matches!(k.as_str(), "properties" | "items")) {
+    if types.is_empty()
+        && !obj
+            .keys()
+            .any(|k| matches!(k.as_str(), "properties" | "items"))
+    {
         // No type: the reader keeps raw text that is not JSON as a string.
         return StringKind::Constrained("type".into());
     }

@@ -9,8 +9,8 @@
 use serde_json::{Value, json};
 
 use super::cfg::{Converter, Flavor, G, Rules};
-use super::{Grammar, GrammarError};
 use super::shape::{Kind, Shape};
+use super::{Grammar, GrammarError};
 
 const WS: &str = "[ \\t\\n\\r]*";
 
@@ -29,14 +29,19 @@ pub(crate) fn render(shape: &Shape) -> Result<Value, GrammarError> {
             let mut tags = Vec::new();
             for m in &runs.marked {
                 let (content, end) = if m.reasoning {
-                    (json!({"type": "any_text"}), match &m.body {
-                        G::Until { end, .. } => end.clone(),
-                        _ => String::new(),
-                    })
+                    (
+                        json!({"type": "any_text"}),
+                        match &m.body {
+                            G::Until { end, .. } => end.clone(),
+                            _ => String::new(),
+                        },
+                    )
                 } else {
                     (w.format(&m.body)?, m.end.clone().unwrap_or_default())
                 };
-                tags.push(json!({"type": "tag", "begin": m.marker, "content": content, "end": end}));
+                tags.push(
+                    json!({"type": "tag", "begin": m.marker, "content": content, "end": end}),
+                );
             }
             let mut excludes: Vec<String> = runs.after_not.clone();
             excludes.dedup();
