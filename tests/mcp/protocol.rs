@@ -349,6 +349,42 @@ async fn an_unknown_tools_list_cursor_is_invalid_params() {
 }
 
 #[tokio::test]
+async fn declared_prompts_and_resources_list_empty_and_an_unknown_one_is_invalid_params() {
+    let mut wire = Wire::at("2025-11-25").await;
+    let prompts = wire
+        .request(json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"}))
+        .await;
+    assert_eq!(prompts["result"]["prompts"], json!([]), "{prompts}");
+    let resources = wire
+        .request(json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"}))
+        .await;
+    assert_eq!(resources["result"]["resources"], json!([]), "{resources}");
+    // JSON-RPC -32601 would say the method (the capability) is absent; the
+    // server declares both, so a name it does not serve is invalid params.
+    let prompt = wire
+        .request(json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/get",
+                        "params": {"name": "test_simple_prompt"}}))
+        .await;
+    assert_eq!(prompt["error"]["code"], -32602, "{prompt}");
+    assert_eq!(
+        prompt["error"]["data"],
+        json!({"name": "test_simple_prompt"})
+    );
+    let resource = wire
+        .request(
+            json!({"jsonrpc": "2.0", "id": 4, "method": "resources/read",
+                        "params": {"uri": "test://static-text"}}),
+        )
+        .await;
+    assert_eq!(resource["error"]["code"], -32602, "{resource}");
+    assert_eq!(
+        resource["error"]["data"],
+        json!({"uri": "test://static-text"})
+    );
+    wire.assert_still_serves(5).await;
+}
+
+#[tokio::test]
 async fn a_message_nested_too_deep_outside_the_arguments_is_answered_invalid_request() {
     let mut wire = Wire::at("2025-11-25").await;
     let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));

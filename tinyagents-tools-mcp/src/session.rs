@@ -194,6 +194,24 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         ))
     }
 
+    /// No prompt is served, though `prompts` is declared (so clients may
+    /// list them, empty): getting one is `-32602` with the name in the
+    /// error's data, as for any prompt that does not exist, never `-32601`
+    /// (which would say the declared capability is absent).
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        Err(ErrorData::invalid_params(
+            format!(
+                "no prompt `{}`: this server serves tools only",
+                request.name
+            ),
+            Some(serde_json::json!({"name": request.name})),
+        ))
+    }
+
     #[allow(deprecated)] // MCP logging, still in 2025-11-25
     async fn set_level(
         &self,
