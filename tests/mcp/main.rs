@@ -21,3 +21,4 @@ mod scale_out;
 mod scripted;
 mod server;
 mod tasks;
+mod waiting;

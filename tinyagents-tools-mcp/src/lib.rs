@@ -113,6 +113,7 @@
 mod approve;
 mod call_result;
 mod clock;
+pub mod durable;
 pub mod guide;
 #[cfg(feature = "http")]
 mod http;

@@ -2,8 +2,8 @@
 //! `tools/call` through the server's executor.
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use rmcp::ErrorData;
 use rmcp::ServerHandler;
@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::ServerCore;
 use crate::call_result::rmcp_result;
+use crate::durable;
 use crate::peer::{Escalation, Link, Mask, mask_for, threshold_of};
 use crate::progress::Route;
 use crate::rounds::{Rounds, arguments_value, missing_capability};
@@ -26,10 +27,11 @@ use tinyagents_tools::approval::approval_fingerprint;
 use tinyagents_tools::call::{RawArguments, ToolCall};
 use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::ids::{CallName, ToolCallId};
+use tinyagents_tools::journal::{CallKey, Journal};
 use tinyagents_tools::output::ToolResult;
 use tinyagents_tools::runtime::RunContext;
 use tinyagents_tools::runtime::Turn;
-use tinyagents_tools::spec::{TaskStart, TaskSupport};
+use tinyagents_tools::spec::{SafetyItem, TaskStart, TaskSupport};
 use tinyagents_tools::tool::Shared;
 
 /// Numbers sessions, so call ids stay unique across sessions of one process.
@@ -53,6 +55,9 @@ pub struct McpSession<S = (), C = ()> {
     /// Masks values for approval questions: every call's run shares the
     /// session run's secrets, so one mask serves the session.
     mask: Mask,
+    /// 128 random bits naming the session in the journal (its calls that
+    /// wait for approval), drawn when the first such call comes.
+    token: OnceLock<String>,
 }
 
 impl<S: Shared, C: Shared> McpSession<S, C> {
@@ -65,6 +70,7 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
             turns: AtomicU32::new(0),
             threshold: Arc::new(AtomicU8::new(0)),
             stateless: false,
+            token: OnceLock::new(),
         }
     }
 
@@ -89,9 +95,19 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         capabilities: Option<ClientCapabilities>,
         rounds: Option<Arc<Rounds>>,
         escalation: Option<Arc<Escalation>>,
+        at: Option<&CallKey>,
     ) -> (RunContext<C>, Turn, Link) {
-        let run = self.run.child_scope();
-        let turn = Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1);
+        // A call made again under the key it was first journaled with.
+        let (run, turn) = match at {
+            Some(key) => (
+                self.run.with_run_id(key.run_id.clone()).child_scope(),
+                Turn::new(key.turn),
+            ),
+            None => (
+                self.run.child_scope(),
+                Turn::new(self.turns.fetch_add(1, Ordering::Relaxed) + 1),
+            ),
+        };
         let link = Link {
             peer: context.peer.clone(),
             capabilities,
@@ -105,9 +121,10 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         (run, turn, link)
     }
 
-    /// Runs one call through the executor, relaying its progress to `route`
-    /// and cancelling it when the request is cancelled; its tools' `McpPeer`s
-    /// reach the client of `context`.
+    /// Runs one call through the executor (under the journal key `at`, when
+    /// given), relaying its progress to `route` and cancelling it when the
+    /// request is cancelled; its tools' `McpPeer`s reach the client of
+    /// `context`.
     async fn execute(
         &self,
         call: ToolCall,
@@ -115,8 +132,9 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         capabilities: Option<ClientCapabilities>,
         mut route: Option<Route>,
         rounds: Option<Arc<Rounds>>,
+        at: Option<&CallKey>,
     ) -> ToolResult {
-        let (run, turn, link) = self.call_scope(context, capabilities, rounds, None);
+        let (run, turn, link) = self.call_scope(context, capabilities, rounds, None, at);
         let executing = link.scope(self.shared.executor.execute(&run, &turn, call));
         tokio::pin!(executing);
         let mut cancelled = false;
@@ -282,7 +300,7 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
             // Boxed, as the rare paths below: the future of every call is
             // the size of its largest path, and rmcp moves it into a task.
             let record = Box::pin(tasks::create(&self.shared, new)).await?;
-            tasks::start(&self.shared, &record, context.peer.clone());
+            tasks::start(&self.shared, &record, context.peer.clone(), None);
             return Ok(tasks::handle(&record).into());
         }
         // A rounds client's state is opened (refused when it is not this
@@ -321,9 +339,33 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
                 .meta
                 .get_progress_token()
                 .map(|token| self.shared.relay.route(id.clone(), token));
-            // Boxed: rmcp moves the request's future into a task of its own,
-            // and the executor's future would make every move a large copy.
-            Box::pin(self.execute(call, &context, client, route, rounds.clone())).await
+            match self.waits_in_journal(tool) {
+                // Boxed, as the executor's future below.
+                Some(journal) => {
+                    let fingerprint = if fingerprint.is_empty() {
+                        approval_fingerprint(tool, &arguments_value(&call.arguments))
+                    } else {
+                        fingerprint.clone()
+                    };
+                    let waiting = self.execute_waiting(
+                        journal,
+                        &fingerprint,
+                        call,
+                        &context,
+                        client,
+                        route,
+                        rounds.clone(),
+                    );
+                    Box::pin(waiting).await
+                }
+                // Boxed: rmcp moves the request's future into a task of its
+                // own, and the executor's future would make every move a
+                // large copy.
+                None => {
+                    Box::pin(self.execute(call, &context, client, route, rounds.clone(), None))
+                        .await
+                }
+            }
         };
         if let Some(approver) = &self.shared.approver {
             approver.finish(&id);
@@ -334,9 +376,9 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        tasks::get(&self.shared, &request.task_id).await
+        tasks::get(&self.shared, &request.task_id, context.peer.clone()).await
     }
 
     async fn update_task(
@@ -397,8 +439,13 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
     ) -> Result<Escalated, ErrorData> {
         let (escalation, asked) = Escalation::new();
         let capabilities = context.client_capabilities();
-        let (run, turn, link) =
-            self.call_scope(context, capabilities, rounds.clone(), Some(escalation));
+        let (run, turn, link) = self.call_scope(
+            context,
+            capabilities,
+            rounds.clone(),
+            Some(escalation),
+            None,
+        );
         let mut body = tasks::spawn_body(&self.shared, run, turn, call, link);
         tokio::pin!(asked);
         let mut cancelled = false;
@@ -472,14 +519,100 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
         {
             return Err(ErrorData::invalid_params(result.text(), None));
         }
+        let pending = result.approval_id();
         let mut answer =
             rmcp_result(result.message, self.shared.max_structured_bytes).map_err(|e| {
                 ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
             })?;
+        if let Some(approval) = pending {
+            // The call has not run: never a success.
+            durable::mark_pending(&mut answer, &approval);
+        }
         // Required from protocol 2026-07-28 on; rmcp removes it for a client
         // that negotiated an older version.
         answer.result_type = Some(ResultType::COMPLETE);
         Ok(answer.into())
+    }
+}
+
+impl<S: Shared, C: Shared> McpSession<S, C> {
+    /// The journal a call to `tool` waits in for approval: the executor's,
+    /// when the tool needs approval (with a deferred confirmation policy
+    /// the call then ends `pending_approval` there).
+    fn waits_in_journal(&self, tool: &str) -> Option<&Journal> {
+        let journal = self.shared.executor.journal()?;
+        let registered = self.shared.executor.registry().resolve(tool)?;
+        SafetyItem::Confirmation
+            .declared_by(&registered.spec().safety)
+            .then_some(journal)
+    }
+
+    /// Runs a call that may wait for approval in `journal`: the same call
+    /// (tool and arguments, `fingerprint`) in the same scope (this session,
+    /// or the client's idempotency key) already waiting is made again under
+    /// its journal key, so it finds its approval (and runs once approved);
+    /// otherwise it runs as a new call, and an approval it files is noted
+    /// for the scope.
+    #[allow(clippy::too_many_arguments)]
+    async fn execute_waiting(
+        &self,
+        journal: &Journal,
+        fingerprint: &str,
+        call: ToolCall,
+        context: &RequestContext<RoleServer>,
+        capabilities: Option<ClientCapabilities>,
+        route: Option<Route>,
+        rounds: Option<Arc<Rounds>>,
+    ) -> ToolResult {
+        let scope = match context.meta.get(durable::IDEMPOTENCY_META_KEY) {
+            Some(Value::String(key)) => format!("key:{key}"),
+            _ => format!("session:{}", self.token()),
+        };
+        let waits = durable::Waits::new(journal, &scope, call.name.as_str(), fingerprint);
+        let found = match waits.find(journal).await {
+            Ok(found) => found,
+            Err(e) => return durable::unavailable(&call, &e),
+        };
+        match found {
+            durable::Found::Waiting {
+                call: key,
+                revision,
+            } => {
+                let again = ToolCall::new(key.call_id.clone(), call.name, call.arguments);
+                let result = self
+                    .execute(again, context, capabilities, route, rounds, Some(&key))
+                    .await;
+                if durable::answered(&result)
+                    && let Err(e) = waits.forget(revision).await
+                {
+                    tracing::warn!(error = %e, "cannot note that a call awaiting approval was answered");
+                }
+                result
+            }
+            durable::Found::Nothing { revision } => {
+                // Its own id, unique across sessions, instances and restarts.
+                let id = ToolCallId::new(format!("mcp-{}-{}", self.token(), context.id));
+                let fresh = ToolCall::new(id, call.name, call.arguments);
+                let result = self
+                    .execute(fresh, context, capabilities, route, rounds, None)
+                    .await;
+                if let Some(approval) = result.approval_id()
+                    && let Err(e) = waits.remember(&approval, revision).await
+                {
+                    tracing::warn!(error = %e, "cannot note the approval a call awaits");
+                }
+                result
+            }
+        }
+    }
+
+    /// The session's name in the journal: 32 random hex digits.
+    fn token(&self) -> &str {
+        self.token.get_or_init(|| {
+            let mut bytes = [0u8; 16];
+            crate::rounds::fill_random(&mut bytes);
+            bytes.iter().map(|b| format!("{b:02x}")).collect()
+        })
     }
 }
 

@@ -18,6 +18,18 @@
 //!   the tool's result inlined (a tool error is `completed` with
 //!   `isError: true`); `failed` with the JSON-RPC `error` of a panic, a
 //!   crash or a missing client capability; `cancelled`;
+//! - a call that waits in the executor's journal for a person's approval
+//!   ([`ConfirmationPolicy::deferred`](tinyagents_tools::policy::ConfirmationPolicy::deferred)
+//!   with a journal) leaves its task `working`, with no instance running
+//!   it and a `statusMessage` that names the approval (`awaiting approval
+//!   apr_...: the call has not run; ...`): SEP-2663 keeps `input_required`
+//!   for requests the client answers, and a person decides this one
+//!   elsewhere. Once the decision is in the journal, the instance asked
+//!   `tasks/get` claims the task (a compare-and-set on it) and makes the
+//!   call again under its journal key: the journal's claim runs an
+//!   approved call once, and the task is `completed` with its result; a
+//!   refusal or the approval's expiry makes it `failed`, with
+//!   [`APPROVAL_REFUSED`] and the reason;
 //! - `tasks/update` takes answers to the pending requests (answers to
 //!   other keys are ignored); once every one is answered, the body runs
 //!   again from its start with all the answers, as input rounds do;
@@ -63,6 +75,7 @@ use tokio_util::sync::CancellationToken;
 use crate::sync::lock;
 
 pub use journal::{JournalTaskStore, TASKS_SPACE};
+pub use run::APPROVAL_REFUSED;
 pub(crate) use run::{
     NewTask, cancel, create, get, handle, spawn_body, spawn_followed, start, update,
 };

@@ -22,7 +22,7 @@ use tinyagents_tools::journal::JournalError;
 ///
 /// Its JSON form: `{"task_id", "tool", "arguments", "arguments_text"?,
 /// "fingerprint",
-/// "status", "status_message"?, "input_requests", "answers", "result"?,
+/// "status", "status_message"?, "approval"?, "input_requests", "answers", "result"?,
 /// "error"?, "client_capabilities"?, "attempt", "owner"?, "lease_until"?,
 /// "created_at", "updated_at", "ttl_ms"?, "poll_interval_ms"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +46,11 @@ pub struct TaskRecord {
     /// A message about the status, for the client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
+    /// The approval (`apr_...`) the task's call waits for in the executor's
+    /// journal (status `working`, no instance running it): once it is
+    /// decided, the instance asked about the task runs the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<String>,
     /// What the task asks its client and is not answered yet (status
     /// `input_required`): MCP `InputRequest`s by key.
     #[serde(default)]

@@ -85,6 +85,9 @@ pub struct RunContext<C = ()> {
     /// the run itself, whose token is in `inner`. A clone (one per call)
     /// then costs one increment, not the token's lock.
     scope: Option<Arc<CancellationToken>>,
+    /// The id this value answers to, when it is not the run's own (see
+    /// [`with_run_id`](RunContext::with_run_id)).
+    run_id: Option<RunId>,
 }
 
 impl<C> Clone for RunContext<C> {
@@ -92,6 +95,7 @@ impl<C> Clone for RunContext<C> {
         RunContext {
             inner: Arc::clone(&self.inner),
             scope: self.scope.clone(),
+            run_id: self.run_id.clone(),
         }
     }
 }
@@ -123,7 +127,30 @@ impl<C> RunContext<C> {
 
     /// The run id.
     pub fn run_id(&self) -> &RunId {
-        &self.inner.run_id
+        self.run_id.as_ref().unwrap_or(&self.inner.run_id)
+    }
+
+    /// The same run (context, stores, secrets, call counts, cancellation)
+    /// answering to run id `id`: a journal keys a call by its run's id, so
+    /// a server that picks up, on any instance or after a restart, a call
+    /// first journaled under another run's id makes it again under that id.
+    ///
+    /// ```
+    /// use tinyagents_tools::RunContext;
+    /// let run = RunContext::builder(()).run_id("run-2").build();
+    /// let first = run.with_run_id("run-1");
+    /// assert_eq!(first.run_id().as_str(), "run-1");
+    /// assert_eq!(first.child_scope().run_id().as_str(), "run-1");
+    /// assert_eq!(run.run_id().as_str(), "run-2");
+    /// run.cancel();
+    /// assert!(first.cancellation().is_cancelled());
+    /// ```
+    pub fn with_run_id(&self, id: impl Into<RunId>) -> RunContext<C> {
+        RunContext {
+            inner: Arc::clone(&self.inner),
+            scope: self.scope.clone(),
+            run_id: Some(id.into()),
+        }
     }
 
     /// The thread id.
@@ -186,6 +213,7 @@ impl<C> RunContext<C> {
         RunContext {
             inner: Arc::clone(&self.inner),
             scope: Some(Arc::new(self.cancellation().child_token())),
+            run_id: self.run_id.clone(),
         }
     }
 
@@ -223,7 +251,7 @@ impl<C> RunContext<C> {
 impl<C> fmt::Debug for RunContext<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunContext")
-            .field("run_id", &self.inner.run_id)
+            .field("run_id", self.run_id())
             .field("thread_id", &self.inner.thread_id)
             .field("stores", &self.inner.stores)
             .field("resources", &self.inner.resources)
@@ -357,6 +385,7 @@ impl<C> RunContextBuilder<C> {
                 ids,
             }),
             scope: None,
+            run_id: None,
         }
     }
 }

@@ -29,7 +29,7 @@ use crate::rounds::Rounds;
 use tinyagents_tools::call::{RawArguments, ToolCall};
 use tinyagents_tools::error::ErrorKind;
 use tinyagents_tools::ids::ToolCallId;
-use tinyagents_tools::journal::process_gone;
+use tinyagents_tools::journal::{CallKey, process_gone};
 use tinyagents_tools::output::ToolResult;
 use tinyagents_tools::runtime::RunContext;
 use tinyagents_tools::runtime::Turn;
@@ -39,6 +39,10 @@ use tinyagents_tools::tool::Shared;
 /// (the store failing each time); the task's lease then runs out and it
 /// is answered `failed`.
 const SETTLE_ATTEMPTS: u32 = 10;
+
+/// The JSON-RPC code (in the range left to servers) of a task that failed
+/// because a person refused its call, or the approval expired.
+pub const APPROVAL_REFUSED: i32 = -32000;
 
 /// A call about to become a task.
 pub(crate) struct NewTask {
@@ -73,6 +77,7 @@ pub(crate) async fn create<S: Shared, C: Shared>(
         fingerprint: new.fingerprint,
         status: TaskStatus::Working,
         status_message: None,
+        approval: None,
         input_requests: Map::new(),
         answers: new.answers,
         result: None,
@@ -99,19 +104,31 @@ pub(crate) fn handle(record: &TaskRecord) -> CreateTaskResult {
 
 /// Runs the body of `record` (claimed by this instance) in the background
 /// with every answer it has, and follows it to its end. `peer` is the
-/// client of the request that started this run.
+/// client of the request that started this run. `at` is the journal key
+/// of a call that waited for approval: it is made again under that key,
+/// so the journal runs it once, as decided.
 pub(crate) fn start<S: Shared, C: Shared>(
     core: &Arc<ServerCore<S, C>>,
     record: &TaskRecord,
     peer: Peer<RoleServer>,
+    at: Option<&CallKey>,
 ) {
-    let run = (core.runs)().child_scope();
+    let run = match at {
+        Some(key) => (core.runs)().with_run_id(key.run_id.clone()).child_scope(),
+        None => (core.runs)().child_scope(),
+    };
     let rounds = Arc::new(Rounds::answered(record.answers.clone()));
     let capabilities: Option<ClientCapabilities> = record
         .client_capabilities
         .clone()
         .and_then(|c| serde_json::from_value(c).ok());
-    let call_id = ToolCallId::new(format!("mcp-task-{}-{}", record.task_id, record.attempt));
+    let (call_id, turn) = match at {
+        Some(key) => (key.call_id.clone(), Turn::new(key.turn)),
+        None => (
+            ToolCallId::new(format!("mcp-task-{}-{}", record.task_id, record.attempt)),
+            Turn::new(record.attempt),
+        ),
+    };
     if let Some(approver) = &core.approver {
         let elicits = capabilities
             .as_ref()
@@ -133,7 +150,8 @@ pub(crate) fn start<S: Shared, C: Shared>(
         None => RawArguments::Json(record.arguments.clone()),
     };
     let call = ToolCall::new(call_id, record.tool.clone(), arguments);
-    let body = spawn_body(core, run, Turn::new(record.attempt), call, link);
+    let mut body = spawn_body(core, run, turn, call, link);
+    body.decided = at.is_some();
     spawn_followed(core, record.task_id.clone(), body);
 }
 
@@ -143,6 +161,9 @@ pub(crate) struct Body<C> {
     run: RunContext<C>,
     rounds: Option<Arc<Rounds>>,
     call_id: ToolCallId,
+    /// The call waited for an approval now decided: a refusal fails the
+    /// task.
+    decided: bool,
 }
 
 impl<C> Body<C> {
@@ -178,6 +199,7 @@ pub(crate) fn spawn_body<S: Shared, C: Shared>(
         run,
         rounds,
         call_id,
+        decided: false,
     }
 }
 
@@ -215,7 +237,12 @@ async fn follow<S: Shared, C: Shared>(
         approver.finish(&body.call_id);
     }
     let outcome = match result {
-        Ok(result) => Outcome::of(result, body.rounds.as_deref(), core.max_structured_bytes),
+        Ok(result) => Outcome::of(
+            result,
+            body.rounds.as_deref(),
+            core.max_structured_bytes,
+            body.decided,
+        ),
         Err(_) => Outcome::Failed(error_object(
             ErrorCode::INTERNAL_ERROR,
             "the task's body stopped without an answer",
@@ -266,10 +293,29 @@ enum Outcome {
         asked: Map<String, Value>,
         answers: Map<String, Value>,
     },
+    /// The call waits in the journal for approval `approval`; `text` says
+    /// so.
+    AwaitingApproval {
+        approval: String,
+        text: String,
+    },
 }
 
 impl Outcome {
-    fn of(result: ToolResult, rounds: Option<&Rounds>, max_structured_bytes: usize) -> Self {
+    /// `decided`: the call waited for an approval now decided (a refusal,
+    /// or the approval's expiry, fails the task with the reason).
+    fn of(
+        result: ToolResult,
+        rounds: Option<&Rounds>,
+        max_structured_bytes: usize,
+        decided: bool,
+    ) -> Self {
+        if let Some(approval) = result.approval_id() {
+            return Outcome::AwaitingApproval {
+                approval,
+                text: result.text(),
+            };
+        }
         if let Some(rounds) = rounds {
             if let Some(capability) = rounds.missing() {
                 let data = serde_json::json!({"requiredCapabilities": {capability: {}}});
@@ -296,6 +342,13 @@ impl Outcome {
         let kind = result.error.as_ref().map(|e| e.kind());
         match kind {
             Some(ErrorKind::Cancelled) => return Outcome::Cancelled,
+            Some(ErrorKind::Denied { .. }) if decided => {
+                return Outcome::Failed(error_object(
+                    ErrorCode(APPROVAL_REFUSED),
+                    &result.text(),
+                    None,
+                ));
+            }
             Some(ErrorKind::UnknownTool) => {
                 return Outcome::Failed(error_object(
                     ErrorCode::INVALID_PARAMS,
@@ -345,6 +398,16 @@ impl Outcome {
                 task.error = Some(error);
             }
             Outcome::Cancelled => task.status = TaskStatus::Cancelled,
+            Outcome::AwaitingApproval { approval, text } => {
+                // Still `working` (SEP-2663: `input_required` is for
+                // requests the client answers; a person decides this one
+                // elsewhere), with no instance running it.
+                task.status = TaskStatus::Working;
+                task.status_message = Some(format!(
+                    "{text}; it runs once a person approves it in the server's journal"
+                ));
+                task.approval = Some(approval);
+            }
             Outcome::InputRequired { asked, answers } => {
                 task.status = TaskStatus::InputRequired;
                 task.input_requests = asked;

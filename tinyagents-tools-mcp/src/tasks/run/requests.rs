@@ -2,6 +2,7 @@
 //! `tasks/update` (answers to a task's questions) and `tasks/cancel`.
 
 use super::*;
+use tinyagents_tools::journal::{CallQuery, JournalError};
 
 /// What a request makes of the task it read: `Keep` leaves it as it is,
 /// `Write` replaces it.
@@ -38,10 +39,14 @@ async fn compare_and_set<S: Shared, C: Shared>(
 
 /// `tasks/get`: the task as it is. A working task whose owner is gone is
 /// answered (and recorded) `failed`: its body may have run in part, and
-/// it is never run again.
+/// it is never run again. A task whose call waits for an approval that is
+/// now decided (or expired) is claimed by this instance, which makes the
+/// call again under its journal key (the journal runs it once, or answers
+/// the refusal) with `peer` as its client.
 pub(crate) async fn get<S: Shared, C: Shared>(
     core: &Arc<ServerCore<S, C>>,
     task_id: &str,
+    peer: Peer<RoleServer>,
 ) -> Result<GetTaskResult, ErrorData> {
     let change = compare_and_set(core, task_id, |task, now| {
         if !(task.status == TaskStatus::Working && owner_gone(&task, now)) {
@@ -56,7 +61,74 @@ pub(crate) async fn get<S: Shared, C: Shared>(
     })
     .await?;
     let (Change::Keep(task) | Change::Write(task)) = change;
+    if task.status == TaskStatus::Working
+        && task.owner.is_none()
+        && let Some(approval) = task.approval.clone()
+        && let Some(claimed) = claim_decided(core, task_id, &approval, peer).await?
+    {
+        return detailed(&claimed);
+    }
     detailed(&task)
+}
+
+/// Claims task `task_id`, whose call waits for `approval`, once the
+/// approval is decided or expired, and starts its call again under its
+/// journal key; the task as it then is, or `None` while the approval
+/// waits.
+async fn claim_decided<S: Shared, C: Shared>(
+    core: &Arc<ServerCore<S, C>>,
+    task_id: &str,
+    approval: &str,
+    peer: Peer<RoleServer>,
+) -> Result<Option<TaskRecord>, ErrorData> {
+    let Some(journal) = core.executor.journal() else {
+        return Ok(None);
+    };
+    let journal_error =
+        |e: JournalError| ErrorData::internal_error(format!("the journal failed: {e}"), None);
+    let entry = journal.approval(approval).await.map_err(journal_error)?;
+    let expired = entry
+        .request
+        .expires_at
+        .is_some_and(|at| at <= std::time::SystemTime::now());
+    if entry.decision.is_none() && !expired {
+        return Ok(None);
+    }
+    let query = CallQuery {
+        approval_id: Some(approval.to_owned()),
+        ..CallQuery::default()
+    };
+    let Some(call) = journal
+        .calls(&query)
+        .await
+        .map_err(journal_error)?
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    let change = compare_and_set(core, task_id, |mut task, now| {
+        let waits = task.status == TaskStatus::Working
+            && task.owner.is_none()
+            && task.approval.as_deref() == Some(approval);
+        if !waits {
+            return Change::Keep(task);
+        }
+        task.approval = None;
+        task.status_message = Some(format!("approval {approval} decided: answering the call"));
+        task.owner = Some(core.tasks.owner.clone());
+        task.lease_until = Some(now.saturating_add(millis(core.tasks.lease)));
+        task.updated_at = now;
+        Change::Write(task)
+    })
+    .await?;
+    Ok(Some(match change {
+        Change::Write(task) => {
+            start(core, &task, peer, Some(&call.key));
+            task
+        }
+        Change::Keep(task) => task,
+    }))
 }
 
 /// True when the instance running `task` is gone at `now`.
@@ -110,7 +182,7 @@ pub(crate) async fn update<S: Shared, C: Shared>(
     if let Change::Write(task) = change
         && task.status == TaskStatus::Working
     {
-        start(core, &task, peer);
+        start(core, &task, peer, None);
     }
     Ok(())
 }
