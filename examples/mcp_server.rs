@@ -8,7 +8,26 @@
 //! cargo run --example mcp_server -- path/to/dir  # workspace root: that dir
 //! cargo run --example mcp_server -- --http 127.0.0.1:8080 [path/to/dir]
 //!                                                # streamable HTTP at http://127.0.0.1:8080/mcp
+//! cargo run --example mcp_server -- --journal sqlite://notes.db [--http ADDR] [path/to/dir]
+//!                                                # write_note waits for a person's approval
 //! ```
+//!
+//! With `--journal URL` (`sqlite://PATH` or `postgres://...`, before the
+//! other arguments), `write_note` no longer trusts the host: each call
+//! waits in that journal for a person's approval
+//! ([`ConfirmationPolicy::deferred`]) and is answered at once with an error
+//! result whose text names the approval (`awaiting approval apr_...: the
+//! call has not run`). A person decides it from another process:
+//!
+//! ```text
+//! cargo run --example durable_approval -- --journal sqlite://notes.db approve apr_...
+//! cargo run --example durable_approval -- --journal sqlite://notes.db deny apr_... too long
+//! ```
+//!
+//! and the same call again (same arguments, same session, or the same
+//! `_meta["dev.tinyagents/idempotency-key"]` after a restart) runs it once
+//! and answers, or says why it was refused (see
+//! [`tinyagents_tools_mcp::durable`]).
 //!
 //! Over HTTP every session gets its own notebook; only loopback `Host`
 //! headers are accepted, a request from a browser page whose `Origin` is not
@@ -44,6 +63,7 @@ use std::sync::Arc;
 
 use tinyagents_tools::ToolExecutor;
 use tinyagents_tools::approval::ApprovalRequest;
+use tinyagents_tools::journal::Journal;
 use tinyagents_tools::policy::{ConfirmationPolicy, WorkspacePolicy};
 use tinyagents_tools_mcp::McpServer;
 
@@ -63,6 +83,18 @@ use tinyagents_tools_examples::{ApproveAndReport, NoteBook, quickstart_registry,
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args_os().skip(1).peekable();
+    let journal = if args.peek().is_some_and(|a| a == "--journal") {
+        args.next();
+        let url = args
+            .next()
+            .ok_or("--journal needs a URL, such as sqlite://notes.db")?;
+        let url = url
+            .into_string()
+            .map_err(|_| "the journal URL is not UTF-8")?;
+        Some(Journal::open(&url).await?)
+    } else {
+        None
+    };
     let http = if args.peek().is_some_and(|a| a == "--http") {
         args.next();
         let addr = args
@@ -80,11 +112,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shared_notebook = Arc::new(NoteBook::default());
     let per_session = http.is_some();
 
-    let executor = ToolExecutor::builder(quickstart_registry()?, ())
-        .middleware(WorkspacePolicy)
-        .middleware(ConfirmationPolicy::new(ApproveAndReport(
+    let executor = ToolExecutor::builder(quickstart_registry()?, ()).middleware(WorkspacePolicy);
+    let executor = match journal {
+        // A person decides, in the journal, from any process.
+        Some(journal) => executor
+            .middleware(ConfirmationPolicy::deferred())
+            .journal(journal),
+        None => executor.middleware(ConfirmationPolicy::new(ApproveAndReport(
             log_confirmed_by_host,
-        )));
+        ))),
+    };
     let server = McpServer::builder(executor)
         .name("tinyagents-quickstart")
         .instructions(
