@@ -4,10 +4,10 @@
 //! once.
 //!
 //! ```sh
-//! cargo run --example durable_approval -- --journal sqlite://notes.db start
-//! cargo run --example durable_approval -- --journal sqlite://notes.db approve apr_...
-//! cargo run --example durable_approval -- --journal sqlite://notes.db resume
-//! cargo run --example durable_approval -- --journal sqlite://notes.db answers
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db start
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db approve apr_...
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db resume
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db answers
 //! ```
 //!
 //! A scripted model asks a notes service to list the notes (read-only) and

@@ -3,10 +3,10 @@
 //! [`tinyagents_tools_examples::durable`]; its doc lists the commands.
 //!
 //! ```sh
-//! cargo run --example durable_approval -- --journal sqlite://notes.db start
-//! cargo run --example durable_approval -- --journal sqlite://notes.db approve apr_...
-//! cargo run --example durable_approval -- --journal sqlite://notes.db resume
-//! cargo run --example durable_approval -- --journal sqlite://notes.db answers
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db start
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db approve apr_...
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db resume
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db answers
 //! ```
 
 fn main() {

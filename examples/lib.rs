@@ -17,6 +17,7 @@ use tinyagents_tools::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use tinyagents_tools::prelude::*;
 use tinyagents_tools::{RegistryError, WorkspaceRoot, async_trait, tool};
 
+#[cfg(feature = "openai")]
 pub mod agent;
 pub mod conformance_tasks;
 pub mod conformance_tools;

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! OPENAI_API_KEY=... OPENAI_MODEL=gpt-4.1-mini \
-//!     cargo run --example openai_agent -- "How do retries work? And what is 6 * 7?"
+//!     cargo run --features openai --example openai_agent -- "How do retries work? And what is 6 * 7?"
 //! ```
 //!
 //! `OPENAI_BASE_URL` points it at another compatible server (a local

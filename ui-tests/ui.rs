@@ -2,13 +2,47 @@
 //! is locked here with its exact message (`cases/fail/*.stderr`).
 //!
 //! Regenerate a `.stderr` with `TRYBUILD=overwrite cargo test -p
-//! tinyagents-tools-ui-tests`, then read it before committing.
+//! tinyagents-tools-ui-tests`, then read it before committing. The cases
+//! of a build without the core's `isolated` feature run with
+//! `--no-default-features` (CI runs both).
 
 #[test]
 fn ui() {
     let t = trybuild::TestCases::new();
-    t.compile_fail("cases/fail/*.rs");
-    t.pass("cases/pass/*.rs");
+    for (dir, fail) in [("cases/fail", true), ("cases/pass", false)] {
+        for case in cases(dir) {
+            match (fail, built_for(&case)) {
+                (_, false) => {}
+                (true, true) => t.compile_fail(&case),
+                (false, true) => t.pass(&case),
+            }
+        }
+    }
+}
+
+/// The `.rs` cases of `dir` (relative to the crate), sorted.
+fn cases(dir: &str) -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cases: Vec<_> = std::fs::read_dir(root.join(dir))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .map(|path| std::path::Path::new(dir).join(path.file_name().unwrap()))
+        .collect();
+    cases.sort();
+    cases
+}
+
+/// Whether `case` runs in this build: the `isolated_*` cases need the
+/// core's `isolated` feature (this crate's default), and
+/// `isolated_without_feature` needs it off (`--no-default-features`).
+fn built_for(case: &std::path::Path) -> bool {
+    let stem = case.file_stem().unwrap().to_str().unwrap();
+    match stem {
+        "isolated_without_feature" => !cfg!(feature = "isolated"),
+        _ if stem.starts_with("isolated_") => cfg!(feature = "isolated"),
+        _ => true,
+    }
 }
 
 /// Names only the macro's generated code uses; a message a user reads must

@@ -1,4 +1,4 @@
-//! The guide's durable program (`cargo run --example durable_first`), as
+//! The guide's durable program (`cargo run --features journal-sqlite --example durable_first`), as
 //! is: the block in docs/journal.md, "A whole program", is the example's
 //! text, and it runs.
 

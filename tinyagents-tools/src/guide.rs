@@ -38,6 +38,7 @@ pub mod journal {}
 #[doc = include_str!("../../docs/providers.md")]
 pub mod providers {}
 
+#[cfg(feature = "isolated")]
 #[doc = include_str!("../../docs/isolation.md")]
 pub mod isolation {}
 

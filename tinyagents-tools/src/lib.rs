@@ -26,7 +26,7 @@
 //! | [`registry`], [`journal`] | registration rules, compiled validators, [`Toolset`]s; the call journal that makes calls durable |
 //! | [`middleware`], [`policy`] | code around every call, and the safety policies built on it |
 //! | [`artifacts`], [`executor`] | where large outputs go; the fail-closed lifecycle every call goes through |
-//! | [`isolated`], `wasm` | tool bodies under OS or engine limits (worker processes; WebAssembly, feature `wasm`) |
+//! | `isolated`, `wasm` | tool bodies under OS or engine limits (worker processes, feature `isolated`; WebAssembly, feature `wasm`) |
 //! | [`stream`] | model output as it streams: text, reasoning and calls read from provider streams and from text formats |
 //! | [`providers`] | the edges: provider formats (MCP's declarations and results among them); code mode's `run_code` tool and MCP's server and client are crates of their own, `tinyagents-tools-code-mode` and `tinyagents-tools-mcp` |
 //! | `builtins`, `testkit` | the `echo` and `hash` tools (feature `builtins`); test helpers (feature `testkit`) |
@@ -97,6 +97,7 @@ pub mod guide;
 pub mod hash;
 pub mod ids;
 pub mod inject;
+#[cfg(feature = "isolated")]
 pub mod isolated;
 pub mod journal;
 pub mod middleware;

@@ -82,7 +82,13 @@ fn tool_fn(m: &Model<'_>) -> TokenStream {
     let collect = m.collect.then(|| quote!(#krate::__collect_tool!(#tool);));
     let spec = spec::spec_fn(&t);
     let tool_impl = match &m.isolated {
-        Some(_) => isolated::tool_impl(&t),
+        // The core's `__isolated_tool!` keeps the isolated code, or, built
+        // without its `isolated` feature, says so and keeps the local one.
+        Some(_) => {
+            let isolated = isolated::tool_impl(&t);
+            let local = t.local_impl();
+            quote!(#krate::__isolated_tool! { { #isolated } { #local } })
+        }
         None => t.local_impl(),
     };
     quote! {

@@ -55,18 +55,15 @@ pub fn process_gone(owner: &str) -> bool {
     !pid_alive(pid)
 }
 
-#[cfg(unix)]
+/// True unless `pid` is known not to exist. Only reached for an owner of
+/// this boot, so on Linux (the boot id is read from `/proc`): a process
+/// exists while `/proc/PID` does (a zombie included, as for `kill(pid,
+/// 0)`). Under `hidepid=2` the processes of other users are not listed,
+/// pid 1 among them: then nothing can be told, and the process counts as
+/// alive.
 fn pid_alive(pid: i32) -> bool {
-    use nix::errno::Errno;
-    use nix::sys::signal::kill;
-    use nix::unistd::Pid;
-    // Signal 0 checks existence only; EPERM means it exists (another user's).
-    !matches!(kill(Pid::from_raw(pid), None), Err(Errno::ESRCH))
-}
-
-#[cfg(not(unix))]
-fn pid_alive(_: i32) -> bool {
-    true
+    let proc = std::path::Path::new("/proc");
+    !proc.join("1").exists() || proc.join(pid.to_string()).exists()
 }
 
 #[cfg(test)]
@@ -83,6 +80,15 @@ mod tests {
             let pid = child.id();
             child.wait().unwrap();
             assert!(process_gone(&format!("{}/{pid}/x", boot_id())));
+            // A running child, and pid 1, are not gone.
+            let mut running = std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap();
+            assert!(!process_gone(&format!("{}/{}/x", boot_id(), running.id())));
+            assert!(!process_gone(&format!("{}/1/x", boot_id())));
+            running.kill().unwrap();
+            running.wait().unwrap();
             // Another boot's process is never judged from here.
             assert!(!process_gone(&format!("other-boot/{pid}/x")));
         }

@@ -16,8 +16,10 @@ use crate::inject::Inject;
 use crate::spec::InjectedKind;
 use crate::spec::ToolSchema;
 
+#[cfg(feature = "isolated")]
 mod crossing;
 mod returns;
+#[cfg(feature = "isolated")]
 pub use crossing::*;
 pub use returns::*;
 
@@ -62,6 +64,32 @@ macro_rules! __collect_tool {
                 line: ::core::line!(),
             }
         }
+    };
+}
+
+/// What `#[tool(isolated)]` expands to: given the code that runs the fn in
+/// a worker process and the code that would run it here, the first.
+#[cfg(feature = "isolated")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __isolated_tool {
+    ({ $($isolated:tt)* } { $($local:tt)* }) => {
+        $($isolated)*
+    };
+}
+
+/// What `#[tool(isolated)]` expands to without the `isolated` feature: a
+/// compile error that names the feature, and the tool as it would run in
+/// this process, so that the error is the only one.
+#[cfg(not(feature = "isolated"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __isolated_tool {
+    ({ $($isolated:tt)* } { $($local:tt)* }) => {
+        ::core::compile_error!(
+            "`#[tool(isolated)]` needs the `isolated` feature of tinyagents-tools: `tinyagents-tools = { version = \"0.1\", features = [\"isolated\"] }`"
+        );
+        $($local)*
     };
 }
 
