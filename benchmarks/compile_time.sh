@@ -18,8 +18,16 @@
 # Medians of the rounds are printed, with ratios to the hand-written crate.
 # Profile: dev (the edit-compile loop). Run with `--release` for release.
 #
+# With --scratch, the case is a user's first build instead: ours_macro (on
+# the core with no features) and rmcp_macro, 10 tools each unless --tools,
+# each built from nothing (every dependency included) in a fresh target dir
+# of its own under the temp dir, ROUNDS times (default 1 here), removed after
+# each build (disk). It prints, side by side, the crates compiled (cargo's
+# `Compiling` lines) and the clean build's wall time, with the machine's
+# load average before each build.
+#
 # Usage: benchmarks/compile_time.sh [--release] [--rounds N] [--tools N]
-#            [--only "crate ..."] [--work DIR] [--save]
+#            [--only "crate ..."] [--work DIR] [--save] [--scratch]
 # --save also writes the figures to benchmarks/results/compile_time.json,
 # where the benchmark binary reads them for its compile-time targets.
 # --work reuses DIR (kept afterwards) so dependencies are built only once
@@ -32,18 +40,28 @@ N=100
 ONLY="ours_macro ours_hand rmcp_macro"
 WORK=""
 SAVE=""
+SCRATCH=""
+ROUNDS_GIVEN=""
+N_GIVEN=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --release) PROFILE_FLAG="--release" ;;
-        --rounds) ROUNDS="$2"; shift ;;
-        --tools) N="$2"; shift ;;
+        --rounds) ROUNDS="$2"; ROUNDS_GIVEN=1; shift ;;
+        --tools) N="$2"; N_GIVEN=1; shift ;;
         --only) ONLY="$2"; shift ;;
         --work) WORK="$2"; shift ;;
         --save) SAVE="results/compile_time.json" ;;
+        --scratch) SCRATCH=1 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
 done
+
+if [[ -n "$SCRATCH" ]]; then
+    [[ -n "$ROUNDS_GIVEN" ]] || ROUNDS=1
+    [[ -n "$N_GIVEN" ]] || N=10
+    ONLY="ours_macro rmcp_macro"
+fi
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [[ -n "$SAVE" ]]; then SAVE="$HERE/$SAVE"; fi
@@ -218,14 +236,43 @@ EOF
 read -r -a CRATES <<< "$ONLY"
 cd "$WS"
 
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+if [[ -n "$SCRATCH" ]]; then
+    # Resolve (and fetch) once, outside the timed builds.
+    cargo fetch -q >&2
+    declare -A SECS UNITS LOADS MED
+    for r in $(seq 1 "$ROUNDS"); do
+        for c in "${CRATES[@]}"; do
+            export CARGO_TARGET_DIR="$TMP/target-$c"
+            rm -rf "$CARGO_TARGET_DIR"
+            LOADS[$c]+="$(load) "
+            t0=$(now)
+            cargo build $PROFILE_FLAG -p "$c" 2> "$TMP/$c.log" || { cat "$TMP/$c.log" >&2; exit 1; }
+            t1=$(now)
+            SECS[$c]+="$(echo "$t1 - $t0" | bc -l) "
+            UNITS[$c]=$(grep -c '^ *Compiling ' "$TMP/$c.log")
+            rm -rf "$CARGO_TARGET_DIR"
+        done
+    done
+    echo "from scratch, $N tools, profile ${PROFILE_FLAG:-dev}, $ROUNDS round(s), $(nproc) cores"
+    printf '%-12s %16s %14s %s\n' crate "crates compiled" "clean (s)" "load before each build"
+    for c in "${CRATES[@]}"; do
+        MED[$c]=$(tr ' ' '\n' <<< "${SECS[$c]}" | grep . | median)
+        printf '%-12s %16s %14.1f %s\n' "$c" "${UNITS[$c]}" "${MED[$c]}" "${LOADS[$c]}"
+    done
+    printf 'ours_macro / rmcp_macro: crates %s / %s, clean %.3f\n' "${UNITS[ours_macro]}" \
+        "${UNITS[rmcp_macro]}" "$(echo "${MED[ours_macro]} / ${MED[rmcp_macro]}" | bc -l)"
+    exit 0
+fi
+
 echo "generated workspace: $WS (target: $CARGO_TARGET_DIR)" >&2
 echo "prebuilding dependencies (not timed)..." >&2
 for c in "${CRATES[@]}"; do
     cargo build -q $PROFILE_FLAG -p "$c" >&2
 done
-
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 declare -A CLEAN INCR
 for c in "${CRATES[@]}"; do
