@@ -121,7 +121,7 @@ fn desk(subscriber: Arc<dyn EventSubscriber>) -> Result<ToolExecutor, Box<dyn st
         .register(RequestQuoteTool)?
         .register(DailyReportTool)?;
     Ok(ToolExecutor::builder(registry, ())
-        .subscribe_arc(subscriber)
+        .subscribe(subscriber)
         .configure(|c| {
             c.max_concurrency = NonZeroUsize::new(4).expect("not zero");
             c.cancel_grace = Duration::from_millis(50);

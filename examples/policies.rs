@@ -145,10 +145,9 @@ fn registry() -> Result<ToolRegistry, Box<dyn std::error::Error>> {
 /// calls a turn, calls run one at a time (so the printout reads in order).
 fn desk() -> Result<ToolExecutor, Box<dyn std::error::Error>> {
     let registry = registry()?;
-    let names: Vec<String> = registry.names().map(str::to_owned).collect();
     let no_shell = AccessPolicy::builder()
         .deny(["run_shell"])
-        .build(names.iter().map(String::as_str))?;
+        .build(&registry)?;
     Ok(ToolExecutor::builder(registry, ())
         .middleware(no_shell)
         .middleware(ConfirmationPolicy::new(RefundDesk))
@@ -196,13 +195,9 @@ fn print_results(results: &[ToolResult]) {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = registry()?;
-    let names: Vec<String> = registry.names().map(str::to_owned).collect();
 
     println!("== 1. An access list is checked against the registry when it is built");
-    match AccessPolicy::builder()
-        .deny(["run_shel"])
-        .build(names.iter().map(String::as_str))
-    {
+    match AccessPolicy::builder().deny(["run_shel"]).build(&registry) {
         Ok(_) => println!("   (accepted)"),
         Err(e) => println!("   refused: {e}"),
     }
@@ -257,13 +252,9 @@ mod tests {
 
     #[tokio::test]
     async fn the_walkthrough_does_what_it_prints() {
-        let names = [
-            "list_orders",
-            "refund_order",
-            "run_shell",
-            "lookup_customer",
-        ];
-        let typo = AccessPolicy::builder().deny(["run_shel"]).build(names);
+        let typo = AccessPolicy::builder()
+            .deny(["run_shel"])
+            .build(&registry().unwrap());
         assert!(typo.unwrap_err().to_string().contains("`run_shell`"));
 
         let executor = desk().unwrap();

@@ -24,7 +24,7 @@ async fn exported(trace_content: bool, run: RunContext, calls: Vec<ToolCall>) ->
     let guard = tracing::subscriber::set_default(subscriber);
 
     let mut registry = ToolRegistry::new();
-    registry.register_arc(echo()).unwrap();
+    registry.register(echo()).unwrap();
     let executor = ToolExecutor::builder(registry, ())
         .configure(|c| c.trace_content = trace_content)
         .build()

@@ -46,7 +46,7 @@ fn executor(with_middleware: bool) -> (Arc<Recorder>, ToolExecutor) {
     let mut registry = ToolRegistry::new();
     registry.register(crasher).unwrap();
     let recorder = Recorder::new();
-    let mut builder = ToolExecutor::builder(registry, ()).subscribe_arc(recorder.clone());
+    let mut builder = ToolExecutor::builder(registry, ()).subscribe(recorder.clone());
     if with_middleware {
         builder = builder.middleware(BeforeTool::new("passes", |_| Ok(BeforeOutcome::Continue)));
     }

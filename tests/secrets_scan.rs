@@ -121,9 +121,9 @@ async fn no_secret_reaches_an_event_a_tool_message_an_error_or_tracing_output() 
     let store = Arc::new(InMemoryArtifactStore::new());
     let exec = executor(vec![leaky(), echo()])
         .middleware(BeforeTool::new("leaky_policy", leaky_policy))
-        .subscribe_arc(recorder.clone())
-        .subscribe_arc(queued.clone())
-        .artifact_store_arc(store.clone())
+        .subscribe(recorder.clone())
+        .subscribe(queued.clone())
+        .artifact_store(store.clone())
         .build()
         .unwrap();
     let run = RunContext::builder(())

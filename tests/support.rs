@@ -75,7 +75,7 @@ pub fn pure_spec(name: &str) -> ToolSpec {
 pub fn registry(tools: Vec<Arc<dyn Tool>>) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     for tool in tools {
-        registry.register_arc(tool).expect("a valid test tool");
+        registry.register(tool).expect("a valid test tool");
     }
     registry
 }
@@ -94,7 +94,7 @@ pub fn recorded(tools: Vec<Arc<dyn Tool>>) -> (Arc<Recorder>, ToolExecutor) {
 pub fn recorded_with(builder: ToolExecutorBuilder) -> (Arc<Recorder>, ToolExecutor) {
     let recorder = Recorder::new();
     let exec = builder
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         .build()
         .expect("a valid test executor");
     (recorder, exec)

@@ -13,7 +13,7 @@ async fn every_call_gets_an_execute_tool_span_with_its_tool_and_id() {
     let _guard = buffer.set_default(tracing::Level::DEBUG, FmtSpan::CLOSE);
 
     let mut registry = ToolRegistry::new();
-    registry.register_arc(echo()).unwrap();
+    registry.register(echo()).unwrap();
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let run = RunContext::empty();
     let ok = execute_in(

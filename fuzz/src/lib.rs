@@ -121,7 +121,7 @@ fn harness() -> &'static Harness {
                 .expect("a valid spec"),
             seen: Mutex::new(Vec::new()),
         });
-        registry.register_arc(recording.clone()).expect("registers");
+        registry.register(recording.clone()).expect("registers");
         let open = ToolSpec::builder("open", "Take any keys.")
             .input_schema(ToolSchema::from_value(json!({"type": "object"})))
             .injected("cancel", "CancellationToken", InjectedKind::Cancellation)
@@ -136,7 +136,7 @@ fn harness() -> &'static Harness {
         let accepts = Box::new(move |value: &Value| validator.is_valid(value));
         let events = Arc::new(Events::default());
         let executor = ToolExecutor::builder(registry, ())
-            .subscribe_arc(events.clone())
+            .subscribe(events.clone())
             // The properties are about arguments and answers, not approvals:
             // `write_note` runs without an approver, by choice.
             .unenforced(SafetyItem::Confirmation)

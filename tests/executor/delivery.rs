@@ -90,7 +90,7 @@ struct Gated {
 fn gated(tool: Arc<dyn Tool>) -> Gated {
     let (gate, blocked, release) = Gate::new();
     let exec = executor(vec![tool])
-        .subscribe_arc(gate.clone())
+        .subscribe(gate.clone())
         .build()
         .unwrap();
     Gated {
@@ -231,8 +231,8 @@ fn a_queued_subscriber_that_always_panics_loses_only_its_own_events() {
     let recorder = Recorder::new();
     let exec = Arc::new(
         executor(vec![yields()])
-            .subscribe_arc(panics.clone())
-            .subscribe_arc(recorder.clone())
+            .subscribe(panics.clone())
+            .subscribe(recorder.clone())
             .build()
             .unwrap(),
     );
@@ -265,7 +265,7 @@ async fn a_subscriber_receives_only_the_kinds_it_accepts() {
     }
     let only = Arc::new(Completions(Mutex::new(Vec::new())));
     let exec = executor(vec![echo()])
-        .subscribe_arc(only.clone())
+        .subscribe(only.clone())
         .build()
         .unwrap();
     assert!(exec.events().wants(EventKind::Completed));

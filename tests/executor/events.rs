@@ -113,7 +113,7 @@ async fn a_stuck_queued_subscriber_does_not_stall_calls() {
         seen: AtomicUsize::new(0),
     });
     let exec = executor(vec![echo()])
-        .subscribe_arc(stuck.clone())
+        .subscribe(stuck.clone())
         .build()
         .unwrap();
     let calls = (0..20)
@@ -133,8 +133,8 @@ async fn a_stuck_queued_subscriber_does_not_stall_calls() {
 async fn a_panicking_subscriber_breaks_neither_the_calls_nor_other_subscribers() {
     let recorder = Recorder::new();
     let exec = executor(vec![echo()])
-        .subscribe_arc(PanickingSubscriber::new(Delivery::Inline))
-        .subscribe_arc(recorder.clone())
+        .subscribe(PanickingSubscriber::new(Delivery::Inline))
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     let r = execute_once(&exec, call("c1", "echo", r#"{"text":"x"}"#)).await;

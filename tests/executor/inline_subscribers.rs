@@ -204,8 +204,8 @@ async fn seen(tool: &str, limits: CallLimits, with_hook: bool, arguments: &str) 
         let reader = Arc::new(ReadsInLine::default());
         let mut builder = shouting()
             .configure(|c| c.limits = limits.clone())
-            .subscribe_arc(recorder.clone())
-            .subscribe_arc(reader.clone());
+            .subscribe(recorder.clone())
+            .subscribe(reader.clone());
         if with_hook {
             builder = builder.middleware(hook());
         }

@@ -109,7 +109,7 @@ async fn run_with(layers: &[(&'static str, Action)]) -> Ran {
     let echo = echo();
     let log = Log::default();
     let recorder = Recorder::new();
-    let mut builder = executor(vec![echo.clone()]).subscribe_arc(recorder.clone());
+    let mut builder = executor(vec![echo.clone()]).subscribe(recorder.clone());
     for (name, action) in layers {
         builder = builder.middleware(Layer::new(name, &log, action.clone()));
     }
@@ -227,7 +227,7 @@ async fn after_tool_sees_the_arguments_the_tool_ran_with_whether_events_are_obse
             .middleware(SeesArguments(Arc::clone(&seen)))
             .middleware(Layer::new("b", &Log::default(), Action::SetText("changed")));
         if observed {
-            builder = builder.subscribe_arc(Recorder::new());
+            builder = builder.subscribe(Recorder::new());
         }
         let exec = builder.build().unwrap();
         let r = execute_once(&exec, call("c1", "echo", json!({"text": "original"}))).await;

@@ -17,7 +17,7 @@ async fn call_big(exec: &ToolExecutor) -> ToolResult {
 async fn a_large_output_goes_to_the_artifact_store_and_the_model_sees_a_preview_and_the_key() {
     let store = Arc::new(InMemoryArtifactStore::new());
     let (recorder, exec) =
-        recorded_with(executor(vec![big(100_000, false)]).artifact_store_arc(store.clone()));
+        recorded_with(executor(vec![big(100_000, false)]).artifact_store(store.clone()));
     let r = call_big(&exec).await;
     assert!(!r.is_error);
     let artifact = &r.artifacts[0];

@@ -42,8 +42,8 @@ async fn a_digest_is_computed_once_for_every_subscriber_of_the_event() {
         Arc::new(DigestReader::default()),
     );
     let exec = shouting()
-        .subscribe_arc(first.clone())
-        .subscribe_arc(second.clone())
+        .subscribe(first.clone())
+        .subscribe(second.clone())
         .build()
         .unwrap();
     let args = json!({"text": "hi"});
@@ -86,8 +86,8 @@ async fn a_panic_in_an_in_line_on_event_is_caught_and_counted_and_the_call_goes_
         let panics = Arc::new(Panics(AtomicUsize::new(0)));
         let recorder = Recorder::new();
         let exec = shouting()
-            .subscribe_arc(panics.clone())
-            .subscribe_arc(recorder.clone())
+            .subscribe(panics.clone())
+            .subscribe(recorder.clone())
             .build()
             .unwrap();
         let r = execute_once(&exec, call("c1", tool, r#"{"text": "hi"}"#)).await;
@@ -116,8 +116,8 @@ async fn a_tool_s_own_events_and_artifact_keys_reach_in_line_and_queued_subscrib
     let recorder = Recorder::new();
     let (tx, rx) = mpsc::channel();
     let exec = executor(vec![Arc::new(ReportTool)])
-        .artifact_store_arc(Arc::new(InMemoryArtifactStore::new()))
-        .subscribe_arc(recorder.clone())
+        .artifact_store(Arc::new(InMemoryArtifactStore::new()))
+        .subscribe(recorder.clone())
         .subscribe(Queued(Mutex::new(tx)))
         .build()
         .unwrap();
@@ -175,7 +175,7 @@ async fn a_batch_s_in_line_and_queued_events_are_the_same_call_by_call() {
             let recorder = Recorder::new();
             let mut builder = shouting()
                 .configure(|c| c.max_concurrency = std::num::NonZeroUsize::new(2).unwrap())
-                .subscribe_arc(recorder.clone());
+                .subscribe(recorder.clone());
             let (tx, rx) = mpsc::channel();
             if queued {
                 builder = builder.subscribe(Queued(Mutex::new(tx)));
@@ -247,7 +247,7 @@ impl EventSubscriber for DigestCounter {
 /// The allocations one call of `shout` makes on this thread (after a few
 /// calls to warm up), through an executor with `subscriber`.
 fn allocations_per_call(subscriber: Arc<dyn EventSubscriber>) -> usize {
-    let exec = shouting().subscribe_arc(subscriber).build().unwrap();
+    let exec = shouting().subscribe(subscriber).build().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -15,7 +15,7 @@ use crate::tools::{Ledger, executor, run};
 async fn the_suite_passes_on_the_memory_journal() {
     run_suite("memory", || async {
         let store: Arc<dyn JournalStore> = Arc::new(MemoryJournal::new());
-        (Journal::from_arc(store.clone()), Journal::from_arc(store))
+        (Journal::new(store.clone()), Journal::new(store))
     })
     .await;
 }

@@ -332,7 +332,7 @@ async fn a_timed_out_call_sends_notifications_cancelled_and_its_progress_became_
     let (registry, _) = imported(&fx.client, &options).await;
     let recorder = EventRecorder::new();
     let executor = ToolExecutor::builder(registry, ())
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     let started = std::time::Instant::now();

@@ -368,13 +368,8 @@ async fn instances_sharing_a_journal_accept_an_approval_s_state_once_between_the
     use tinyagents_tools::journal::{Journal, JournalStore, MemoryJournal};
     // One store, two handles: as two processes opening one database.
     let store: Arc<dyn JournalStore> = Arc::new(MemoryJournal::new());
-    let a = instance_sharing(
-        stateless_config(),
-        true,
-        Some(Journal::from_arc(store.clone())),
-    )
-    .await;
-    let b = instance_sharing(stateless_config(), true, Some(Journal::from_arc(store))).await;
+    let a = instance_sharing(stateless_config(), true, Some(Journal::new(store.clone()))).await;
+    let b = instance_sharing(stateless_config(), true, Some(Journal::new(store))).await;
     let asked = ask_to_write_note(a.addr).await;
     let retry = accepted_retry(&asked);
     let done = post_call(b.addr, 2, retry.clone()).await;

@@ -91,7 +91,7 @@ async fn start_with(configure: impl FnOnce(ToolExecutorBuilder) -> ToolExecutorB
     let events = Recorder::new();
 
     let mut registry = quickstart_registry().unwrap();
-    registry.register_arc(sleeper.clone()).unwrap();
+    registry.register(sleeper.clone()).unwrap();
     registry.register(CountStepsTool).unwrap();
     let root = workspace.path().to_owned();
     let book = Arc::clone(&notebook);
@@ -99,7 +99,7 @@ async fn start_with(configure: impl FnOnce(ToolExecutorBuilder) -> ToolExecutorB
     // to them, explicitly.
     let executor = configure(
         ToolExecutor::builder(registry, ())
-            .subscribe_arc(events.clone())
+            .subscribe(events.clone())
             .unenforced(SafetyItem::Confirmation),
     );
     let server = McpServer::builder(executor)

@@ -91,11 +91,11 @@ fn setup() -> Setup {
     let approver = Arc::new(Counting::default());
     let policy = Arc::new(ConfirmationPolicy::new(Shared(approver.clone())));
     let mut registry = ToolRegistry::new();
-    registry.register_arc(tool.clone()).unwrap();
+    registry.register(tool.clone()).unwrap();
     let recorder = Recorder::new();
     let exec = ToolExecutor::builder(registry, ())
-        .middleware_arc(policy.clone())
-        .subscribe_arc(recorder.clone())
+        .middleware(policy.clone())
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     Setup {
@@ -257,12 +257,12 @@ async fn cancelling_the_run_while_the_approver_decides_answers_cancelled_at_once
         answered: answered.clone(),
     }));
     let mut registry = ToolRegistry::new();
-    registry.register_arc(tool.clone()).unwrap();
+    registry.register(tool.clone()).unwrap();
     let recorder = Recorder::new();
     let exec = Arc::new(
         ToolExecutor::builder(registry, ())
-            .middleware_arc(policy.clone())
-            .subscribe_arc(recorder.clone())
+            .middleware(policy.clone())
+            .subscribe(recorder.clone())
             .build()
             .unwrap(),
     );
@@ -324,7 +324,7 @@ async fn a_call_approved_after_its_run_was_cancelled_never_runs() {
     let tool = delete_file();
     let run = run_named("run-d");
     let mut registry = ToolRegistry::new();
-    registry.register_arc(tool.clone()).unwrap();
+    registry.register(tool.clone()).unwrap();
     let exec = ToolExecutor::builder(registry, ())
         .middleware(ConfirmationPolicy::new(Crossing(run.clone())))
         .build()

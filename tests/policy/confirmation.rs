@@ -73,6 +73,29 @@ async fn an_approved_call_runs_and_the_approver_saw_its_fingerprint() {
 }
 
 #[tokio::test]
+async fn one_approver_shared_by_two_policies_reviews_the_calls_of_both() {
+    let (a, asked) = approver(ApprovalDecision::Approve);
+    let shared = Arc::new(a);
+    for policy in [
+        ConfirmationPolicy::new(Arc::clone(&shared)),
+        ConfirmationPolicy::new(Arc::clone(&shared)),
+    ] {
+        let tool = confirm_tool();
+        let s = setup(vec![tool.clone()], vec![Arc::new(policy)]);
+        let r = run_one(&s, &RunContext::empty(), "send_note", json!({"text": "hi"})).await;
+        assert!(!r.is_error, "{r:?}");
+        assert_eq!(tool.runs(), 1);
+    }
+    assert_eq!(asked.lock().unwrap().len(), 2);
+    assert_eq!(
+        shared.asked.lock().unwrap().len(),
+        2,
+        "read through the handle"
+    );
+    assert_eq!(Arc::strong_count(&shared), 1, "the executors are gone");
+}
+
+#[tokio::test]
 async fn a_rejected_call_is_refused_with_the_approvers_reason_and_never_runs() {
     let tool = confirm_tool();
     let (a, _) = approver(ApprovalDecision::Reject {

@@ -47,7 +47,7 @@ async fn read_text(exec: &ToolExecutor, run: &RunContext, id: &str, path: &str) 
 
 fn registry_of(tool: Arc<dyn Tool>) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
-    registry.register_arc(tool).unwrap();
+    registry.register(tool).unwrap();
     registry
 }
 
@@ -79,7 +79,7 @@ async fn a_workspace_tool_cannot_escape_its_root_even_when_the_executor_was_buil
     let tool = trusting_reader();
     let recorder = Recorder::new();
     let exec = ToolExecutor::builder(registry_of(tool.clone()), ())
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     let run = RunContext::builder(()).workspace_root(&l.root).build();
@@ -233,7 +233,7 @@ async fn a_middleware_that_declares_it_enforces_confirmation_satisfies_the_build
 #[test]
 fn workspace_on_a_tool_without_a_path_argument_is_refused_at_registration() {
     let tool = needs_confirmation("tidy_up", ToolSafety::default().workspace(true));
-    let refused = ToolRegistry::<()>::new().register_arc(tool).unwrap_err();
+    let refused = ToolRegistry::<()>::new().register(tool).unwrap_err();
     assert_eq!(refused.rule(), "workspace_without_path");
     assert!(refused.to_string().contains("tidy_up"), "{refused}");
 
@@ -275,7 +275,7 @@ async fn turning_secret_redaction_off_is_refused_at_registration_unless_the_tool
         .shared()
     };
     let refused = ToolRegistry::<()>::new()
-        .register_arc(tool(ToolSafety::pure().redaction(unmasked())))
+        .register(tool(ToolSafety::pure().redaction(unmasked())))
         .unwrap_err();
     assert_eq!(refused.rule(), "unredacted_secrets");
     assert!(refused.to_string().contains("show_token"), "{refused}");
@@ -283,7 +283,7 @@ async fn turning_secret_redaction_off_is_refused_at_registration_unless_the_tool
     // Opted in: registered, and the secret is shown as the tool chose.
     let mut registry = ToolRegistry::new();
     registry
-        .register_arc(tool(
+        .register(tool(
             ToolSafety::pure()
                 .redaction(unmasked())
                 .allow_unredacted_secrets(true),

@@ -85,12 +85,12 @@ pub(crate) struct Setup {
 pub(crate) fn setup(tools: Vec<Arc<Scripted>>, policies: Vec<Arc<dyn Middleware>>) -> Setup {
     let mut registry = ToolRegistry::new();
     for t in tools {
-        registry.register_arc(t).unwrap();
+        registry.register(t).unwrap();
     }
     let recorder = Recorder::new();
-    let mut builder = ToolExecutor::builder(registry, ()).subscribe_arc(recorder.clone());
+    let mut builder = ToolExecutor::builder(registry, ()).subscribe(recorder.clone());
     for p in policies {
-        builder = builder.middleware_arc(p);
+        builder = builder.middleware(p);
     }
     Setup {
         executor: builder.build().unwrap(),
@@ -170,14 +170,20 @@ async fn local_only_mode_refuses_networked_tools_through_the_executor() {
 #[tokio::test]
 async fn allow_and_deny_lists_refuse_through_the_executor() {
     let tools = mixed_tools();
-    let names = ["lookup", "fetch_url", "save_file", "delete_all"];
+    let mut registry = ToolRegistry::new();
+    for t in &tools {
+        registry.register(t.clone()).unwrap();
+    }
     let allow = AccessPolicy::builder().allow(["lookup"]);
     let deny = AccessPolicy::builder().deny(["lookup"]);
     for (list, refused, rule) in [
         (allow, "fetch_url", "allow_list"),
         (deny, "lookup", "deny_list"),
     ] {
-        let s = setup(tools.clone(), vec![Arc::new(list.build(names).unwrap())]);
+        let s = setup(
+            tools.clone(),
+            vec![Arc::new(list.build(&registry).unwrap())],
+        );
         let r = run_one(&s, &RunContext::empty(), refused, json!({"text": "x"})).await;
         assert_refused_by(&s, &r, rule);
     }
@@ -189,7 +195,7 @@ async fn a_refusal_is_a_hard_error_when_the_run_forbids_repair() {
     let tools = mixed_tools();
     let mut registry = ToolRegistry::new();
     for t in &tools {
-        registry.register_arc(t.clone()).unwrap();
+        registry.register(t.clone()).unwrap();
     }
     let executor = ToolExecutor::builder(registry, ())
         .middleware(AccessPolicy::read_only())
@@ -210,10 +216,10 @@ async fn at_a_call_limit_the_choice_is_a_repairable_message_or_a_hard_stop() {
     ] {
         let tool = Scripted::echoing(tool_spec("lookup", ToolSafety::pure()));
         let mut registry = ToolRegistry::new();
-        registry.register_arc(tool.clone()).unwrap();
+        registry.register(tool.clone()).unwrap();
         let recorder = Recorder::new();
         let executor = ToolExecutor::builder(registry, ())
-            .subscribe_arc(recorder.clone())
+            .subscribe(recorder.clone())
             .configure(|c| c.limits = CallLimits::none().per_run(2).on_limit(class))
             .build()
             .unwrap();

@@ -91,7 +91,7 @@ async fn a_secret_is_masked_json_escaped_base64_and_hex_in_results_provider_mess
     registry.register(encoder()).unwrap();
     let recorder = Recorder::new();
     let exec = ToolExecutor::builder(registry, ())
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     let run = RunContext::builder(())
@@ -161,7 +161,7 @@ fn replaying(scope: ReplayScope) -> (Arc<Lookup>, ToolExecutor) {
         runs: AtomicUsize::new(0),
     });
     let mut registry = ToolRegistry::new();
-    registry.register_arc(tool.clone()).unwrap();
+    registry.register(tool.clone()).unwrap();
     let exec = ToolExecutor::builder(registry, ())
         .middleware(ReplayCache::new().scope(scope))
         .build()

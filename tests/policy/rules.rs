@@ -58,14 +58,12 @@ fn spec_in<'r>(r: &'r ToolRegistry, name: &str) -> &'r ToolSpec {
 fn allow_list(r: &ToolRegistry, names: &[&str]) -> Result<AccessPolicy, PolicyError> {
     AccessPolicy::builder()
         .allow(names.iter().copied())
-        .build(r.names())
+        .build(r)
 }
 
 /// The access policy over `r` that denies `names`.
 fn deny_list(r: &ToolRegistry, names: &[&str]) -> Result<AccessPolicy, PolicyError> {
-    AccessPolicy::builder()
-        .deny(names.iter().copied())
-        .build(r.names())
+    AccessPolicy::builder().deny(names.iter().copied()).build(r)
 }
 
 fn denied_policy(err: ToolError) -> String {
@@ -139,7 +137,7 @@ fn a_safety_predicate_denies_every_matching_tool() {
         .deny_where("no_shell", "shell access is disabled here", |s| {
             s.safety.shell
         })
-        .build(r.names())
+        .build(&r)
         .unwrap();
     let err = policy.check(spec_in(&r, "run_shell")).unwrap_err();
     assert_eq!(

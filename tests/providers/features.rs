@@ -288,7 +288,7 @@ async fn a_tool_found_by_search_tools_is_callable_from_the_next_turn_only() {
     let send = send_email();
     let search = ToolSearch::new([FakeTool::spec(&send)]);
     let mut registry = registry(vec![echo(), send.clone()]);
-    registry.register_arc(search.clone()).unwrap();
+    registry.register(search.clone()).unwrap();
     let executor = ToolExecutor::builder(registry, ()).build().unwrap();
     let run = RunContext::empty();
     let always = ["echo", ToolSearch::NAME];

@@ -95,8 +95,8 @@ async fn a_batch_of_every_fault_answers_each_call_once_and_the_executor_serves_t
     .artifact_store(BrokenStore)
     .subscribe(PanickingSubscriber(Delivery::Inline))
     .subscribe(PanickingSubscriber(Delivery::Queued))
-    .subscribe_arc(slow.clone())
-    .subscribe_arc(recorder.clone())
+    .subscribe(slow.clone())
+    .subscribe(recorder.clone())
     .configure(|c| {
         c.cancel_grace = Duration::from_millis(50);
         c.max_concurrency = std::num::NonZeroUsize::new(16).unwrap();

@@ -60,7 +60,7 @@ async fn every_forged_hidden_key_is_refused_before_the_body_runs_and_its_value_n
     ];
     let recorder = Recorder::new();
     let exec = executor(tools.iter().map(|t| t.clone() as Arc<dyn Tool>).collect())
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         // Forged keys are refused before any approver would be asked.
         .unenforced(SafetyItem::Confirmation)
         .build()
@@ -137,7 +137,7 @@ async fn a_secret_used_as_a_key_is_masked_whole_even_where_keys_are_shortened() 
     let recorder = Recorder::new();
     let echo = echo();
     let exec = executor(vec![echo.clone()])
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     let run = RunContext::builder(())

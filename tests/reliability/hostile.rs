@@ -166,7 +166,7 @@ async fn numbers_too_large_for_the_field_are_refused_before_the_tool_decodes_the
     let mut registry = ToolRegistry::new();
     registry.register(CountUpTool).unwrap();
     let exec = ToolExecutor::builder(registry, ())
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     let before = COUNT_RUNS.load(Ordering::SeqCst);

@@ -106,7 +106,7 @@ async fn a_middleware_that_rewrites_arguments_into_a_hostile_depth_is_refused_in
             ctx.arguments_mut()["n"] = nested(200_000, false);
             Ok(BeforeOutcome::Continue)
         }))
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     let r = execute_once(&exec, call("mw", "echo", r#"{"text":"x"}"#)).await;

@@ -114,7 +114,7 @@ fn measured_run() {
     // It keeps no arguments: 400,000 of them would look like a leak.
     let echo = echo_fake().forgetting_arguments().shared();
     let exec = executor(vec![echo.clone()])
-        .subscribe_arc(finals.clone())
+        .subscribe(finals.clone())
         .configure(|c| c.max_concurrency = std::num::NonZeroUsize::new(1_000).unwrap())
         .build()
         .unwrap();

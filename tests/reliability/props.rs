@@ -188,7 +188,7 @@ fn arbitrary_calls_never_panic_never_run_a_body_on_invalid_arguments_and_answer_
         .run(&batch(names_and_alias), |(calls, concurrency)| {
             let recorder = Recorder::new();
             let exec = ToolExecutor::builder(registry.clone(), ())
-                .subscribe_arc(recorder.clone())
+                .subscribe(recorder.clone())
                 // The properties are about arguments and ids, not approvals.
                 .unenforced(SafetyItem::Confirmation)
                 .configure(|c| {

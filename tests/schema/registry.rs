@@ -297,7 +297,7 @@ fn an_undeclared_tool_gets_the_conservative_safety_profile() {
 async fn a_hand_written_tool_registers_and_runs_as_a_shared_trait_object() {
     let tool: Arc<dyn Tool> = Arc::new(fixed(spec_with_schema("lookup", object_schema())));
     let mut registry = ToolRegistry::new();
-    registry.register_arc(Arc::clone(&tool)).unwrap();
+    registry.register(Arc::clone(&tool)).unwrap();
     let registered = registry.get("lookup").unwrap();
     let runtime = ToolRuntime::new(RunContext::empty(), "call-1", "lookup");
     let out = registered

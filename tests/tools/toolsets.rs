@@ -29,7 +29,7 @@ async fn prefixed_toolsets_with_colliding_names_merge_and_each_call_reaches_its_
     );
     let recorder = EventRecorder::new();
     let executor = ToolExecutor::builder(registry, ())
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     let run = RunContext::empty();

@@ -468,7 +468,7 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
             .map(|sealer| sealer.shared(self.request_state_journal))
             .map_err(McpServerError::RequestStateKey)?;
         let relay = Arc::new(ProgressRelay::default());
-        let executor = self.executor.subscribe_arc(relay.clone()).build()?;
+        let executor = self.executor.subscribe(relay.clone()).build()?;
         let tools = list_tools(&executor)?;
         #[allow(deprecated)] // MCP logging, still in 2025-11-25
         // `prompts/list` and `resources/list` are answered (with no item):

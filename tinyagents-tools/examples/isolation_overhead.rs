@@ -98,7 +98,7 @@ async fn measure() -> Result<(), Box<dyn std::error::Error>> {
     ];
     let mut registry: ToolRegistry = ToolRegistry::new();
     for tool in tools {
-        registry.register_arc(tool)?;
+        registry.register(tool)?;
     }
     let exec = ToolExecutor::builder(registry, ()).build()?;
     let run = RunContext::builder(()).build();

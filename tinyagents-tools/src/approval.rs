@@ -8,6 +8,7 @@
 //! [`ConfirmationPolicy`](crate::policy::ConfirmationPolicy) asks, and the
 //! [`journal`](crate::journal) keeps what it asked.
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -106,6 +107,14 @@ pub enum ApprovalDecision {
 pub trait Approver: Send + Sync + 'static {
     /// Reviews one call.
     async fn review(&self, request: &ApprovalRequest) -> ApprovalDecision;
+}
+
+/// A shared approver: the application keeps a handle on it.
+#[async_trait]
+impl<T: Approver + ?Sized> Approver for Arc<T> {
+    async fn review(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        (**self).review(request).await
+    }
 }
 
 /// How far a recorded approval reaches.

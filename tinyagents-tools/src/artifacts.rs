@@ -47,6 +47,19 @@ pub trait ArtifactStore: Send + Sync + 'static {
     async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ArtifactError>;
 }
 
+/// A shared store: the application keeps a handle on it (to read back what
+/// the executor stored).
+#[async_trait]
+impl<T: ArtifactStore + ?Sized> ArtifactStore for Arc<T> {
+    async fn put(&self, bytes: Vec<u8>, mime_type: &str) -> Result<ArtifactRef, ArtifactError> {
+        (**self).put(bytes, mime_type).await
+    }
+
+    async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, ArtifactError> {
+        (**self).get(key).await
+    }
+}
+
 /// The content address of `bytes`: their SHA-256 as 64 lowercase hex digits.
 pub fn artifact_key(bytes: &[u8]) -> String {
     sha256_hex(bytes)

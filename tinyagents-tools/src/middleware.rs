@@ -20,8 +20,12 @@
 //! gives them the spec, the run, the turn, the state and a per-call scratch
 //! map ([`Extensions`]) shared between a call's `before_tool` and
 //! `after_tool`.
+//!
+//! An `Arc<M>` is a middleware too, so an application can add one and keep
+//! a handle on it.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -269,6 +273,9 @@ impl<'a, S, C> AfterToolCtx<'a, S, C> {
 /// Both hooks default to doing nothing, so a middleware implements only what
 /// it needs.
 ///
+/// `Arc<M>` is a middleware when `M` is: add `Arc::clone(&policy)` to keep
+/// a handle on a policy the executor also runs.
+///
 /// ```
 /// use tinyagents_tools::middleware::{BeforeOutcome, BeforeToolCtx};
 /// use tinyagents_tools::{Middleware, ToolError, async_trait};
@@ -314,6 +321,27 @@ pub trait Middleware<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
     /// change the outcome. The default does nothing.
     async fn after_tool(&self, ctx: &mut AfterToolCtx<'_, S, C>) {
         let _ = ctx;
+    }
+}
+
+/// A shared middleware: an application keeps a handle on it (to change a
+/// policy while the executor runs) and gives the executor a clone.
+#[async_trait]
+impl<S: Shared, C: Shared, M: Middleware<S, C> + ?Sized> Middleware<S, C> for Arc<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn enforces(&self) -> &[SafetyItem] {
+        (**self).enforces()
+    }
+
+    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
+        (**self).before_tool(ctx).await
+    }
+
+    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_, S, C>) {
+        (**self).after_tool(ctx).await
     }
 }
 

@@ -137,7 +137,7 @@ async fn run_on_current_thread(budget: Budget, report: &mut Report) -> PerCall {
     check_ours(plain.execute(&run, &turn, text_call.clone()).await);
     let (observed, subscriber, middleware) = ours_exec::observed(ours::MacroAddTool);
     check_ours(observed.execute(&run, &turn, call.clone()).await);
-    let counting = || Some(Arc::new(ours_exec::CountingSubscriber::default()) as _);
+    let counting = || Some(Arc::new(ours_exec::CountingSubscriber::default()));
     let subscribed = ours_exec::attached(ours::MacroAddTool, counting(), None);
     check_ours(subscribed.execute(&run, &turn, call.clone()).await);
     let hooked = ours_exec::attached(ours::MacroAddTool, None, Some(Default::default()));

@@ -74,17 +74,17 @@ pub fn observed(
 /// (either may be left out, to see what each costs alone).
 pub fn attached(
     tool: impl Tool,
-    subscriber: Option<Arc<dyn EventSubscriber>>,
+    subscriber: Option<Arc<CountingSubscriber>>,
     middleware: Option<Arc<CountingMiddleware>>,
 ) -> ToolExecutor {
     let mut registry = ToolRegistry::new();
     registry.register(tool).expect("registers");
     let mut builder = ToolExecutor::builder(registry, ());
     if let Some(subscriber) = subscriber {
-        builder = builder.subscribe_arc(subscriber);
+        builder = builder.subscribe(subscriber);
     }
     if let Some(middleware) = middleware {
-        builder = builder.middleware_arc(middleware);
+        builder = builder.middleware(middleware);
     }
     builder.build().expect("builds")
 }

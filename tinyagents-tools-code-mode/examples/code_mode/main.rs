@@ -59,7 +59,7 @@ async fn main_inner() -> Result<(), Box<dyn std::error::Error>> {
     let calls = Arc::new(Calls::default());
     let inner = Arc::new(
         ToolExecutor::builder(registry, ())
-            .subscribe_arc(calls.clone())
+            .subscribe(calls.clone())
             .build()?,
     );
 

@@ -98,7 +98,7 @@ pub fn setup_with(
     let recorder = EventRecorder::new();
     let mut inner = ToolExecutor::builder(registry(), ())
         .middleware(ConfirmationPolicy::deferred())
-        .subscribe_arc(recorder.clone());
+        .subscribe(recorder.clone());
     if let Some(journal) = journal {
         inner = inner.journal(journal.clone());
     }

@@ -14,7 +14,7 @@ pub fn recorded_executor() -> (Arc<ToolExecutor>, Arc<EventRecorder>) {
     registry.register(HashTool).unwrap();
     let recorder = EventRecorder::new();
     let executor = ToolExecutor::builder(registry, ())
-        .subscribe_arc(recorder.clone())
+        .subscribe(recorder.clone())
         .build()
         .unwrap();
     (Arc::new(executor), recorder)

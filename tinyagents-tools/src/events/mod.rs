@@ -80,6 +80,22 @@ pub trait EventSubscriber: Send + Sync + 'static {
     }
 }
 
+/// A shared subscriber: an application keeps one handle (to read what it
+/// recorded) and gives the executor another.
+impl<T: EventSubscriber + ?Sized> EventSubscriber for Arc<T> {
+    fn on_event(&self, event: &ToolEvent<'_>) {
+        (**self).on_event(event)
+    }
+
+    fn delivery(&self) -> Delivery {
+        (**self).delivery()
+    }
+
+    fn accepts(&self, kind: EventKind) -> bool {
+        (**self).accepts(kind)
+    }
+}
+
 impl<F> EventSubscriber for F
 where
     F: Fn(&ToolEvent<'_>) + Send + Sync + 'static,
@@ -134,13 +150,9 @@ impl EventBus {
         EventBus::default()
     }
 
-    /// Adds a subscriber.
+    /// Adds a subscriber (an `Arc<T>` of one, to keep a handle on it).
     pub fn subscribe(&mut self, subscriber: impl EventSubscriber) {
-        self.subscribe_arc(Arc::new(subscriber));
-    }
-
-    /// Adds a shared subscriber.
-    pub fn subscribe_arc(&mut self, subscriber: Arc<dyn EventSubscriber>) {
+        let subscriber: Arc<dyn EventSubscriber> = Arc::new(subscriber);
         let delivery = subscriber.delivery();
         let kinds = EventKind::ALL
             .into_iter()

@@ -313,48 +313,33 @@ impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
     }
 
     /// Adds a middleware; `before_tool` hooks run in the order added,
-    /// `after_tool` hooks in reverse.
+    /// `after_tool` hooks in reverse. An `Arc<M>` is a middleware too: add
+    /// a clone to keep a handle on it.
     pub fn middleware(mut self, middleware: impl Middleware<S, C>) -> Self {
         self.middleware.push(Arc::new(middleware));
         self
     }
 
-    /// Adds a shared middleware.
-    pub fn middleware_arc(mut self, middleware: Arc<dyn Middleware<S, C>>) -> Self {
-        self.middleware.push(middleware);
-        self
-    }
-
-    /// Adds an event subscriber.
+    /// Adds an event subscriber (an `Arc<T>` of one, to keep a handle).
     pub fn subscribe(mut self, subscriber: impl EventSubscriber) -> Self {
         self.events.subscribe(subscriber);
         self
     }
 
-    /// Adds a shared event subscriber.
-    pub fn subscribe_arc(mut self, subscriber: Arc<dyn EventSubscriber>) -> Self {
-        self.events.subscribe_arc(subscriber);
-        self
-    }
-
-    /// Uses an event bus shared with other executors (subscribers added with
-    /// [`subscribe`](Self::subscribe) are then ignored).
-    pub fn event_bus(mut self, bus: Arc<EventBus>) -> Self {
-        self.shared_events = Some(bus);
+    /// Uses an event bus shared with other executors, given by value or
+    /// as an `Arc` (subscribers added with [`subscribe`](Self::subscribe)
+    /// are then ignored).
+    pub fn event_bus(mut self, bus: impl Into<Arc<EventBus>>) -> Self {
+        self.shared_events = Some(bus.into());
         self
     }
 
     /// Stores outputs larger than [`ExecutorConfig::artifact_threshold`] in
     /// `store`; without one they are only cut to
-    /// [`ExecutorConfig::max_content_bytes`].
+    /// [`ExecutorConfig::max_content_bytes`]. An `Arc<T>` of a store is a
+    /// store too, to keep a handle on it.
     pub fn artifact_store(mut self, store: impl ArtifactStore) -> Self {
         self.artifacts = Some(Arc::new(store));
-        self
-    }
-
-    /// Uses a shared artifact store.
-    pub fn artifact_store_arc(mut self, store: Arc<dyn ArtifactStore>) -> Self {
-        self.artifacts = Some(store);
         self
     }
 

@@ -56,15 +56,11 @@ impl std::fmt::Debug for Journal {
 }
 
 impl Journal {
-    /// A journal over `store`.
+    /// A journal over `store` (an `Arc<T>` of one, for journals that share
+    /// it).
     pub fn new(store: impl JournalStore) -> Self {
-        Journal::from_arc(Arc::new(store))
-    }
-
-    /// A journal over a shared store.
-    pub fn from_arc(store: Arc<dyn JournalStore>) -> Self {
         Journal {
-            store,
+            store: Arc::new(store),
             owner: owner::new_owner().into(),
             lease_margin: Duration::from_secs(5),
         }

@@ -7,6 +7,8 @@
 //! (the states, approvals, leases, what a delivery is answered with) is the
 //! [`Journal`](super::Journal)'s, the same for every backend.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use thiserror::Error;
 
@@ -111,6 +113,51 @@ pub trait JournalStore: Send + Sync + 'static {
     /// The logged events (of run `run`, when given), in the order appended,
     /// each with its `seq`.
     async fn events(&self, run: Option<&RunId>) -> Result<Vec<JournalEvent>, JournalError>;
+}
+
+/// A shared store: journals over one store share its records (two
+/// instances of a test, a store the application also reads).
+#[async_trait]
+impl<T: JournalStore + ?Sized> JournalStore for Arc<T> {
+    fn location(&self) -> String {
+        (**self).location()
+    }
+
+    async fn get(&self, key: &CallKey) -> Result<Option<Stored>, JournalError> {
+        (**self).get(key).await
+    }
+
+    async fn insert(&self, record: &CallRecord) -> Result<Option<Stored>, JournalError> {
+        (**self).insert(record).await
+    }
+
+    async fn replace(&self, record: &CallRecord, revision: u64) -> Result<bool, JournalError> {
+        (**self).replace(record, revision).await
+    }
+
+    async fn find(&self, query: &CallQuery) -> Result<Vec<Stored>, JournalError> {
+        (**self).find(query).await
+    }
+
+    async fn put_grant(&self, grant: &StandingGrant) -> Result<(), JournalError> {
+        (**self).put_grant(grant).await
+    }
+
+    async fn grants(&self, tool: &str) -> Result<Vec<StandingGrant>, JournalError> {
+        (**self).grants(tool).await
+    }
+
+    async fn revoke_grants(&self, tool: Option<&str>) -> Result<u64, JournalError> {
+        (**self).revoke_grants(tool).await
+    }
+
+    async fn append_events(&self, events: &[JournalEvent]) -> Result<(), JournalError> {
+        (**self).append_events(events).await
+    }
+
+    async fn events(&self, run: Option<&RunId>) -> Result<Vec<JournalEvent>, JournalError> {
+        (**self).events(run).await
+    }
 }
 
 /// What went wrong with a journal.

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::error::ToolError;
 use crate::middleware::{BeforeOutcome, BeforeResult, BeforeToolCtx, Middleware};
+use crate::registry::ToolRegistry;
 use crate::spec::ToolSpec;
 use crate::spec::{FilesystemAccess, Reach};
 use crate::tool::Shared;
@@ -228,13 +229,12 @@ impl AccessPolicyBuilder {
         self
     }
 
-    /// Checks every listed name against `registered` (the registry's names)
-    /// and builds the policy.
-    pub fn build<'a>(
+    /// Checks every listed name against `registry` and builds the policy.
+    pub fn build<S: Shared, C: Shared>(
         self,
-        registered: impl IntoIterator<Item = &'a str>,
+        registry: &ToolRegistry<S, C>,
     ) -> Result<AccessPolicy, PolicyError> {
-        let known: Vec<&str> = registered.into_iter().collect();
+        let known: Vec<&str> = registry.names().collect();
         if let Some(allow) = &self.policy.allow {
             check_names("allow_list", allow.iter().map(String::as_str), &known)?;
         }

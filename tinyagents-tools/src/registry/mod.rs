@@ -181,14 +181,9 @@ impl ToolRegistry {
 }
 
 impl<S: Shared, C: Shared> ToolRegistry<S, C> {
-    /// Registers a tool.
+    /// Registers a tool (an `Arc<T>` of one, to keep a handle on it).
     pub fn register(&mut self, tool: impl Tool<S, C>) -> Result<&mut Self, RegistryError> {
-        self.register_arc(Arc::new(tool))
-    }
-
-    /// Registers a shared tool.
-    pub fn register_arc(&mut self, tool: Arc<dyn Tool<S, C>>) -> Result<&mut Self, RegistryError> {
-        self.register_from(tool, None)
+        self.register_from(Arc::new(tool), None)
     }
 
     /// Registers every tool of `service` (each `#[tool]` method of its

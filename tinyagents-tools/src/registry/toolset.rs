@@ -100,13 +100,9 @@ impl<S: Shared, C: Shared> Toolset<S, C> {
         }
     }
 
-    /// Adds a tool.
-    pub fn tool(self, tool: impl Tool<S, C>) -> Self {
-        self.tool_arc(Arc::new(tool))
-    }
-
-    /// Adds a shared tool.
-    pub fn tool_arc(mut self, tool: Arc<dyn Tool<S, C>>) -> Self {
+    /// Adds a tool (an `Arc<T>` of one, to keep a handle on it).
+    pub fn tool(mut self, tool: impl Tool<S, C>) -> Self {
+        let tool: Arc<dyn Tool<S, C>> = Arc::new(tool);
         let original = tool.spec().name.to_string();
         self.members.push(Member {
             tool,

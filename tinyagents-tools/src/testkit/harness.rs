@@ -14,7 +14,7 @@ use crate::error::ToolError;
 use crate::events::EventSubscriber;
 use crate::executor::{ExecutorBuildError, ExecutorConfig, ToolExecutor};
 use crate::ids::{IdSource, RunId, ThreadId};
-use crate::inject::{Inject, InjectError};
+use crate::inject::{Inject, InjectError, IntoState};
 use crate::middleware::Middleware;
 use crate::output::ToolResult;
 use crate::registry::{RegistryError, ToolRegistry};
@@ -55,13 +55,8 @@ impl<S: Shared, C: Shared> ToolHarnessBuilder<S, C> {
     /// Adds another tool (the first one added is the one
     /// [`ToolHarness::call`] runs).
     pub fn tool(mut self, tool: impl Tool<S, C>) -> Self {
-        self.add(Arc::new(tool));
-        self
-    }
-
-    fn add(&mut self, tool: Arc<dyn Tool<S, C>>) {
         let name = tool.spec().name.to_string();
-        match self.registry.register_arc(tool) {
+        match self.registry.register(tool) {
             Ok(_) => {
                 self.first_tool.get_or_insert(name);
             }
@@ -69,6 +64,7 @@ impl<S: Shared, C: Shared> ToolHarnessBuilder<S, C> {
                 self.registry_error.get_or_insert(e);
             }
         }
+        self
     }
 
     /// Adds a store, injected as `Store<T>`.
@@ -183,12 +179,12 @@ impl<S: Shared, C: Shared> ToolHarnessBuilder<S, C> {
         let recorder = EventRecorder::new();
         let mut builder = ToolExecutor::builder(self.registry, self.state)
             .config(self.config)
-            .subscribe_arc(recorder.clone());
+            .subscribe(recorder.clone());
         for subscriber in self.subscribers {
-            builder = builder.subscribe_arc(subscriber);
+            builder = builder.subscribe(subscriber);
         }
         for middleware in self.middleware {
-            builder = builder.middleware_arc(middleware);
+            builder = builder.middleware(middleware);
         }
         for item in self.unenforced {
             builder = builder.unenforced(item);
@@ -265,22 +261,21 @@ impl<S: Shared, C: Shared> ToolHarness<S, C> {
     /// or as an `Arc`) and run context value `context`.
     pub fn builder_with(
         tool: impl Tool<S, C>,
-        state: impl Into<Arc<S>>,
+        state: impl IntoState<S>,
         context: C,
     ) -> ToolHarnessBuilder<S, C> {
-        let mut builder = ToolHarnessBuilder {
+        let builder = ToolHarnessBuilder {
             registry: ToolRegistry::default(),
             registry_error: None,
             first_tool: None,
-            state: state.into(),
+            state: state.into_state(),
             run: RunContext::builder(context),
             middleware: Vec::new(),
             subscribers: Vec::new(),
             config: ExecutorConfig::default(),
             unenforced: Vec::new(),
         };
-        builder.add(Arc::new(tool));
-        builder
+        builder.tool(tool)
     }
 
     fn next_id(&self) -> String {

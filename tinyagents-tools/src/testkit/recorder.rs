@@ -19,7 +19,7 @@ use crate::events::{Delivery, EventKind, EventSubscriber, ToolEvent};
 /// use tinyagents_tools::testkit::EventRecorder;
 ///
 /// let recorder = EventRecorder::new();
-/// // give `recorder.clone()` to `ToolExecutorBuilder::subscribe_arc`, run calls, then:
+/// // give `recorder.clone()` to `ToolExecutorBuilder::subscribe`, run calls, then:
 /// assert!(recorder.is_empty());
 /// recorder.assert_kinds(&[]);
 /// ```
