@@ -21,10 +21,15 @@
 //! map ([`Extensions`]) shared between a call's `before_tool` and
 //! `after_tool`.
 //!
-//! An `Arc<M>` is a middleware too, so an application can add one and keep
-//! a handle on it.
+//! A hook a middleware does not write costs nothing: the executor sees,
+//! on the first call, that the trait's default ran for that middleware
+//! itself, and calls that hook no more. An `Arc<M>` is a middleware too,
+//! so an application can add one and keep a handle on it.
 
+use std::any::TypeId;
 use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -94,6 +99,44 @@ impl<S, C> Clone for CallView<'_, S, C> {
 
 impl<S, C> Copy for CallView<'_, S, C> {}
 
+/// Tells the executor that a hook it called is the trait's default for the
+/// middleware it called it on, so that it calls that hook no more.
+///
+/// The executor sets `called` to the type it added the middleware as; the
+/// default hooks mark `default_ran` only when they run for that very type
+/// (a middleware of the application's that calls another one's default
+/// hook is not taken for a default), and an `Arc<M>` hands the question on
+/// to `M`.
+#[derive(Clone, Copy)]
+pub(crate) struct Probe {
+    called: TypeId,
+    pub(crate) default_ran: bool,
+}
+
+impl Probe {
+    /// A probe for a hook of the middleware added as type `called`.
+    pub(crate) fn new(called: TypeId) -> Self {
+        Probe {
+            called,
+            default_ran: false,
+        }
+    }
+
+    /// The trait's default hook of `M` is running.
+    fn default_of<M: ?Sized + 'static>(&mut self) {
+        if self.called == TypeId::of::<M>() {
+            self.default_ran = true;
+        }
+    }
+
+    /// `Arc<M>`'s hook hands the call on to `M`'s.
+    fn forwarded<M: ?Sized + 'static>(&mut self) {
+        if self.called == TypeId::of::<Arc<M>>() {
+            self.called = TypeId::of::<M>();
+        }
+    }
+}
+
 /// The accessors both hook contexts share, read from their [`CallView`].
 macro_rules! call_accessors {
     () => {
@@ -143,6 +186,7 @@ pub struct BeforeToolCtx<'a, S = (), C = ()> {
     pub(crate) events: &'a EventBus,
     pub(crate) approvals: Approvals<'a>,
     pub(crate) draw: Option<CallDraw>,
+    pub(crate) probe: Probe,
 }
 
 /// What a `before_tool` context knows of the call's approval, and what a
@@ -237,6 +281,7 @@ pub struct AfterToolCtx<'a, S = (), C = ()> {
     pub(crate) attempts: u32,
     pub(crate) outcome: &'a mut Result<ToolOutput, ToolError>,
     pub(crate) extensions: &'a mut Extensions,
+    pub(crate) probe: Probe,
 }
 
 impl<'a, S, C> AfterToolCtx<'a, S, C> {
@@ -271,7 +316,8 @@ impl<'a, S, C> AfterToolCtx<'a, S, C> {
 /// Code that runs around every tool call of an executor.
 ///
 /// Both hooks default to doing nothing, so a middleware implements only what
-/// it needs.
+/// it needs; a hook it leaves to the default is not called at all once the
+/// executor has seen it is the default (on the first call).
 ///
 /// `Arc<M>` is a middleware when `M` is: add `Arc::clone(&policy)` to keep
 /// a handle on a policy the executor also runs.
@@ -313,20 +359,23 @@ pub trait Middleware<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
     /// Runs before the tool, after the executor's own checks. The default
     /// lets the call go on.
     async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
-        let _ = ctx;
+        ctx.probe.default_of::<Self>();
         Ok(BeforeOutcome::Continue)
     }
 
     /// Runs after the tool (or after a later middleware answered), and may
     /// change the outcome. The default does nothing.
     async fn after_tool(&self, ctx: &mut AfterToolCtx<'_, S, C>) {
-        let _ = ctx;
+        ctx.probe.default_of::<Self>();
     }
 }
 
-/// A shared middleware: an application keeps a handle on it (to change a
-/// policy while the executor runs) and gives the executor a clone.
-#[async_trait]
+/// A boxed hook future, as `#[async_trait]` writes the trait's hooks.
+type Hook<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The shared middleware: its hooks are `M`'s own futures, handed on
+/// without a box of their own. (The signatures are the ones
+/// `#[async_trait]` gives the trait's hooks.)
 impl<S: Shared, C: Shared, M: Middleware<S, C> + ?Sized> Middleware<S, C> for Arc<M> {
     fn name(&self) -> &str {
         (**self).name()
@@ -336,12 +385,29 @@ impl<S: Shared, C: Shared, M: Middleware<S, C> + ?Sized> Middleware<S, C> for Ar
         (**self).enforces()
     }
 
-    async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_, S, C>) -> BeforeResult {
-        (**self).before_tool(ctx).await
+    fn before_tool<'s, 'r, 'c, 'f>(
+        &'s self,
+        ctx: &'r mut BeforeToolCtx<'c, S, C>,
+    ) -> Hook<'f, BeforeResult>
+    where
+        's: 'f,
+        'r: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        ctx.probe.forwarded::<M>();
+        (**self).before_tool(ctx)
     }
 
-    async fn after_tool(&self, ctx: &mut AfterToolCtx<'_, S, C>) {
-        (**self).after_tool(ctx).await
+    fn after_tool<'s, 'r, 'c, 'f>(&'s self, ctx: &'r mut AfterToolCtx<'c, S, C>) -> Hook<'f, ()>
+    where
+        's: 'f,
+        'r: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        ctx.probe.forwarded::<M>();
+        (**self).after_tool(ctx)
     }
 }
 
@@ -358,14 +424,32 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn the_default_hooks_let_the_call_go_on_and_keep_the_outcome() {
+    /// Runs its own code around `Neither`'s default hooks.
+    struct Around(Neither);
+
+    #[async_trait]
+    impl Middleware for Around {
+        fn name(&self) -> &str {
+            "around"
+        }
+
+        async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> BeforeResult {
+            self.0.before_tool(ctx).await
+        }
+
+        async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
+            self.0.after_tool(ctx).await;
+        }
+    }
+
+    /// What a probe says after `mw`'s two hooks ran on contexts probing
+    /// for type `called`: (before was the default, after was the default).
+    async fn defaults_seen(mw: &dyn Middleware, called: TypeId) -> (bool, bool) {
         let spec = ToolSpec::builder("t", "A tool.").build().unwrap();
         let run = RunContext::empty();
         let turn = Turn::new(1);
         let call_id = ToolCallId::new("c1");
         let events = EventBus::new();
-
         let call = CallView {
             spec: &spec,
             called_name: &CallName::from("t"),
@@ -384,11 +468,13 @@ mod tests {
             events: &events,
             approvals: Approvals::default(),
             draw: None,
+            probe: Probe::new(called),
         };
         assert!(matches!(
-            Neither.before_tool(&mut before).await,
+            mw.before_tool(&mut before).await,
             Ok(BeforeOutcome::Continue)
         ));
+        let before = before.probe.default_ran;
 
         let mut outcome = Ok(ToolOutput::text("done"));
         let mut after = AfterToolCtx {
@@ -397,8 +483,53 @@ mod tests {
             attempts: 1,
             outcome: &mut outcome,
             extensions: &mut extensions,
+            probe: Probe::new(called),
         };
-        Neither.after_tool(&mut after).await;
+        mw.after_tool(&mut after).await;
+        let after = after.probe.default_ran;
         assert_eq!(outcome, Ok(ToolOutput::text("done")));
+        (before, after)
+    }
+
+    #[tokio::test]
+    async fn the_default_hooks_let_the_call_go_on_keep_the_outcome_and_say_they_ran() {
+        assert_eq!(
+            defaults_seen(&Neither, TypeId::of::<Neither>()).await,
+            (true, true)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_middleware_running_another_ones_default_hooks_is_not_taken_for_a_default() {
+        let around = Around(Neither);
+        assert_eq!(
+            defaults_seen(&around, TypeId::of::<Around>()).await,
+            (false, false)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_shared_middleware_hands_the_question_to_the_one_inside() {
+        let shared = Arc::new(Neither);
+        assert_eq!(
+            defaults_seen(&shared, TypeId::of::<Arc<Neither>>()).await,
+            (true, true)
+        );
+        let twice = Arc::new(Arc::new(Neither));
+        assert_eq!(
+            defaults_seen(&twice, TypeId::of::<Arc<Arc<Neither>>>()).await,
+            (true, true)
+        );
+        let around = Arc::new(Around(Neither));
+        assert_eq!(
+            defaults_seen(&around, TypeId::of::<Arc<Around>>()).await,
+            (false, false)
+        );
+        // A shared middleware of unknown type is never skipped.
+        let unknown: Arc<dyn Middleware> = Arc::new(Neither);
+        assert_eq!(
+            defaults_seen(&unknown, TypeId::of::<Arc<dyn Middleware>>()).await,
+            (false, false)
+        );
     }
 }

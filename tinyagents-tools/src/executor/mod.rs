@@ -53,6 +53,7 @@ use crate::output::ToolResult;
 use crate::policy::WorkspacePolicy;
 use crate::registry::ToolRegistry;
 use crate::runtime::{RunContext, Turn};
+use lifecycle::MiddlewareSlot;
 // The lifecycle reaches the call-limit steps through this module.
 
 use crate::spec::SafetyItem;
@@ -97,7 +98,7 @@ pub struct ToolExecutor<S = (), C = ()> {
     registry: Arc<ToolRegistry<S, C>>,
     state: Arc<S>,
     events: Arc<EventBus>,
-    middleware: Vec<Arc<dyn Middleware<S, C>>>,
+    middleware: Vec<MiddlewareSlot<S, C>>,
     config: ExecutorConfig,
     artifacts: Option<Arc<dyn ArtifactStore>>,
     /// One semaphore per registered tool with a `max_concurrency`, by
@@ -292,7 +293,7 @@ pub struct ToolExecutorBuilder<S = (), C = ()> {
     state: Arc<S>,
     events: EventBus,
     shared_events: Option<Arc<EventBus>>,
-    middleware: Vec<Arc<dyn Middleware<S, C>>>,
+    middleware: Vec<MiddlewareSlot<S, C>>,
     config: ExecutorConfig,
     artifacts: Option<Arc<dyn ArtifactStore>>,
     unenforced: Vec<SafetyItem>,
@@ -316,7 +317,7 @@ impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
     /// `after_tool` hooks in reverse. An `Arc<M>` is a middleware too: add
     /// a clone to keep a handle on it.
     pub fn middleware(mut self, middleware: impl Middleware<S, C>) -> Self {
-        self.middleware.push(Arc::new(middleware));
+        self.middleware.push(MiddlewareSlot::new(middleware));
         self
     }
 
@@ -408,7 +409,10 @@ impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
     fn enforce_declared(&mut self) -> Result<(), ExecutorBuildError> {
         for item in SafetyItem::ALL {
             if self.unenforced.contains(&item)
-                || self.middleware.iter().any(|m| m.enforces().contains(&item))
+                || self
+                    .middleware
+                    .iter()
+                    .any(|m| m.middleware.enforces().contains(&item))
             {
                 continue;
             }
@@ -420,7 +424,10 @@ impl<S: Shared, C: Shared> ToolExecutorBuilder<S, C> {
                 continue;
             };
             match item {
-                SafetyItem::Workspace => self.middleware.insert(0, Arc::new(WorkspacePolicy)),
+                SafetyItem::Workspace => {
+                    self.middleware
+                        .insert(0, MiddlewareSlot::new(WorkspacePolicy));
+                }
                 _ => {
                     return Err(ExecutorBuildError::MissingPolicy {
                         tool: tool.spec().name.as_str().to_owned(),

@@ -2,14 +2,15 @@
 //! carries ([`ToolCallId`], [`RunId`], [`ThreadId`]).
 //!
 //! All of them are cheap to clone because the executor copies them into
-//! every event and result: a short id or call name is kept in place (a
-//! copy is a plain copy), a longer one is shared (`Arc<str>`).
+//! every event and result: one of up to 23 bytes (every usual name and id)
+//! is kept in place, so a copy is a plain copy, with no allocation and no
+//! reference count to change; a longer one is shared.
 
 use std::borrow::Borrow;
 use std::fmt;
-use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use smol_str::SmolStr;
 
 pub(crate) mod name_rules;
 
@@ -58,23 +59,19 @@ macro_rules! str_views {
 /// assert!(ToolName::new("Search Docs").is_err());
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolName(Arc<str>);
+pub struct ToolName(SmolStr);
 
 impl ToolName {
     /// Validates `name` and wraps it.
     pub fn new(name: impl AsRef<str>) -> Result<Self, NameError> {
         let name = name.as_ref();
         crate::ids::name_rules::check_tool_name(name)?;
-        Ok(ToolName(Arc::from(name)))
+        Ok(ToolName(SmolStr::new(name)))
     }
 
     /// The name as a string slice.
+    #[inline]
     pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The shared string, for handing the name on without copying it.
-    pub fn shared(&self) -> &Arc<str> {
         &self.0
     }
 }
@@ -105,14 +102,15 @@ macro_rules! opaque_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
         ///
-        /// The string is shared: copying an id is a reference count.
+        /// Up to 23 bytes it is kept in place (a copy is a plain copy),
+        /// beyond that shared.
         #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(Arc<str>);
+        pub struct $name(SmolStr);
 
         impl $name {
             /// Wraps an id as given (ids are opaque: any string is accepted).
-            pub fn new(id: impl Into<Arc<str>>) -> Self {
-                $name(id.into())
+            pub fn new(id: impl AsRef<str>) -> Self {
+                $name(SmolStr::new(id))
             }
 
             /// The id as a string slice.
@@ -126,13 +124,13 @@ macro_rules! opaque_id {
 
         impl From<&str> for $name {
             fn from(value: &str) -> Self {
-                $name(Arc::from(value))
+                $name(SmolStr::new(value))
             }
         }
 
         impl From<String> for $name {
             fn from(value: String) -> Self {
-                $name(Arc::from(value))
+                $name(SmolStr::from(value))
             }
         }
 
@@ -195,9 +193,9 @@ pub trait IdSource: Send + Sync + 'static {
 /// and carried from the [`ToolCall`](crate::ToolCall) to its
 /// [`ToolResult`](crate::ToolResult).
 ///
-/// A name of up to 24 bytes (every usual tool name) is stored in place, so
+/// A name of up to 23 bytes (every usual tool name) is stored in place, so
 /// a call's name costs no allocation to make, copy or drop; a longer one is
-/// kept on the heap. It reads as a `&str` (`Deref`) and compares with
+/// shared. It reads as a `&str` (`Deref`) and compares with
 /// strings.
 ///
 /// ```
@@ -209,15 +207,16 @@ pub trait IdSource: Send + Sync + 'static {
 /// ```
 #[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct CallName(Arc<str>);
+pub struct CallName(SmolStr);
 
 impl CallName {
     /// Wraps a name as given.
     pub fn new(name: impl AsRef<str>) -> Self {
-        CallName(Arc::from(name.as_ref()))
+        CallName(SmolStr::new(name))
     }
 
     /// The name as a string slice.
+    #[inline]
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -246,7 +245,7 @@ impl From<&String> for CallName {
 
 impl From<String> for CallName {
     fn from(value: String) -> Self {
-        CallName(Arc::from(value))
+        CallName(SmolStr::from(value))
     }
 }
 
@@ -261,7 +260,7 @@ impl From<std::borrow::Cow<'_, str>> for CallName {
 
 impl From<&ToolName> for CallName {
     fn from(value: &ToolName) -> Self {
-        CallName::new(value.as_str())
+        CallName(value.0.clone())
     }
 }
 
@@ -293,15 +292,21 @@ mod call_name_tests {
     use super::*;
 
     #[test]
-    fn names_of_any_length_round_trip_and_copies_share_the_string() {
-        let short = CallName::from("get_weather_forecast_now");
+    fn names_of_any_length_round_trip_and_only_long_ones_are_shared() {
+        let short = CallName::from("get_weather_forecast_now"); // 24 bytes
         let copy = short.clone();
+        assert_eq!(copy, short);
+        let in_place = CallName::from("get_weather_forecast"); // 20 bytes
         assert!(
-            std::ptr::eq(copy.as_str(), short.as_str()),
-            "a copy is shared"
+            !std::ptr::eq(in_place.clone().as_str(), in_place.as_str()),
+            "a copy of a short name has its own bytes"
         );
         let long = "a".repeat(64);
         let heap = CallName::from(long.clone());
+        assert!(
+            std::ptr::eq(heap.clone().as_str(), heap.as_str()),
+            "a copy of a long name shares them"
+        );
         assert_eq!(heap, long);
         assert_eq!(String::from(heap), long);
         let json = serde_json::to_string(&short).unwrap();

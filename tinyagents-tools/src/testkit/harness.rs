@@ -12,7 +12,7 @@ use super::recorder::EventRecorder;
 use crate::call::{RawArguments, ToolCall};
 use crate::error::ToolError;
 use crate::events::EventSubscriber;
-use crate::executor::{ExecutorBuildError, ExecutorConfig, ToolExecutor};
+use crate::executor::{ExecutorBuildError, ExecutorConfig, ToolExecutor, ToolExecutorBuilder};
 use crate::ids::{IdSource, RunId, ThreadId};
 use crate::inject::{Inject, InjectError, IntoState};
 use crate::middleware::Middleware;
@@ -37,6 +37,10 @@ pub enum HarnessError {
     Executor(#[from] ExecutorBuildError),
 }
 
+/// Adds one middleware to an executor's builder.
+type AddMiddleware<S, C> =
+    Box<dyn FnOnce(ToolExecutorBuilder<S, C>) -> ToolExecutorBuilder<S, C> + Send>;
+
 /// Builds a [`ToolHarness`]: the tools, the run's stores, resources, secrets
 /// and workspace, and the executor's middleware and configuration.
 pub struct ToolHarnessBuilder<S = (), C = ()> {
@@ -45,7 +49,9 @@ pub struct ToolHarnessBuilder<S = (), C = ()> {
     first_tool: Option<String>,
     state: Arc<S>,
     run: RunContextBuilder<C>,
-    middleware: Vec<Arc<dyn Middleware<S, C>>>,
+    /// The middleware, each added to the executor's builder as the type it
+    /// was given as.
+    middleware: Vec<AddMiddleware<S, C>>,
     subscribers: Vec<Arc<dyn EventSubscriber>>,
     config: ExecutorConfig,
     unenforced: Vec<SafetyItem>,
@@ -146,7 +152,8 @@ impl<S: Shared, C: Shared> ToolHarnessBuilder<S, C> {
 
     /// Adds a middleware, in the order the executor's builder would.
     pub fn middleware(mut self, middleware: impl Middleware<S, C>) -> Self {
-        self.middleware.push(Arc::new(middleware));
+        self.middleware
+            .push(Box::new(|builder| builder.middleware(middleware)));
         self
     }
 
@@ -183,8 +190,8 @@ impl<S: Shared, C: Shared> ToolHarnessBuilder<S, C> {
         for subscriber in self.subscribers {
             builder = builder.subscribe(subscriber);
         }
-        for middleware in self.middleware {
-            builder = builder.middleware(middleware);
+        for add in self.middleware {
+            builder = add(builder);
         }
         for item in self.unenforced {
             builder = builder.unenforced(item);

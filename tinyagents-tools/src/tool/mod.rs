@@ -2,6 +2,8 @@
 //! ([`Toolset`](crate::registry::Toolset), a `#[tools]` [`ToolService`]) and [`ToolSearch`], the tool
 //! that finds the others.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -99,14 +101,30 @@ pub trait InlineCall<S, C>: Send + Sync {
     fn call_inline(&self, state: &S, runtime: &ToolRuntime<C>, arguments: &Value) -> CallResult;
 }
 
-#[async_trait]
+/// A boxed call future, as `#[async_trait]` writes [`Tool::call`].
+type CallFuture<'a> = Pin<Box<dyn Future<Output = CallResult> + Send + 'a>>;
+
+/// A shared tool: its calls are `T`'s own futures, handed on without a box
+/// of their own (the signature is the one `#[async_trait]` gives
+/// [`Tool::call`]).
 impl<S: Shared, C: Shared, T: Tool<S, C> + ?Sized> Tool<S, C> for Arc<T> {
     fn spec(&self) -> &ToolSpec {
         (**self).spec()
     }
 
-    async fn call(&self, state: &S, runtime: &ToolRuntime<C>, arguments: Value) -> CallResult {
-        (**self).call(state, runtime, arguments).await
+    fn call<'s, 'a, 'r, 'f>(
+        &'s self,
+        state: &'a S,
+        runtime: &'r ToolRuntime<C>,
+        arguments: Value,
+    ) -> CallFuture<'f>
+    where
+        's: 'f,
+        'a: 'f,
+        'r: 'f,
+        Self: 'f,
+    {
+        (**self).call(state, runtime, arguments)
     }
 
     fn __inline(&self) -> Option<&dyn InlineCall<S, C>> {

@@ -5,8 +5,10 @@
 //! the call's waiting time, not its own. A call a hook refuses gives back
 //! the call-limit slots it was admitted with: it never reached its tool.
 
+use std::any::TypeId;
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 
 use serde_json::Value;
@@ -18,13 +20,52 @@ use crate::error::{ErrorKind, ToolError};
 use crate::events::Digest;
 use crate::executor::{ToolExecutor, args};
 use crate::middleware::{
-    AfterToolCtx, Approvals, BeforeOutcome, BeforeToolCtx, CallView, Middleware,
+    AfterToolCtx, Approvals, BeforeOutcome, BeforeToolCtx, CallView, Middleware, Probe,
 };
 use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
 use crate::runtime::Extensions;
 use crate::runtime::{Turn, limits};
 use crate::tool::Shared;
+
+/// The `before_tool` hook, in [`MiddlewareSlot`]'s learned defaults.
+const BEFORE: u8 = 1;
+/// The `after_tool` hook.
+const AFTER: u8 = 2;
+
+/// A middleware as an executor holds it: the type it was added as, and
+/// which of its hooks were seen to be the trait's defaults (the
+/// [`Probe`] of a call said so), which its calls then skip.
+pub(crate) struct MiddlewareSlot<S, C> {
+    pub(crate) middleware: Arc<dyn Middleware<S, C>>,
+    added_as: TypeId,
+    /// [`BEFORE`] and [`AFTER`], once seen to be defaults.
+    defaults: AtomicU8,
+}
+
+impl<S: Shared, C: Shared> MiddlewareSlot<S, C> {
+    pub(crate) fn new<M: Middleware<S, C>>(middleware: M) -> Self {
+        MiddlewareSlot {
+            middleware: Arc::new(middleware),
+            added_as: TypeId::of::<M>(),
+            defaults: AtomicU8::new(0),
+        }
+    }
+
+    /// True unless `hook` is known to be the trait's default.
+    #[inline]
+    fn calls(&self, hook: u8) -> bool {
+        self.defaults.load(Ordering::Relaxed) & hook == 0
+    }
+
+    /// Keeps what `probe` saw of `hook`: a default is not called again.
+    #[inline]
+    fn learn(&self, hook: u8, probe: Probe) {
+        if probe.default_ran {
+            self.defaults.fetch_or(hook, Ordering::Relaxed);
+        }
+    }
+}
 
 /// A call as the `before_tool` hooks let it through (its arguments stay
 /// with the steps, changed in place by a hook that changes them).
@@ -56,7 +97,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let mut extensions = Extensions::new();
         // A journaled call's decision, shown to every hook.
         let journaled = cx.durable.as_ref().and_then(|d| d.journaled.clone());
-        for (i, mw) in self.middleware.iter().enumerate() {
+        for (i, slot) in self.middleware.iter().enumerate() {
+            if !slot.calls(BEFORE) {
+                continue;
+            }
             let mut ctx = BeforeToolCtx {
                 call: self.call_view(cx, turn, registered),
                 arguments: &mut *arguments,
@@ -69,9 +113,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                     decided: None,
                 },
                 draw: cx.draw,
+                probe: Probe::new(slot.added_as),
             };
             let (outcome, waited) = {
-                let mut hook = mw.before_tool(&mut ctx);
+                let mut hook = slot.middleware.before_tool(&mut ctx);
                 // `if let`, not `match`: the first poll's `Pending` is gone
                 // before the wait, so the future keeps no room for it.
                 if let Poll::Ready(outcome) = first_poll(&mut hook).await {
@@ -82,6 +127,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                     (outcome, Some(since.elapsed()))
                 }
             };
+            slot.learn(BEFORE, ctx.probe);
             let changed = ctx.arguments_changed;
             if let (Some(decided), Some(durable)) =
                 (ctx.approvals.decided.take(), cx.durable.as_deref_mut())
@@ -91,7 +137,14 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             if let Some(waited) = waited {
                 cx.waited += waited;
             }
-            let verdict = self.hook_verdict(cx, registered, &**mw, arguments, outcome, changed);
+            let verdict = self.hook_verdict(
+                cx,
+                registered,
+                &*slot.middleware,
+                arguments,
+                outcome,
+                changed,
+            );
             match verdict {
                 Ok(None) => {}
                 Ok(Some(output)) => {
@@ -203,6 +256,14 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         }
     }
 
+    /// True when a middleware that let the call through `before_tool`
+    /// has an `after_tool` to run (one not known to be the default).
+    pub(super) fn has_after_tool(&self, before: &Before) -> bool {
+        self.middleware[..before.entered]
+            .iter()
+            .any(|slot| slot.calls(AFTER))
+    }
+
     /// Step 7: the `after_tool` hooks of the middleware that ran
     /// `before_tool`, in reverse order; they may change the outcome in
     /// `ran`. (A call no hook saw has none to run.) Everything it reads is
@@ -222,9 +283,124 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             attempts: ran.attempts,
             outcome: &mut ran.outcome,
             extensions: &mut before.extensions,
+            probe: Probe::new(TypeId::of::<()>()),
         };
-        for mw in self.middleware[..before.entered].iter().rev() {
-            mw.after_tool(&mut after).await;
+        for slot in self.middleware[..before.entered].iter().rev() {
+            if !slot.calls(AFTER) {
+                continue;
+            }
+            after.probe = Probe::new(slot.added_as);
+            slot.middleware.after_tool(&mut after).await;
+            slot.learn(AFTER, after.probe);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU32;
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::call::ToolCall;
+    use crate::middleware::BeforeResult;
+    use crate::registry::ToolRegistry;
+    use crate::runtime::{RunContext, ToolRuntime};
+    use crate::spec::{ToolSafety, ToolSpec};
+    use crate::tool::{CallResult, Tool};
+
+    struct Ping(ToolSpec);
+
+    #[async_trait]
+    impl Tool for Ping {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+
+        async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> CallResult {
+            Ok(ToolOutput::text("pong"))
+        }
+    }
+
+    /// Writes neither hook.
+    struct Neither;
+
+    impl Middleware for Neither {
+        fn name(&self) -> &str {
+            "neither"
+        }
+    }
+
+    /// Writes `before_tool` only, and counts its calls.
+    #[derive(Default)]
+    struct BeforeOnly(AtomicU32);
+
+    #[async_trait]
+    impl Middleware for BeforeOnly {
+        fn name(&self) -> &str {
+            "before_only"
+        }
+
+        async fn before_tool(&self, _: &mut BeforeToolCtx<'_>) -> BeforeResult {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(BeforeOutcome::Continue)
+        }
+    }
+
+    /// Runs `Neither`'s default hooks inside its own, and counts its own.
+    #[derive(Default)]
+    struct Around(AtomicU32, AtomicU32);
+
+    #[async_trait]
+    impl Middleware for Around {
+        fn name(&self) -> &str {
+            "around"
+        }
+
+        async fn before_tool(&self, ctx: &mut BeforeToolCtx<'_>) -> BeforeResult {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Neither.before_tool(ctx).await
+        }
+
+        async fn after_tool(&self, ctx: &mut AfterToolCtx<'_>) {
+            Neither.after_tool(ctx).await;
+            self.1.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[tokio::test]
+    async fn the_hooks_a_middleware_leaves_to_the_default_are_skipped_after_the_first_call() {
+        let spec = ToolSpec::builder("ping", "Answer pong.")
+            .safety(ToolSafety::pure())
+            .build()
+            .unwrap();
+        let mut registry = ToolRegistry::new();
+        registry.register(Ping(spec)).unwrap();
+        let before_only = Arc::new(BeforeOnly::default());
+        let around = Arc::new(Around::default());
+        let executor = ToolExecutor::builder(registry, ())
+            .middleware(Neither)
+            .middleware(Arc::clone(&before_only))
+            .middleware(Arc::clone(&around))
+            .build()
+            .unwrap();
+        let learned = || {
+            let bits = |i: usize| executor.middleware[i].defaults.load(Ordering::Relaxed);
+            [bits(0), bits(1), bits(2)]
+        };
+        assert_eq!(learned(), [0, 0, 0], "nothing is known before a call");
+        let run = RunContext::empty();
+        for i in 1..=3 {
+            let call = ToolCall::new(format!("c{i}"), "ping", "{}");
+            let result = executor.execute(&run, &Turn::new(i), call).await;
+            assert_eq!(result.text(), "pong");
+            // Neither's two hooks, and the after_tool BeforeOnly does not
+            // write; Around runs another's defaults, never its own.
+            assert_eq!(learned(), [BEFORE | AFTER, AFTER, 0], "after call {i}");
+        }
+        assert_eq!(before_only.0.load(Ordering::Relaxed), 3);
+        assert_eq!(around.0.load(Ordering::Relaxed), 3);
+        assert_eq!(around.1.load(Ordering::Relaxed), 3);
     }
 }

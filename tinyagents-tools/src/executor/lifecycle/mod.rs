@@ -14,6 +14,8 @@ mod durable;
 mod middleware;
 mod span;
 
+pub(super) use middleware::MiddlewareSlot;
+
 use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -238,7 +240,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             self.emit_started(cx, registered, arguments);
         }
         let mut ran = step!(self.run_tool(cx, registered, arguments, before.as_mut()));
-        if let Some(before) = before.as_mut().filter(|before| before.entered > 0) {
+        if let Some(before) = before.as_mut().filter(|b| self.has_after_tool(b)) {
             self.after_tool(cx, turn, registered, before, arguments, &mut ran)
                 .await;
         }
