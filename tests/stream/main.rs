@@ -1,9 +1,11 @@
 //! Model output as it streams: provider streams read as they arrive
 //! (`native_*`) and the text formats of open-weight models, each against
-//! the whole-response parse, for every chunking.
+//! the whole-response parse, for every chunking; and one streamed turn
+//! from the output to the answers (`execute`).
 //!
 //! One test binary for the folder, one module per file.
 
+mod execute;
 mod grammar_convert;
 mod grammar_gbnf;
 mod grammar_lark;

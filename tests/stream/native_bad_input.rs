@@ -93,9 +93,10 @@ fn a_chat_call_left_open_when_the_model_finished_normally_is_malformed() {
     let failed = only_failed(&out);
     assert_eq!(failed.kind, CallProblem::MalformedArguments);
     assert_eq!(failed.raw, "{\"a\": [1, ");
-    // The executor still answers it, by id, from its raw text.
-    let call = failed.as_call().unwrap();
-    assert_eq!(call.id.as_str(), "c");
+    // It is still answered, by id, without running.
+    let answer = failed.answer().unwrap();
+    assert_eq!(answer.tool_call_id.as_str(), "c");
+    assert_eq!(answer.outcome(), "invalid_arguments");
 }
 
 #[test]
@@ -333,7 +334,10 @@ fn a_call_without_a_name_is_malformed_markup_and_keeps_its_id() {
     let failed = only_failed(&out);
     assert_eq!(failed.kind, CallProblem::MalformedMarkup);
     assert_eq!(failed.id.as_ref().unwrap().as_str(), "anon");
-    assert!(failed.as_call().is_none());
+    assert!(
+        failed.answer().is_none(),
+        "a call without a name has no answer"
+    );
 }
 
 const ANTHROPIC: NativeFormat = NativeFormat::Anthropic;

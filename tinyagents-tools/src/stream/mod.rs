@@ -20,17 +20,30 @@
 //!   parse makes it;
 //! - **bounded**: arguments larger or deeper than the [`StreamLimits`] are
 //!   refused while they stream, before the whole value is buffered.
+//!
+//! [`execute_streamed`] runs one streamed turn with any reader: every event
+//! to a callback as it comes, each ready call through the executor the
+//! moment it is ready, and the answers in call order, failed and truncated
+//! calls answered without running ([`FailedCall::answer`],
+//! [`TruncatedCall::answer`]).
+
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::call::ToolCall;
+use crate::error::{ArgumentProblem, ErrorClass, ErrorKind, ToolError};
 use crate::executor::ExecutorConfig;
 use crate::ids::{CallName, ToolCallId};
+use crate::output::ToolResult;
 
+mod execute;
 pub mod grammar;
 pub mod json_scan;
 pub mod native;
 pub mod text;
+
+pub use execute::{StreamedTurn, execute_streamed};
 
 /// A reader of one turn's model output, fed in pieces as they arrive.
 ///
@@ -152,14 +165,70 @@ pub struct FailedCall {
 }
 
 impl FailedCall {
-    /// The call to hand to the executor so that it answers this call's id
-    /// with a classified error: its raw argument text, which fails to parse
-    /// or validate there. `None` when the format gave no id or no name (the
-    /// provider then expects no answer).
-    pub fn as_call(&self) -> Option<ToolCall> {
+    /// The answer to this call, without running anything: a
+    /// [`ToolResult`] for its id with a classified [`ToolError`] whose
+    /// message names the problem (its [`CallProblem::as_str`] word) and says
+    /// the call did not run. `None` when the format gave no id or no name
+    /// (the provider then expects no answer).
+    ///
+    /// The error's kind follows what the executor answers for the same
+    /// problem: [`ErrorKind::InvalidArguments`] for arguments or markup that
+    /// cannot be read and for a lost event, [`ErrorKind::LimitExceeded`]
+    /// (`argument_size`, `argument_depth`) for arguments past the limits,
+    /// and [`ErrorKind::Conflict`] for a reused id (whose arguments may be
+    /// good: they are never run under an id already answered). Every one is
+    /// [`ErrorClass::Repair`]: the model can write the call again.
+    pub fn answer(&self) -> Option<ToolResult> {
         let (id, name) = (self.id.clone()?, self.name.clone()?);
-        Some(ToolCall::new(id, name, self.raw.as_str()))
+        let problem = self.kind.as_str();
+        let error = match self.kind {
+            CallProblem::MalformedArguments => unreadable(format!(
+                "the call's arguments are not one JSON object ({problem}); it did not run"
+            )),
+            CallProblem::MalformedMarkup => unreadable(format!(
+                "the call's markup is malformed ({problem}); it did not run"
+            )),
+            CallProblem::LostEvent => unreadable(format!(
+                "a piece of the stream was lost while the call's arguments were open \
+                 ({problem}); it did not run"
+            )),
+            CallProblem::TooLarge => ToolError::limit_exceeded(
+                ErrorClass::Repair,
+                "argument_size",
+                format!(
+                    "the call's arguments grew past the size limit ({problem}); it did not run"
+                ),
+            ),
+            CallProblem::TooDeep => ToolError::limit_exceeded(
+                ErrorClass::Repair,
+                "argument_depth",
+                format!(
+                    "the call's arguments nest deeper than the depth limit ({problem}); it did not run"
+                ),
+            ),
+            CallProblem::ReusedId => ToolError::new(
+                ErrorClass::Repair,
+                ErrorKind::Conflict,
+                format!(
+                    "call id `{id}` was already used by an earlier call of this output \
+                     ({problem}); this call did not run"
+                ),
+            ),
+        };
+        Some(ToolResult::from_error(id, name, error, Duration::ZERO))
     }
+}
+
+/// An [`ErrorKind::InvalidArguments`] refusal with `message` as its one
+/// problem, for the whole call.
+fn unreadable(message: String) -> ToolError {
+    ToolError::new(
+        ErrorClass::Repair,
+        ErrorKind::InvalidArguments {
+            problems: vec![ArgumentProblem::new("", message.clone())],
+        },
+        message,
+    )
 }
 
 /// A call cut off by the end of the stream.
@@ -173,6 +242,20 @@ pub struct TruncatedCall {
     pub name: Option<CallName>,
     /// Everything of the call that arrived.
     pub raw: String,
+}
+
+impl TruncatedCall {
+    /// The answer to this call, without running anything: a
+    /// [`ToolResult`] for its id with an [`ErrorKind::InvalidArguments`]
+    /// error ([`ErrorClass::Repair`]) saying it was cut off by the end of
+    /// the output and did not run. `None` when the format gave no id or no
+    /// name before the cut.
+    pub fn answer(&self) -> Option<ToolResult> {
+        let (id, name) = (self.id.clone()?, self.name.clone()?);
+        let error =
+            unreadable("the call was cut off by the end of the output; it did not run".into());
+        Some(ToolResult::from_error(id, name, error, Duration::ZERO))
+    }
 }
 
 /// What is wrong with a call.
@@ -521,21 +604,109 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_failed_call_with_an_id_and_a_name_becomes_a_call_the_executor_answers() {
-        let failed = FailedCall {
+    fn failed(kind: CallProblem, raw: &str) -> FailedCall {
+        FailedCall {
             index: Some(0),
             id: Some("call_1".into()),
             name: Some("weather".into()),
-            kind: CallProblem::MalformedArguments,
-            raw: r#"{"city": "Par"#.into(),
+            kind,
+            raw: raw.into(),
+        }
+    }
+
+    #[test]
+    fn a_failed_call_with_an_id_and_a_name_is_answered_by_id_naming_its_problem() {
+        let cases = [
+            (
+                CallProblem::MalformedArguments,
+                "invalid_arguments",
+                "the call's arguments are not one JSON object (malformed_arguments); it did not run",
+            ),
+            (
+                CallProblem::MalformedMarkup,
+                "invalid_arguments",
+                "the call's markup is malformed (malformed_markup); it did not run",
+            ),
+            (
+                CallProblem::LostEvent,
+                "invalid_arguments",
+                "a piece of the stream was lost while the call's arguments were open (lost_event); it did not run",
+            ),
+            (
+                CallProblem::TooLarge,
+                "limit_exceeded",
+                "the call's arguments grew past the size limit (too_large); it did not run",
+            ),
+            (
+                CallProblem::TooDeep,
+                "limit_exceeded",
+                "the call's arguments nest deeper than the depth limit (too_deep); it did not run",
+            ),
+        ];
+        for (kind, outcome, message) in cases {
+            let result = failed(kind, r#"{"city": "Par"#).answer().unwrap();
+            assert_eq!(result.tool_call_id.as_str(), "call_1", "{kind:?}");
+            assert_eq!(result.name.as_str(), "weather", "{kind:?}");
+            assert!(result.is_error, "{kind:?}");
+            assert_eq!(result.outcome(), outcome, "{kind:?}");
+            let error = result.error.as_ref().unwrap();
+            assert_eq!(error.class(), ErrorClass::Repair, "{kind:?}");
+            assert_eq!(error.message(), message, "{kind:?}");
+            assert_eq!(result.text(), message, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn a_reused_id_is_answered_as_a_conflict_even_when_its_arguments_are_good() {
+        let result = failed(CallProblem::ReusedId, r#"{"city": "Paris"}"#)
+            .answer()
+            .unwrap();
+        assert_eq!(result.outcome(), "conflict");
+        assert_eq!(
+            result.text(),
+            "call id `call_1` was already used by an earlier call of this output (reused_id); this call did not run"
+        );
+        assert_eq!(result.error.unwrap().class(), ErrorClass::Repair);
+    }
+
+    #[test]
+    fn a_call_without_an_id_or_a_name_has_no_answer() {
+        let anonymous = FailedCall {
+            id: None,
+            ..failed(CallProblem::MalformedArguments, "{")
         };
-        let call = failed.as_call().unwrap();
-        assert_eq!(call.id.as_str(), "call_1");
-        assert_eq!(call.name.as_str(), "weather");
-        assert_eq!(call.arguments, r#"{"city": "Par"#.into());
-        let anonymous = FailedCall { id: None, ..failed };
-        assert!(anonymous.as_call().is_none());
+        assert!(anonymous.answer().is_none());
+        let nameless = FailedCall {
+            name: None,
+            ..failed(CallProblem::MalformedArguments, "{")
+        };
+        assert!(nameless.answer().is_none());
+        let cut = TruncatedCall {
+            index: Some(2),
+            id: Some("call_3".into()),
+            name: None,
+            raw: "{\"a\"".into(),
+        };
+        assert!(cut.answer().is_none());
+    }
+
+    #[test]
+    fn a_truncated_call_is_answered_as_cut_off_and_not_run() {
+        let cut = TruncatedCall {
+            index: Some(2),
+            id: Some("call_3".into()),
+            name: Some("search".into()),
+            raw: "{\"query\": \"ret".into(),
+        };
+        let result = cut.answer().unwrap();
+        assert_eq!(result.tool_call_id.as_str(), "call_3");
+        assert_eq!(result.name.as_str(), "search");
+        assert_eq!(result.outcome(), "invalid_arguments");
+        assert_eq!(
+            result.text(),
+            "the call was cut off by the end of the output; it did not run"
+        );
+        assert_eq!(result.error.unwrap().class(), ErrorClass::Repair);
     }
 
     #[test]
