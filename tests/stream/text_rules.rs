@@ -306,11 +306,12 @@ fn a_failed_call_keeps_the_id_and_name_its_format_gave() {
         failed.id.as_ref().unwrap().as_str(),
         "functions.get_weather:0"
     );
-    let as_call = failed.as_call().unwrap();
-    let results = run(vec![as_call]);
-    assert!(results[0].is_error);
+    // Answered by that id, without running.
+    let answer = failed.answer().unwrap();
+    assert!(answer.is_error);
+    assert_eq!(answer.outcome(), "invalid_arguments");
     assert_eq!(
-        results[0].message.tool_call_id.as_str(),
+        answer.message.tool_call_id.as_str(),
         "functions.get_weather:0"
     );
 }

@@ -44,8 +44,8 @@
 //!   when the format has no end marker; one bad call never discards the
 //!   others. Every call, ready or not, has an index, and once its name is
 //!   read an id (the format's or a generated one), so
-//!   [`FailedCall::as_call`](crate::stream::FailedCall::as_call) hands it to
-//!   the executor to be answered with a classified error;
+//!   [`FailedCall::answer`](crate::stream::FailedCall::answer) answers it
+//!   by that id with a classified error, without running it;
 //! - **text byte for byte**: everything outside call and reasoning markup
 //!   is passed through as written, whitespace included; whitespace inside
 //!   a call's markup is markup;
