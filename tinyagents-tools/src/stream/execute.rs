@@ -126,8 +126,9 @@ pub struct StreamedTurn<E> {
 enum Answer {
     /// The executor's answer to the next call handed to it.
     Executed,
-    /// Made without running anything.
-    Refused(ToolResult),
+    /// Made without running anything (boxed: the executed answers, far
+    /// more common, need no room for it).
+    Refused(Box<ToolResult>),
 }
 
 /// Reads one turn of the model's output from `pieces` with `reader`,
@@ -191,10 +192,10 @@ where
                         started = true;
                     }
                     StreamEvent::CallFailed(failed) => {
-                        answers.extend(failed.answer().map(Answer::Refused));
+                        answers.extend(failed.answer().map(|r| Answer::Refused(Box::new(r))));
                     }
                     StreamEvent::Truncated(cut) => {
-                        answers.extend(cut.answer().map(Answer::Refused));
+                        answers.extend(cut.answer().map(|r| Answer::Refused(Box::new(r))));
                     }
                     _ => {}
                 }
@@ -223,7 +224,7 @@ where
     let results = answers
         .into_iter()
         .filter_map(|answer| match answer {
-            Answer::Refused(result) => Some(result),
+            Answer::Refused(result) => Some(*result),
             Answer::Executed => executed.next(),
         })
         .collect();
