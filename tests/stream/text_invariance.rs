@@ -49,6 +49,17 @@ fn segment() -> impl Strategy<Value = Segment> {
     ]
 }
 
+/// `t` as text written after `out`: Llama reads a bare JSON call at the
+/// very start, so text there that opens an object is not plain text and
+/// gets a letter before it.
+fn plain_at(format: &TextFormat, out: &str, t: &str) -> String {
+    if out.is_empty() && format.family == Family::Llama3Json {
+        format!("a{t}")
+    } else {
+        t.to_owned()
+    }
+}
+
 /// The output `segments` make in `format`, with what it should read as.
 fn write(
     format: &TextFormat,
@@ -67,13 +78,7 @@ fn write(
                 text.push_str(t);
             }
             Segment::Text(t) => {
-                // Llama reads a bare JSON call at the very start: text there
-                // that opens an object is not plain text.
-                let t = if out.is_empty() && format.family == Family::Llama3Json {
-                    format!("a{t}")
-                } else {
-                    t.clone()
-                };
+                let t = plain_at(format, &out, t);
                 out.push_str(&t);
                 text.push_str(&t);
             }
@@ -89,8 +94,9 @@ fn write(
                     reasoning.push_str(r);
                 }
                 None => {
-                    out.push_str(r);
-                    text.push_str(r);
+                    let r = plain_at(format, &out, r);
+                    out.push_str(&r);
+                    text.push_str(&r);
                 }
             },
             Segment::Calls(cs) => {
