@@ -60,13 +60,3 @@ fn outputs_a_random_walk_writes_read_back_as_valid_calls() {
         "{beyond} calls with numbers beyond f64"
     );
 }
-
-#[test]
-#[ignore = "prints the grammars of GRAMMAR_FORMAT for reading"]
-fn print_the_grammars() {
-    let name = std::env::var("GRAMMAR_FORMAT").unwrap_or_else(|_| "hermes".into());
-    let format = TextFormat::by_name(&name).unwrap();
-    for kind in grammar::Grammar::ALL {
-        println!("==== {kind}\n{}", kind.text(&format, &tools()).unwrap());
-    }
-}
