@@ -30,6 +30,25 @@ mod observers;
 
 pub use observers::{LogCapture, PanickingSubscriber, Pause, SeesArguments};
 
+/// The repository README's snippets, compiled and run as doctests: the
+/// README is the repository's front page, in no published package.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+/// The pages of `docs/` that no crate ships yet, compiled and run as
+/// doctests here until their crates carry them.
+#[cfg(doctest)]
+pub mod docs_pages {
+    /// `docs/mcp.md`.
+    #[doc = include_str!("../docs/mcp.md")]
+    pub struct Mcp;
+
+    /// `docs/mcp-client.md`.
+    #[doc = include_str!("../docs/mcp-client.md")]
+    pub struct McpClient;
+}
+
 /// A spec builder with a description and an input schema.
 pub fn spec(name: &str, schema: Value) -> ToolSpecBuilder {
     ToolSpec::builder(name, format!("The `{name}` test tool."))
@@ -138,9 +157,8 @@ pub fn spawn_call(
     tokio::spawn(async move { exec.execute(&run, &Turn::new(turn), call).await })
 }
 
-/// The first Rust block of the README's section headed `heading`.
-pub fn readme_block(heading: &str) -> &'static str {
-    let readme = include_str!("../README.md");
+/// The first Rust block of `readme`'s section headed `heading`.
+pub fn readme_block<'a>(readme: &'a str, heading: &str) -> &'a str {
     let section = &readme[readme.find(heading).expect("the section")..];
     let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
     let block = &section[start..];

@@ -101,7 +101,7 @@ fn the_guide_table_lists_every_compile_fail_case() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     // The page's introduction names the cases about every fn, its table
     // one row per rule.
-    let table = std::fs::read_to_string(root.join("../docs/compile-errors.md")).unwrap();
+    let table = std::fs::read_to_string(root.join("../tinyagents-tools/docs/compile-errors.md")).unwrap();
     let mut missing = Vec::new();
     for entry in std::fs::read_dir(root.join("cases/fail")).unwrap() {
         let path = entry.unwrap().path();
@@ -116,6 +116,6 @@ fn the_guide_table_lists_every_compile_fail_case() {
     }
     assert!(
         missing.is_empty(),
-        "not in the compile-error table of docs/compile-errors.md: {missing:?}"
+        "not in the compile-error table of tinyagents-tools/docs/compile-errors.md: {missing:?}"
     );
 }

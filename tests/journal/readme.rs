@@ -1,6 +1,6 @@
 //! The guide's durable program (`cargo run --features journal-sqlite --example durable_first`), as
-//! is: the block in docs/journal.md, "A whole program", is the example's
-//! text, and it runs.
+//! is: the block in `tinyagents-tools/docs/journal.md`, "A whole program",
+//! is the example's text, and it runs.
 
 mod program {
     include!("../../examples/durable_first.rs");
@@ -14,9 +14,9 @@ mod program {
     }
 }
 
-/// The first `rust,no_run` block of docs/journal.md's section `heading`.
+/// The first `rust,no_run` block of the journal page's section `heading`.
 fn guide_block(heading: &str) -> &'static str {
-    let page = include_str!("../../docs/journal.md");
+    let page = include_str!("../../tinyagents-tools/docs/journal.md");
     let section = &page[page.find(heading).expect("the section")..];
     let fence = "```rust,no_run\n";
     let block = &section[section.find(fence).expect("a rust block") + fence.len()..];

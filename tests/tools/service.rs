@@ -272,7 +272,7 @@ async fn a_service_named_with_a_state_type_reads_the_executor_state() {
 
 #[test]
 fn the_guide_service_snippet_is_the_compiled_example() {
-    let page = include_str!("../../docs/services.md");
+    let page = include_str!("../../tinyagents-tools/docs/services.md");
     let section = &page[page.find("## Tools on a service").expect("the section")..];
     let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
     let block = &section[start..];
