@@ -234,13 +234,13 @@ fn the_readmes_install_block_lists_every_crate_the_guides_snippets_use() {
         .collect();
     let pages = [
         readme,
-        include_str!("../docs/tools.md"),
-        include_str!("../docs/injection.md"),
-        include_str!("../docs/executor.md"),
-        include_str!("../docs/providers.md"),
-        include_str!("../docs/journal.md"),
-        include_str!("../docs/middleware-and-policies.md"),
-        include_str!("../docs/testing.md"),
+        include_str!("../tinyagents-tools/docs/tools.md"),
+        include_str!("../tinyagents-tools/docs/injection.md"),
+        include_str!("../tinyagents-tools/docs/executor.md"),
+        include_str!("../tinyagents-tools/docs/providers.md"),
+        include_str!("../tinyagents-tools/docs/journal.md"),
+        include_str!("../tinyagents-tools/docs/middleware-and-policies.md"),
+        include_str!("../tinyagents-tools/docs/testing.md"),
     ];
     let mut used = Vec::new();
     for page in pages {
