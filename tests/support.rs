@@ -36,19 +36,6 @@ pub use observers::{LogCapture, PanickingSubscriber, Pause, SeesArguments};
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-/// The pages of `docs/` that no crate ships yet, compiled and run as
-/// doctests here until their crates carry them.
-#[cfg(doctest)]
-pub mod docs_pages {
-    /// `docs/mcp.md`.
-    #[doc = include_str!("../docs/mcp.md")]
-    pub struct Mcp;
-
-    /// `docs/mcp-client.md`.
-    #[doc = include_str!("../docs/mcp-client.md")]
-    pub struct McpClient;
-}
-
 /// A spec builder with a description and an input schema.
 pub fn spec(name: &str, schema: Value) -> ToolSpecBuilder {
     ToolSpec::builder(name, format!("The `{name}` test tool."))
