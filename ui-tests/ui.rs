@@ -101,7 +101,8 @@ fn the_guide_table_lists_every_compile_fail_case() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     // The page's introduction names the cases about every fn, its table
     // one row per rule.
-    let table = std::fs::read_to_string(root.join("../tinyagents-tools/docs/compile-errors.md")).unwrap();
+    let table =
+        std::fs::read_to_string(root.join("../tinyagents-tools/docs/compile-errors.md")).unwrap();
     let mut missing = Vec::new();
     for entry in std::fs::read_dir(root.join("cases/fail")).unwrap() {
         let path = entry.unwrap().path();

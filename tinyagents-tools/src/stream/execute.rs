@@ -6,91 +6,6 @@
 //! stream's or a text format's) and [`ToolExecutor::execute_stream`] side by
 //! side in one task: a ready call goes to the executor as soon as the reader
 //! yields it, and the executor runs it while the next pieces are read.
-//!
-//! What it answers, in the order the model wrote the calls (one
-//! [`ToolResult`] per call that has an id and a name):
-//!
-//! - a **ready** call: the executor's answer, with every guarantee of a
-//!   batch (the turn's advertised tools, validation, limits, concurrency
-//!   caps, `sequential` tools in order, approvals, the journal);
-//! - a **failed** call: [`FailedCall::answer`], a classified refusal naming
-//!   the problem; nothing runs, not even a call with a reused id whose
-//!   arguments are good;
-//! - a **truncated** call: [`TruncatedCall::answer`], "cut off by the end of
-//!   the output; it did not run";
-//! - a call without an id or a name cannot be answered (the provider expects
-//!   no answer for it): it is only in the [`ModelOutput`].
-//!
-//! The answers to failed and truncated calls are made here, not by the
-//! executor: they emit no executor events and leave no journal record (they
-//! depend on the output alone, so the same output is answered the same way
-//! again).
-//!
-//! **When the pieces fail.** Reading stops at the first error: the reader
-//! is finished as at a normal end (a call whose arguments were still open is
-//! truncated, and answered so; [`Finished`](StreamEvent::Finished) comes with
-//! [`FinishReason::EndOfStream`](super::FinishReason::EndOfStream) unless the
-//! output had said why it stopped), the calls already handed to the
-//! executor run to their end and are answered, nothing more starts, and the
-//! error is kept in [`StreamedTurn::error`]. To stop the calls already
-//! running as well, cancel the run
-//! ([`RunContext::cancellation`](crate::RunContext::cancellation)).
-//!
-//! ```
-//! # use std::sync::OnceLock;
-//! # use serde_json::Value;
-//! # use tinyagents_tools::*;
-//! use std::convert::Infallible;
-//! use tinyagents_tools::stream::native::{NativeFormat, NativeReader};
-//! use tinyagents_tools::stream::{StreamEvent, execute_streamed};
-//! # struct Weather;
-//! # #[async_trait]
-//! # impl Tool for Weather {
-//! #     fn spec(&self) -> &ToolSpec {
-//! #         static S: OnceLock<ToolSpec> = OnceLock::new();
-//! #         S.get_or_init(|| ToolSpec::builder("weather", "The weather in a city.")
-//! #             .input_schema(ToolSchema::from_value(serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}})))
-//! #             .safety(ToolSafety::pure()).build().unwrap())
-//! #     }
-//! #     async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
-//! #         Ok(ToolOutput::text("sunny"))
-//! #     }
-//! # }
-//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! # let mut registry = ToolRegistry::new();
-//! # registry.register(Weather)?;
-//! let executor = ToolExecutor::builder(registry, ()).build()?;
-//! // The body of a streamed Chat Completions response, as it arrives.
-//! let body = [
-//!     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Checking.\"}}]}\n\n",
-//!     "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",",
-//!     "\"function\":{\"name\":\"weather\",\"arguments\":\"{\\\"city\\\": \\\"Paris\\\"}\"}}]}}]}\n\n",
-//!     "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
-//!     "data: [DONE]\n\n",
-//! ];
-//! let pieces = futures_util::stream::iter(body.map(Ok::<_, Infallible>));
-//! let mut shown = String::new();
-//! let turn = execute_streamed(
-//!     &executor,
-//!     &RunContext::empty(),
-//!     &Turn::new(1),
-//!     NativeReader::new(NativeFormat::OpenAiChat),
-//!     pieces,
-//!     |event| {
-//!         if let StreamEvent::Text(text) = event {
-//!             shown.push_str(text); // a UI shows it as it comes
-//!         }
-//!     },
-//! )
-//! .await;
-//! assert_eq!(shown, "Checking.");
-//! assert_eq!(turn.results.len(), 1);
-//! assert_eq!(turn.results[0].tool_call_id.as_str(), "call_1");
-//! assert_eq!(turn.results[0].text(), "sunny");
-//! assert!(turn.error.is_none());
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! # }).unwrap();
-//! ```
 
 use std::pin::pin;
 
@@ -115,7 +30,7 @@ pub struct StreamedTurn<E> {
     pub output: ModelOutput,
     /// One answer per call that has an id and a name, in the order the
     /// model wrote the calls: the executor's for ready calls, a refusal for
-    /// failed and truncated ones (see the [module docs](self)).
+    /// failed and truncated ones (see [`execute_streamed`]).
     pub results: Vec<ToolResult>,
     /// The pieces' error, when the stream failed before its end; the output
     /// and the answers are then those of what arrived before it.
@@ -134,9 +49,92 @@ enum Answer {
 /// Reads one turn of the model's output from `pieces` with `reader`,
 /// hands every event to `on_event` as it comes, runs each ready call
 /// through `executor` the moment the reader yields it, and returns the
-/// output, the answers in call order and the pieces' error (see the
-/// [module docs](self) for what is answered and what a failing stream
-/// does).
+/// output, the answers in call order and the pieces' error.
+///
+/// What it answers, in the order the model wrote the calls (one
+/// [`ToolResult`] per call that has an id and a name):
+///
+/// - a **ready** call: the executor's answer, with every guarantee of a
+///   batch (the turn's advertised tools, validation, limits, concurrency
+///   caps, `sequential` tools in order, approvals, the journal);
+/// - a **failed** call: [`FailedCall::answer`], a classified refusal naming
+///   the problem; nothing runs, not even a call with a reused id whose
+///   arguments are good;
+/// - a **truncated** call: [`TruncatedCall::answer`], "cut off by the end of
+///   the output; it did not run";
+/// - a call without an id or a name cannot be answered (the provider expects
+///   no answer for it): it is only in the [`ModelOutput`].
+///
+/// The answers to failed and truncated calls are made here, not by the
+/// executor: they emit no executor events and leave no journal record (they
+/// depend on the output alone, so the same output is answered the same way
+/// again).
+///
+/// **When the pieces fail.** Reading stops at the first error: the reader
+/// is finished as at a normal end (a call whose arguments were still open is
+/// truncated, and answered so; [`Finished`](StreamEvent::Finished) comes with
+/// [`FinishReason::EndOfStream`](super::FinishReason::EndOfStream) unless the
+/// output had said why it stopped), the calls already handed to the
+/// executor run to their end and are answered, nothing more starts, and the
+/// error is kept in [`StreamedTurn::error`]. To stop the calls already
+/// running as well, cancel the run
+/// ([`RunContext::cancellation`](crate::RunContext::cancellation)).
+///
+/// ```
+/// # use std::sync::OnceLock;
+/// # use serde_json::Value;
+/// # use tinyagents_tools::*;
+/// use std::convert::Infallible;
+/// use tinyagents_tools::stream::native::{NativeFormat, NativeReader};
+/// use tinyagents_tools::stream::{StreamEvent, execute_streamed};
+/// # struct Weather;
+/// # #[async_trait]
+/// # impl Tool for Weather {
+/// #     fn spec(&self) -> &ToolSpec {
+/// #         static S: OnceLock<ToolSpec> = OnceLock::new();
+/// #         S.get_or_init(|| ToolSpec::builder("weather", "The weather in a city.")
+/// #             .input_schema(ToolSchema::from_value(serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}})))
+/// #             .safety(ToolSafety::pure()).build().unwrap())
+/// #     }
+/// #     async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> Result<ToolOutput, ToolError> {
+/// #         Ok(ToolOutput::text("sunny"))
+/// #     }
+/// # }
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// # let mut registry = ToolRegistry::new();
+/// # registry.register(Weather)?;
+/// let executor = ToolExecutor::builder(registry, ()).build()?;
+/// // The body of a streamed Chat Completions response, as it arrives.
+/// let body = [
+///     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Checking.\"}}]}\n\n",
+///     "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",",
+///     "\"function\":{\"name\":\"weather\",\"arguments\":\"{\\\"city\\\": \\\"Paris\\\"}\"}}]}}]}\n\n",
+///     "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+///     "data: [DONE]\n\n",
+/// ];
+/// let pieces = futures_util::stream::iter(body.map(Ok::<_, Infallible>));
+/// let mut shown = String::new();
+/// let turn = execute_streamed(
+///     &executor,
+///     &RunContext::empty(),
+///     &Turn::new(1),
+///     NativeReader::new(NativeFormat::OpenAiChat),
+///     pieces,
+///     |event| {
+///         if let StreamEvent::Text(text) = event {
+///             shown.push_str(text); // a UI shows it as it comes
+///         }
+///     },
+/// )
+/// .await;
+/// assert_eq!(shown, "Checking.");
+/// assert_eq!(turn.results.len(), 1);
+/// assert_eq!(turn.results[0].tool_call_id.as_str(), "call_1");
+/// assert_eq!(turn.results[0].text(), "sunny");
+/// assert!(turn.error.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 ///
 /// `on_event` sees every event in the order the reader yields them, before
 /// the call it carries starts; it runs in the reading, so a slow one holds
