@@ -14,7 +14,11 @@
 //! `--stdio-only N` its stdio round trip alone (N calls each),
 //! `--mcp-http-solo ours|rmcp [--seconds S]` one MCP HTTP server alone under
 //! case 6's 50 clients (for a sampling profiler such as `perf record`);
-//! `--serve-stdio ours|rmcp` is the child of the stdio round trip.
+//! `--serve-stdio ours|rmcp` is the child of the stdio round trip;
+//! `--stream-only` runs the streaming case alone (text formats against
+//! `tool-parser`, growth, the invariance corpus, the streamed turn; with
+//! `--json`, its JSON), `--profile-stream-1char N` its Hermes output read
+//! one character at a time `N` times.
 
 mod add;
 mod cases;
@@ -32,6 +36,8 @@ type Profile = (&'static str, fn(u64));
 /// The `--profile-*` flags: each runs one loop `N` times and nothing else,
 /// for a profiler (`valgrind --tool=callgrind`, `perf`).
 const PROFILES: &[Profile] = &[
+    // The streaming case's Hermes output, one character at a time.
+    ("--profile-stream-1char", cases::stream::profile_one_char),
     // The per-call executor loop.
     ("--profile-executor", cases::per_call::profile_executor),
     // The executor loop with one subscriber and one middleware.
@@ -110,6 +116,19 @@ fn main() {
         print!("{}", report.table());
         return;
     }
+    if args.iter().any(|a| a == "--stream-only") {
+        stream_case(budget, quick, &mut report);
+        if json {
+            eprint!("{}", report.table());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report.into_json()).expect("serializes")
+            );
+        } else {
+            print!("{}", report.table());
+        }
+        return;
+    }
     let per_call = cases::per_call::run(budget, &mut report);
     if args.iter().any(|a| a == "--per-call-only") {
         // Case 1 alone, for checking a change to the hot path.
@@ -140,6 +159,7 @@ fn main() {
     } else {
         cases::mcp_http::run(8, std::time::Duration::from_secs(3), 10_000, &mut report)
     };
+    stream_case(budget, quick, &mut report);
     let inflight = cases::inflight::run(if quick { 3 } else { 5 }, &mut report);
     // Last: it raises the peak RSS of the process.
     cases::load::run(if quick { 100_000 } else { 1_000_000 }, &mut report);
@@ -213,6 +233,45 @@ fn main() {
     } else {
         print!("{}", report.table());
     }
+}
+
+/// The streaming case (`cases::stream` and its two siblings) and its
+/// targets.
+fn stream_case(budget: Budget, quick: bool, report: &mut Report) {
+    let throughput = cases::stream::run(budget, if quick { 5 } else { 11 }, report);
+    let corpus = cases::stream_corpus::run(report);
+    let turn = cases::stream_turn::run(
+        if quick { 200 } else { 2_000 },
+        if quick { 5 } else { 11 },
+        report,
+    );
+    report.target(
+        "stream_speedup_vs_tool_parser",
+        "text formats: tool-parser time / ours, lowest of every case",
+        Some(throughput.min_speedup),
+        Some(Bound::AtLeast(2.0)),
+    );
+    report.target(
+        "stream_corpus_ours_differ",
+        "invariance corpus: cases where our streamed read differs",
+        Some(corpus.ours_differ as f64),
+        Some(Bound::AtMost(0.0)),
+    );
+    report.target(
+        "stream_corpus_theirs_calls_differ",
+        &format!(
+            "invariance corpus: tool-parser cases with other calls (of {})",
+            corpus.cases
+        ),
+        Some(corpus.theirs_calls_differ as f64),
+        None,
+    );
+    report.target(
+        "stream_turn_streamed_vs_whole",
+        "4-call turn: streamed / whole response first (paired)",
+        Some(turn.streamed_vs_whole),
+        None,
+    );
 }
 
 /// The compile-time targets, from the last `benchmarks/compile_time.sh`
@@ -313,7 +372,10 @@ fn machine(report: &mut Report, quick: bool) {
 /// feature, which tinyagents-tools turns on).
 fn keeps_insertion_order() -> bool {
     let value: serde_json::Value = serde_json::from_str(r#"{"b": 1, "a": 2}"#).unwrap();
-    value.as_object().and_then(|m| m.keys().next()).is_some_and(|k| k == "b")
+    value
+        .as_object()
+        .and_then(|m| m.keys().next())
+        .is_some_and(|k| k == "b")
 }
 
 /// The word after `flag` in `args`, if `flag` is there.

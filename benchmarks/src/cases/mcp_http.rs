@@ -25,8 +25,8 @@ use hyper_util::rt::TokioIo;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
-use tinyagents_tools_mcp::McpServer;
 use tinyagents_tools::prelude::{CancellationToken, RunContext, ToolExecutor, ToolRegistry};
+use tinyagents_tools_mcp::McpServer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
