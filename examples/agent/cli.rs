@@ -7,13 +7,38 @@ use std::sync::Arc;
 
 use tinyagents_tools::ToolExecutor;
 use tinyagents_tools::spec::SafetyItem;
+use tinyagents_tools::stream::StreamEvent;
+use tinyagents_tools::stream::text::{TextFormat, UnknownFormat};
 
-use super::{Agent, AgentConfig, AgentOutcome, ApiKey, DEFAULT_BASE_URL, StopReason};
+use super::{
+    Agent, AgentConfig, AgentEvent, AgentOutcome, ApiKey, DEFAULT_BASE_URL, StopReason, TraceEntry,
+};
 use crate::{NoteBook, quickstart_registry, quickstart_run};
 
 /// How to call the example.
 pub const USAGE: &str = "\
-usage: openai_agent [--model NAME] [--max-turns N] [--strict] [--workspace DIR] PROMPT...
+usage: openai_agent [--model NAME] [--max-turns N] [--strict] [--workspace DIR]
+                    [--no-stream] [--text-format FORMAT [--max-tokens N]] PROMPT...
+       openai_agent --help
+
+Streams each reply (stream: true): the text is printed as it arrives, each
+call starts the moment its arguments close, and its answer is printed when
+the turn's calls are done.
+
+options:
+  --model NAME          the model (default: OPENAI_MODEL)
+  --max-turns N         the most requests, 1 to 100 (default 8)
+  --strict              strict function schemas (no parallel calls)
+  --workspace DIR       the directory read_file may read (default .)
+  --no-stream           wait for each whole reply; print the calls and the
+                        answer at the end
+  --text-format FORMAT  a model served raw: POST {base}/completions with a
+                        prompt in the family's chat template and read the
+                        calls out of the text. FORMAT is one of hermes,
+                        qwen3-coder, glm45, llama3-json, pythonic, mistral,
+                        mistral-v11, deepseek-v3, deepseek-v31, kimi-k2,
+                        harmony, or tags:START,END
+  --max-tokens N        the most tokens one completion asks for (default 2048)
 
 environment:
   OPENAI_BASE_URL  the API root (default https://api.openai.com/v1)
@@ -50,6 +75,15 @@ pub enum CliError {
     /// `--max-turns` is not a positive number.
     #[error("--max-turns must be a number from 1 to 100, not `{0}`")]
     BadMaxTurns(String),
+    /// `--max-tokens` is not a positive number.
+    #[error("--max-tokens must be a number from 1 to 1000000, not `{0}`")]
+    BadMaxTokens(String),
+    /// `--text-format` names no text format.
+    #[error("--text-format: {0}")]
+    BadTextFormat(#[from] UnknownFormat),
+    /// `--strict` describes declared tools; a text format declares none.
+    #[error("--strict applies to declared tools, not to --text-format")]
+    StrictText,
     /// An unknown flag.
     #[error("unknown option `{0}`")]
     UnknownFlag(String),
@@ -66,6 +100,9 @@ impl Invocation {
         let mut model = set("OPENAI_MODEL");
         let mut max_turns = None;
         let mut strict = false;
+        let mut stream = true;
+        let mut text_format = None;
+        let mut max_tokens = None;
         let mut workspace = PathBuf::from(".");
         let mut words = Vec::new();
         let mut args = args.into_iter();
@@ -80,6 +117,18 @@ impl Invocation {
                     }
                 }
                 "--strict" => strict = true,
+                "--no-stream" => stream = false,
+                "--text-format" => {
+                    let name = args.next().ok_or(CliError::MissingValue("--text-format"))?;
+                    text_format = Some(TextFormat::by_name(&name)?);
+                }
+                "--max-tokens" => {
+                    let value = args.next().ok_or(CliError::MissingValue("--max-tokens"))?;
+                    match value.parse::<u32>() {
+                        Ok(n @ 1..=1_000_000) => max_tokens = Some(n),
+                        _ => return Err(CliError::BadMaxTokens(value)),
+                    }
+                }
                 "--workspace" => {
                     workspace = args
                         .next()
@@ -95,13 +144,21 @@ impl Invocation {
         if prompt.trim().is_empty() {
             return Err(CliError::MissingPrompt);
         }
+        if strict && text_format.is_some() {
+            return Err(CliError::StrictText);
+        }
         let model = model.ok_or(CliError::MissingModel)?;
         let base_url = set("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
         let mut config = AgentConfig::new(base_url, model);
         config.api_key = set("OPENAI_API_KEY").map(ApiKey::new);
         config.strict = strict;
+        config.stream = stream;
+        config.text_format = text_format;
         if let Some(n) = max_turns {
             config.max_turns = n;
+        }
+        if let Some(n) = max_tokens {
+            config.max_tokens = n;
         }
         Ok(Invocation {
             config,
@@ -148,6 +205,11 @@ async fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, RunError> {
+    let args: Vec<String> = args.into_iter().collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        writeln!(out, "{USAGE}")?;
+        return Ok(0);
+    }
     let invocation = match Invocation::parse(args, env) {
         Ok(invocation) => invocation,
         Err(e) => {
@@ -180,6 +242,14 @@ async fn run(
             "note: OPENAI_API_KEY is not set; sending no Authorization header"
         )?;
     }
+    if let Some(format) = &invocation.config.text_format {
+        writeln!(
+            err,
+            "text format: {format} (POST {}/completions)",
+            invocation.config.base_url.trim_end_matches('/')
+        )?;
+    }
+    let streamed = invocation.config.stream;
     let agent = Agent::new(invocation.config, executor)?.advertising(advertised)?;
     writeln!(
         err,
@@ -192,41 +262,169 @@ async fn run(
         }
     )?;
     let run = quickstart_run(&invocation.workspace, Arc::new(NoteBook::default()));
-    let outcome = agent.run(&run, &invocation.prompt).await?;
-    write_report(&outcome, out)?;
+    let outcome = if streamed {
+        let mut live = Live {
+            out: &mut *out,
+            err: &mut *err,
+            at_line_start: true,
+            error: None,
+        };
+        let outcome = agent
+            .run_with(&run, &invocation.prompt, &mut |event| live.show(event))
+            .await;
+        if let Some(e) = live.error.take() {
+            return Err(e.into());
+        }
+        let outcome = outcome?;
+        if !live.at_line_start {
+            writeln!(out)?;
+        }
+        write_stop(&outcome, out)?;
+        outcome
+    } else {
+        let outcome = agent.run(&run, &invocation.prompt).await?;
+        write_report(&outcome, out)?;
+        outcome
+    };
     Ok(match outcome.stop {
         StopReason::Answered => 0,
         _ => 1,
     })
 }
 
-/// Prints the trace of calls, then the answer or why there is none.
+/// What a streamed run prints as it goes: the text on `out` as it
+/// arrives, each answered call on `out` as a trace line, and the rest
+/// (reasoning, calls starting, calls that cannot run, problems with the
+/// stream) on `err`.
+struct Live<'w> {
+    out: &'w mut dyn Write,
+    err: &'w mut dyn Write,
+    /// Whether the last thing written to `out` ended a line.
+    at_line_start: bool,
+    /// The first write that failed.
+    error: Option<io::Error>,
+}
+
+impl Live<'_> {
+    fn show(&mut self, event: AgentEvent<'_>) {
+        let written = match event {
+            AgentEvent::Output(event) => self.output(event),
+            AgentEvent::Answered(entry) => self.answered(entry),
+        };
+        if let Err(e) = written {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    fn output(&mut self, event: &StreamEvent) -> io::Result<()> {
+        match event {
+            StreamEvent::Text(text) => {
+                self.out.write_all(text.as_bytes())?;
+                self.out.flush()?;
+                if let Some(last) = text.chars().last() {
+                    self.at_line_start = last == '\n';
+                }
+                Ok(())
+            }
+            StreamEvent::Reasoning(text) => {
+                self.err.write_all(text.as_bytes())?;
+                self.err.flush()
+            }
+            StreamEvent::CallReady(ready) => writeln!(
+                self.err,
+                "[starting {} {}]",
+                ready.call.id.as_str(),
+                ready.call.name.as_str()
+            ),
+            StreamEvent::CallFailed(failed) => writeln!(
+                self.err,
+                "[not run: call {} {} is {}: {}]",
+                failed.id.as_ref().map_or("(no id)", |id| id.as_str()),
+                failed.name.as_ref().map_or("(no name)", |n| n.as_str()),
+                failed.kind.as_str(),
+                clip(&failed.raw)
+            ),
+            StreamEvent::Truncated(cut) => writeln!(
+                self.err,
+                "[not run: call {} {} was cut off by the end of the output: {}]",
+                cut.id.as_ref().map_or("(no id)", |id| id.as_str()),
+                cut.name.as_ref().map_or("(no name)", |n| n.as_str()),
+                clip(&cut.raw)
+            ),
+            StreamEvent::Problem(problem) => writeln!(
+                self.err,
+                "[stream problem: {}: {}]",
+                problem.kind.as_str(),
+                clip(&problem.raw)
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    fn answered(&mut self, entry: &TraceEntry) -> io::Result<()> {
+        if !self.at_line_start {
+            writeln!(self.out)?;
+            self.at_line_start = true;
+        }
+        write_trace(entry, self.out)
+    }
+}
+
+/// One trace line: the call, its arguments, and its answer.
+fn write_trace(entry: &TraceEntry, out: &mut dyn Write) -> io::Result<()> {
+    let status = entry.error.unwrap_or("ok");
+    writeln!(
+        out,
+        "[turn {}] {} {} {} -> {status}: {}",
+        entry.turn,
+        entry.call_id,
+        entry.tool,
+        clip(&entry.arguments),
+        clip(&entry.answer)
+    )
+}
+
+/// The line that ends a streamed run's report (its text and calls are
+/// already printed).
+fn write_stop(outcome: &AgentOutcome, out: &mut dyn Write) -> io::Result<()> {
+    match &outcome.stop {
+        StopReason::Answered => writeln!(out, "\n(answered in {} turns)", outcome.turns),
+        stop => write_stopped(stop, outcome.turns, out),
+    }
+}
+
+/// Why a run stopped without an answer.
+fn write_stopped(stop: &StopReason, turns: u32, out: &mut dyn Write) -> io::Result<()> {
+    match stop {
+        StopReason::MaxTurns => writeln!(
+            out,
+            "\nstopped: the model still called tools after {turns} turns"
+        ),
+        StopReason::FatalToolError { call_id, kind } => {
+            writeln!(out, "\nstopped: call {call_id} failed ({kind})")
+        }
+        StopReason::StreamBroken { error } => {
+            writeln!(
+                out,
+                "\nstopped: the stream broke off in turn {turns}: {error}"
+            )
+        }
+        StopReason::Answered => Ok(()),
+    }
+}
+
+/// Prints the trace of calls, then the answer or why there is none (the
+/// report of a run that was not streamed).
 pub fn write_report(outcome: &AgentOutcome, out: &mut dyn Write) -> io::Result<()> {
     for entry in &outcome.trace {
-        let status = entry.error.unwrap_or("ok");
-        writeln!(
-            out,
-            "[turn {}] {} {} {} -> {status}: {}",
-            entry.turn,
-            entry.call_id,
-            entry.tool,
-            clip(&entry.arguments),
-            clip(&entry.answer)
-        )?;
+        write_trace(entry, out)?;
     }
     match (&outcome.stop, &outcome.answer) {
         (StopReason::Answered, Some(answer)) => {
             writeln!(out, "\nanswer ({} turns):\n{answer}", outcome.turns)
         }
-        (StopReason::MaxTurns, _) => writeln!(
-            out,
-            "\nstopped: the model still called tools after {} turns",
-            outcome.turns
-        ),
-        (StopReason::FatalToolError { call_id, kind }, _) => {
-            writeln!(out, "\nstopped: call {call_id} failed ({kind})")
-        }
         (StopReason::Answered, None) => writeln!(out, "\nanswer: (empty)"),
+        (stop, _) => write_stopped(stop, outcome.turns, out),
     }
 }
 

@@ -1,10 +1,12 @@
-//! [`ChatClient`]: POSTs Chat Completions requests to an OpenAI-compatible
-//! endpoint, with the API key as a bearer token that is never shown.
+//! [`ApiClient`]: POSTs requests to an OpenAI-compatible API (Chat
+//! Completions, or the raw Completions endpoint), whole or streamed, with
+//! the API key as a bearer token that is never shown.
 
 use std::fmt;
 use std::time::Duration;
 
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use futures_util::Stream;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 use tinyagents_tools::Secret;
 
@@ -72,17 +74,35 @@ pub enum ClientError {
     },
 }
 
-/// Sends Chat Completions requests to `{base_url}/chat/completions`.
-pub struct ChatClient {
+/// The endpoint a request goes to, under the API root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `{base_url}/chat/completions`.
+    Chat,
+    /// `{base_url}/completions`: a raw prompt in, raw text out.
+    Completions,
+}
+
+impl Endpoint {
+    fn path(self) -> &'static str {
+        match self {
+            Endpoint::Chat => "chat/completions",
+            Endpoint::Completions => "completions",
+        }
+    }
+}
+
+/// Sends requests to an OpenAI-compatible API root.
+pub struct ApiClient {
     http: reqwest::Client,
-    url: String,
+    base_url: String,
     api_key: Option<Secret<ApiKey>>,
 }
 
-impl ChatClient {
+impl ApiClient {
     /// A client for `base_url` (for example `https://api.openai.com/v1`),
     /// authenticating with `api_key` when there is one, each request bounded
-    /// by `timeout`.
+    /// by `timeout` (a streamed one from the request to the stream's end).
     pub fn new(
         base_url: &str,
         api_key: Option<Secret<ApiKey>>,
@@ -104,46 +124,92 @@ impl ChatClient {
         if let Some(key) = &api_key {
             bearer(key)?;
         }
-        Ok(ChatClient {
+        Ok(ApiClient {
             http,
-            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            base_url: base_url.trim_end_matches('/').to_owned(),
             api_key,
         })
     }
 
-    /// The endpoint requests go to.
-    pub fn url(&self) -> &str {
-        &self.url
+    /// The URL of `endpoint`.
+    pub fn url(&self, endpoint: Endpoint) -> String {
+        format!("{}/{}", self.base_url, endpoint.path())
     }
 
-    /// POSTs `body` and returns the JSON response of a 2xx answer.
-    pub async fn complete(&self, body: &Value) -> Result<Value, ClientError> {
+    /// POSTs `body` to `endpoint` and returns the JSON response of a 2xx
+    /// answer.
+    pub async fn complete(&self, endpoint: Endpoint, body: &Value) -> Result<Value, ClientError> {
+        let url = self.url(endpoint);
+        let response = self.send(&url, body, "application/json").await?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|source| transport(&url, source))?;
+        serde_json::from_slice(&bytes).map_err(|source| ClientError::NotJson { url, source })
+    }
+
+    /// POSTs `body` (a request with `"stream": true`) to `endpoint` and,
+    /// once a 2xx answer's head has come, returns its body as it arrives:
+    /// the server-sent events, in pieces cut wherever the network cut them.
+    /// A connection lost mid-body is the stream's last item, an error.
+    pub async fn stream(
+        &self,
+        endpoint: Endpoint,
+        body: &Value,
+    ) -> Result<
+        impl Stream<Item = Result<impl AsRef<[u8]> + use<>, ClientError>> + use<>,
+        ClientError,
+    > {
+        let url = self.url(endpoint);
+        let response = self.send(&url, body, "text/event-stream").await?;
+        Ok(futures_util::stream::unfold(
+            Some((response, url)),
+            |state| async move {
+                let (mut response, url) = state?;
+                match response.chunk().await {
+                    Ok(Some(piece)) => Some((Ok(piece), Some((response, url)))),
+                    Ok(None) => None,
+                    // Nothing comes after a broken body.
+                    Err(source) => Some((Err(transport(&url, source)), None)),
+                }
+            },
+        ))
+    }
+
+    /// Sends `body` to `url` and returns the response of a 2xx answer; any
+    /// other status is a [`ClientError::Status`] with the start of the
+    /// body.
+    async fn send(
+        &self,
+        url: &str,
+        body: &Value,
+        accept: &'static str,
+    ) -> Result<reqwest::Response, ClientError> {
         let mut request = self
             .http
-            .post(&self.url)
+            .post(url)
             .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, accept)
             .body(body.to_string());
         if let Some(key) = &self.api_key {
             request = request.header(AUTHORIZATION, bearer(key)?);
         }
-        let transport = |source: reqwest::Error| ClientError::Transport {
-            url: self.url.clone(),
-            cause: causes(&source),
-            source,
-        };
-        let response = request.send().await.map_err(transport)?;
+        let response = request
+            .send()
+            .await
+            .map_err(|source| transport(url, source))?;
         let status = response.status();
-        let bytes = response.bytes().await.map_err(transport)?;
-        if !status.is_success() {
-            return Err(ClientError::Status {
-                url: self.url.clone(),
-                status: status.as_u16(),
-                body: self.mask(&bytes),
-            });
+        if status.is_success() {
+            return Ok(response);
         }
-        serde_json::from_slice(&bytes).map_err(|source| ClientError::NotJson {
-            url: self.url.clone(),
-            source,
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|source| transport(url, source))?;
+        Err(ClientError::Status {
+            url: url.to_owned(),
+            status: status.as_u16(),
+            body: self.mask(&bytes),
         })
     }
 
@@ -166,6 +232,14 @@ impl ChatClient {
             text.push_str("...");
         }
         text
+    }
+}
+
+fn transport(url: &str, source: reqwest::Error) -> ClientError {
+    ClientError::Transport {
+        url: url.to_owned(),
+        cause: causes(&source),
+        source,
     }
 }
 
@@ -192,10 +266,10 @@ fn bearer(key: &Secret<ApiKey>) -> Result<HeaderValue, ClientError> {
     Ok(value)
 }
 
-impl fmt::Debug for ChatClient {
+impl fmt::Debug for ApiClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ChatClient")
-            .field("url", &self.url)
+        f.debug_struct("ApiClient")
+            .field("base_url", &self.base_url)
             .field("api_key", &self.api_key)
             .finish()
     }

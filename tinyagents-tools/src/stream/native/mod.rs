@@ -140,7 +140,7 @@ use super::{
     Finish, FinishReason, ModelOutput, OutputReader, StreamEvent, StreamLimits, StreamProblem,
     StreamProblemKind,
 };
-use sse::{Frame, Sse};
+pub use sse::{SseFrame, SseReader};
 
 /// A provider's response format, streamed or whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -259,7 +259,7 @@ pub fn parse_response(
 /// [`push_event`](Self::push_event).
 #[derive(Debug)]
 pub struct NativeReader {
-    sse: Sse,
+    sse: SseReader,
     format: Format,
 }
 
@@ -280,7 +280,7 @@ impl NativeReader {
     /// A reader of `format` with `options`.
     pub fn with_options(format: NativeFormat, options: NativeOptions) -> Self {
         NativeReader {
-            sse: Sse::new(options.max_event_bytes),
+            sse: SseReader::new(options.max_event_bytes),
             format: match format {
                 NativeFormat::OpenAiChat => Format::Chat(chat::Stream::new(&options)),
                 NativeFormat::OpenAiResponses => {
@@ -328,11 +328,11 @@ impl OutputReader for NativeReader {
 }
 
 impl Format {
-    fn frame(&mut self, frame: Frame, out: &mut Vec<StreamEvent>) {
+    fn frame(&mut self, frame: SseFrame, out: &mut Vec<StreamEvent>) {
         match frame {
-            Frame::Event(event) => self.event(&event, out),
-            Frame::Done => self.end(out),
-            Frame::Lost(problem) => {
+            SseFrame::Event(event) => self.event(&event, out),
+            SseFrame::Done => self.end(out),
+            SseFrame::Lost(problem) => {
                 out.push(StreamEvent::Problem(problem));
                 self.calls().taint_open();
             }

@@ -7,26 +7,55 @@
 //! Each byte is looked at once and a line is decoded and parsed once, when
 //! it is complete; a line (or an event's data) longer than the bound is
 //! reported and skipped without being kept.
+//!
+//! [`NativeReader`](super::NativeReader) reads its bytes through it; a
+//! reader of a stream no [`NativeFormat`](super::NativeFormat) describes
+//! (a text-completion endpoint's, say) uses [`SseReader`] directly.
 
 use serde_json::Value;
 
 use crate::stream::{StreamProblem, StreamProblemKind};
 
-/// What the framing hands on.
-#[derive(Debug)]
-pub(super) enum Frame {
-    /// One event's JSON.
+/// One event of a stream, as [`SseReader`] hands it on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SseFrame {
+    /// One event's JSON: the data lines of a server-sent event joined by
+    /// `\n`, or one line that is a JSON value by itself.
     Event(Value),
-    /// `[DONE]`: the provider says the stream is over.
+    /// `data: [DONE]`: the provider says the stream is over.
     Done,
     /// An event that could not be read: not JSON, not UTF-8, too long, or
-    /// cut off by the end of the stream.
+    /// cut off by the end of the stream (the problem keeps the start of its
+    /// text). Reading goes on with the next event.
     Lost(StreamProblem),
 }
 
-/// The framing state between pieces.
+/// Cuts the bytes of a streamed response into its events, fed in pieces
+/// that may end anywhere (inside a line, or inside a UTF-8 sequence).
+///
+/// Server-sent events (`data:` lines joined up to the blank line that ends
+/// the event; `event:`, `id:`, `retry:` and `:` comment lines skipped; LF or
+/// CRLF line ends) and one event JSON a line are both read.
+///
+/// ```
+/// use serde_json::json;
+/// use tinyagents_tools::stream::native::{SseFrame, SseReader};
+///
+/// // A streamed `/v1/completions` response, cut mid-line and mid-character.
+/// let body = "data: {\"choices\":[{\"text\":\"caf\u{e9}\",\"index\":0}]}\n\ndata: [DONE]\n\n";
+/// let (head, tail) = body.as_bytes().split_at(31);
+/// let mut sse = SseReader::new(1 << 20);
+/// let mut frames = Vec::new();
+/// sse.push(head, &mut |f| frames.push(f));
+/// sse.push(tail, &mut |f| frames.push(f));
+/// sse.finish(&mut |f| frames.push(f));
+/// assert_eq!(
+///     frames,
+///     [SseFrame::Event(json!({"choices": [{"text": "café", "index": 0}]})), SseFrame::Done]
+/// );
+/// ```
 #[derive(Debug)]
-pub(super) struct Sse {
+pub struct SseReader {
     /// The start of a line whose end has not arrived.
     line: Vec<u8>,
     /// Inside a line already refused as too long: skip to its end.
@@ -39,9 +68,13 @@ pub(super) struct Sse {
     max: usize,
 }
 
-impl Sse {
-    pub(super) fn new(max: usize) -> Self {
-        Sse {
+impl SseReader {
+    /// A reader that reads lines, and events' data, of up to `max` bytes;
+    /// a longer one is an [`SseFrame::Lost`] with a
+    /// [`StreamProblemKind::MalformedEvent`] problem, skipped without being
+    /// kept.
+    pub fn new(max: usize) -> Self {
+        SseReader {
             line: Vec::new(),
             skipping: false,
             data: String::new(),
@@ -50,8 +83,9 @@ impl Sse {
         }
     }
 
-    /// Reads the next piece.
-    pub(super) fn push(&mut self, mut piece: &[u8], sink: &mut impl FnMut(Frame)) {
+    /// Reads the next piece, handing `sink` every event it completes, in
+    /// order.
+    pub fn push(&mut self, mut piece: &[u8], sink: &mut impl FnMut(SseFrame)) {
         while !piece.is_empty() {
             let Some(newline) = piece.iter().position(|&b| b == b'\n') else {
                 if !self.skipping {
@@ -86,7 +120,7 @@ impl Sse {
     /// The stream ended: a last line without its newline, and an event
     /// without its blank line, are read now; what does not parse then is
     /// [`StreamProblemKind::EndedMidEvent`].
-    pub(super) fn finish(&mut self, sink: &mut impl FnMut(Frame)) {
+    pub fn finish(&mut self, sink: &mut impl FnMut(SseFrame)) {
         let line = std::mem::take(&mut self.line);
         if !self.skipping && !line.is_empty() {
             self.read_line(&line, true, sink);
@@ -96,7 +130,7 @@ impl Sse {
     }
 
     /// One complete line (without its `\n`).
-    fn read_line(&mut self, bytes: &[u8], at_end: bool, sink: &mut impl FnMut(Frame)) {
+    fn read_line(&mut self, bytes: &[u8], at_end: bool, sink: &mut impl FnMut(SseFrame)) {
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         if bytes.len() > self.max {
             return sink(too_long(bytes));
@@ -110,7 +144,7 @@ impl Sse {
                 } else {
                     StreamProblemKind::InvalidUtf8
                 };
-                return sink(Frame::Lost(StreamProblem::new(
+                return sink(SseFrame::Lost(StreamProblem::new(
                     kind,
                     &String::from_utf8_lossy(bytes),
                 )));
@@ -150,7 +184,7 @@ impl Sse {
             // The event name repeats the data's `type`; ids and retry
             // times are for reconnecting, which a reader does not do.
             "event" | "id" | "retry" => {}
-            _ => sink(Frame::Lost(StreamProblem::new(
+            _ => sink(SseFrame::Lost(StreamProblem::new(
                 if at_end {
                     StreamProblemKind::EndedMidEvent
                 } else {
@@ -162,7 +196,7 @@ impl Sse {
     }
 
     /// The event whose data lines came is complete.
-    fn dispatch(&mut self, at_end: bool, sink: &mut impl FnMut(Frame)) {
+    fn dispatch(&mut self, at_end: bool, sink: &mut impl FnMut(SseFrame)) {
         if self.pending {
             self.pending = false;
             let data = std::mem::take(&mut self.data);
@@ -174,26 +208,26 @@ impl Sse {
 }
 
 /// One event's text: `[DONE]` or JSON.
-fn parse(text: &str, at_end: bool, sink: &mut impl FnMut(Frame)) {
+fn parse(text: &str, at_end: bool, sink: &mut impl FnMut(SseFrame)) {
     if text.trim() == "[DONE]" {
-        return sink(Frame::Done);
+        return sink(SseFrame::Done);
     }
     match serde_json::from_str(text) {
-        Ok(value) => sink(Frame::Event(value)),
+        Ok(value) => sink(SseFrame::Event(value)),
         Err(e) => {
             let kind = if at_end && e.is_eof() {
                 StreamProblemKind::EndedMidEvent
             } else {
                 StreamProblemKind::MalformedEvent
             };
-            sink(Frame::Lost(StreamProblem::new(kind, text)));
+            sink(SseFrame::Lost(StreamProblem::new(kind, text)));
         }
     }
 }
 
-fn too_long(start: &[u8]) -> Frame {
+fn too_long(start: &[u8]) -> SseFrame {
     let start = &start[..StreamProblem::MAX_RAW.min(start.len())];
-    Frame::Lost(StreamProblem::new(
+    SseFrame::Lost(StreamProblem::new(
         StreamProblemKind::MalformedEvent,
         &String::from_utf8_lossy(start),
     ))
@@ -205,13 +239,13 @@ mod tests {
     use serde_json::json;
 
     fn frames(pieces: &[&[u8]]) -> Vec<String> {
-        let mut sse = Sse::new(64);
+        let mut sse = SseReader::new(64);
         let mut got = Vec::new();
-        let mut sink = |frame: Frame| {
+        let mut sink = |frame: SseFrame| {
             got.push(match frame {
-                Frame::Event(value) => value.to_string(),
-                Frame::Done => "DONE".to_owned(),
-                Frame::Lost(p) => format!("{}: {}", p.kind.as_str(), p.raw),
+                SseFrame::Event(value) => value.to_string(),
+                SseFrame::Done => "DONE".to_owned(),
+                SseFrame::Lost(p) => format!("{}: {}", p.kind.as_str(), p.raw),
             })
         };
         for piece in pieces {
