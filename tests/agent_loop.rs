@@ -73,6 +73,9 @@ enum Reply {
     /// `200 text/event-stream`, its body written piece by piece, the end of
     /// the body marked by closing the connection.
     Stream(Vec<Piece>),
+    /// `200 text/event-stream` in chunked encoding, each piece a chunk, the
+    /// connection closed without the last chunk: the body breaks off.
+    Broken(Vec<Vec<u8>>),
 }
 
 /// A streamed reply: `sse` written in pieces of `size` bytes (cut anywhere,
@@ -153,6 +156,18 @@ impl FakeOpenAi {
                                     }
                                 }
                             }
+                        }
+                    }
+                    Reply::Broken(chunks) => {
+                        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                        let _ = stream.write_all(head.as_bytes()).await;
+                        for chunk in chunks {
+                            let _ = stream
+                                .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+                                .await;
+                            let _ = stream.write_all(&chunk).await;
+                            let _ = stream.write_all(b"\r\n").await;
+                            let _ = stream.flush().await;
                         }
                     }
                 }
@@ -1036,4 +1051,33 @@ async fn a_malformed_call_in_the_text_is_answered_in_its_place_and_the_other_cal
     .unwrap();
     assert_eq!(note, json!({"id": 1, "title": "second", "body": "kept"}));
     assert!(prompt.ends_with("</tool_response><|im_end|>\n<|im_start|>assistant\n"));
+}
+
+#[tokio::test]
+async fn a_stream_that_breaks_off_stops_the_run_and_the_calls_already_started_are_answered() {
+    // The first call's events, then the connection breaks inside an event
+    // of the second call's arguments.
+    let broken_at = STREAM_CUT_MID_CALL.len() - 100;
+    let chunks = STREAM_CUT_MID_CALL.as_bytes()[..broken_at]
+        .chunks(64)
+        .map(<[u8]>::to_vec)
+        .collect();
+    let server = FakeOpenAi::replying(vec![Reply::Broken(chunks)]).await;
+    let agent = note_agent(&server, None);
+    let notebook = Arc::new(NoteBook::default());
+    let dir = tempfile::tempdir().unwrap();
+    let run = quickstart_run(dir.path(), notebook.clone());
+
+    let outcome = bounded(agent.run(&run, "save two notes")).await.unwrap();
+
+    let StopReason::StreamBroken { error } = &outcome.stop else {
+        panic!("{:?}", outcome.stop);
+    };
+    assert!(error.contains("/v1/chat/completions"), "{error}");
+    assert_eq!(server.received().len(), 1, "no request after the break");
+    assert_eq!(notebook.notes().len(), 1, "the started call ran to its end");
+    assert_eq!(outcome.trace.len(), 2);
+    assert_eq!(outcome.trace[0].error, None);
+    assert_eq!(outcome.trace[1].call_id, "call_R7tY2uI5oP8aS1dF4gH6jKlZ");
+    assert_eq!(outcome.trace[1].error, Some("invalid_arguments"));
 }
