@@ -1,10 +1,12 @@
 //! Model output as it streams: provider streams read as they arrive
 //! (`native_*`) and the text formats of open-weight models, each against
 //! the whole-response parse, for every chunking; and one streamed turn
-//! from the output to the answers (`execute`).
+//! from the output to the answers (`execute`); the `stream_calls` example
+//! as a process (`example_stream_calls`).
 //!
 //! One test binary for the folder, one module per file.
 
+mod example_stream_calls;
 mod execute;
 mod grammar_convert;
 mod grammar_gbnf;
