@@ -93,7 +93,7 @@ const USAGE: &str = "usage: stream_calls --format F [--tools FILE] [--chunk N] \
 
 /// The format named by `--format`.
 enum Format {
-    Text(TextFormat),
+    Text(Box<TextFormat>),
     Native(NativeFormat),
 }
 
@@ -151,14 +151,16 @@ fn parse_options(
                 let name = value("--format")?;
                 format = Some(match name.parse::<NativeFormat>() {
                     Ok(native) => Format::Native(native),
-                    Err(_) => Format::Text(TextFormat::by_name(&name).map_err(|e| match e {
-                        UnknownFormat::Name(_) => BadCommandLine(format!(
-                            "unknown format {name:?}: expected one of {}, {} or tags:START,END",
-                            NativeFormat::ALL.map(NativeFormat::as_str).join(", "),
-                            FORMAT_NAMES.join(", "),
-                        )),
-                        other => BadCommandLine(other.to_string()),
-                    })?),
+                    Err(_) => Format::Text(Box::new(TextFormat::by_name(&name).map_err(
+                        |e| match e {
+                            UnknownFormat::Name(_) => BadCommandLine(format!(
+                                "unknown format {name:?}: expected one of {}, {} or tags:START,END",
+                                NativeFormat::ALL.map(NativeFormat::as_str).join(", "),
+                                FORMAT_NAMES.join(", "),
+                            )),
+                            other => BadCommandLine(other.to_string()),
+                        },
+                    )?)),
                 });
             }
             "--tools" => {
