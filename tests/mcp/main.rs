@@ -22,3 +22,4 @@ mod scripted;
 mod server;
 mod tasks;
 mod waiting;
+mod wrapped;

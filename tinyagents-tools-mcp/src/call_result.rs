@@ -5,17 +5,22 @@
 use rmcp::model::CallToolResult;
 
 use tinyagents_tools::output::{ContentBlock, ToolMessage};
-use tinyagents_tools::providers::mcp::{ResultBlock, content_block, result_parts};
+use tinyagents_tools::providers::mcp::{
+    ResultBlock, WRAPPED_RESULT_MEMBER, content_block, result_parts,
+};
 
 /// rmcp's `CallToolResult` for `message`: what
-/// [`call_tool_result_bounded`](tinyagents_tools::providers::mcp::call_tool_result_bounded)
-/// writes as JSON, built directly from the message's own values (text
-/// blocks and the structured value moved, not copied or written as JSON).
+/// [`call_tool_result_for`](tinyagents_tools::providers::mcp::call_tool_result_for)
+/// writes as JSON (`wrap`: the tool's output is wrapped, as
+/// [`wraps_result`](tinyagents_tools::providers::mcp::wraps_result) says),
+/// built directly from the message's own values (text blocks and the
+/// structured value moved, not copied or written as JSON).
 pub(crate) fn rmcp_result(
     message: ToolMessage,
     max_structured_bytes: usize,
+    wrap: bool,
 ) -> Result<CallToolResult, serde_json::Error> {
-    let parts = result_parts(&message, max_structured_bytes);
+    let parts = result_parts(&message, max_structured_bytes, wrap);
     let (is_error, send_structured) = (parts.is_error, parts.structured.is_some());
     // The parts list the message's blocks, in order, then at most one text
     // block of their own.
@@ -48,7 +53,18 @@ pub(crate) fn rmcp_result(
     }
     blocks.extend(added.map(rmcp::model::ContentBlock::text));
     let mut answer = CallToolResult::success(blocks);
-    answer.structured_content = structured.filter(|_| send_structured);
+    answer.structured_content = match (send_structured, wrap) {
+        (false, _) => None,
+        (true, false) => structured,
+        (true, true) => {
+            let mut wrapper = serde_json::Map::with_capacity(1);
+            wrapper.insert(
+                WRAPPED_RESULT_MEMBER.to_owned(),
+                structured.unwrap_or_default(),
+            );
+            Some(wrapper.into())
+        }
+    };
     answer.is_error = Some(is_error);
     Ok(answer)
 }
@@ -62,7 +78,8 @@ mod tests {
 
     use super::*;
     use tinyagents_tools::ids::{CallName, ToolCallId};
-    use tinyagents_tools::providers::mcp::call_tool_result_bounded;
+    use tinyagents_tools::providers::mcp::{call_tool_result_bounded, call_tool_result_for};
+    use tinyagents_tools::spec::{ToolSchema, ToolSpec};
 
     fn message(
         content: Vec<ContentBlock>,
@@ -123,11 +140,24 @@ mod tests {
             message(vec![], None, false),
         ];
         for case in &cases {
-            let typed = rmcp_result(case.clone(), 100).expect("valid MCP");
+            let typed = rmcp_result(case.clone(), 100, false).expect("valid MCP");
             assert_eq!(typed.result_type, Some(ResultType::COMPLETE));
             let mut written = serde_json::to_value(&typed).unwrap();
             written.as_object_mut().unwrap().remove("resultType");
             assert_eq!(written, call_tool_result_bounded(case, 100), "{case:?}");
+        }
+        // A tool whose output is a list: wrapped, as its declaration says.
+        let spec = ToolSpec::builder("t", "A list.")
+            .output_schema(ToolSchema::from_value(
+                json!({"type": "array", "items": {"type": "integer"}}),
+            ))
+            .build()
+            .unwrap();
+        for case in &cases {
+            let typed = rmcp_result(case.clone(), 100, true).expect("valid MCP");
+            let mut written = serde_json::to_value(&typed).unwrap();
+            written.as_object_mut().unwrap().remove("resultType");
+            assert_eq!(written, call_tool_result_for(&spec, case, 100), "{case:?}");
         }
     }
 }

@@ -130,6 +130,7 @@ pub mod tasks;
 #[cfg_attr(docsrs, doc(cfg(feature = "client")))]
 pub mod client;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -140,6 +141,8 @@ use rmcp::transport::IntoTransport;
 
 use tinyagents_tools::executor::{ExecutorBuildError, ToolExecutor, ToolExecutorBuilder};
 use tinyagents_tools::journal::Journal;
+use tinyagents_tools::output::ToolMessage;
+use tinyagents_tools::providers::mcp::wraps_result;
 use tinyagents_tools::providers::{ExportError, ExportTarget, MAX_STRUCTURED_BYTES, export_tool};
 use tinyagents_tools::runtime::RunContext;
 use tinyagents_tools::tool::Shared;
@@ -210,6 +213,9 @@ pub(crate) struct ServerCore<S, C> {
     pub(crate) info: ServerConfig,
     pub(crate) relay: Arc<ProgressRelay>,
     pub(crate) max_structured_bytes: usize,
+    /// The tools whose results wrap their structured value (their output
+    /// is not an object: `providers::mcp::wraps_result`).
+    pub(crate) wrapped: HashSet<String>,
     pub(crate) approver: Option<McpApprover>,
     pub(crate) sealer: rounds::Sealer,
     pub(crate) tasks: tasks::Tasks,
@@ -320,6 +326,13 @@ impl<S: Shared, C: Shared> fmt::Debug for McpServer<S, C> {
             .field("tools", &self.shared.tools.tools.len())
             .field("executor", &self.shared.executor)
             .finish()
+    }
+}
+
+impl<S, C> ServerCore<S, C> {
+    /// True when `message`'s tool sends its structured value wrapped.
+    pub(crate) fn wraps(&self, message: &ToolMessage) -> bool {
+        !self.wrapped.is_empty() && self.wrapped.contains(message.name.as_str())
     }
 }
 
@@ -470,6 +483,12 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
         let relay = Arc::new(ProgressRelay::default());
         let executor = self.executor.subscribe(relay.clone()).build()?;
         let tools = list_tools(&executor)?;
+        let wrapped = executor
+            .registry()
+            .specs()
+            .filter(|spec| wraps_result(spec))
+            .map(|spec| spec.name.as_str().to_owned())
+            .collect();
         #[allow(deprecated)] // MCP logging, still in 2025-11-25
         // `prompts/list` and `resources/list` are answered (with no item):
         // discovery says so.
@@ -497,6 +516,7 @@ impl<S: Shared, C: Shared> McpServerBuilder<S, C> {
                 info,
                 relay,
                 max_structured_bytes: self.max_structured_bytes,
+                wrapped,
                 approver: self.approver,
                 sealer,
                 tasks: tasks::Tasks::new(

@@ -520,8 +520,9 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
             return Err(ErrorData::invalid_params(result.text(), None));
         }
         let pending = result.approval_id();
-        let mut answer =
-            rmcp_result(result.message, self.shared.max_structured_bytes).map_err(|e| {
+        let wrap = self.shared.wraps(&result.message);
+        let mut answer = rmcp_result(result.message, self.shared.max_structured_bytes, wrap)
+            .map_err(|e| {
                 ErrorData::internal_error(format!("the tool result is not valid MCP: {e}"), None)
             })?;
         if let Some(approval) = pending {

@@ -237,12 +237,16 @@ async fn follow<S: Shared, C: Shared>(
         approver.finish(&body.call_id);
     }
     let outcome = match result {
-        Ok(result) => Outcome::of(
-            result,
-            body.rounds.as_deref(),
-            core.max_structured_bytes,
-            body.decided,
-        ),
+        Ok(result) => {
+            let wrap = core.wraps(&result.message);
+            Outcome::of(
+                result,
+                body.rounds.as_deref(),
+                core.max_structured_bytes,
+                wrap,
+                body.decided,
+            )
+        }
         Err(_) => Outcome::Failed(error_object(
             ErrorCode::INTERNAL_ERROR,
             "the task's body stopped without an answer",
@@ -302,12 +306,15 @@ enum Outcome {
 }
 
 impl Outcome {
-    /// `decided`: the call waited for an approval now decided (a refusal,
-    /// or the approval's expiry, fails the task with the reason).
+    /// `wrap`: the tool's output is wrapped in `structuredContent`
+    /// (`providers::mcp::wraps_result`). `decided`: the call waited for an
+    /// approval now decided (a refusal, or the approval's expiry, fails the
+    /// task with the reason).
     fn of(
         result: ToolResult,
         rounds: Option<&Rounds>,
         max_structured_bytes: usize,
+        wrap: bool,
         decided: bool,
     ) -> Self {
         if let Some(approval) = result.approval_id() {
@@ -371,7 +378,7 @@ impl Outcome {
             }
             _ => {}
         }
-        match rmcp_result(result.message, max_structured_bytes) {
+        match rmcp_result(result.message, max_structured_bytes, wrap) {
             Ok(mut answer) => {
                 answer.result_type = Some(ResultType::COMPLETE);
                 match serde_json::to_value(answer) {

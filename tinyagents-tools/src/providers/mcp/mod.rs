@@ -10,6 +10,8 @@
 //! `headers`). MCP asks only that the root be `"type": "object"`. A tool
 //! without arguments is `{"type": "object", "additionalProperties": false}`.
 //! The output schema is sent when its root is an object, as MCP requires.
+//! An output that is not an object (a list, a number, a string, an enum,
+//! an `Option`) is wrapped in one: see [`wraps_result`].
 //! Annotations come from the tool's safety metadata and are always stated,
 //! since MCP's defaults are the opposite of cautious (`destructiveHint` and
 //! `openWorldHint` default to true).
@@ -22,7 +24,7 @@ use super::{CallParseError, Declaration, ExportError, Usage, read};
 use crate::call::{RawArguments, ToolCall};
 use crate::ids::ToolCallId;
 use crate::output::{ContentBlock, ToolMessage};
-use crate::spec::{Effect, Reach};
+use crate::spec::{Effect, Reach, ToolSchema, ToolSpec};
 
 mod headers;
 pub use headers::{MCP_HEADER_KEYWORD, header_params};
@@ -31,6 +33,67 @@ pub use headers::{MCP_HEADER_KEYWORD, header_params};
 /// resource bounds (`max_memory` bytes, `max_cpu_ms`, `fuel`), when it
 /// declares any.
 pub const BOUNDS_META_KEY: &str = "dev.tinyagents/bounds";
+
+/// The keyword, `true`, of an output schema that wraps a value that is
+/// not an object in the one member [`WRAPPED_RESULT_MEMBER`]: FastMCP's
+/// mark, from which its clients know to unwrap `structuredContent`.
+pub const WRAP_RESULT_KEYWORD: &str = "x-fastmcp-wrap-result";
+
+/// The one member of a wrapped output schema, and of the
+/// `structuredContent` that matches it: `{"result": value}`.
+pub const WRAPPED_RESULT_MEMBER: &str = "result";
+
+/// True when `spec`'s output is not an object, so that MCP, whose
+/// `outputSchema` and `structuredContent` must be objects, gets it wrapped:
+/// the declaration's `outputSchema` is
+/// `{"type": "object", "properties": {"result": SCHEMA}, "required":
+/// ["result"], "x-fastmcp-wrap-result": true}` (the schema's `$defs` moved
+/// to the root, where its references find them), and a result's
+/// `structuredContent` is `{"result": value}` ([`call_tool_result_for`]).
+///
+/// It holds for an output schema whose root is not `"type": "object"`
+/// (`Vec<T>`, `u32`, `String`, an enum, `Option<T>`), and not for a schema
+/// that accepts any value (a tool returning `serde_json::Value`): such a
+/// tool declares no `outputSchema`, and an object it returns is sent as it
+/// is. Only MCP wraps: the canonical message, in-process results and the
+/// other providers keep the bare value.
+pub fn wraps_result(spec: &ToolSpec) -> bool {
+    spec.output_schema.as_ref().is_some_and(wraps)
+}
+
+/// See [`wraps_result`].
+fn wraps(schema: &ToolSchema) -> bool {
+    if schema.is_object_root() {
+        return false;
+    }
+    match schema.as_value() {
+        Value::Bool(_) => false,
+        Value::Object(obj) => obj.keys().any(|key| {
+            !matches!(
+                key.as_str(),
+                "$schema" | "$id" | "title" | "description" | "$comment"
+            )
+        }),
+        _ => false,
+    }
+}
+
+/// The object schema that wraps `schema` in [`WRAPPED_RESULT_MEMBER`].
+fn wrapped_output_schema(schema: &ToolSchema) -> Value {
+    let mut inner = schema.as_value().clone();
+    t::strip_root_meta(&mut inner);
+    let defs = inner.as_object_mut().and_then(|obj| obj.remove("$defs"));
+    let mut wrapper = json!({
+        "type": "object",
+        "properties": { WRAPPED_RESULT_MEMBER: inner },
+        "required": [WRAPPED_RESULT_MEMBER],
+        WRAP_RESULT_KEYWORD: true,
+    });
+    if let Some(defs) = defs {
+        wrapper["$defs"] = defs;
+    }
+    wrapper
+}
 
 /// The MCP `Tool` object.
 pub(crate) fn declaration(cx: &Cx) -> Result<Declaration, ExportError> {
@@ -69,10 +132,14 @@ pub(crate) fn declaration(cx: &Cx) -> Result<Declaration, ExportError> {
         tool["title"] = json!(title);
         annotations["title"] = json!(title);
     }
-    if let Some(output) = spec.output_schema.as_ref().filter(|s| s.is_object_root()) {
-        let mut output = output.as_value().clone();
-        t::strip_root_meta(&mut output);
-        tool["outputSchema"] = output;
+    match &spec.output_schema {
+        Some(output) if output.is_object_root() => {
+            let mut output = output.as_value().clone();
+            t::strip_root_meta(&mut output);
+            tool["outputSchema"] = output;
+        }
+        Some(output) if wraps(output) => tool["outputSchema"] = wrapped_output_schema(output),
+        _ => {}
     }
     tool["annotations"] = annotations;
     if !spec.bounds.is_unlimited() {
@@ -196,7 +263,9 @@ fn embedded(uri: &str, mime_type: Option<&str>, key: &str, contents: &str) -> Va
 /// A structured object is sent as `structuredContent` and, for clients that
 /// read only text, as a text block holding the same JSON (added unless the
 /// content already has it). A structured value that is not an object has no
-/// `structuredContent` (MCP requires an object) and is sent as text.
+/// `structuredContent` (MCP requires an object) and is sent as text; a
+/// tool whose declaration wraps its output sends it wrapped
+/// ([`call_tool_result_for`]).
 ///
 /// Both happen only when the value's JSON is at most
 /// [`MAX_STRUCTURED_BYTES`]: a larger value is left out, and the content
@@ -212,7 +281,30 @@ pub fn call_tool_result(message: &ToolMessage) -> Value {
 /// [`call_tool_result`] with `max_structured_bytes` in place of
 /// [`MAX_STRUCTURED_BYTES`].
 pub fn call_tool_result_bounded(message: &ToolMessage, max_structured_bytes: usize) -> Value {
-    let parts = result_parts(message, max_structured_bytes);
+    write_result(result_parts(message, max_structured_bytes, false))
+}
+
+/// The `CallToolResult` of a call to `spec`'s tool, as its MCP declaration
+/// announces it: [`call_tool_result_bounded`], with the structured value
+/// sent as `{"result": value}` when the tool's output is wrapped
+/// ([`wraps_result`]). A successful result of such a tool always has
+/// `structuredContent` when its value is within the bound (`{"result":
+/// null}` for an output that is `null`), as MCP asks of a tool that
+/// declares an output schema.
+pub fn call_tool_result_for(
+    spec: &ToolSpec,
+    message: &ToolMessage,
+    max_structured_bytes: usize,
+) -> Value {
+    write_result(result_parts(
+        message,
+        max_structured_bytes,
+        wraps_result(spec),
+    ))
+}
+
+/// The JSON of a `CallToolResult` made of `parts`.
+fn write_result(parts: ResultParts<'_>) -> Value {
     let content = parts
         .content
         .iter()
@@ -222,8 +314,17 @@ pub fn call_tool_result_bounded(message: &ToolMessage, max_structured_bytes: usi
         })
         .collect();
     let mut out = Map::new();
-    if let Some(value) = parts.structured {
-        out.insert("structuredContent".into(), value.clone());
+    match (parts.structured, parts.wrapped) {
+        (Some(value), false) => {
+            out.insert("structuredContent".into(), value.clone());
+        }
+        (Some(value), true) => {
+            out.insert(
+                "structuredContent".into(),
+                json!({ WRAPPED_RESULT_MEMBER: value }),
+            );
+        }
+        (None, _) => {}
     }
     out.insert("content".into(), Value::Array(content));
     out.insert("isError".into(), Value::Bool(parts.is_error));
@@ -249,15 +350,26 @@ pub struct ResultParts<'a> {
     /// most one [`ResultBlock::Text`] the result adds.
     pub content: Vec<ResultBlock<'a>>,
     /// `structuredContent`: the structured value when it is an object
-    /// within the bound.
+    /// within the bound; any value within the bound when
+    /// [`wrapped`](Self::wrapped).
     pub structured: Option<&'a Value>,
+    /// True when `structuredContent` is `{"result": structured}` (the
+    /// tool's output is wrapped: [`wraps_result`]).
+    pub wrapped: bool,
     /// `isError`.
     pub is_error: bool,
 }
 
 /// The parts of `message`'s `CallToolResult` with structured values of at
-/// most `max_structured_bytes` (see [`call_tool_result`]).
-pub fn result_parts(message: &ToolMessage, max_structured_bytes: usize) -> ResultParts<'_> {
+/// most `max_structured_bytes` (see [`call_tool_result`]); `wrap`: the
+/// tool's output is wrapped ([`wraps_result`]), so any structured value
+/// within the bound is sent, as `{"result": value}`
+/// ([`call_tool_result_for`]).
+pub fn result_parts(
+    message: &ToolMessage,
+    max_structured_bytes: usize,
+    wrap: bool,
+) -> ResultParts<'_> {
     let mut content: Vec<ResultBlock<'_>> =
         message.content.iter().map(ResultBlock::Block).collect();
     let mut structured = None;
@@ -292,13 +404,19 @@ pub fn result_parts(message: &ToolMessage, max_structured_bytes: usize) -> Resul
                 content.push(ResultBlock::Text(text));
             }
         }
-        if value.is_object() {
+        if value.is_object() || wrap {
             structured = Some(value);
         }
+    }
+    if wrap && !message.is_error && message.content.is_empty() && message.structured.is_none() {
+        // An output of `null` (the executor's empty output): its value.
+        static NULL: Value = Value::Null;
+        structured = Some(&NULL);
     }
     ResultParts {
         content,
         structured,
+        wrapped: wrap,
         is_error: message.is_error,
     }
 }
