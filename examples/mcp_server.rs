@@ -8,8 +8,9 @@
 //! cargo run --example mcp_server -- path/to/dir  # workspace root: that dir
 //! cargo run --example mcp_server -- --http 127.0.0.1:8080 [path/to/dir]
 //!                                                # streamable HTTP at http://127.0.0.1:8080/mcp
-//! cargo run --example mcp_server -- --journal sqlite://notes.db [--http ADDR] [path/to/dir]
+//! cargo run --features journal-sqlite --example mcp_server -- --journal sqlite://notes.db [--http ADDR] [path/to/dir]
 //!                                                # write_note waits for a person's approval
+//! cargo run --example mcp_server -- --journal postgres://USER@HOST/DB [--http ADDR] [path/to/dir]
 //! ```
 //!
 //! With `--journal URL` (`sqlite://PATH` or `postgres://...`, before the
@@ -20,14 +21,18 @@
 //! call has not run`). A person decides it from another process:
 //!
 //! ```text
-//! cargo run --example durable_approval -- --journal sqlite://notes.db approve apr_...
-//! cargo run --example durable_approval -- --journal sqlite://notes.db deny apr_... too long
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db approve apr_...
+//! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db deny apr_... too long
 //! ```
 //!
 //! and the same call again (same arguments, same session, or the same
-//! `_meta["dev.tinyagents/idempotency-key"]` after a restart) runs it once
-//! and answers, or says why it was refused (see
-//! [`tinyagents_tools_mcp::durable`]).
+//! `_meta["dev.tinyagents/idempotency-key"]` after a restart or on another
+//! instance sharing a PostgreSQL journal) runs it once and answers, or says
+//! why it was refused (see [`tinyagents_tools_mcp::durable`]). A SQLite
+//! journal needs the examples' `journal-sqlite` feature (it builds SQLite
+//! from C), and so does the `durable_approval` example, whatever the
+//! journal. The official Python SDK's client drives all of it in
+//! `tests/mcp/python_sdk.rs`.
 //!
 //! Over HTTP every session gets its own notebook; only loopback `Host`
 //! headers are accepted, a request from a browser page whose `Origin` is not

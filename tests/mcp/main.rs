@@ -16,6 +16,7 @@ mod http;
 mod param_headers;
 mod peer;
 mod protocol;
+mod python_sdk;
 mod result_bounds;
 mod scale_out;
 mod scripted;
