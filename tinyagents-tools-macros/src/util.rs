@@ -156,11 +156,3 @@ pub fn is_tool_attr(attr: &syn::Attribute) -> bool {
         .last()
         .is_some_and(|s| s.ident == "tool")
 }
-
-/// True for `#[tools]` and `#[tools(...)]`, under any path.
-pub fn is_tools_attr(attr: &syn::Attribute) -> bool {
-    attr.path()
-        .segments
-        .last()
-        .is_some_and(|s| s.ident == "tools")
-}

@@ -4,7 +4,7 @@
 use quote::format_ident;
 use syn::ImplItem;
 
-use super::{Place, ServiceOf, ToolFn, replace_self};
+use super::{ServiceOf, ToolFn, replace_self};
 use crate::util::{is_tool_attr, last_segment};
 
 /// The block, as read.
@@ -61,7 +61,7 @@ impl ToolBlock {
                 ty: service.clone(),
                 ident: ident.clone(),
             };
-            let f = ToolFn::read(fn_item, Some(of), Place::Module);
+            let f = ToolFn::read(fn_item, Some(of));
             method.sig = f.item.sig.clone();
             methods.push(ToolMethod { f, attr });
         }

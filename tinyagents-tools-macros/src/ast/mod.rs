@@ -1,12 +1,12 @@
 //! A typed model of the input: the fn under `#[tool]` (its parameters,
-//! model-visible or `#[inject]`, its return type, its doc comment, where it
-//! sits) and the `impl` block under `#[tools]` with its tool methods.
+//! model-visible or `#[inject]`, its return type, its doc comment, the
+//! `Self` that says it is no free fn) and the `impl` block under `#[tools]`
+//! with its tool methods.
 //!
 //! Reading never fails: what is wrong is kept as written and refused by
 //! `valid`, so that every mistake is reported together.
 
 mod block;
-mod place;
 mod self_ty;
 
 use proc_macro2::Span;
@@ -17,7 +17,7 @@ use syn::{Attribute, FnArg, Pat, ReturnType, Type};
 use crate::util::{find_impl_trait, is_unit, type_string};
 
 pub use block::ToolBlock;
-pub use place::Place;
+use self_ty::find_self;
 pub use self_ty::replace_self;
 
 /// The fn, as read.
@@ -37,9 +37,11 @@ pub struct ToolFn {
     pub doc: Vec<syn::Expr>,
     /// The service, when the fn is a method of a `#[tools]` block.
     pub service: Option<ServiceOf>,
-    /// Where a free fn sits: in a module, or (refused) in an `impl` block
-    /// or a trait without `#[tools]`.
-    pub place: Place,
+    /// The first `Self` of a free fn's signature: such a fn sits in an
+    /// `impl` block or a trait (refused). An attribute sees its item only,
+    /// so a fn of an `impl` block that does not name `Self` is found by
+    /// the compiler instead (`expand::place`).
+    pub names_self: Option<Span>,
 }
 
 /// The type whose `#[tools]` block holds a method tool.
@@ -89,17 +91,15 @@ pub enum Output {
 impl ToolFn {
     /// Reads a free fn under `#[tool]`.
     pub fn new(item: syn::ItemFn) -> ToolFn {
-        let place = match item.sig.receiver() {
-            None => place::place_of(&item),
-            // A receiver says the fn is a method already.
-            Some(_) => Place::Module,
-        };
-        ToolFn::read(item, None, place)
+        let names_self = find_self(&item.sig);
+        let mut f = ToolFn::read(item, None);
+        f.names_self = names_self;
+        f
     }
 
     /// Reads `item`, removing the attributes of its parameters that are
     /// this crate's (`#[inject]`, `#[arg]`, `///`).
-    fn read(mut item: syn::ItemFn, service: Option<ServiceOf>, place: Place) -> ToolFn {
+    fn read(mut item: syn::ItemFn, service: Option<ServiceOf>) -> ToolFn {
         let mut params = Vec::new();
         let mut receivers = Vec::new();
         for arg in item.sig.inputs.iter_mut() {
@@ -117,7 +117,7 @@ impl ToolFn {
             output,
             doc,
             service,
-            place,
+            names_self: None,
         }
     }
 

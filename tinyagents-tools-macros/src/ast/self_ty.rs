@@ -1,7 +1,10 @@
-//! `Self` in a tool method's signature, written as the service's type: the
-//! tool types `#[tools]` makes live outside the `impl` block, where `Self`
-//! would name them.
+//! `Self` in a tool fn's signature. A method's is written as the service's
+//! type: the tool types `#[tools]` makes live outside the `impl` block,
+//! where `Self` would name them. A free fn's says the fn is no free fn: it
+//! sits in an `impl` block or a trait.
 
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::{GenericArgument, PathArguments, ReturnType, Type};
 
 use crate::util::respan;
@@ -84,11 +87,23 @@ fn replace_in_path(path: &mut syn::Path, service: &Type) {
     }
 }
 
+/// The first `Self` of `sig`'s parameters and return type, if any.
+pub fn find_self(sig: &syn::Signature) -> Option<Span> {
+    fn find(tokens: TokenStream) -> Option<Span> {
+        tokens.into_iter().find_map(|tree| match tree {
+            TokenTree::Ident(ident) if ident == "Self" => Some(ident.span()),
+            TokenTree::Group(group) => find(group.stream()),
+            _ => None,
+        })
+    }
+    find(sig.inputs.to_token_stream()).or_else(|| find(sig.output.to_token_stream()))
+}
+
 #[cfg(test)]
 mod tests {
     use quote::ToTokens;
 
-    use super::replace_self;
+    use super::{find_self, replace_self};
 
     fn replaced(ty: &str) -> String {
         let mut ty: syn::Type = syn::parse_str(ty).expect("a type");
@@ -129,6 +144,30 @@ mod tests {
             "<T as Tr>::Out",
         ] {
             assert_eq!(replaced(ty), ty.replace(' ', ""), "{ty}");
+        }
+    }
+
+    #[test]
+    fn a_self_anywhere_in_the_parameters_or_return_type_is_found() {
+        for sig in [
+            "fn new() -> Self",
+            "fn make(n: u32) -> Result<Vec<Self>, String>",
+            "fn from(other: &Self)",
+            "fn each(f: impl Fn(Self::Item))",
+        ] {
+            let sig: syn::Signature = syn::parse_str(sig).expect("a signature");
+            assert!(find_self(&sig).is_some(), "{}", sig.to_token_stream());
+        }
+    }
+
+    #[test]
+    fn a_signature_without_self_has_none() {
+        for sig in [
+            "fn free(args: Args) -> String",
+            "fn selfish(self_ref: SelfRef) -> my::Self_",
+        ] {
+            let sig: syn::Signature = syn::parse_str(sig).expect("a signature");
+            assert!(find_self(&sig).is_none(), "{}", sig.to_token_stream());
         }
     }
 }

@@ -5,6 +5,7 @@
 mod call;
 mod isolated;
 mod local;
+mod place;
 mod plain;
 mod service;
 mod spec;
@@ -35,11 +36,16 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
             // Keep the fn, and (in a module) a tool type with the same name,
             // so that one mistake is one error: the fn's callers and the
             // tool's registration add none of their own.
-            let item = &f.item;
             let err = err.to_compile_error();
-            let in_module = f.receivers.is_empty() && f.place == crate::ast::Place::Module;
-            let stub = in_module.then(|| stub::stub(&f, &krate));
-            quote!(#item #stub #err)
+            if !f.receivers.is_empty() || f.names_self.is_some() {
+                let item = &f.item;
+                return quote!(#item #err);
+            }
+            let tool = stub::tool_ident(&f);
+            let item = place::checked(&f.item, &tool, &krate);
+            let stub = stub::stub(&f, &tool, &krate);
+            let module_item = place::module_item(&tool, &krate);
+            quote!(#item #stub #module_item #err)
         }
     }
 }
@@ -76,9 +82,16 @@ fn tool_fn(m: &Model<'_>) -> TokenStream {
         }
         Some(service) => service::tool_struct(m, tool, service),
     };
-    let item = f.service.is_none().then_some(&f.item);
-    let args_struct = (!m.params.plain.is_empty()).then(|| plain::args_struct(m));
     let krate = &t.krate;
+    let item = f
+        .service
+        .is_none()
+        .then(|| place::checked(&f.item, tool, &m.krate));
+    let module_item = f
+        .service
+        .is_none()
+        .then(|| place::module_item(tool, &m.krate));
+    let args_struct = (!m.params.plain.is_empty()).then(|| plain::args_struct(m));
     let collect = m.collect.then(|| quote!(#krate::__collect_tool!(#tool);));
     let spec = spec::spec_fn(&t);
     let tool_impl = match &m.isolated {
@@ -96,6 +109,7 @@ fn tool_fn(m: &Model<'_>) -> TokenStream {
         #args_struct
         #collect
         #tool_struct
+        #module_item
         #spec
         #tool_impl
     }

@@ -8,12 +8,17 @@ use quote::quote;
 use crate::ast::ToolFn;
 use crate::util::generated_ident;
 
-/// The tool type of a fn `#[tool]` refused: it names the same type and
-/// implements `Tool` for every state and context, so its uses compile; the
-/// crate does not (the refusal is a compile error), so its bodies never run.
-pub(super) fn stub(f: &ToolFn, krate: &syn::Path) -> TokenStream {
+/// The name of the tool type of a free fn.
+pub(super) fn tool_ident(f: &ToolFn) -> syn::Ident {
+    generated_ident(&f.type_base(), "Tool", f.item.sig.ident.span())
+}
+
+/// The tool type `tool` of a fn `#[tool]` refused: it names the same type
+/// and implements `Tool` for every state and context, so its uses compile;
+/// the crate does not (the refusal is a compile error), so its bodies never
+/// run.
+pub(super) fn stub(f: &ToolFn, tool: &syn::Ident, krate: &syn::Path) -> TokenStream {
     let vis = &f.item.vis;
-    let tool = generated_ident(&f.type_base(), "Tool", f.item.sig.ident.span());
     let refused = "#[tool] refused this fn at compile time";
     quote! {
         #[doc(hidden)]

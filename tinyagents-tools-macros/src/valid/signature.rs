@@ -12,9 +12,14 @@ use syn::Type;
 use syn::spanned::Spanned;
 
 use super::plain::{self, PlainParam};
-use crate::ast::{Output, Param, Place, ToolFn};
+use crate::ast::{Output, Param, ToolFn};
 use crate::attr::ArgOptions;
 use crate::util::{Errors, find_impl_trait, last_segment, type_string};
+
+/// The error for a `#[tool]` fn of an `impl` block or a trait, when its
+/// signature names `Self`; the runtime's `tool_macro::ModuleItem` says the
+/// same when the compiler finds such a fn (`expand::place`).
+pub const NOT_A_FREE_FN: &str = "`#[tool]` goes on a free fn, not on a fn of an `impl` block or a trait: put `#[tools]` on the `impl` block (`#[tools] impl Service { ... }`) and give each `#[tool]` method `&self`, or move the fn out of the block as a free `#[tool]` fn";
 
 /// Types that only ever come from the runtime: without `#[inject]` they are a
 /// mistake, not an argument struct.
@@ -190,26 +195,19 @@ fn check_fn(f: &ToolFn, errors: &mut Errors) {
 }
 
 /// Where the fn sits and what it receives: a free fn has no `self` and
-/// sits in a module; a method of a `#[tools]` block takes `&self`.
+/// sits in a module; a method of a `#[tools]` block takes `&self`. A free
+/// fn whose signature names neither `self` nor `Self` may still sit in an
+/// `impl` block or a trait: the compiler finds it (`expand::place`).
 fn check_place(f: &ToolFn, errors: &mut Errors) {
     if f.service.is_none() {
-        let ident = f.item.sig.ident.span();
-        match f.place {
-            Place::Module => {}
-            Place::Impl => errors.push(
-                ident,
-                "`#[tool]` cannot go on a fn inside an `impl` block: put `#[tools]` on the block (`#[tools] impl Service { ... }`) and give each `#[tool]` method `&self`, or move the fn out of the block as a free `#[tool]` fn",
-            ),
-            Place::Trait | Place::TraitImpl => errors.push(
-                ident,
-                "`#[tool]` cannot go on a fn inside a trait or a trait impl: make it a free `#[tool]` fn, or a `&self` method of a `#[tools] impl Service { ... }` block",
-            ),
-        }
         for receiver in &f.receivers {
             errors.push_spanned(
                 receiver,
                 "#[tool] on a method needs `#[tools]` on its `impl` block (`#[tools] impl Service { ... }`), which registers the methods with `registry.register_service(Arc::new(service))`; or make it a free fn without `self`",
             );
+        }
+        if f.names_self.is_some() && f.receivers.is_empty() {
+            errors.push(f.item.sig.ident.span(), NOT_A_FREE_FN);
         }
         return;
     }

@@ -93,6 +93,21 @@ macro_rules! __isolated_tool {
     };
 }
 
+/// A tool type `#[tool]` made beside its fn, in a module. The check
+/// `#[tool]` writes into a free fn's body passes only where the fn's tool
+/// type is in scope as its sibling; in an `impl` block or a trait it passes
+/// the never type instead, and this message says where `#[tool]` goes.
+#[diagnostic::on_unimplemented(
+    message = "`#[tool]` goes on a free fn, not on a fn of an `impl` block or a trait: put `#[tools]` on the `impl` block (`#[tools] impl Service {{ ... }}`) and give each `#[tool]` method `&self`, or move the fn out of the block as a free `#[tool]` fn",
+    label = "this fn is not a free fn"
+)]
+pub trait ModuleItem {}
+
+/// The check of [`ModuleItem`]: compiles when `tool` is a tool type.
+pub fn module_item<T: ModuleItem>(tool: T) {
+    let _ = tool;
+}
+
 /// A type a tool's model-visible parameter may have.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's argument struct",
