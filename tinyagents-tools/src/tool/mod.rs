@@ -74,6 +74,12 @@ impl<T: Send + Sync + 'static + ?Sized> Shared for T {}
 /// A `#[tool]` on a plain (not `async`) fn makes a tool whose calls the
 /// executor answers at once, without a future; an `async fn` always answers
 /// through [`call`](Tool::call).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool for state `{S}` and context `{C}`",
+    label = "not a `Tool<{S}, {C}>`",
+    note = "a registry holds tools of one state and context type, and `ToolRegistry::new()` is the registry of tools with neither (`ToolRegistry<(), ()>`): for tools with state `AppState`, make it with `ToolRegistry::<AppState>::default()` (or `ToolRegistry::default()`, and the executor's state names the type)",
+    note = "a `#[tool]` fn is registered by its tool type, the fn's name in PascalCase plus `Tool`: `registry.register(WeatherTool)` for `fn weather`"
+)]
 #[async_trait]
 pub trait Tool<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
     /// The tool's spec. Must return the same spec every time (build it once).
