@@ -40,7 +40,9 @@ async fn everything(
     #[inject] cancel: CancellationToken,
     #[inject] root: WorkspaceRoot,
 ) -> String {
-    let _ = (run, runtime, thread, run_id, index, http, events, stream, root);
+    let _ = (
+        run, runtime, thread, run_id, index, http, events, stream, root,
+    );
     assert!(!cancel.is_cancelled());
     assert_eq!(token.expose().0, "t");
     format!("{} {} {call}", state.greeting, ctx.user)
@@ -57,7 +59,9 @@ fn main() {
         .workspace_root("/tmp")
         .build();
     let runtime = ToolRuntime::new(run, "call-1", "everything");
-    let state = AppState { greeting: "hello".into() };
+    let state = AppState {
+        greeting: "hello".into(),
+    };
     let out = tokio::runtime::Runtime::new()
         .unwrap()
         .block_on(EverythingTool.call(&state, &runtime, serde_json::json!({})))

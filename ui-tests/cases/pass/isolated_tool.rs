@@ -16,7 +16,9 @@ struct CrunchArgs {
 #[tool(isolated, max_memory = "256MiB", max_cpu = "2s", read_only)]
 async fn crunch(args: CrunchArgs, #[inject] id: ToolCallId) -> Result<u64, ToolError> {
     if args.n == 0 {
-        return Err(ToolError::repair(format!("call {id}: `n` must be positive")));
+        return Err(ToolError::repair(format!(
+            "call {id}: `n` must be positive"
+        )));
     }
     Ok((1..=args.n).sum())
 }

@@ -1,9 +1,9 @@
 // Every `Result`, whatever its name, is a success or a failure, and the
 // error types users already have are accepted.
 use std::fmt;
+use tinyagents_tools::ErrorClass;
+use tinyagents_tools::error::ClassifyError;
 use tinyagents_tools::prelude::*;
-use tinyagents_tools::{ErrorClass};
-use tinyagents_tools::error::{ClassifyError};
 
 type Outcome<T> = Result<T, String>;
 
@@ -70,14 +70,25 @@ async fn own_not_found() -> Result<u32, FetchError> {
 fn main() {
     let call = |tool: &dyn Tool| {
         let runtime = ToolRuntime::new(RunContext::empty(), "call-1", "t");
-        tokio::runtime::Runtime::new()
-            .unwrap()
-            .block_on(tool.call(&(), &runtime, serde_json::json!({})))
+        tokio::runtime::Runtime::new().unwrap().block_on(tool.call(
+            &(),
+            &runtime,
+            serde_json::json!({}),
+        ))
     };
     assert_eq!(call(&AliasTool).unwrap_err().message(), "no");
     assert_eq!(call(&WithAnyhowTool).unwrap_err().message(), "no city");
-    assert_eq!(call(&WithIoTool).unwrap().structured, Some(serde_json::json!(1)));
-    assert_eq!(call(&BoxedTool).unwrap().structured, Some(serde_json::json!(1)));
+    assert_eq!(
+        call(&WithIoTool).unwrap().structured,
+        Some(serde_json::json!(1))
+    );
+    assert_eq!(
+        call(&BoxedTool).unwrap().structured,
+        Some(serde_json::json!(1))
+    );
     assert_eq!(call(&OwnTool).unwrap_err().class(), ErrorClass::Retry);
-    assert_eq!(call(&OwnNotFoundTool).unwrap_err().class(), ErrorClass::Repair);
+    assert_eq!(
+        call(&OwnNotFoundTool).unwrap_err().class(),
+        ErrorClass::Repair
+    );
 }
