@@ -1103,7 +1103,8 @@ impl Engine {
         from: usize,
         out: &mut Vec<StreamEvent>,
     ) -> Flow {
-        let stops = self.c.stops[rs.run].clone();
+        let compiled = Arc::clone(&self.c);
+        let stops = &compiled.stops[rs.run];
         let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
         let hit = self.find(from, &markers);
         let report = |this: &mut Self, info: CallInfo, end: usize, out: &mut Vec<StreamEvent>| {
@@ -1374,8 +1375,11 @@ impl Engine {
         mut args: JsonArgs,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, Box<Body>> {
-        let stops = self.c.stops[rs.run].clone();
-        match self.scan_json(&mut args, &stops, &[]) {
+        // The compiled format is shared: a reference count, not a copy of
+        // the run's stop markers on every piece.
+        let compiled = Arc::clone(&self.c);
+        let stops = &compiled.stops[rs.run];
+        match self.scan_json(&mut args, stops, &[]) {
             JsonOutcome::Need => Err(Box::new(Body::Json { info, args })),
             JsonOutcome::Eof => {
                 if rs.bare && !self.buf[args.from..].starts_with("{\"") {
@@ -1485,7 +1489,8 @@ impl Engine {
         else {
             unreachable!("a name body belongs to a name-then-JSON format")
         };
-        let stops = self.c.stops[rs.run].clone();
+        let compiled = Arc::clone(&self.c);
+        let stops = &compiled.stops[rs.run];
         match step {
             NameStep::Prefix => {
                 let prefix = name_prefix.unwrap_or_default();
@@ -1736,7 +1741,8 @@ impl Engine {
         let CallBody::XmlParameters(x) = self.c.format.body.clone() else {
             unreachable!("an XML body belongs to an XML-parameter format")
         };
-        let stops = self.c.stops[rs.run].clone();
+        let compiled = Arc::clone(&self.c);
+        let stops = &compiled.stops[rs.run];
         let run_end = self.run_def(rs.run).end.clone();
         let wait = |info, step, args, bytes| {
             Err(Box::new(Body::Xml {
@@ -1919,7 +1925,8 @@ impl Engine {
         let CallBody::KeyValue(kv) = self.c.format.body.clone() else {
             unreachable!("a key-value body belongs to a key-value format")
         };
-        let stops = self.c.stops[rs.run].clone();
+        let compiled = Arc::clone(&self.c);
+        let stops = &compiled.stops[rs.run];
         let run_end = self.run_def(rs.run).end.clone().unwrap_or_default();
         let wait = |info, step, args, bytes| {
             Err(Box::new(Body::Kv {
@@ -2098,7 +2105,8 @@ impl Engine {
         mut at: usize,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, Box<Body>> {
-        let stops = self.c.stops[rs.run].clone();
+        let compiled = Arc::clone(&self.c);
+        let stops = &compiled.stops[rs.run];
         let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
         let len = self.buf.len();
         while at < len {
