@@ -1622,7 +1622,7 @@ impl Engine {
             NameStep::Args(mut args) => {
                 let fence_end: Vec<&str> = fence.iter().map(|f| f.end.as_str()).collect();
                 let before = args.at;
-                let outcome = self.scan_json(&mut args, &stops, &fence_end);
+                let outcome = self.scan_json(&mut args, stops, &fence_end);
                 if args.at > before {
                     out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
                         index: info.index.unwrap_or(0),
