@@ -11,6 +11,18 @@ pub enum SchemaError {
         /// The resolver's message.
         message: String,
     },
+    /// The schema uses a JSON Schema keyword outside the subset the
+    /// built-in validator checks (a build without the `json-schema-full`
+    /// feature refuses it rather than accept values unchecked).
+    #[error(
+        "uses `{keyword}` (at `{pointer}`), which the built-in validator does not check; enable the `json-schema-full` feature of tinyagents-tools to validate it"
+    )]
+    Unsupported {
+        /// The keyword.
+        keyword: String,
+        /// Where in the schema it is (a JSON pointer).
+        pointer: String,
+    },
     /// The schema breaks the JSON Schema 2020-12 meta-schema at `pointer`
     /// (a JSON pointer into the schema; empty for its root).
     #[error("not valid JSON Schema at `{pointer}`: {message}")]

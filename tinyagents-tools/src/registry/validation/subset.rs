@@ -1,0 +1,1135 @@
+//! The crate's own validator of the JSON Schema subset that `schemars`
+//! derives for tool arguments, so that argument checks need no general
+//! JSON Schema engine.
+//!
+//! The subset: `type` (one name or a list, `null` included), `properties`,
+//! `required`, `additionalProperties` (a boolean or a schema), `items`,
+//! `prefixItems`, `enum`, `const`, `anyOf`, `oneOf`, `allOf`, `$ref` to `#`,
+//! `#/$defs/<name>` or `#/definitions/<name>`, `minimum`, `maximum`,
+//! `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `minLength` and
+//! `maxLength` (in Unicode scalar values), `minItems`, `maxItems`,
+//! `uniqueItems`, `minProperties`, `maxProperties`. Annotations (`title`,
+//! `description`, `default`, `examples`, `format`, `deprecated`, ...) and
+//! keywords JSON Schema does not define never change an answer. A schema
+//! that uses any other JSON Schema keyword ([`UNSUPPORTED`]) is refused when
+//! it is compiled, naming the keyword: it is never accepted unchecked.
+//!
+//! Numbers are compared exactly against integer bounds; a fractional bound or
+//! divisor is compared in `f64`. A `$ref` may recurse; evaluation deeper than
+//! [`MAX_DEPTH`] nested subschemas refuses the value.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+use serde_json::{Map, Number, Value};
+
+use super::{DRAFT_2020_12, Kinds, SchemaError, compare, is_integer};
+use crate::util::fasthash::NameMap;
+
+/// JSON Schema keywords outside the subset: a schema using one is refused.
+pub(super) const UNSUPPORTED: &[&str] = &[
+    "pattern",
+    "patternProperties",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "not",
+    "dependentSchemas",
+    "dependentRequired",
+    "dependencies",
+    "contains",
+    "minContains",
+    "maxContains",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalItems",
+    "$id",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "$vocabulary",
+];
+
+/// The most nested subschemas one value is evaluated through.
+const MAX_DEPTH: usize = 256;
+
+/// Index of a compiled subschema.
+type NodeId = usize;
+
+/// A compiled schema of the subset.
+#[derive(Debug)]
+pub(crate) struct Subset {
+    nodes: Vec<Node>,
+}
+
+/// One compiled subschema.
+#[derive(Debug)]
+enum Node {
+    /// `true` or `{}` with no assertion.
+    Any,
+    /// `false`.
+    Never,
+    Rules(Box<Rules>),
+}
+
+/// The assertions of one schema object.
+#[derive(Debug, Default)]
+struct Rules {
+    kinds: Option<u8>,
+    properties: Vec<(Box<str>, NodeId)>,
+    required: Vec<Box<str>>,
+    additional: Option<NodeId>,
+    prefix_items: Vec<NodeId>,
+    items: Option<NodeId>,
+    allowed: Option<Value>,
+    constant: Option<Value>,
+    any_of: Vec<NodeId>,
+    one_of: Vec<NodeId>,
+    all_of: Vec<NodeId>,
+    reference: Option<NodeId>,
+    minimum: Option<Value>,
+    maximum: Option<Value>,
+    exclusive_minimum: Option<Value>,
+    exclusive_maximum: Option<Value>,
+    multiple_of: Option<Number>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+    unique_items: bool,
+    min_properties: Option<u64>,
+    max_properties: Option<u64>,
+}
+
+/// Why a value is refused at one place.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ProblemKind {
+    /// The value's JSON type is not one of `expected` (bits of [`Kinds`]).
+    Type {
+        expected: u8,
+    },
+    /// A required property is missing.
+    Required {
+        property: String,
+    },
+    /// Properties the schema does not accept.
+    AdditionalProperties {
+        unexpected: Vec<String>,
+    },
+    /// Not one of the listed values (an array).
+    Enum {
+        options: Value,
+    },
+    /// Not the one allowed value.
+    Constant {
+        expected: Value,
+    },
+    Minimum {
+        limit: Value,
+    },
+    Maximum {
+        limit: Value,
+    },
+    ExclusiveMinimum {
+        limit: Value,
+    },
+    ExclusiveMaximum {
+        limit: Value,
+    },
+    MultipleOf {
+        multiple_of: Number,
+    },
+    MinLength {
+        limit: u64,
+    },
+    MaxLength {
+        limit: u64,
+    },
+    MinItems {
+        limit: u64,
+    },
+    MaxItems {
+        limit: u64,
+    },
+    UniqueItems,
+    MinProperties {
+        limit: u64,
+    },
+    MaxProperties {
+        limit: u64,
+    },
+    /// No branch of an `anyOf`/`oneOf` holds; `values` lists the allowed
+    /// values when every branch is a `const` or an `enum`.
+    NoShape {
+        values: Option<Vec<Value>>,
+    },
+    /// More than one branch of a `oneOf` holds.
+    ManyShapes,
+    /// The schema is `false`.
+    FalseSchema,
+    /// The value nests through more subschemas than [`MAX_DEPTH`].
+    TooDeep,
+}
+
+/// One refusal: where in the value (a JSON pointer), the value there, and
+/// why.
+#[derive(Debug, Clone)]
+pub(crate) struct Problem<'v> {
+    pub(crate) at: String,
+    pub(crate) instance: Cow<'v, Value>,
+    pub(crate) kind: ProblemKind,
+}
+
+impl Subset {
+    /// Compiles `schema`; refuses a malformed keyword with
+    /// [`SchemaError::Invalid`], a keyword outside the subset with
+    /// [`SchemaError::Unsupported`] and a reference it cannot resolve
+    /// within the schema with [`SchemaError::Reference`].
+    pub(crate) fn compile(schema: &Value) -> Result<Subset, SchemaError> {
+        let mut compiler = Compiler {
+            root: schema,
+            nodes: Vec::new(),
+            refs: NameMap::default(),
+        };
+        compiler.node(schema, "")?;
+        if let Some(value) = schema.get("$schema")
+            && value.as_str() != Some(DRAFT_2020_12)
+        {
+            return Err(unsupported("$schema", "/$schema"));
+        }
+        Ok(Subset {
+            nodes: compiler.nodes,
+        })
+    }
+
+    /// Whether `value` satisfies the schema.
+    pub(crate) fn is_valid(&self, value: &Value) -> bool {
+        self.eval(0, value, &mut String::new(), None, 0)
+    }
+
+    /// Every problem of `value`, outermost first (empty when it is valid).
+    pub(crate) fn problems<'v>(&self, value: &'v Value) -> Vec<Problem<'v>> {
+        let mut out = Vec::new();
+        self.eval(0, value, &mut String::new(), Some(&mut out), 0);
+        out
+    }
+
+    /// Evaluates node `id` on `value` at pointer `at`; with `out`, records
+    /// every problem, without it stops at the first.
+    fn eval<'v>(
+        &self,
+        id: NodeId,
+        value: &'v Value,
+        at: &mut String,
+        mut out: Option<&mut Vec<Problem<'v>>>,
+        depth: usize,
+    ) -> bool {
+        let rules = match &self.nodes[id] {
+            Node::Any => return true,
+            Node::Never => return report(&mut out, at, value, ProblemKind::FalseSchema),
+            Node::Rules(rules) => rules,
+        };
+        if depth > MAX_DEPTH {
+            return report(&mut out, at, value, ProblemKind::TooDeep);
+        }
+        let depth = depth + 1;
+        let mut ok = true;
+        macro_rules! fail {
+            ($kind:expr) => {{
+                ok = false;
+                if out.is_none() {
+                    return false;
+                }
+                report(&mut out, at, value, $kind);
+            }};
+        }
+        if let Some(expected) = rules.kinds
+            && !has_kind(value, expected)
+        {
+            fail!(ProblemKind::Type { expected });
+        }
+        if let Some(options) = &rules.allowed
+            && !options
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|o| equal(o, value))
+        {
+            fail!(ProblemKind::Enum {
+                options: options.clone()
+            });
+        }
+        if let Some(expected) = &rules.constant
+            && !equal(expected, value)
+        {
+            fail!(ProblemKind::Constant {
+                expected: expected.clone()
+            });
+        }
+        if let Some(target) = rules.reference {
+            ok &= self.eval(target, value, at, out.as_deref_mut(), depth);
+            if !ok && out.is_none() {
+                return false;
+            }
+        }
+        for &branch in &rules.all_of {
+            ok &= self.eval(branch, value, at, out.as_deref_mut(), depth);
+            if !ok && out.is_none() {
+                return false;
+            }
+        }
+        if !rules.any_of.is_empty()
+            && !rules
+                .any_of
+                .iter()
+                .any(|&b| self.eval(b, value, at, None, depth))
+        {
+            fail!(ProblemKind::NoShape {
+                values: self.named_values(&rules.any_of)
+            });
+        }
+        if !rules.one_of.is_empty() {
+            let holding = rules
+                .one_of
+                .iter()
+                .filter(|&&b| self.eval(b, value, at, None, depth))
+                .take(2)
+                .count();
+            match holding {
+                1 => {}
+                0 => fail!(ProblemKind::NoShape {
+                    values: self.named_values(&rules.one_of)
+                }),
+                _ => fail!(ProblemKind::ManyShapes),
+            }
+        }
+        match value {
+            Value::Number(n) => {
+                let below = |limit: &Option<Value>, holds: fn(Ordering) -> bool| {
+                    limit
+                        .as_ref()
+                        .and_then(Value::as_number)
+                        .is_some_and(|l| !holds(cmp_numbers(n, l)))
+                };
+                if below(&rules.minimum, Ordering::is_ge) {
+                    fail!(ProblemKind::Minimum {
+                        limit: rules.minimum.clone().unwrap_or_default()
+                    });
+                }
+                if below(&rules.maximum, Ordering::is_le) {
+                    fail!(ProblemKind::Maximum {
+                        limit: rules.maximum.clone().unwrap_or_default()
+                    });
+                }
+                if below(&rules.exclusive_minimum, Ordering::is_gt) {
+                    fail!(ProblemKind::ExclusiveMinimum {
+                        limit: rules.exclusive_minimum.clone().unwrap_or_default()
+                    });
+                }
+                if below(&rules.exclusive_maximum, Ordering::is_lt) {
+                    fail!(ProblemKind::ExclusiveMaximum {
+                        limit: rules.exclusive_maximum.clone().unwrap_or_default()
+                    });
+                }
+                if let Some(m) = &rules.multiple_of
+                    && !is_multiple(n, m)
+                {
+                    fail!(ProblemKind::MultipleOf {
+                        multiple_of: m.clone()
+                    });
+                }
+            }
+            Value::String(s) => {
+                if rules.min_length.is_some() || rules.max_length.is_some() {
+                    let len = s.chars().count() as u64;
+                    if let Some(limit) = rules.min_length
+                        && len < limit
+                    {
+                        fail!(ProblemKind::MinLength { limit });
+                    }
+                    if let Some(limit) = rules.max_length
+                        && len > limit
+                    {
+                        fail!(ProblemKind::MaxLength { limit });
+                    }
+                }
+            }
+            Value::Array(list) => {
+                let len = list.len() as u64;
+                if let Some(limit) = rules.min_items
+                    && len < limit
+                {
+                    fail!(ProblemKind::MinItems { limit });
+                }
+                if let Some(limit) = rules.max_items
+                    && len > limit
+                {
+                    fail!(ProblemKind::MaxItems { limit });
+                }
+                if rules.unique_items && has_duplicates(list) {
+                    fail!(ProblemKind::UniqueItems);
+                }
+                for (i, item) in list.iter().enumerate() {
+                    let node = match rules.prefix_items.get(i) {
+                        Some(&node) => node,
+                        None => match rules.items {
+                            Some(node) => node,
+                            None => break,
+                        },
+                    };
+                    let len = at.len();
+                    if out.is_some() {
+                        at.push('/');
+                        at.push_str(&i.to_string());
+                    }
+                    ok &= self.eval(node, item, at, out.as_deref_mut(), depth);
+                    at.truncate(len);
+                    if !ok && out.is_none() {
+                        return false;
+                    }
+                }
+            }
+            Value::Object(map) => {
+                let len = map.len() as u64;
+                if let Some(limit) = rules.min_properties
+                    && len < limit
+                {
+                    fail!(ProblemKind::MinProperties { limit });
+                }
+                if let Some(limit) = rules.max_properties
+                    && len > limit
+                {
+                    fail!(ProblemKind::MaxProperties { limit });
+                }
+                for name in &rules.required {
+                    if !map.contains_key(&**name) {
+                        fail!(ProblemKind::Required {
+                            property: name.to_string()
+                        });
+                    }
+                }
+                let mut unexpected = Vec::new();
+                for (key, item) in map {
+                    let node = match rules.properties.iter().find(|(p, _)| **p == **key) {
+                        Some(&(_, node)) => node,
+                        None => match rules.additional {
+                            Some(node) if matches!(self.nodes[node], Node::Never) => {
+                                ok = false;
+                                if out.is_none() {
+                                    return false;
+                                }
+                                unexpected.push(key.clone());
+                                continue;
+                            }
+                            Some(node) => node,
+                            None => continue,
+                        },
+                    };
+                    let len = at.len();
+                    if out.is_some() {
+                        at.push('/');
+                        at.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    }
+                    ok &= self.eval(node, item, at, out.as_deref_mut(), depth);
+                    at.truncate(len);
+                    if !ok && out.is_none() {
+                        return false;
+                    }
+                }
+                if !unexpected.is_empty() {
+                    report(
+                        &mut out,
+                        at,
+                        value,
+                        ProblemKind::AdditionalProperties { unexpected },
+                    );
+                }
+            }
+            Value::Null | Value::Bool(_) => {}
+        }
+        ok
+    }
+
+    /// The values allowed by `branches` when each is a single `const` or an
+    /// `enum` (as schemars writes a documented Rust enum).
+    fn named_values(&self, branches: &[NodeId]) -> Option<Vec<Value>> {
+        let mut values = Vec::new();
+        for &branch in branches {
+            let Node::Rules(rules) = &self.nodes[branch] else {
+                return None;
+            };
+            match (&rules.constant, &rules.allowed) {
+                (Some(value), _) => values.push(value.clone()),
+                (None, Some(Value::Array(options))) => values.extend(options.iter().cloned()),
+                _ => return None,
+            }
+        }
+        (!values.is_empty()).then_some(values)
+    }
+}
+
+/// Records a problem (when problems are collected); always `false`.
+fn report<'v>(
+    out: &mut Option<&mut Vec<Problem<'v>>>,
+    at: &str,
+    value: &'v Value,
+    kind: ProblemKind,
+) -> bool {
+    if let Some(out) = out {
+        out.push(Problem {
+            at: at.to_owned(),
+            instance: Cow::Borrowed(value),
+            kind,
+        });
+    }
+    false
+}
+
+fn has_kind(value: &Value, kinds: u8) -> bool {
+    let kind = match value {
+        Value::Null => Kinds::NULL,
+        Value::Bool(_) => Kinds::BOOLEAN,
+        Value::Number(n) if is_integer(n) => Kinds::INTEGER | Kinds::NUMBER,
+        Value::Number(_) => Kinds::NUMBER,
+        Value::String(_) => Kinds::STRING,
+        Value::Array(_) => Kinds::ARRAY,
+        Value::Object(_) => Kinds::OBJECT,
+    };
+    kinds & kind != 0
+}
+
+/// JSON Schema's equality: numbers by value (`1` equals `1.0`), objects
+/// whatever their key order.
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(a), Value::Number(b)) => cmp_numbers(a, b) == Ordering::Equal,
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| equal(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| equal(v, w)))
+        }
+        (a, b) => a == b,
+    }
+}
+
+/// Whether two items of `list` are [`equal`]: pairwise for a short list,
+/// by sorted canonical text for a long one.
+fn has_duplicates(list: &[Value]) -> bool {
+    if list.len() <= 32 {
+        return list
+            .iter()
+            .enumerate()
+            .any(|(i, a)| list[i + 1..].iter().any(|b| equal(a, b)));
+    }
+    let mut keys: Vec<String> = list
+        .iter()
+        .map(|item| {
+            let mut key = String::new();
+            write_key(&mut key, item);
+            key
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.windows(2).any(|pair| pair[0] == pair[1])
+}
+
+/// A text equal for exactly the values [`equal`] finds equal: keys sorted,
+/// integral numbers written as integers.
+fn write_key(out: &mut String, value: &Value) {
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if !n.is_i64() && !n.is_u64() && f.fract() == 0.0 && f.abs() < 1e19 => {
+                out.push_str(&format!("{}", f as i128));
+            }
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::Array(items) => {
+            out.push('[');
+            for item in items {
+                write_key(out, item);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (key, item) in entries {
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                write_key(out, item);
+                out.push(',');
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The integer value of `n`, when it is an `i64` or a `u64`.
+fn as_i128(n: &Number) -> Option<i128> {
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+}
+
+/// Compares two JSON numbers; exactly when either is an integer.
+fn cmp_numbers(a: &Number, b: &Number) -> Ordering {
+    if let Some(b) = as_i128(b) {
+        return compare(a, b);
+    }
+    if let Some(a) = as_i128(a) {
+        return compare(b, a).reverse();
+    }
+    let (a, b) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+    a.partial_cmp(&b).unwrap_or(Ordering::Equal)
+}
+
+/// `multipleOf`: exact for integers, by `f64` division otherwise.
+fn is_multiple(n: &Number, m: &Number) -> bool {
+    if let (Some(n), Some(m)) = (as_i128(n), as_i128(m)) {
+        return n % m == 0;
+    }
+    let (n, m) = (n.as_f64().unwrap_or(0.0), m.as_f64().unwrap_or(1.0));
+    let quotient = n / m;
+    quotient.is_finite() && quotient.fract() == 0.0
+}
+
+fn unsupported(keyword: &str, pointer: &str) -> SchemaError {
+    SchemaError::Unsupported {
+        keyword: keyword.to_owned(),
+        pointer: pointer.to_owned(),
+    }
+}
+
+fn invalid(pointer: &str, message: &str) -> SchemaError {
+    SchemaError::Invalid {
+        pointer: pointer.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+/// Compiles a schema's subschemas into nodes.
+struct Compiler<'s> {
+    root: &'s Value,
+    nodes: Vec<Node>,
+    /// Compiled reference targets, by reference text.
+    refs: NameMap<String, NodeId>,
+}
+
+impl<'s> Compiler<'s> {
+    /// Compiles the subschema at `pointer` into a new node.
+    fn node(&mut self, schema: &'s Value, pointer: &str) -> Result<NodeId, SchemaError> {
+        let id = self.nodes.len();
+        self.nodes.push(Node::Any);
+        self.nodes[id] = self.build(schema, pointer)?;
+        Ok(id)
+    }
+
+    fn build(&mut self, schema: &'s Value, pointer: &str) -> Result<Node, SchemaError> {
+        let schema = match schema {
+            Value::Bool(true) => return Ok(Node::Any),
+            Value::Bool(false) => return Ok(Node::Never),
+            Value::Object(schema) => schema,
+            _ => return Err(invalid(pointer, "a schema must be an object or a boolean")),
+        };
+        let mut rules = Rules::default();
+        let mut asserts = false;
+        for (keyword, value) in schema {
+            let at = format!(
+                "{pointer}/{}",
+                keyword.replace('~', "~0").replace('/', "~1")
+            );
+            asserts |= self.keyword(&mut rules, keyword, value, &at)?;
+        }
+        Ok(if asserts {
+            Node::Rules(Box::new(rules))
+        } else {
+            Node::Any
+        })
+    }
+
+    /// Compiles one keyword into `rules`; `true` when it asserts anything.
+    fn keyword(
+        &mut self,
+        rules: &mut Rules,
+        keyword: &str,
+        value: &'s Value,
+        at: &str,
+    ) -> Result<bool, SchemaError> {
+        match keyword {
+            "type" => {
+                let mut kinds = 0;
+                let names: Vec<&Value> = match value {
+                    Value::String(_) => vec![value],
+                    Value::Array(names) if !names.is_empty() => names.iter().collect(),
+                    _ => return Err(invalid(at, "`type` must be a type name or a list of them")),
+                };
+                for name in names {
+                    let kind = name
+                        .as_str()
+                        .and_then(Kinds::parse)
+                        .ok_or_else(|| invalid(at, "`type` names an unknown type"))?;
+                    if kinds & kind != 0 {
+                        return Err(invalid(at, "`type` lists a type twice"));
+                    }
+                    kinds |= kind;
+                }
+                rules.kinds = Some(kinds);
+            }
+            "properties" => {
+                for (name, schema) in object(value, at)? {
+                    let node = self.node(schema, &child(at, name))?;
+                    rules.properties.push((name.as_str().into(), node));
+                }
+            }
+            "required" => {
+                let names = value
+                    .as_array()
+                    .ok_or_else(|| invalid(at, "`required` must be a list of names"))?;
+                for name in names {
+                    let name = name
+                        .as_str()
+                        .ok_or_else(|| invalid(at, "`required` must be a list of names"))?;
+                    if rules.required.iter().any(|n| **n == *name) {
+                        return Err(invalid(at, "`required` lists a name twice"));
+                    }
+                    rules.required.push(name.into());
+                }
+            }
+            "additionalProperties" => rules.additional = Some(self.node(value, at)?),
+            "items" => rules.items = Some(self.node(value, at)?),
+            "prefixItems" => rules.prefix_items = self.list(value, at)?,
+            "allOf" => rules.all_of = self.list(value, at)?,
+            "anyOf" => rules.any_of = self.list(value, at)?,
+            "oneOf" => rules.one_of = self.list(value, at)?,
+            "enum" => {
+                if !value.is_array() {
+                    return Err(invalid(at, "`enum` must be a list of values"));
+                }
+                rules.allowed = Some(value.clone());
+            }
+            "const" => rules.constant = Some(value.clone()),
+            "$ref" => {
+                let reference = value
+                    .as_str()
+                    .ok_or_else(|| invalid(at, "`$ref` must be a string"))?;
+                rules.reference = Some(self.reference(reference, at)?);
+            }
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                if !value.is_number() {
+                    return Err(invalid(at, "a numeric bound must be a number"));
+                }
+                let slot = match keyword {
+                    "minimum" => &mut rules.minimum,
+                    "maximum" => &mut rules.maximum,
+                    "exclusiveMinimum" => &mut rules.exclusive_minimum,
+                    _ => &mut rules.exclusive_maximum,
+                };
+                *slot = Some(value.clone());
+            }
+            "multipleOf" => match value.as_number() {
+                Some(n) if n.as_f64().is_some_and(|f| f > 0.0) => {
+                    rules.multiple_of = Some(n.clone());
+                }
+                _ => return Err(invalid(at, "`multipleOf` must be a number above zero")),
+            },
+            "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
+            | "maxProperties" => {
+                let count = count(value)
+                    .ok_or_else(|| invalid(at, "a count must be a non-negative integer"))?;
+                let slot = match keyword {
+                    "minLength" => &mut rules.min_length,
+                    "maxLength" => &mut rules.max_length,
+                    "minItems" => &mut rules.min_items,
+                    "maxItems" => &mut rules.max_items,
+                    "minProperties" => &mut rules.min_properties,
+                    _ => &mut rules.max_properties,
+                };
+                *slot = Some(count);
+            }
+            "uniqueItems" => {
+                rules.unique_items = value
+                    .as_bool()
+                    .ok_or_else(|| invalid(at, "`uniqueItems` must be a boolean"))?;
+            }
+            "$defs" | "definitions" => {
+                for (name, schema) in object(value, at)? {
+                    self.node(schema, &child(at, name))?;
+                }
+                return Ok(false);
+            }
+            "title" | "description" | "$comment" | "format" | "contentEncoding"
+            | "contentMediaType" | "$schema" => {
+                if !value.is_string() {
+                    return Err(invalid(at, "this keyword's value must be a string"));
+                }
+                return Ok(false);
+            }
+            "deprecated" | "readOnly" | "writeOnly" => {
+                if !value.is_boolean() {
+                    return Err(invalid(at, "this keyword's value must be a boolean"));
+                }
+                return Ok(false);
+            }
+            "examples" => {
+                if !value.is_array() {
+                    return Err(invalid(at, "`examples` must be a list"));
+                }
+                return Ok(false);
+            }
+            other if UNSUPPORTED.contains(&other) => return Err(unsupported(other, at)),
+            // `default`, `contentSchema` and keywords JSON Schema does not
+            // define are annotations.
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// A non-empty array of subschemas.
+    fn list(&mut self, value: &'s Value, at: &str) -> Result<Vec<NodeId>, SchemaError> {
+        match value {
+            Value::Array(items) if !items.is_empty() => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| self.node(item, &format!("{at}/{i}")))
+                .collect(),
+            _ => Err(invalid(
+                at,
+                "this keyword takes a non-empty list of schemas",
+            )),
+        }
+    }
+
+    /// The node `reference` points to, compiled once (so a recursive
+    /// reference points back to a node under construction).
+    fn reference(&mut self, reference: &str, at: &str) -> Result<NodeId, SchemaError> {
+        if let Some(&id) = self.refs.get(reference) {
+            return Ok(id);
+        }
+        let Some(fragment) = reference.strip_prefix('#') else {
+            return Err(SchemaError::Reference {
+                message: format!("`{reference}` is not within the schema (never fetched)"),
+            });
+        };
+        let target = if fragment.is_empty() {
+            Some(self.root)
+        } else {
+            let (section, name) = fragment
+                .strip_prefix("/$defs/")
+                .map(|name| ("$defs", name))
+                .or_else(|| {
+                    fragment
+                        .strip_prefix("/definitions/")
+                        .map(|name| ("definitions", name))
+                })
+                .filter(|(_, name)| !name.is_empty() && !name.contains(['/', '~', '%']))
+                .ok_or_else(|| unsupported("$ref", at))?;
+            self.root.get(section).and_then(|defs| defs.get(name))
+        };
+        let target = target.ok_or_else(|| SchemaError::Reference {
+            message: format!("`{reference}` names no definition of the schema"),
+        })?;
+        let id = self.nodes.len();
+        self.nodes.push(Node::Any);
+        self.refs.insert(reference.to_owned(), id);
+        self.nodes[id] = self.build(target, fragment)?;
+        Ok(id)
+    }
+}
+
+/// The object value of a keyword that maps names to schemas.
+fn object<'s>(value: &'s Value, at: &str) -> Result<&'s Map<String, Value>, SchemaError> {
+    value
+        .as_object()
+        .ok_or_else(|| invalid(at, "this keyword takes an object of schemas"))
+}
+
+fn child(at: &str, name: &str) -> String {
+    format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"))
+}
+
+/// A non-negative integer (`5.0` counts, as JSON Schema reads it).
+fn count(value: &Value) -> Option<u64> {
+    let n = value.as_number()?;
+    n.as_u64().or_else(|| {
+        n.as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 1.8e19)
+            .map(|f| f as u64)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::{ProblemKind, Subset};
+    use crate::registry::validation::{SchemaError, compile_bounded};
+
+    fn subset(schema: &Value) -> Subset {
+        Subset::compile(schema).unwrap_or_else(|e| panic!("{schema} compiles: {e}"))
+    }
+
+    /// Leaf schemas: each keyword of the subset that judges one value.
+    fn leaf(with_ref: bool) -> impl Strategy<Value = Value> {
+        let reference = if with_ref {
+            json!({"$ref": "#/$defs/D", "description": "d"})
+        } else {
+            json!(true)
+        };
+        prop_oneof![
+            Just(reference),
+            Just(json!(true)),
+            Just(json!(false)),
+            Just(json!({})),
+            Just(json!({"type": "integer"})),
+            Just(json!({"type": "number", "minimum": -1, "exclusiveMaximum": 2.5})),
+            Just(json!({"type": ["string", "null"], "minLength": 1, "maxLength": 2})),
+            Just(json!({"type": "boolean", "description": "d", "format": "flag"})),
+            Just(json!({"enum": ["a", 1, null, [1]]})),
+            Just(json!({"const": 1.0})),
+            Just(json!({"exclusiveMinimum": 0, "maximum": 3})),
+            Just(json!({"multipleOf": 2})),
+            Just(json!({"multipleOf": 0.5})),
+            Just(json!({"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": true})),
+            Just(json!({"type": "object", "minProperties": 1, "maxProperties": 2})),
+        ]
+    }
+
+    /// Schemas built from the subset, nested; with `with_ref`, some refer to
+    /// the root's definition `D`.
+    fn nested(with_ref: bool) -> impl Strategy<Value = Value> {
+        leaf(with_ref).prop_recursive(3, 24, 3, |inner| {
+            prop_oneof![
+                (
+                    prop::collection::vec(inner.clone(), 0..3),
+                    prop::collection::vec(prop::sample::select(vec!["a", "b", "c"]), 0..3),
+                    prop_oneof![
+                        Just(None),
+                        Just(Some(json!(false))),
+                        inner.clone().prop_map(Some)
+                    ],
+                )
+                    .prop_map(|(props, required, additional)| {
+                        let mut schema = json!({"type": "object", "required": []});
+                        for (name, prop) in ["a", "b", "c"].iter().zip(props) {
+                            schema["properties"][*name] = prop;
+                        }
+                        let mut required: Vec<&str> = required;
+                        required.sort_unstable();
+                        required.dedup();
+                        schema["required"] = json!(required);
+                        if let Some(additional) = additional {
+                            schema["additionalProperties"] = additional;
+                        }
+                        schema
+                    }),
+                inner
+                    .clone()
+                    .prop_map(|items| json!({"type": "array", "items": items})),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| json!({"prefixItems": [a], "items": b})),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(|b| json!({"anyOf": b})),
+                prop::collection::vec(inner.clone(), 1..3).prop_map(|b| json!({"oneOf": b})),
+                prop::collection::vec(inner, 1..3).prop_map(|b| json!({"allOf": b})),
+            ]
+        })
+    }
+
+    /// A schema of the subset whose parts may refer to its definition.
+    fn schema() -> impl Strategy<Value = Value> {
+        (nested(true), nested(false)).prop_map(|(mut body, definition)| {
+            match body.as_object_mut() {
+                Some(body) => {
+                    body.insert("$defs".into(), json!({"D": definition}));
+                    Value::Object(body.clone())
+                }
+                None => json!({"$defs": {"D": definition}, "allOf": [body]}),
+            }
+        })
+    }
+
+    /// JSON values around the bounds of [`leaf`].
+    fn value() -> impl Strategy<Value = Value> {
+        let scalar = prop_oneof![
+            Just(json!(null)),
+            any::<bool>().prop_map(Value::from),
+            (-3i64..5).prop_map(Value::from),
+            prop::sample::select(vec![-1.5, 0.5, 1.0, 2.5, 3.0]).prop_map(Value::from),
+            prop::sample::select(vec!["", "a", "ab", "é😀", "abc"]).prop_map(Value::from),
+        ];
+        scalar.prop_recursive(3, 16, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::from),
+                prop::collection::btree_map(
+                    prop::sample::select(vec!["a", "b", "c", "d"]).prop_map(String::from),
+                    inner,
+                    0..3
+                )
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        #[test]
+        fn the_subset_validator_and_jsonschema_agree_on_every_value(
+            schema in schema(),
+            values in prop::collection::vec(value(), 1..6),
+        ) {
+            let ours = subset(&schema);
+            let full = compile_bounded(&schema).unwrap();
+            for value in &values {
+                let verdict = full.is_valid(value);
+                prop_assert_eq!(ours.is_valid(value), verdict, "{} against {}", value, schema);
+                prop_assert_eq!(ours.problems(value).is_empty(), verdict, "{}", value);
+            }
+        }
+    }
+
+    #[test]
+    fn a_keyword_outside_the_subset_is_refused_by_name_and_place() {
+        let schema = json!({"type": "object",
+            "properties": {"code": {"type": "string", "pattern": "^[a-z]+$"}}});
+        let err = Subset::compile(&schema).unwrap_err();
+        assert_eq!(
+            err,
+            SchemaError::Unsupported {
+                keyword: "pattern".into(),
+                pointer: "/properties/code/pattern".into(),
+            }
+        );
+        assert!(
+            err.to_string().contains("`json-schema-full` feature"),
+            "{err}"
+        );
+        for keyword in ["if", "patternProperties", "dependentSchemas", "not"] {
+            let schema = json!({"type": "object", keyword: {}});
+            assert!(
+                matches!(Subset::compile(&schema), Err(SchemaError::Unsupported { keyword: k, .. }) if k == keyword),
+                "{keyword}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reference_outside_the_schema_is_never_followed() {
+        for reference in ["https://example.com/s.json", "#/$defs/Missing"] {
+            let schema = json!({"type": "object", "$ref": reference});
+            assert!(
+                matches!(Subset::compile(&schema), Err(SchemaError::Reference { .. })),
+                "{reference}"
+            );
+        }
+        let deep = json!({"$ref": "#/properties/a", "properties": {"a": {}}});
+        assert!(matches!(
+            Subset::compile(&deep),
+            Err(SchemaError::Unsupported { keyword, .. }) if keyword == "$ref"
+        ));
+    }
+
+    #[test]
+    fn a_malformed_keyword_is_refused_where_it_is() {
+        let err = Subset::compile(&json!({"type": "object", "required": 7})).unwrap_err();
+        assert!(matches!(err, SchemaError::Invalid { ref pointer, .. } if pointer == "/required"));
+        let err = Subset::compile(&json!({"properties": {"q": {"type": "text"}}})).unwrap_err();
+        assert!(
+            matches!(err, SchemaError::Invalid { ref pointer, .. } if pointer == "/properties/q/type")
+        );
+        assert!(Subset::compile(&json!({"description": 5})).is_err());
+        assert!(Subset::compile(&json!({"minLength": -1})).is_err());
+    }
+
+    #[test]
+    fn string_lengths_count_unicode_scalar_values() {
+        let schema = subset(&json!({"type": "string", "maxLength": 2}));
+        assert!(
+            schema.is_valid(&json!("é😀")),
+            "two scalar values, six bytes"
+        );
+        assert!(!schema.is_valid(&json!("abc")));
+    }
+
+    #[test]
+    fn a_recursive_reference_checks_every_level_and_a_cycle_stops() {
+        let tree = subset(&json!({"$defs": {"Node": {"type": "object", "properties": {
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+            "n": {"type": "integer"}}}}, "$ref": "#/$defs/Node"}));
+        assert!(tree.is_valid(&json!({"children": [{"children": [{"n": 1}]}]})));
+        let bad = json!({"children": [{"children": [{"n": "x"}]}]});
+        assert!(!tree.is_valid(&bad));
+        let problems = tree.problems(&bad);
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].at, "/children/0/children/0/n");
+        assert_eq!(*problems[0].instance, json!("x"));
+        let cycle = subset(&json!({"$defs": {"A": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"}));
+        let one = json!(1);
+        let problems = cycle.problems(&one);
+        assert!(problems.iter().any(|p| p.kind == ProblemKind::TooDeep));
+    }
+
+    #[test]
+    fn problems_name_the_keyword_and_the_place() {
+        let schema = subset(&json!({"type": "object", "additionalProperties": false,
+            "required": ["a", "b"], "properties": {"a": {"type": "integer", "maximum": 3}}}));
+        let value = json!({"a": 4, "x": 1, "y": 2});
+        let kinds: Vec<(String, ProblemKind)> = schema
+            .problems(&value)
+            .into_iter()
+            .map(|p| (p.at, p.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (
+                    "".into(),
+                    ProblemKind::Required {
+                        property: "b".into()
+                    }
+                ),
+                ("/a".into(), ProblemKind::Maximum { limit: json!(3) }),
+                (
+                    "".into(),
+                    ProblemKind::AdditionalProperties {
+                        unexpected: vec!["x".into(), "y".into()]
+                    }
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn what_schemars_derives_for_arguments_compiles() {
+        #[allow(dead_code)]
+        #[derive(schemars::JsonSchema)]
+        enum Mode {
+            /// Fast.
+            Fast,
+            /// Slow.
+            Slow,
+        }
+        #[allow(dead_code)]
+        #[derive(schemars::JsonSchema)]
+        struct Args {
+            pair: (u8, String),
+            modes: Vec<Mode>,
+            labels: std::collections::BTreeMap<String, f32>,
+            limit: Option<u32>,
+            nested: Option<Box<Args>>,
+        }
+        let schema = crate::spec::ToolSchema::for_input::<Args>();
+        let compiled = subset(schema.as_value());
+        let full = compile_bounded(schema.as_value()).unwrap();
+        let value = json!({"pair": [1, "a"], "modes": ["Fast"], "labels": {"x": 1.5},
+            "limit": null, "nested": {"pair": [300, "b"], "modes": [], "labels": {}}});
+        assert_eq!(compiled.is_valid(&value), full.is_valid(&value));
+    }
+}
