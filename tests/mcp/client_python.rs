@@ -160,6 +160,9 @@ async fn a_strict_models_null_for_an_optional_python_argument_reaches_the_server
     let result = run(&executor, "shout", json!({"text": "hi", "times": null})).await;
     assert!(!result.is_error, "{}", result.text());
     assert_eq!(result.text(), "HI");
+    // The SDK's `MCPServer` wraps a `str` in `result` without FastMCP's
+    // `x-fastmcp-wrap-result` mark: unmarked, the object stays as it is.
+    assert_eq!(result.structured, Some(json!({"result": "HI"})));
     let sent = calls.recv().await.unwrap();
     assert_eq!(sent["arguments"], json!({"text": "hi"}));
 }

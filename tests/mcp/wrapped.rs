@@ -301,3 +301,50 @@ async fn in_process_results_and_other_providers_keep_the_bare_value() {
         .into_json();
     assert!(!openai.to_string().contains("x-fastmcp-wrap-result"));
 }
+
+#[tokio::test]
+async fn the_mcp_client_unwraps_what_a_server_wrapped_and_declares_the_bare_schema() {
+    let client = crate::common::mcp_client_of(server()).await;
+    let (imported, report) =
+        crate::client::imported(&client, &tinyagents_tools_mcp::client::ImportOptions::new()).await;
+    assert!(report.refused.is_empty(), "{:?}", report.refused);
+    // The local tool declares the value's own schema, its `$defs` with it.
+    let list = imported.get("list_notes").unwrap().spec();
+    let schema = list.output_schema.as_ref().unwrap().as_value();
+    assert_eq!(schema["type"], "array", "{schema}");
+    assert_eq!(schema["$defs"]["Note"], note_schema(), "{schema}");
+    assert!(schema.get("x-fastmcp-wrap-result").is_none(), "{schema}");
+    let newest = imported.get("newest").unwrap().spec();
+    let schema = newest.output_schema.as_ref().unwrap().as_value();
+    assert_eq!(schema["properties"]["title"]["type"], "string", "{schema}");
+
+    let executor = ToolExecutor::builder(imported, ()).build().unwrap();
+    let call =
+        |name: &'static str, args: Value| crate::client::execute_call(&executor, "c1", name, args);
+    let notes = call("list_notes", json!({"count": 2})).await;
+    assert!(!notes.is_error, "{}", notes.text());
+    assert_eq!(
+        notes.structured,
+        Some(json!([{"title": "note 0", "body": "text"}, {"title": "note 1", "body": "text"}]))
+    );
+    assert_eq!(
+        call("count_notes", json!({})).await.structured,
+        Some(json!(7))
+    );
+    assert_eq!(
+        call("urgency", json!({})).await.structured,
+        Some(json!("high"))
+    );
+    let none = call("find_note", json!({"count": 5})).await;
+    assert!(!none.is_error, "{}", none.text());
+    assert_eq!(none.structured, Some(Value::Null));
+    // An object is not wrapped, so nothing is unwrapped.
+    assert_eq!(
+        call("newest", json!({})).await.structured,
+        Some(json!({"title": "note 9", "body": "text"}))
+    );
+    assert_eq!(
+        call("anything", json!({})).await.structured,
+        Some(json!({"free": ["form"]}))
+    );
+}

@@ -1,9 +1,11 @@
 //! Remote declarations and results in the runtime's own terms: an MCP tool
 //! becomes a [`ToolSpec`], a `tools/call` result a [`ToolOutput`].
 
+use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use tinyagents_tools::output::{ContentBlock, ToolOutput};
+use tinyagents_tools::providers::mcp::{WRAP_RESULT_KEYWORD, WRAPPED_RESULT_MEMBER};
 use tinyagents_tools::spec::ToolSchema;
 use tinyagents_tools::spec::{Effect, Idempotency, Reach, ToolSafety};
 use tinyagents_tools::spec::{SpecError, ToolSpec};
@@ -124,8 +126,18 @@ pub(super) fn spec_from(
     if let Some(title) = &tool.title {
         builder = builder.title(title.clone());
     }
-    if let Some(schema) = &tool.output_schema {
-        builder = builder.output_schema(ToolSchema::from_value(Value::Object((**schema).clone())));
+    match tool.output_schema.as_deref() {
+        // A wrapped result is answered unwrapped: the local tool declares
+        // the value's own schema.
+        Some(schema) if wraps_result(schema) => {
+            if let Some(inner) = unwrapped_output_schema(schema) {
+                builder = builder.output_schema(ToolSchema::from_value(inner));
+            }
+        }
+        Some(schema) => {
+            builder = builder.output_schema(ToolSchema::from_value(Value::Object(schema.clone())));
+        }
+        None => {}
     }
     if let Some(timeout) = options.timeout {
         builder = builder.timeout(timeout);
@@ -186,13 +198,58 @@ pub(super) fn content_block(block: &rmcp::model::ContentBlock) -> ContentBlock {
     }
 }
 
-/// A successful remote result as the tool's output.
-pub(super) fn output_from(result: &rmcp::model::CallToolResult) -> ToolOutput {
+/// True when `schema` is an `outputSchema` wrapped as FastMCP wraps a
+/// value that is not an object (and as the project's own server does):
+/// marked `"x-fastmcp-wrap-result": true`, with `result` its one
+/// property. Such a tool's `structuredContent` is `{"result": value}`.
+/// An unmarked schema is never unwrapped: without the mark, an object
+/// whose one member is `result` is that object.
+pub(super) fn wraps_result(schema: &JsonObject) -> bool {
+    schema.get(WRAP_RESULT_KEYWORD) == Some(&Value::Bool(true))
+        && schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.len() == 1 && p.contains_key(WRAPPED_RESULT_MEMBER))
+}
+
+/// The schema of the value a wrapped `outputSchema` ([`wraps_result`])
+/// carries in its `result` member, with the wrapper's `$defs` moved into
+/// it, where its references (`#/$defs/...`) find them; `None` when that
+/// member accepts any value (`true` or `{}`: nothing to declare).
+pub(super) fn unwrapped_output_schema(schema: &JsonObject) -> Option<Value> {
+    let mut inner = schema
+        .get("properties")?
+        .get(WRAPPED_RESULT_MEMBER)?
+        .clone();
+    let object = inner.as_object_mut()?;
+    if object.is_empty() {
+        return None;
+    }
+    if let Some(Value::Object(defs)) = schema.get("$defs") {
+        let into = object
+            .entry("$defs")
+            .or_insert_with(|| Value::Object(JsonObject::new()));
+        if let Value::Object(into) = into {
+            for (name, def) in defs {
+                into.entry(name.clone()).or_insert_with(|| def.clone());
+            }
+        }
+    }
+    Some(inner)
+}
+
+/// A successful remote result as the tool's output; with `wrapped` (the
+/// tool's `outputSchema` [wraps](wraps_result) its value), the value in
+/// `structuredContent`'s `result` member, unwrapped.
+pub(super) fn output_from(result: &rmcp::model::CallToolResult, wrapped: bool) -> ToolOutput {
     let mut output = ToolOutput::empty();
     for block in &result.content {
         output = output.with_block(content_block(block));
     }
-    output.structured = result.structured_content.clone();
+    output.structured = match (&result.structured_content, wrapped) {
+        (Some(Value::Object(object)), true) => object.get(WRAPPED_RESULT_MEMBER).cloned(),
+        (structured, _) => structured.clone(),
+    };
     output
 }
 

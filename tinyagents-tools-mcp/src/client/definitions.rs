@@ -19,7 +19,7 @@ use crate::sync::lock;
 use tinyagents_tools::hash::canonical_hash;
 
 use super::bounded;
-use super::convert::local_input_schema;
+use super::convert::{local_input_schema, wraps_result};
 
 /// The SHA-256 fingerprints ([`canonical_hash`]) of one remote tool's
 /// definition, whole and by part, each 64 lowercase hex digits. An absent
@@ -191,6 +191,9 @@ pub(super) struct Accepted {
     /// Its local input schema (optional arguments nullable), compiled.
     pub(super) input: jsonschema::Validator,
     pub(super) output: Option<jsonschema::Validator>,
+    /// Its `outputSchema` wraps its value in `result`, which a call's
+    /// answer unwraps ([`wraps_result`]).
+    pub(super) wrapped: bool,
     /// Optional arguments made nullable locally; a `null` one is left out.
     pub(super) nullable: Vec<String>,
 }
@@ -213,6 +216,7 @@ impl Accepted {
             fingerprint: ToolFingerprint::of(tool),
             input,
             output,
+            wrapped: tool.output_schema.as_deref().is_some_and(wraps_result),
             nullable,
         })
     }

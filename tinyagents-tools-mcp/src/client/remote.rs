@@ -146,7 +146,8 @@ pub(super) fn service_error(error: ServiceError) -> ToolError {
 }
 
 /// A tool result as the tool's output or error, checked against the
-/// accepted output schema.
+/// accepted output schema (a wrapped value is checked wrapped, as the
+/// server declared it, and answered unwrapped).
 fn answer(result: CallToolResult, accepted: &Accepted) -> CallResult {
     if result.is_error == Some(true) {
         let text = bounded(&result_text(&result), MAX_ERROR_TEXT);
@@ -163,7 +164,7 @@ fn answer(result: CallToolResult, accepted: &Accepted) -> CallResult {
             ));
         }
     }
-    Ok(output_from(&result))
+    Ok(output_from(&result, accepted.wrapped))
 }
 
 /// Arguments the registry checked against an older definition, checked
