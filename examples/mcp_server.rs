@@ -25,7 +25,14 @@
 //! cargo run --features journal-sqlite --example durable_approval -- --journal sqlite://notes.db deny apr_... too long
 //! ```
 //!
-//! and the same call again (same arguments, same session, or the same
+//! A client that declared the tasks extension (protocol 2026-07-28) gets
+//! a task instead: its `tasks/get` status stays `working`, its
+//! `statusMessage` naming the approval, until the person decides; then
+//! the instance asked (after a restart, or another one on the same
+//! PostgreSQL journal, where the tasks live too) runs the call once and
+//! completes the task with the note, or fails it with the reason.
+//!
+//! Without tasks, the same call again (same arguments, same session, or the same
 //! `_meta["dev.tinyagents/idempotency-key"]` after a restart or on another
 //! instance sharing a PostgreSQL journal) runs it once and answers, or says
 //! why it was refused (see [`tinyagents_tools_mcp::durable`]). A SQLite
@@ -66,10 +73,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tinyagents_tools::ToolExecutor;
+use serde_json::Value;
 use tinyagents_tools::approval::ApprovalRequest;
 use tinyagents_tools::journal::Journal;
 use tinyagents_tools::policy::{ConfirmationPolicy, WorkspacePolicy};
+use tinyagents_tools::runtime::ToolRuntime;
+use tinyagents_tools::spec::{TaskSupport, ToolSpec};
+use tinyagents_tools::tool::{CallResult, Tool};
+use tinyagents_tools::{ToolExecutor, ToolRegistry};
 use tinyagents_tools_mcp::McpServer;
 
 /// MCP hosts ask their user before every tool call (and show `write_note`'s
@@ -83,7 +94,47 @@ fn log_confirmed_by_host(request: &ApprovalRequest) {
     );
 }
 
-use tinyagents_tools_examples::{ApproveAndReport, NoteBook, quickstart_registry, quickstart_run};
+use tinyagents_tools_examples::{
+    ApproveAndReport, CalculateTool, NoteBook, ReadFileTool, SearchDocsTool, WriteNoteTool,
+    quickstart_registry, quickstart_run,
+};
+
+/// A tool that may also run as an MCP task (with a journal, `write_note`:
+/// its wait for a person is then the task's).
+struct MayRunAsTask<T> {
+    tool: T,
+    spec: ToolSpec,
+}
+
+impl<T: Tool> MayRunAsTask<T> {
+    fn new(tool: T) -> Self {
+        let mut spec = tool.spec().clone();
+        spec.task_support = TaskSupport::Optional;
+        MayRunAsTask { tool, spec }
+    }
+}
+
+#[tinyagents_tools::async_trait]
+impl<T: Tool> Tool for MayRunAsTask<T> {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, state: &(), runtime: &ToolRuntime, arguments: Value) -> CallResult {
+        self.tool.call(state, runtime, arguments).await
+    }
+}
+
+/// The quickstart's tools, `write_note` of them able to run as a task.
+fn registry_with_tasks() -> Result<ToolRegistry, Box<dyn std::error::Error>> {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(SearchDocsTool)?
+        .register(MayRunAsTask::new(WriteNoteTool))?
+        .register(ReadFileTool)?
+        .register(CalculateTool)?;
+    Ok(registry)
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -117,17 +168,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shared_notebook = Arc::new(NoteBook::default());
     let per_session = http.is_some();
 
-    let executor = ToolExecutor::builder(quickstart_registry()?, ()).middleware(WorkspacePolicy);
-    let executor = match journal {
-        // A person decides, in the journal, from any process.
-        Some(journal) => executor
-            .middleware(ConfirmationPolicy::deferred())
-            .journal(journal),
-        None => executor.middleware(ConfirmationPolicy::new(ApproveAndReport(
-            log_confirmed_by_host,
-        ))),
+    let registry = match journal {
+        Some(_) => registry_with_tasks()?,
+        None => quickstart_registry()?,
     };
-    let server = McpServer::builder(executor)
+    let executor = ToolExecutor::builder(registry, ()).middleware(WorkspacePolicy);
+    let (executor, tasks) = match journal {
+        // A person decides, in the journal, from any process; the tasks
+        // live there too.
+        Some(journal) => (
+            executor
+                .middleware(ConfirmationPolicy::deferred())
+                .journal(journal.clone()),
+            Some(journal),
+        ),
+        None => (
+            executor.middleware(ConfirmationPolicy::new(ApproveAndReport(
+                log_confirmed_by_host,
+            ))),
+            None,
+        ),
+    };
+    let mut server = McpServer::builder(executor);
+    if let Some(journal) = tasks {
+        server = server.journal_tasks(journal);
+    }
+    let server = server
         .name("tinyagents-quickstart")
         .instructions(
             "Tools from the tinyagents-tools quickstart: search the framework's docs, \

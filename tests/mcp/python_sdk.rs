@@ -3,8 +3,11 @@
 //! for a person's approval, decided from another process with the
 //! `durable_approval` example (`tests/python/drive_durable_approvals.py`
 //! drives both): on SQLite in one session and across a restart, on
-//! PostgreSQL across two instances. The journal then says how many notes
-//! were written.
+//! PostgreSQL across two instances; and the same as tasks (protocol
+//! 2026-07-28, the tasks extension declared through the SDK's client
+//! extensions): the task waits naming its approval, a restarted server
+//! completes it, a denial fails it, and two instances asked at once run it
+//! once. The journal then says how many notes were written.
 //!
 //! The SDK is installed from PyPI into a virtual environment under
 //! `~/.cache/tinyagents-tools/` (once), or taken from
@@ -107,6 +110,28 @@ async fn the_python_sdk_asks_another_instance_which_runs_the_approved_call_once_
     let pg = tinyagents_tools::testkit::TempPostgres::start().unwrap_or_else(|e| panic!("{e}"));
     let url = pg.url().to_owned();
     tokio::task::spawn_blocking(move || drive("instances", &url))
+        .await
+        .unwrap();
+    assert_eq!(notes_written(pg.url()).await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_follows_a_task_that_waits_for_approval_across_a_restart_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = format!("sqlite://{}", dir.path().join("notes.db").display());
+    let url = journal.clone();
+    tokio::task::spawn_blocking(move || drive("tasks", &url))
+        .await
+        .unwrap();
+    // The approved task ran once, on the restarted server; the denied one never.
+    assert_eq!(notes_written(&journal).await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_asks_two_instances_at_once_about_a_task_which_runs_once_on_postgres() {
+    let pg = tinyagents_tools::testkit::TempPostgres::start().unwrap_or_else(|e| panic!("{e}"));
+    let url = pg.url().to_owned();
+    tokio::task::spawn_blocking(move || drive("task_instances", &url))
         .await
         .unwrap();
     assert_eq!(notes_written(pg.url()).await, 1);
