@@ -64,6 +64,7 @@
 //! The sandbox is QuickJS (through `rquickjs`, built from its C sources:
 //! this crate needs a C compiler), chosen by measurement: the [`guide`].
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 mod error;

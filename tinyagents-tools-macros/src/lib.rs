@@ -8,6 +8,7 @@
 //! holds what they share; `names` is the tool-name rule.
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod ast;
 mod attr;

@@ -23,12 +23,10 @@
 //!
 //! # Features
 //!
-//! | Feature | What it adds |
-//! |---|---|
-//! | (none) | the server over stdio or any rmcp transport, tasks, input rounds |
-//! | `http` | the server over MCP streamable HTTP (hyper): `McpServer::serve_http`, `McpServer::streamable_http_service`, stateless instances |
-//! | `client` | `client::McpClient`: the tools of other MCP servers, over stdio (a child process) or any rmcp transport |
-//! | `client-http` | the client over streamable HTTP too (rmcp's reqwest client) |
+//! With none, the server over stdio or any rmcp transport, tasks and input
+//! rounds.
+//!
+#![cfg_attr(feature = "document-features", doc = document_features::document_features!())]
 //!
 //! This crate re-exports [`rmcp`] and follows its major versions; the core
 //! does not depend on it.

@@ -44,6 +44,7 @@
 //! itself does (its schemas list properties in declared order): adding this
 //! crate changes nothing about how JSON maps keep their keys.
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

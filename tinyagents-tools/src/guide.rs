@@ -14,6 +14,7 @@ pub mod tools {}
 pub mod services {}
 
 #[cfg(feature = "collect")]
+#[cfg_attr(docsrs, doc(cfg(feature = "collect")))]
 #[doc = include_str!("../docs/collect.md")]
 pub mod collect {}
 
@@ -39,10 +40,12 @@ pub mod journal {}
 pub mod providers {}
 
 #[cfg(feature = "isolated")]
+#[cfg_attr(docsrs, doc(cfg(feature = "isolated")))]
 #[doc = include_str!("../docs/isolation.md")]
 pub mod isolation {}
 
 #[cfg(feature = "testkit")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testkit")))]
 #[doc = include_str!("../docs/testing.md")]
 pub mod testing {}
 

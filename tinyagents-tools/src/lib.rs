@@ -82,8 +82,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
+//!
+//! # Features
+//!
+//! No feature is on by default: with none, the crate builds what `#[tool]`,
+//! the registry, the executor, policies, events, the in-memory journal and
+//! the provider formats need.
+//!
+#![cfg_attr(feature = "document-features", doc = document_features::document_features!())]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod approval;
 pub mod artifacts;

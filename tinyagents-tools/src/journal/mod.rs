@@ -50,12 +50,14 @@ pub(crate) mod temp_postgres;
 pub use handle::{INTERRUPTED, Journal};
 pub use memory::MemoryJournal;
 #[cfg(feature = "journal-postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "journal-postgres")))]
 pub use postgres::PostgresJournal;
 pub use record::{
     ApprovalEntry, CallKey, CallRecord, CallState, JournalAnswer, JournalEvent, StandingGrant,
 };
 pub use recorder::JournalRecorder;
 #[cfg(feature = "journal-sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "journal-sqlite")))]
 pub use sqlite::{SqliteJournal, SqliteOptions};
 pub use store::{CallQuery, JournalError, JournalStore, SCHEMA_VERSION, Stored};
 

@@ -45,6 +45,7 @@ mod scripted;
 mod unavailable;
 
 #[cfg(feature = "journal-postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "journal-postgres")))]
 pub use crate::journal::temp_postgres::TempPostgres;
 pub use before::BeforeTool;
 pub use chunks::{Chunking, chunk_bytes, chunk_text};
