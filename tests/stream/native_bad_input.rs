@@ -334,10 +334,11 @@ fn a_call_without_a_name_is_malformed_markup_and_keeps_its_id() {
     let failed = only_failed(&out);
     assert_eq!(failed.kind, CallProblem::MalformedMarkup);
     assert_eq!(failed.id.as_ref().unwrap().as_str(), "anon");
-    assert!(
-        failed.answer().is_none(),
-        "a call without a name has no answer"
-    );
+    // The provider expects an answer to every call id it gave: answered
+    // by that id, under no name, without running.
+    let answer = failed.answer().unwrap();
+    assert_eq!(answer.tool_call_id.as_str(), "anon");
+    assert_eq!(answer.outcome(), "invalid_arguments");
 }
 
 const ANTHROPIC: NativeFormat = NativeFormat::Anthropic;

@@ -168,8 +168,10 @@ impl FailedCall {
     /// The answer to this call, without running anything: a
     /// [`ToolResult`] for its id with a classified [`ToolError`] whose
     /// message names the problem (its [`CallProblem::as_str`] word) and says
-    /// the call did not run. `None` when the format gave no id or no name
-    /// (the provider then expects no answer).
+    /// the call did not run. `None` when the call has no id (the provider
+    /// then expects no answer; the text readers give every call one). A
+    /// call whose name never arrived is answered under an empty name: its
+    /// id is what the answer is matched by.
     ///
     /// The error's kind follows what the executor answers for the same
     /// problem: [`ErrorKind::InvalidArguments`] for arguments or markup that
@@ -179,7 +181,8 @@ impl FailedCall {
     /// good: they are never run under an id already answered). Every one is
     /// [`ErrorClass::Repair`]: the model can write the call again.
     pub fn answer(&self) -> Option<ToolResult> {
-        let (id, name) = (self.id.clone()?, self.name.clone()?);
+        let id = self.id.clone()?;
+        let name = self.name.clone().unwrap_or_else(|| CallName::new(""));
         let problem = self.kind.as_str();
         let error = match self.kind {
             CallProblem::MalformedArguments => unreadable(format!(
@@ -248,10 +251,12 @@ impl TruncatedCall {
     /// The answer to this call, without running anything: a
     /// [`ToolResult`] for its id with an [`ErrorKind::InvalidArguments`]
     /// error ([`ErrorClass::Repair`]) saying it was cut off by the end of
-    /// the output and did not run. `None` when the format gave no id or no
-    /// name before the cut.
+    /// the output and did not run. `None` when the call has no id (the
+    /// text readers give every call one); a call cut off before its name is
+    /// answered under an empty name.
     pub fn answer(&self) -> Option<ToolResult> {
-        let (id, name) = (self.id.clone()?, self.name.clone()?);
+        let id = self.id.clone()?;
+        let name = self.name.clone().unwrap_or_else(|| CallName::new(""));
         let error =
             unreadable("the call was cut off by the end of the output; it did not run".into());
         Some(ToolResult::from_error(id, name, error, Duration::ZERO))
@@ -376,15 +381,23 @@ pub struct Finish {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FinishReason {
-    /// It finished its answer.
+    /// It finished its answer. A text reader says so only where the format
+    /// has an explicit end of turn (harmony's `<|return|>`, or `<|end|>`
+    /// closing a message that is not a call).
     Stop,
-    /// It stopped to have tools called.
+    /// It stopped to have tools called. A text reader says so when the
+    /// output's last non-whitespace content is a call (ready or failed).
     ToolCalls,
-    /// It hit the token limit.
+    /// It hit the token limit. A text reader says so when the output ends
+    /// inside a call (a [`TruncatedCall`]): a call cut off by the end is, in
+    /// practice, the token limit.
     Length,
     /// The provider's filter stopped it.
     ContentFilter,
-    /// The stream ended without the model saying why.
+    /// The stream ended without the model saying why. A text reader says so
+    /// when the output ends with text or reasoning, which cannot tell a stop
+    /// from a cut (end-of-sequence tokens such as `</s>` or `<|eot_id|>`
+    /// are text to it, not stops).
     EndOfStream,
     /// Another reason, as the provider named it.
     Other(String),
@@ -670,24 +683,40 @@ mod tests {
     }
 
     #[test]
-    fn a_call_without_an_id_or_a_name_has_no_answer() {
+    fn a_call_without_an_id_has_no_answer() {
         let anonymous = FailedCall {
             id: None,
             ..failed(CallProblem::MalformedArguments, "{")
         };
         assert!(anonymous.answer().is_none());
+        let cut = TruncatedCall {
+            index: Some(2),
+            id: None,
+            name: Some("search".into()),
+            raw: "{\"a\"".into(),
+        };
+        assert!(cut.answer().is_none());
+    }
+
+    #[test]
+    fn a_call_without_a_name_is_answered_by_its_id() {
         let nameless = FailedCall {
             name: None,
             ..failed(CallProblem::MalformedArguments, "{")
         };
-        assert!(nameless.answer().is_none());
+        let result = nameless.answer().unwrap();
+        assert_eq!(result.tool_call_id.as_str(), "call_1");
+        assert_eq!(result.name.as_str(), "");
+        assert_eq!(result.outcome(), "invalid_arguments");
         let cut = TruncatedCall {
             index: Some(2),
             id: Some("call_3".into()),
             name: None,
             raw: "{\"a\"".into(),
         };
-        assert!(cut.answer().is_none());
+        let result = cut.answer().unwrap();
+        assert_eq!(result.tool_call_id.as_str(), "call_3");
+        assert_eq!(result.name.as_str(), "");
     }
 
     #[test]

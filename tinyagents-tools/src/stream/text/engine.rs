@@ -23,8 +23,8 @@ use crate::call::{RawArguments, ToolCall};
 use crate::ids::{CallName, ToolCallId};
 use crate::stream::json_scan::{JsonScanner, Scan};
 use crate::stream::{
-    ArgumentsDelta, CallProblem, CallStarted, FailedCall, ReadyCall, StreamEvent, StreamLimits,
-    StreamProblem, StreamProblemKind, TruncatedCall,
+    ArgumentsDelta, CallProblem, CallStarted, FailedCall, FinishReason, ReadyCall, StreamEvent,
+    StreamLimits, StreamProblem, StreamProblemKind, TruncatedCall,
 };
 
 /// The longest name, id or harmony header read before the markup counts as
@@ -283,6 +283,22 @@ enum HState {
     },
 }
 
+/// What the output ended with, as far as it has been read: what its
+/// finish reason says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// Text or reasoning (or nothing): the text cannot tell a stop from a
+    /// cut.
+    Content,
+    /// A call, ready or failed (a call section ended by its markers).
+    Call,
+    /// A call cut off by the end of the output.
+    Cut,
+    /// An explicit end of the turn (harmony's `<|return|>`, or `<|end|>`
+    /// closing a message that is not a call).
+    Stop,
+}
+
 /// What a handler did.
 enum Flow {
     /// It moved on: run the next step.
@@ -307,6 +323,7 @@ pub(crate) struct Engine {
     anchor: bool,
     next_index: usize,
     ids: HashSet<String>,
+    ending: Ending,
 }
 
 impl Engine {
@@ -348,6 +365,7 @@ impl Engine {
             anchor,
             next_index: 0,
             ids: HashSet::new(),
+            ending: Ending::Content,
         }
     }
 
@@ -577,7 +595,9 @@ impl Engine {
 
     fn emit_text(&mut self, to: usize, out: &mut Vec<StreamEvent>) {
         if to > self.pos {
-            out.push(StreamEvent::Text(self.buf[self.pos..to].to_owned()));
+            let text = self.buf[self.pos..to].to_owned();
+            self.saw_content(&text);
+            out.push(StreamEvent::Text(text));
         }
         self.pos = to;
         self.cur = to;
@@ -585,10 +605,41 @@ impl Engine {
 
     fn emit_reasoning(&mut self, to: usize, out: &mut Vec<StreamEvent>) {
         if to > self.pos {
-            out.push(StreamEvent::Reasoning(self.buf[self.pos..to].to_owned()));
+            let text = self.buf[self.pos..to].to_owned();
+            self.saw_content(&text);
+            out.push(StreamEvent::Reasoning(text));
         }
         self.pos = to;
         self.cur = to;
+    }
+
+    /// Text or reasoning was written: unless it is all whitespace, the
+    /// output no longer ends with a call.
+    fn saw_content(&mut self, text: &str) {
+        if self.ending != Ending::Content && !text.trim().is_empty() {
+            self.ending = Ending::Content;
+        }
+    }
+
+    /// Why the output ended, as far as its text tells (see
+    /// [`TextReader`](super::TextReader)'s `finish`): by what it ended with.
+    pub(crate) fn finish_reason(&self) -> FinishReason {
+        match self.ending {
+            Ending::Content => FinishReason::EndOfStream,
+            Ending::Call => FinishReason::ToolCalls,
+            Ending::Cut => FinishReason::Length,
+            Ending::Stop => FinishReason::Stop,
+        }
+    }
+
+    /// Harmony's end marker `ends[which]` (`<|end|>`, `<|call|>`,
+    /// `<|return|>`) closed a message: `<|end|>` and `<|return|>` closing
+    /// one that is not a call end the turn as a stop; a call's end keeps
+    /// the call the output ends with.
+    fn harmony_closed(&mut self, which: usize) {
+        if which != 1 && self.ending != Ending::Call {
+            self.ending = Ending::Stop;
+        }
     }
 
     /// Consumes markup up to `to`.
@@ -662,10 +713,23 @@ impl Engine {
         if info.reused {
             return self.failed(info, CallProblem::ReusedId, raw, out);
         }
+        self.ending = Ending::Call;
         out.push(StreamEvent::CallReady(ReadyCall {
             index,
             call: ToolCall::new(id, name, arguments),
         }));
+    }
+
+    /// The id of a call that failed or was cut off before its format gave
+    /// one: the generated one, so the executor can still answer it.
+    fn ensure_id(&mut self, info: &mut CallInfo) -> usize {
+        let index = self.index(info);
+        if info.id.is_none() {
+            let id = format!("{}{index}", self.id_prefix);
+            self.ids.insert(id.clone());
+            info.id = Some(ToolCallId::from(id));
+        }
+        index
     }
 
     fn failed(
@@ -675,7 +739,8 @@ impl Engine {
         raw: String,
         out: &mut Vec<StreamEvent>,
     ) {
-        let index = self.index(&mut info);
+        let index = self.ensure_id(&mut info);
+        self.ending = Ending::Call;
         out.push(StreamEvent::CallFailed(FailedCall {
             index: Some(index),
             id: info.id,
@@ -686,7 +751,8 @@ impl Engine {
     }
 
     fn truncated(&mut self, mut info: CallInfo, raw: String, out: &mut Vec<StreamEvent>) {
-        let index = self.index(&mut info);
+        let index = self.ensure_id(&mut info);
+        self.ending = Ending::Cut;
         out.push(StreamEvent::Truncated(TruncatedCall {
             index: Some(index),
             id: info.id,
@@ -2204,6 +2270,18 @@ impl Engine {
         }
     }
 
+    /// A harmony call whose header broke or was cut off: its name is the
+    /// recipient's.
+    fn recipient_info(&self, h: &HarmonyMarkers, recipient: &str) -> CallInfo {
+        let name = recipient
+            .strip_prefix(h.recipient_prefix.as_str())
+            .unwrap_or(recipient);
+        CallInfo {
+            name: Some(CallName::from(name)),
+            ..CallInfo::default()
+        }
+    }
+
     fn harmony(&mut self, state: HState, out: &mut Vec<StreamEvent>) -> Flow {
         let h = self.harmony_markers();
         let ends = [h.end.as_str(), h.call.as_str(), h.return_.as_str()];
@@ -2220,6 +2298,9 @@ impl Engine {
                 match self.find(self.cur, &markers) {
                     Hit::Found { at, which } => {
                         self.emit_text(at, out);
+                        if which >= 3 {
+                            self.harmony_closed(which - 3);
+                        }
                         let after = at + markers[which].len();
                         let next = match which {
                             0 => HState::Header {
@@ -2293,23 +2374,20 @@ impl Engine {
                         } else {
                             at + markers[which].len()
                         };
-                        if parse_header(&h, &header).1.is_some() {
+                        if let Some(recipient) = parse_header(&h, &header).1 {
                             let raw = self.raw(raw_start, end);
-                            self.failed(
-                                CallInfo::default(),
-                                CallProblem::MalformedMarkup,
-                                raw,
-                                out,
-                            );
+                            let info = self.recipient_info(&h, &recipient);
+                            self.failed(info, CallProblem::MalformedMarkup, raw, out);
                         }
                         self.consume(end);
                         Flow::Go(State::Harmony(HState::Between))
                     }
                     Hit::None | Hit::Partial { .. } if self.eof => {
                         let header = self.buf[from..].to_owned();
-                        if parse_header(&h, &header).1.is_some() {
+                        if let Some(recipient) = parse_header(&h, &header).1 {
                             let raw = self.raw(raw_start, self.buf.len());
-                            self.truncated(CallInfo::default(), raw, out);
+                            let info = self.recipient_info(&h, &recipient);
+                            self.truncated(info, raw, out);
                         }
                         self.consume(self.buf.len());
                         Flow::Wait(State::Harmony(HState::Between))
@@ -2348,6 +2426,7 @@ impl Engine {
                     Hit::Found { at, which } => {
                         emit(self, at, out);
                         if which < 3 {
+                            self.harmony_closed(which);
                             self.consume(at + markers[which].len());
                         }
                         Flow::Go(State::Harmony(HState::Between))

@@ -42,8 +42,9 @@
 //!   is [`StreamEvent::CallFailed`] with its raw text, ending at its end
 //!   marker, at the next call's start marker, or at the end of the output
 //!   when the format has no end marker; one bad call never discards the
-//!   others. Every call, ready or not, has an index, and once its name is
-//!   read an id (the format's or a generated one), so
+//!   others. Every call, ready or not, has an index and an id (the
+//!   format's, or a generated one when the format gives none or the call
+//!   broke before it), so
 //!   [`FailedCall::answer`](crate::stream::FailedCall::answer) answers it
 //!   by that id with a classified error, without running it;
 //! - **text byte for byte**: everything outside call and reasoning markup
@@ -60,6 +61,19 @@
 //! - **bounded**: arguments past [`StreamLimits`] are refused as they
 //!   stream ([`CallProblem::TooLarge`](crate::stream::CallProblem::TooLarge),
 //!   [`TooDeep`](crate::stream::CallProblem::TooDeep));
+//! - **why it ended**: the [`Finished`](StreamEvent::Finished) event's
+//!   reason is what the text says:
+//!   [`ToolCalls`](crate::stream::FinishReason::ToolCalls) when the last
+//!   non-whitespace content is a call (ready or failed),
+//!   [`Length`](crate::stream::FinishReason::Length) when the output ends
+//!   inside a call (cut off by the end: the token limit, in practice),
+//!   [`Stop`](crate::stream::FinishReason::Stop) at harmony's `<|return|>`
+//!   (or `<|end|>` closing a message that is not a call), and
+//!   [`EndOfStream`](crate::stream::FinishReason::EndOfStream) when it
+//!   ends with text or reasoning (the text cannot tell a stop from a cut;
+//!   end-of-sequence tokens such as `</s>` or `<|eot_id|>` are text to the
+//!   reader). A server that knows better (a completion's
+//!   `finish_reason: "length"`) may override it;
 //! - **bad bytes**: invalid UTF-8 (split across pieces or not) becomes
 //!   U+FFFD and a [`StreamProblemKind::InvalidUtf8`](crate::stream::StreamProblemKind::InvalidUtf8)
 //!   problem.
@@ -116,7 +130,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::spec::ToolSpec;
-use crate::stream::{Finish, FinishReason, ModelOutput, OutputReader, StreamEvent, StreamLimits};
+use crate::stream::{Finish, ModelOutput, OutputReader, StreamEvent, StreamLimits};
 
 mod engine;
 mod format;
@@ -231,10 +245,12 @@ impl OutputReader for TextReader {
         if self.finished {
             return;
         }
-        self.engine().finish(out);
+        let engine = self.engine();
+        engine.finish(out);
+        let reason = engine.finish_reason();
         self.finished = true;
         out.push(StreamEvent::Finished(Finish {
-            reason: FinishReason::EndOfStream,
+            reason,
             usage: None,
         }));
     }
