@@ -4,9 +4,8 @@
 
 use super::RegistryError;
 use crate::error::ArgumentProblem;
-use crate::registry::validation::InputValidator;
+use crate::registry::validation::{InputValidator, ProblemKind};
 use crate::spec::ToolSpec;
-use jsonschema::error::ValidationErrorKind;
 
 /// `Ok` when every example of `spec` is an object the input schema accepts;
 /// otherwise the first failing example and field.
@@ -24,22 +23,18 @@ pub(super) fn check_examples(spec: &ToolSpec, input: &InputValidator) -> Result<
                 "an example is the JSON object of a call's arguments".to_owned(),
             ));
         }
-        let Some(error) = input.full().iter_errors(example).next() else {
+        let Some(error) = input.problems(example).into_iter().next() else {
             continue;
         };
-        let at = error.instance_path().as_str().to_owned();
+        let at = error.at.as_str();
         let child = |key: &str| format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
-        let (pointer, problem) = match error.kind() {
-            ValidationErrorKind::AdditionalProperties { unexpected }
-            | ValidationErrorKind::UnevaluatedProperties { unexpected } => (
+        let (pointer, problem) = match &error.kind {
+            ProblemKind::AdditionalProperties { unexpected } => (
                 child(unexpected.first().map_or("", String::as_str)),
                 "is not an accepted argument".to_owned(),
             ),
-            ValidationErrorKind::Required { property } => (
-                child(property.as_str().unwrap_or_default()),
-                "is required".to_owned(),
-            ),
-            _ => (at.clone(), error.to_string()),
+            ProblemKind::Required { property } => (child(property), "is required".to_owned()),
+            _ => (at.to_owned(), error.to_string()),
         };
         return Err(refused(pointer, problem));
     }

@@ -104,7 +104,9 @@ impl<S: Shared, C: Shared> fmt::Debug for RegisteredTool<S, C> {
     }
 }
 
-pub use crate::registry::validation::{SchemaError, compile_schema};
+pub use crate::registry::validation::SchemaError;
+#[cfg(feature = "json-schema-full")]
+pub use crate::registry::validation::compile_schema;
 
 /// The tools an executor may run, by canonical name and by alias.
 ///

@@ -5,10 +5,10 @@
 
 use std::borrow::Cow;
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use crate::redact::Redactor;
+use crate::registry::validation::ProblemKind;
 
 /// The most problems listed in one repair message; the rest are counted.
 pub(super) const MAX_PROBLEMS: usize = 20;
@@ -67,30 +67,8 @@ fn schema_literal(value: &Value) -> String {
     shorten(&value.to_string()).into_owned()
 }
 
-/// The allowed values of a `oneOf`/`anyOf` whose every branch is a single
-/// value (`const`, or an `enum` of values), as a documented Rust enum gives:
-/// each branch's failure names its value. `None` when any branch is a shape.
-fn named_values(context: &[Vec<jsonschema::ValidationError<'static>>]) -> Option<Vec<String>> {
-    let mut list = Vec::new();
-    for branch in context {
-        let values = branch.iter().find_map(|error| match error.kind() {
-            ValidationErrorKind::Constant { expected_value } => {
-                Some(vec![Value::clone(expected_value)])
-            }
-            ValidationErrorKind::Enum { options } => options.as_array().cloned(),
-            _ => None,
-        })?;
-        list.extend(values.iter().map(schema_literal));
-    }
-    if list.is_empty() {
-        return None;
-    }
-    list.truncate(MAX_PROBLEMS);
-    Some(list)
-}
-
-pub(super) fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
-    use ValidationErrorKind as K;
+pub(super) fn describe(kind: &ProblemKind, instance: &Value) -> String {
+    use ProblemKind as K;
     let with_value = |template: &str, limit: &Value| match shown_number(instance) {
         Some(n) => format!("{n} {template} {limit}"),
         None => format!("must not be {template} {limit}"),
@@ -101,15 +79,17 @@ pub(super) fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
         K::ExclusiveMaximum { limit } => format!("must be less than {limit}"),
         K::ExclusiveMinimum { limit } => format!("must be greater than {limit}"),
         K::MultipleOf { multiple_of } => format!("must be a multiple of {multiple_of}"),
-        K::Type { kind } => {
-            let expected = match kind {
-                TypeKind::Single(t) => type_name_phrase(t.as_str()),
-                TypeKind::Multiple(set) => set
-                    .iter()
-                    .map(|t| type_name_phrase(t.as_str()))
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-            };
+        K::Type { expected } => {
+            let names = [
+                "null", "boolean", "integer", "number", "string", "array", "object",
+            ];
+            let expected = names
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| expected & (1 << i) != 0)
+                .map(|(_, name)| type_name_phrase(name))
+                .collect::<Vec<_>>()
+                .join(" or ");
             format!("must be {expected}, not {}", type_phrase(instance))
         }
         K::Enum { options } => {
@@ -122,24 +102,40 @@ pub(super) fn describe(kind: &ValidationErrorKind, instance: &Value) -> String {
                 .collect();
             format!("must be one of: {}", list.join(", "))
         }
-        K::Constant { expected_value } => format!("must be {}", schema_literal(expected_value)),
+        K::Constant { expected } => format!("must be {}", schema_literal(expected)),
         K::MaxLength { limit } => format!("is longer than {limit} characters"),
         K::MinLength { limit } => format!("is shorter than {limit} characters"),
-        K::Pattern { pattern } => format!("does not match the pattern `{}`", shorten(pattern)),
-        K::Format { format } => format!("is not a valid {format}"),
         K::MaxItems { limit } => format!("has more than {limit} items"),
         K::MinItems { limit } => format!("has fewer than {limit} items"),
         K::MaxProperties { limit } => format!("has more than {limit} properties"),
         K::MinProperties { limit } => format!("has fewer than {limit} properties"),
         K::UniqueItems => "must not contain duplicate items".to_owned(),
-        K::AnyOf { context } | K::OneOfNotValid { context } => match named_values(context) {
-            Some(list) => format!("must be one of: {}", list.join(", ")),
-            None => "does not match any of the allowed shapes".to_owned(),
-        },
-        K::OneOfMultipleValid { .. } => "matches more than one of the allowed shapes".to_owned(),
+        K::NoShape {
+            values: Some(values),
+        } => {
+            let list: Vec<String> = values
+                .iter()
+                .take(MAX_PROBLEMS)
+                .map(schema_literal)
+                .collect();
+            format!("must be one of: {}", list.join(", "))
+        }
+        K::NoShape { values: None } => "does not match any of the allowed shapes".to_owned(),
+        K::ManyShapes => "matches more than one of the allowed shapes".to_owned(),
         K::FalseSchema => "is not allowed here".to_owned(),
-        K::Not { .. } => "has a shape that is not allowed here".to_owned(),
+        K::TooDeep => "nests deeper than the schema allows".to_owned(),
+        // Reported apart by the caller.
+        K::Required { .. } => "is required".to_owned(),
+        K::AdditionalProperties { .. } => "is not an accepted argument".to_owned(),
+        #[cfg(feature = "json-schema-full")]
+        K::Pattern { pattern } => format!("does not match the pattern `{}`", shorten(pattern)),
+        #[cfg(feature = "json-schema-full")]
+        K::Format { format } => format!("is not a valid {format}"),
+        #[cfg(feature = "json-schema-full")]
+        K::Not => "has a shape that is not allowed here".to_owned(),
+        #[cfg(feature = "json-schema-full")]
         K::Contains => "contains no item of the required shape".to_owned(),
-        other => format!("is invalid (`{}`)", other.keyword()),
+        #[cfg(feature = "json-schema-full")]
+        K::Other { keyword } => format!("is invalid (`{keyword}`)"),
     }
 }

@@ -32,14 +32,13 @@ mod strict;
 
 use std::cell::RefCell;
 
-use jsonschema::error::ValidationErrorKind;
 use serde::de::DeserializeSeed;
 use serde_json::{Map, Value};
 
 use crate::call::RawArguments;
 use crate::error::{ArgumentProblem, ErrorClass, ToolError};
 use crate::redact::Redactor;
-use crate::registry::validation::InputValidator;
+use crate::registry::validation::{InputValidator, ProblemKind};
 use crate::spec::ToolSpec;
 
 use crate::util::json_depth::depth_over;
@@ -148,12 +147,11 @@ pub(crate) fn validate(
             "is supplied by the runtime and cannot be passed as an argument",
         ));
     }
-    for error in validator.full().iter_errors(value) {
-        let at = error.instance_path().as_str().to_owned();
-        match error.kind() {
-            ValidationErrorKind::AdditionalProperties { unexpected }
-            | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-                for key in unexpected {
+    for problem in validator.problems(value) {
+        let at = problem.at;
+        match problem.kind {
+            ProblemKind::AdditionalProperties { unexpected } => {
+                for key in &unexpected {
                     if at.is_empty() && forged.contains(&key.as_str()) {
                         continue;
                     }
@@ -163,14 +161,13 @@ pub(crate) fn validate(
                     ));
                 }
             }
-            ValidationErrorKind::Required { property } => {
-                let name = property.as_str().unwrap_or_default();
+            ProblemKind::Required { property } => {
                 problems.push(ArgumentProblem::new(
-                    pointer_child(&at, name),
+                    pointer_child(&at, &property),
                     "is required",
                 ));
             }
-            kind => problems.push(ArgumentProblem::new(at, describe(kind, error.instance()))),
+            kind => problems.push(ArgumentProblem::new(at, describe(&kind, &problem.instance))),
         }
     }
     if problems.is_empty() {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{FlatSchema, SchemaError, bounded_schema, compile_bounded};
+use super::{FlatSchema, General, SchemaError, bounded_schema, compile_bounded};
 use crate::spec::schema::{Slot as SubSchemas, slot as sub_schemas};
 use crate::util::fasthash::NameMap;
 
@@ -37,8 +37,8 @@ const ANNOTATIONS: &[(&str, WellTyped)] = &[
 /// The checks compiled for one schema: the full validator and, when the
 /// schema has the flat shape, the direct check.
 pub(super) struct Compiled {
-    /// The `jsonschema` validator of the bounded schema.
-    pub(super) full: jsonschema::Validator,
+    /// The general validator of the bounded schema.
+    pub(super) full: General,
     /// The flat check of the bounded schema, when it has that shape.
     pub(super) flat: Option<FlatSchema>,
 }

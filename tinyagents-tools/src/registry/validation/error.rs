@@ -35,6 +35,7 @@ pub enum SchemaError {
 }
 
 impl SchemaError {
+    #[cfg(feature = "json-schema-full")]
     pub(crate) fn from_compiler(error: jsonschema::ValidationError<'_>) -> Self {
         match error.kind() {
             jsonschema::error::ValidationErrorKind::Referencing(reference) => {

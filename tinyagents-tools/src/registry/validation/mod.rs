@@ -1,6 +1,15 @@
-//! A registered tool's compiled input check: the full JSON Schema validator,
-//! and, for the common flat shape of a tool's arguments, a direct check that
-//! gives the same answer without the general machinery.
+//! A registered tool's compiled input check: the general validator, and, for
+//! the common flat shape of a tool's arguments, a direct check that gives the
+//! same answer without the general machinery.
+//!
+//! The general validator is the build's choice. With the `json-schema-full`
+//! feature it is `jsonschema`, which checks every keyword of JSON Schema
+//! 2020-12 (formats included). Without it, it is the crate's own validator of
+//! the subset `schemars` derives for tool arguments ([`subset`]): a schema
+//! that uses a keyword outside that subset is refused at registration with
+//! [`SchemaError::Unsupported`], naming the keyword and the feature, and
+//! `format` is an annotation only. Both report [`Problem`]s, which the
+//! executor words for the model the same way.
 //!
 //! Most tools take a flat object of scalars: `{"type": "object",
 //! "properties": {...}, "required": [...], "additionalProperties": false}`,
@@ -9,11 +18,11 @@
 //! or a list of allowed strings. [`FlatSchema`] is compiled from such a schema
 //! and answers "is this value valid?" in one pass over the value's keys, with
 //! no hashing. Any keyword outside that list, anywhere in the schema, leaves
-//! [`InputValidator::flat`] empty and every value goes to `jsonschema`.
+//! the flat check out and every value goes to the general validator.
 //!
 //! The flat check only decides validity: the list of problems in an error
-//! is always built by `jsonschema` (and the two are checked against each
-//! other by a differential property test below).
+//! is always built by the general validator (and the two are checked against
+//! each other by a differential property test below).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -43,8 +52,9 @@ const ANNOTATIONS: &[&str] = &[
 /// checked, no remote references, and fixed-width integer formats bounded to
 /// their Rust range ([`crate::spec::schema::bound_integer_formats`]) so validation
 /// agrees with the deserializer.
+#[cfg(feature = "json-schema-full")]
 pub fn compile_schema(schema: &serde_json::Value) -> Result<jsonschema::Validator, SchemaError> {
-    compile_bounded(&bounded_schema(schema))
+    General::compile(&bounded_schema(schema)).map(General::into_inner)
 }
 
 /// `schema` with the ranges of its fixed-width integer formats added.
@@ -54,15 +64,10 @@ pub(crate) fn bounded_schema(schema: &serde_json::Value) -> serde_json::Value {
     bounded
 }
 
-/// Compiles a schema already passed through [`bounded_schema`].
-pub(crate) fn compile_bounded(
-    bounded: &serde_json::Value,
-) -> Result<jsonschema::Validator, SchemaError> {
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .build(bounded)
-        .map_err(SchemaError::from_compiler)
+/// Compiles a schema already passed through [`bounded_schema`] with this
+/// build's general validator.
+pub(crate) fn compile_bounded(bounded: &serde_json::Value) -> Result<General, SchemaError> {
+    General::compile(bounded)
 }
 
 /// The input check of one registered tool.
@@ -104,8 +109,14 @@ impl InputValidator {
         self.checks.is_valid_where(value, undeclared)
     }
 
-    /// The full validator (for the list of problems in an error).
-    pub(crate) fn full(&self) -> &jsonschema::Validator {
+    /// Every problem of `value` (for the list of problems in an error).
+    pub(crate) fn problems<'v>(&self, value: &'v Value) -> Vec<Problem<'v>> {
+        self.checks.full.problems(value)
+    }
+
+    /// The general validator, for tests that compare it with the flat check.
+    #[cfg(test)]
+    pub(crate) fn full(&self) -> &General {
         &self.checks.full
     }
 
@@ -180,6 +191,20 @@ impl Kinds {
     const ARRAY: u8 = 32;
     const OBJECT: u8 = 64;
     const ALL: u8 = 127;
+
+    /// The names of the types in `kinds`, as `"a", "b"`.
+    fn names(kinds: u8) -> String {
+        let all = [
+            "null", "boolean", "integer", "number", "string", "array", "object",
+        ];
+        let names: Vec<String> = all
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| kinds & (1 << i) != 0)
+            .map(|(_, name)| format!("\"{name}\""))
+            .collect();
+        names.join(", ")
+    }
 
     fn parse(name: &str) -> Option<u8> {
         Some(match name {
@@ -301,7 +326,7 @@ impl FlatSchema {
 impl Leaf {
     /// `defs` are the root's `$defs`, for a property that is only a
     /// `$ref` to one (as schemars writes an enum); a definition that refers
-    /// on again is left to `jsonschema`.
+    /// on again is left to the general validator.
     fn compile(schema: &Value, defs: Option<&Map<String, Value>>) -> Option<Leaf> {
         if let Some(target) = schema.get("$ref") {
             let name = target.as_str()?.strip_prefix("#/$defs/")?;
@@ -477,14 +502,22 @@ fn compare(n: &Number, bound: i128) -> Ordering {
 }
 
 mod cache;
+#[cfg(feature = "json-schema-full")]
+mod full;
 mod output;
-// Used by the executor once the `json-schema-full` feature splits the build;
-// until then only its tests reach it.
-#[cfg_attr(not(test), allow(dead_code))]
+// With `json-schema-full`, `jsonschema` checks every schema and the subset
+// validator is only compared with it in tests.
+#[cfg_attr(all(feature = "json-schema-full", not(test)), allow(dead_code))]
 mod subset;
 use cache::Compiled;
 pub(crate) use cache::ValidatorCache;
+/// This build's validator of whole schemas.
+#[cfg(feature = "json-schema-full")]
+pub(crate) use full::Full as General;
 pub(crate) use output::OutputValidator;
+#[cfg(not(feature = "json-schema-full"))]
+pub(crate) use subset::Subset as General;
+pub(crate) use subset::{Problem, ProblemKind};
 
 #[cfg(test)]
 mod tests;

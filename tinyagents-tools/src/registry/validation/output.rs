@@ -32,17 +32,17 @@ impl OutputValidator {
     pub(crate) fn check(&self, output: &ToolOutput) -> Result<(), ToolError> {
         let value = output.structured.as_ref().unwrap_or(&Value::Null);
         // The flat check, when the schema has its shape, gives the same
-        // answer; the list of mismatches always comes from `jsonschema`.
+        // answer; the list of mismatches always comes from the general one.
         if self.checks.is_valid_where(value, |_| true) {
             return Ok(());
         }
         let problems = self
             .checks
             .full
-            .iter_errors(value)
+            .problems(value)
+            .into_iter()
             .map(|e| {
-                let at = e.instance_path().as_str();
-                let at = if at.is_empty() { "/" } else { at };
+                let at = if e.at.is_empty() { "/" } else { e.at.as_str() };
                 format!("at `{at}`: {e}")
             })
             .collect();

@@ -140,7 +140,7 @@ pub(crate) enum ProblemKind {
         limit: Value,
     },
     MultipleOf {
-        multiple_of: Number,
+        multiple_of: f64,
     },
     MinLength {
         limit: u64,
@@ -172,6 +172,27 @@ pub(crate) enum ProblemKind {
     FalseSchema,
     /// The value nests through more subschemas than [`MAX_DEPTH`].
     TooDeep,
+    /// A string does not match `pattern` (only `jsonschema` checks it).
+    #[cfg(feature = "json-schema-full")]
+    Pattern {
+        pattern: String,
+    },
+    /// A string is not of `format` (only `jsonschema` checks it).
+    #[cfg(feature = "json-schema-full")]
+    Format {
+        format: String,
+    },
+    /// A `not` schema holds.
+    #[cfg(feature = "json-schema-full")]
+    Not,
+    /// No item matches `contains`.
+    #[cfg(feature = "json-schema-full")]
+    Contains,
+    /// Any other keyword of JSON Schema.
+    #[cfg(feature = "json-schema-full")]
+    Other {
+        keyword: String,
+    },
 }
 
 /// One refusal: where in the value (a JSON pointer), the value there, and
@@ -181,6 +202,35 @@ pub(crate) struct Problem<'v> {
     pub(crate) at: String,
     pub(crate) instance: Cow<'v, Value>,
     pub(crate) kind: ProblemKind,
+    /// The validator's own wording, for the application (`jsonschema`'s).
+    pub(crate) text: Option<String>,
+}
+
+impl std::fmt::Display for Problem<'_> {
+    /// The wording for the application (never shown to a model: it may
+    /// quote the value).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(text) = &self.text {
+            return f.write_str(text);
+        }
+        let value = &self.instance;
+        match &self.kind {
+            ProblemKind::Type { expected } => {
+                write!(f, "{value} is not of type {}", Kinds::names(*expected))
+            }
+            ProblemKind::Required { property } => {
+                write!(f, "\"{property}\" is a required property")
+            }
+            ProblemKind::AdditionalProperties { unexpected } => write!(
+                f,
+                "additional properties are not allowed ({} unexpected)",
+                unexpected.join(", ")
+            ),
+            ProblemKind::Enum { options } => write!(f, "{value} is not one of {options}"),
+            ProblemKind::Constant { expected } => write!(f, "{expected} was expected"),
+            other => write!(f, "{value} is refused ({other:?})"),
+        }
+    }
 }
 
 impl Subset {
@@ -338,7 +388,7 @@ impl Subset {
                     && !is_multiple(n, m)
                 {
                     fail!(ProblemKind::MultipleOf {
-                        multiple_of: m.clone()
+                        multiple_of: m.as_f64().unwrap_or_default()
                     });
                 }
             }
@@ -483,6 +533,7 @@ fn report<'v>(
             at: at.to_owned(),
             instance: Cow::Borrowed(value),
             kind,
+            text: None,
         });
     }
     false
@@ -866,16 +917,20 @@ fn count(value: &Value) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(feature = "json-schema-full")]
     use proptest::prelude::*;
     use serde_json::{Value, json};
 
     use super::{ProblemKind, Subset};
-    use crate::registry::validation::{SchemaError, compile_bounded};
+    use crate::registry::validation::SchemaError;
+    #[cfg(feature = "json-schema-full")]
+    use crate::registry::validation::compile_bounded;
 
     fn subset(schema: &Value) -> Subset {
         Subset::compile(schema).unwrap_or_else(|e| panic!("{schema} compiles: {e}"))
     }
 
+    #[cfg(feature = "json-schema-full")]
     /// Leaf schemas: each keyword of the subset that judges one value.
     fn leaf(with_ref: bool) -> impl Strategy<Value = Value> {
         let reference = if with_ref {
@@ -902,6 +957,7 @@ mod tests {
         ]
     }
 
+    #[cfg(feature = "json-schema-full")]
     /// Schemas built from the subset, nested; with `with_ref`, some refer to
     /// the root's definition `D`.
     fn nested(with_ref: bool) -> impl Strategy<Value = Value> {
@@ -942,6 +998,7 @@ mod tests {
         })
     }
 
+    #[cfg(feature = "json-schema-full")]
     /// A schema of the subset whose parts may refer to its definition.
     fn schema() -> impl Strategy<Value = Value> {
         (nested(true), nested(false)).prop_map(|(mut body, definition)| {
@@ -955,6 +1012,7 @@ mod tests {
         })
     }
 
+    #[cfg(feature = "json-schema-full")]
     /// JSON values around the bounds of [`leaf`].
     fn value() -> impl Strategy<Value = Value> {
         let scalar = prop_oneof![
@@ -977,6 +1035,7 @@ mod tests {
         })
     }
 
+    #[cfg(feature = "json-schema-full")]
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
 
@@ -1106,8 +1165,9 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "json-schema-full")]
     #[test]
-    fn what_schemars_derives_for_arguments_compiles() {
+    fn what_schemars_derives_for_arguments_agrees_with_jsonschema() {
         #[allow(dead_code)]
         #[derive(schemars::JsonSchema)]
         enum Mode {
