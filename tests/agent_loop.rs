@@ -1013,9 +1013,13 @@ async fn a_malformed_call_in_the_text_is_answered_in_its_place_and_the_other_cal
         ("second", "kept")
     );
     // The JSON broke before the reader could tell the call's name: the
-    // reader gives it no id, and the loop answers it in its place.
+    // reader gives it the turn's generated id but no name, and the loop
+    // answers it in its place.
     assert_eq!(failed.len(), 1);
-    assert_eq!((&failed[0].id, &failed[0].name), (&None, &None));
+    assert_eq!(
+        (failed[0].id.as_ref().map(|id| id.as_str()), &failed[0].name),
+        (Some("text-call-1-0"), &None)
+    );
     assert_eq!(failed[0].kind.as_str(), "malformed_arguments");
     assert!(shown.starts_with("I will save both notes.\n"), "{shown:?}");
     assert!(!shown.contains("tool_call"), "{shown:?}");

@@ -719,18 +719,31 @@ fn in_place_answers(
     });
     for (position, part) in positioned.enumerate() {
         let made = match part {
-            OutputPart::Failed(f) if f.id.is_none() || f.name.is_none() => FailedCall {
-                id: Some(f.id.clone().unwrap_or_else(|| id(f.index, position))),
-                name: Some(f.name.clone().unwrap_or_else(|| UNREADABLE_NAME.into())),
-                ..f.clone()
+            OutputPart::Failed(f) if f.id.is_none() || f.name.is_none() => {
+                // A call with an id was answered by the streamed turn (with
+                // an empty name): this answer, under the readable name,
+                // takes its place.
+                if f.id.is_some() {
+                    given.next();
+                }
+                FailedCall {
+                    id: Some(f.id.clone().unwrap_or_else(|| id(f.index, position))),
+                    name: Some(f.name.clone().unwrap_or_else(|| UNREADABLE_NAME.into())),
+                    ..f.clone()
+                }
+                .answer()
             }
-            .answer(),
-            OutputPart::Truncated(t) if t.id.is_none() || t.name.is_none() => TruncatedCall {
-                id: Some(t.id.clone().unwrap_or_else(|| id(t.index, position))),
-                name: Some(t.name.clone().unwrap_or_else(|| UNREADABLE_NAME.into())),
-                ..t.clone()
+            OutputPart::Truncated(t) if t.id.is_none() || t.name.is_none() => {
+                if t.id.is_some() {
+                    given.next();
+                }
+                TruncatedCall {
+                    id: Some(t.id.clone().unwrap_or_else(|| id(t.index, position))),
+                    name: Some(t.name.clone().unwrap_or_else(|| UNREADABLE_NAME.into())),
+                    ..t.clone()
+                }
+                .answer()
             }
-            .answer(),
             _ => None,
         };
         let answer = match made {
