@@ -129,7 +129,6 @@ pub(super) fn describe(kind: &ProblemKind, instance: &Value) -> String {
         K::AdditionalProperties { .. } => "is not an accepted argument".to_owned(),
         #[cfg(feature = "json-schema-full")]
         K::Pattern { pattern } => format!("does not match the pattern `{}`", shorten(pattern)),
-        #[cfg(feature = "json-schema-full")]
         K::Format { format } => format!("is not a valid {format}"),
         #[cfg(feature = "json-schema-full")]
         K::Not => "has a shape that is not allowed here".to_owned(),

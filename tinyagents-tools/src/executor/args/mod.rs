@@ -284,3 +284,34 @@ fn too_deep(depth: usize, max: usize) -> ToolError {
         format!("the arguments nest deeper than {max} levels (found at least {depth})"),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::spec::ToolSchema;
+
+    #[test]
+    fn a_date_time_argument_is_refused_with_the_same_words_in_every_build() {
+        let spec = crate::ToolSpec::builder("remind", "Sets a reminder.")
+            .input_schema(ToolSchema::from_value(json!({"type": "object",
+                "properties": {"at": {"type": "string", "format": "date-time"},
+                               "id": {"type": "string", "format": "uuid"}},
+                "required": ["at"], "additionalProperties": false})))
+            .build()
+            .unwrap();
+        let validator = super::InputValidator::compile(spec.input_schema.as_value()).unwrap();
+        let validate = |value: Value| super::validate(&value, &spec, &validator, None);
+        validate(json!({"at": "2026-12-02T09:30:00+01:00"})).unwrap();
+        let err = validate(json!({"at": "next tuesday", "id": "550e8400"})).unwrap_err();
+        let problems: Vec<String> = err.problems().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            problems,
+            [
+                "`at`: is not a valid date-time",
+                "`id`: is not a valid uuid"
+            ],
+            "{err}"
+        );
+    }
+}

@@ -7,9 +7,12 @@
 //! 2020-12 (formats included). Without it, it is the crate's own validator of
 //! the subset `schemars` derives for tool arguments ([`subset`]): a schema
 //! that uses a keyword outside that subset is refused at registration with
-//! [`SchemaError::Unsupported`], naming the keyword and the feature, and
-//! `format` is an annotation only. Both report [`Problem`]s, which the
-//! executor words for the model the same way.
+//! [`SchemaError::Unsupported`], naming the keyword and the feature. It
+//! checks the formats `schemars` writes for dates, times, UUIDs and IP
+//! addresses as `jsonschema` does, and refuses a schema with any other
+//! format `jsonschema` would check (`email`, `uri`, ...), so the two builds
+//! never answer differently. Both report [`Problem`]s, which the executor
+//! words for the model the same way.
 //!
 //! Most tools take a flat object of scalars: `{"type": "object",
 //! "properties": {...}, "required": [...], "additionalProperties": false}`,

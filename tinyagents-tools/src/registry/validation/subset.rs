@@ -8,11 +8,18 @@
 //! `#/$defs/<name>` or `#/definitions/<name>`, `minimum`, `maximum`,
 //! `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `minLength` and
 //! `maxLength` (in Unicode scalar values), `minItems`, `maxItems`,
-//! `uniqueItems`, `minProperties`, `maxProperties`. Annotations (`title`,
-//! `description`, `default`, `examples`, `format`, `deprecated`, ...) and
-//! keywords JSON Schema does not define never change an answer. A schema
-//! that uses any other JSON Schema keyword ([`UNSUPPORTED`]) is refused when
-//! it is compiled, naming the keyword: it is never accepted unchecked.
+//! `uniqueItems`, `minProperties`, `maxProperties`, and `format` for the
+//! formats `schemars` writes for dates, times, UUIDs and IP addresses
+//! (`date`, `date-time`, `time`, `uuid`, `ipv4`, `ipv6`), checked as
+//! `jsonschema` checks them.
+//! Annotations (`title`, `description`, `default`, `examples`,
+//! `deprecated`, ...), formats JSON Schema does not define (`int32`,
+//! `double`, ...: `jsonschema` ignores them too) and keywords JSON Schema
+//! does not define never change an answer. A schema that uses any other JSON
+//! Schema keyword ([`UNSUPPORTED`]) or a format that `jsonschema` would check
+//! and this validator does not ([`UNCHECKED_FORMATS`]: `email`, `uri`, ...)
+//! is refused when it is compiled, naming the keyword: it is never accepted
+//! unchecked.
 //!
 //! Numbers are compared exactly against integer bounds; a fractional bound or
 //! divisor is compared in `f64`. A `$ref` may recurse; evaluation deeper than
@@ -51,6 +58,23 @@ pub(super) const UNSUPPORTED: &[&str] = &[
     "$recursiveRef",
     "$recursiveAnchor",
     "$vocabulary",
+];
+
+/// Formats of JSON Schema 2020-12 that `jsonschema` checks and this
+/// validator does not: a schema using one is refused, as an unsupported
+/// keyword is, rather than have the two builds give different answers.
+pub(super) const UNCHECKED_FORMATS: &[&str] = &[
+    "duration",
+    "email",
+    "hostname",
+    "iri",
+    "iri-reference",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+    "uri",
+    "uri-reference",
+    "uri-template",
 ];
 
 /// The most nested subschemas one value is evaluated through.
@@ -102,6 +126,143 @@ struct Rules {
     unique_items: bool,
     min_properties: Option<u64>,
     max_properties: Option<u64>,
+    format: Option<Format>,
+}
+
+/// A `format` the validator checks, exactly as `jsonschema` does: RFC
+/// 3339's `full-date`, `date-time` and `full-time` (with its leap-second
+/// rule), hyphenated UUIDs, and IP addresses as the standard library reads
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Date,
+    DateTime,
+    Time,
+    Uuid,
+    Ipv4,
+    Ipv6,
+}
+
+impl Format {
+    /// Every format checked.
+    const ALL: [Format; 6] = [
+        Format::Date,
+        Format::DateTime,
+        Format::Time,
+        Format::Uuid,
+        Format::Ipv4,
+        Format::Ipv6,
+    ];
+
+    fn parse(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Date => "date",
+            Format::DateTime => "date-time",
+            Format::Time => "time",
+            Format::Uuid => "uuid",
+            Format::Ipv4 => "ipv4",
+            Format::Ipv6 => "ipv6",
+        }
+    }
+
+    /// Whether `text` is of this format.
+    fn holds(self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        match self {
+            Format::Date => is_date(bytes),
+            Format::DateTime => {
+                bytes.len() > 11
+                    && matches!(bytes[10], b'T' | b't')
+                    && is_date(&bytes[..10])
+                    && is_time(&bytes[11..])
+            }
+            Format::Time => is_time(bytes),
+            Format::Uuid => is_uuid(bytes),
+            Format::Ipv4 => text.parse::<std::net::Ipv4Addr>().is_ok(),
+            Format::Ipv6 => text.parse::<std::net::Ipv6Addr>().is_ok(),
+        }
+    }
+}
+
+/// The number written by `digits` (ASCII digits only).
+fn decimal(digits: &[u8]) -> Option<u32> {
+    digits.iter().try_fold(0u32, |n, &b| {
+        b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0'))
+    })
+}
+
+/// RFC 3339 `full-date`: `YYYY-MM-DD`, a day that the month has.
+fn is_date(s: &[u8]) -> bool {
+    if s.len() != 10 || s[4] != b'-' || s[7] != b'-' {
+        return false;
+    }
+    let (Some(year), Some(month), Some(day)) =
+        (decimal(&s[..4]), decimal(&s[5..7]), decimal(&s[8..]))
+    else {
+        return false;
+    };
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// RFC 3339 `full-time`: `HH:MM:SS`, optional fraction, then `Z` or
+/// `±HH:MM`; a leap second (`:60`) only at 23:59 UTC.
+fn is_time(s: &[u8]) -> bool {
+    if s.len() < 9 || s[2] != b':' || s[5] != b':' {
+        return false;
+    }
+    let (Some(hour), Some(minute), Some(second)) =
+        (decimal(&s[..2]), decimal(&s[3..5]), decimal(&s[6..8]))
+    else {
+        return false;
+    };
+    if hour > 23 || minute > 59 || second > 60 {
+        return false;
+    }
+    let mut rest = &s[8..];
+    if let Some(fraction) = rest.strip_prefix(b".") {
+        let digits = fraction.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 {
+            return false;
+        }
+        rest = &fraction[digits..];
+    }
+    // Minutes east of UTC.
+    let offset = match rest {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let (Some(h), Some(m)) = (decimal(&[*h1, *h2]), decimal(&[*m1, *m2])) else {
+                return false;
+            };
+            if h > 23 || m > 59 {
+                return false;
+            }
+            let minutes = i64::from(h * 60 + m);
+            if *sign == b'+' { minutes } else { -minutes }
+        }
+        _ => return false,
+    };
+    second != 60 || (i64::from(hour * 60 + minute) - offset).rem_euclid(24 * 60) == 23 * 60 + 59
+}
+
+/// A hyphenated UUID: 8-4-4-4-12 hexadecimal digits, either case.
+fn is_uuid(s: &[u8]) -> bool {
+    s.len() == 36
+        && s.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
 }
 
 /// Why a value is refused at one place.
@@ -177,8 +338,7 @@ pub(crate) enum ProblemKind {
     Pattern {
         pattern: String,
     },
-    /// A string is not of `format` (only `jsonschema` checks it).
-    #[cfg(feature = "json-schema-full")]
+    /// A string is not of `format`.
     Format {
         format: String,
     },
@@ -393,6 +553,13 @@ impl Subset {
                 }
             }
             Value::String(s) => {
+                if let Some(format) = rules.format
+                    && !format.holds(s)
+                {
+                    fail!(ProblemKind::Format {
+                        format: format.name().to_owned()
+                    });
+                }
                 if rules.min_length.is_some() || rules.max_length.is_some() {
                     let len = s.chars().count() as u64;
                     if let Some(limit) = rules.min_length
@@ -815,8 +982,21 @@ impl<'s> Compiler<'s> {
                 }
                 return Ok(false);
             }
-            "title" | "description" | "$comment" | "format" | "contentEncoding"
-            | "contentMediaType" | "$schema" => {
+            "format" => {
+                let name = value
+                    .as_str()
+                    .ok_or_else(|| invalid(at, "`format` must be a string"))?;
+                if UNCHECKED_FORMATS.contains(&name) {
+                    return Err(unsupported(&format!("format: {name}"), at));
+                }
+                match Format::parse(name) {
+                    Some(format) => rules.format = Some(format),
+                    // A format JSON Schema does not define is an annotation.
+                    None => return Ok(false),
+                }
+            }
+            "title" | "description" | "$comment" | "contentEncoding" | "contentMediaType"
+            | "$schema" => {
                 if !value.is_string() {
                     return Err(invalid(at, "this keyword's value must be a string"));
                 }
@@ -954,6 +1134,13 @@ mod tests {
             Just(json!({"multipleOf": 0.5})),
             Just(json!({"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": true})),
             Just(json!({"type": "object", "minProperties": 1, "maxProperties": 2})),
+            Just(json!({"format": "date-time"})),
+            Just(json!({"type": "string", "format": "date"})),
+            Just(json!({"format": "time"})),
+            Just(json!({"format": "uuid", "maxLength": 40})),
+            Just(json!({"format": "ipv4"})),
+            Just(json!({"format": "ipv6"})),
+            Just(json!({"type": "string", "format": "int32"})),
         ]
     }
 
@@ -1013,6 +1200,52 @@ mod tests {
     }
 
     #[cfg(feature = "json-schema-full")]
+    /// Strings on both sides of each checked format's rules.
+    const FORMAT_SAMPLES: &[&str] = &[
+        "2024-02-29",
+        "2023-02-29",
+        "2024-13-01",
+        "2024-04-31",
+        "0000-02-29",
+        "1900-02-29",
+        "2024-1-01",
+        "２024-01-01",
+        "2024-01-01T10:20:30Z",
+        "2024-01-01t10:20:30z",
+        "2024-01-01T10:20:30.123+05:30",
+        "2024-01-01T10:20:30.+05:30",
+        "2024-01-01T10:20:30+5:30",
+        "2024-01-01T10:20:30+24:00",
+        "2024-01-01T10:20:30",
+        "2024-01-01 10:20:30Z",
+        "2024-01-01T23:59:60Z",
+        "2024-01-01T23:58:60Z",
+        "2024-01-01T15:59:60-08:00",
+        "2024-01-01T00:29:60+00:30",
+        "2024-01-01T24:00:00Z",
+        "2024-01-01T10:20:30Zé",
+        "2024-01-01T",
+        "10:20:30Z",
+        "10:20:30.5-00:00",
+        "10:20Z",
+        "23:59:60+00:00",
+        "12:00:60Z",
+        "550e8400-e29b-41d4-a716-446655440000",
+        "550E8400-E29B-41D4-A716-44665544000G",
+        "550e8400e29b41d4a716446655440000",
+        "{550e8400-e29b-41d4-a716-446655440000}",
+        "127.0.0.1",
+        "256.0.0.1",
+        "01.2.3.4",
+        "1.2.3",
+        "::1",
+        "2001:db8::8a2e:370:7334",
+        "::ffff:1.2.3.4",
+        "fe80::1%eth0",
+        "1::2::3",
+    ];
+
+    #[cfg(feature = "json-schema-full")]
     /// JSON values around the bounds of [`leaf`].
     fn value() -> impl Strategy<Value = Value> {
         let scalar = prop_oneof![
@@ -1021,6 +1254,7 @@ mod tests {
             (-3i64..5).prop_map(Value::from),
             prop::sample::select(vec![-1.5, 0.5, 1.0, 2.5, 3.0]).prop_map(Value::from),
             prop::sample::select(vec!["", "a", "ab", "é😀", "abc"]).prop_map(Value::from),
+            prop::sample::select(FORMAT_SAMPLES.to_vec()).prop_map(Value::from),
         ];
         scalar.prop_recursive(3, 16, 3, |inner| {
             prop_oneof![
@@ -1075,6 +1309,139 @@ mod tests {
             assert!(
                 matches!(Subset::compile(&schema), Err(SchemaError::Unsupported { keyword: k, .. }) if k == keyword),
                 "{keyword}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_formats_schemars_writes_are_checked() {
+        let cases: &[(&str, &[&str], &[&str])] = &[
+            (
+                "date",
+                &["2024-02-29", "0000-02-29", "1999-12-31"],
+                &[
+                    "2023-02-29",
+                    "1900-02-29",
+                    "2024-04-31",
+                    "2024-1-01",
+                    "２024-01-01",
+                ],
+            ),
+            (
+                "date-time",
+                &[
+                    "2024-01-01T10:20:30Z",
+                    "2024-01-01t10:20:30.5z",
+                    "2024-01-01T10:20:30.123+05:30",
+                    "2024-01-01T23:59:60Z",
+                    "2024-01-01T15:59:60-08:00",
+                ],
+                &[
+                    "2024-01-01T10:20:30",
+                    "2024-01-01 10:20:30Z",
+                    "2024-01-01T10:20:30.+05:30",
+                    "2024-01-01T24:00:00Z",
+                    "2024-01-01T23:58:60Z",
+                    "2024-01-01T10:20:30Zé",
+                    "2024-02-30T10:20:30Z",
+                ],
+            ),
+            (
+                "time",
+                &["10:20:30Z", "10:20:30.5-00:00", "23:59:60+00:00"],
+                &["10:20Z", "12:00:60Z", "10:20:30+5:30", "10:20:30+24:00"],
+            ),
+            (
+                "uuid",
+                &[
+                    "550e8400-e29b-41d4-a716-446655440000",
+                    "550E8400-E29B-41D4-A716-446655440000",
+                ],
+                &[
+                    "550e8400e29b41d4a716446655440000",
+                    "{550e8400-e29b-41d4-a716-446655440000}",
+                ],
+            ),
+            ("ipv4", &["127.0.0.1"], &["256.0.0.1", "01.2.3.4", "1.2.3"]),
+            (
+                "ipv6",
+                &["::1", "::ffff:1.2.3.4"],
+                &["1::2::3", "fe80::1%eth0"],
+            ),
+        ];
+        for (format, good, bad) in cases {
+            let schema = subset(&json!({"type": "string", "format": format}));
+            for text in *good {
+                assert!(schema.is_valid(&json!(text)), "{text} is a {format}");
+            }
+            for text in *bad {
+                let value = json!(text);
+                assert!(!schema.is_valid(&value), "{text} is not a {format}");
+                let problems = schema.problems(&value);
+                assert_eq!(problems.len(), 1, "{text}");
+                assert_eq!(
+                    problems[0].kind,
+                    ProblemKind::Format {
+                        format: format.to_string()
+                    }
+                );
+            }
+            // Only strings are judged by a format.
+            assert!(subset(&json!({"format": format})).is_valid(&json!(5)));
+        }
+        // Formats JSON Schema does not define (schemars' integer widths,
+        // `semver`, ...) are annotations.
+        for format in ["int32", "uint8", "double", "semver", "partial-date-time"] {
+            assert!(subset(&json!({"format": format})).is_valid(&json!("x")));
+        }
+    }
+
+    #[test]
+    fn a_format_the_validator_does_not_check_is_refused_by_name() {
+        for format in super::UNCHECKED_FORMATS {
+            let schema = json!({"type": "object",
+                "properties": {"to": {"type": "string", "format": format}}});
+            let err = Subset::compile(&schema).unwrap_err();
+            assert_eq!(
+                err,
+                SchemaError::Unsupported {
+                    keyword: format!("format: {format}"),
+                    pointer: "/properties/to/format".into(),
+                }
+            );
+            assert!(err.to_string().contains("`json-schema-full`"), "{err}");
+        }
+        assert!(matches!(
+            Subset::compile(&json!({"format": 5})),
+            Err(SchemaError::Invalid { .. })
+        ));
+    }
+
+    #[cfg(feature = "json-schema-full")]
+    #[test]
+    fn jsonschema_checks_every_format_the_subset_refuses_and_no_other() {
+        // If `jsonschema` stops checking a format, or starts checking one
+        // more, the lists of the subset validator must follow.
+        let not_of_any_format = json!("not of any format [");
+        let checked = super::Format::ALL.map(super::Format::name);
+        for format in super::UNCHECKED_FORMATS.iter().chain(&checked) {
+            let full = compile_bounded(&json!({"format": format})).unwrap();
+            assert!(
+                !full.is_valid(&not_of_any_format),
+                "jsonschema checks {format}"
+            );
+        }
+        for format in [
+            "int32",
+            "semver",
+            "idn-email",
+            "idn-hostname",
+            "partial-time",
+        ] {
+            let full = compile_bounded(&json!({"format": format})).unwrap();
+            assert!(
+                full.is_valid(&not_of_any_format),
+                "jsonschema ignores {format}"
             );
         }
     }

@@ -387,3 +387,18 @@ fn properties_are_told_apart_by_every_byte_of_their_names() {
         assert_agree(&validator, &schema, &value);
     }
 }
+
+#[cfg(not(feature = "json-schema-full"))]
+#[test]
+fn a_format_only_jsonschema_checks_needs_the_feature() {
+    let schema =
+        json!({"type": "object", "properties": {"to": {"type": "string", "format": "email"}}});
+    let err = InputValidator::compile(&schema).err().expect("refused");
+    assert_eq!(
+        err,
+        super::SchemaError::Unsupported {
+            keyword: "format: email".into(),
+            pointer: "/properties/to/format".into(),
+        }
+    );
+}
