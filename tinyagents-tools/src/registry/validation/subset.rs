@@ -21,8 +21,10 @@
 //! is refused when it is compiled, naming the keyword: it is never accepted
 //! unchecked.
 //!
-//! Numbers are compared exactly against integer bounds; a fractional bound or
-//! divisor is compared in `f64`. A `$ref` may recurse; evaluation deeper than
+//! Numbers are compared exactly against integer bounds; a fractional bound
+//! is compared in `f64`; `multipleOf` is answered as `jsonschema` answers it
+//! (a fractional divisor divides the decimals the numbers are written
+//! with). A `$ref` may recurse; evaluation deeper than
 //! [`MAX_DEPTH`] nested subschemas refuses the value.
 
 use std::borrow::Cow;
@@ -808,14 +810,97 @@ fn cmp_numbers(a: &Number, b: &Number) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }
 
-/// `multipleOf`: exact for integers, by `f64` division otherwise.
+/// `multipleOf`, answered as `jsonschema` answers it. A whole divisor up to
+/// 2^53 divides an integer exactly; otherwise a whole divisor is compared
+/// by `f64` remainder (exact for the binary values). A fractional divisor
+/// divides the shortest decimals the two `f64`s read back from (`0.3` is a
+/// multiple of `0.1`, though not in binary).
 fn is_multiple(n: &Number, m: &Number) -> bool {
-    if let (Some(n), Some(m)) = (as_i128(n), as_i128(m)) {
-        return n % m == 0;
+    let (Some(value), Some(multiple)) = (n.as_f64(), m.as_f64()) else {
+        return true;
+    };
+    if multiple.fract() == 0.0 {
+        if multiple <= MAX_SAFE_INTEGER {
+            if let Some(v) = n.as_u64() {
+                return v % (multiple as u64) == 0;
+            }
+            if let Some(v) = n.as_i64() {
+                return v % (multiple as i64) == 0;
+            }
+        }
+        return value.fract() == 0.0 && value % multiple == 0.0;
     }
-    let (n, m) = (n.as_f64().unwrap_or(0.0), m.as_f64().unwrap_or(1.0));
-    let quotient = n / m;
-    quotient.is_finite() && quotient.fract() == 0.0
+    if value == 0.0 {
+        return true;
+    }
+    if value.abs() < multiple {
+        return false;
+    }
+    match (decimal_parts(value), decimal_parts(multiple)) {
+        (Some(value), Some(multiple)) => divides(value, multiple),
+        _ => false,
+    }
+}
+
+/// 2^53: above it, not every whole number is an `f64`.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// A finite `f64` as the shortest decimal that reads back as it:
+/// `(mantissa, d)` with the value `mantissa * 10^-d`.
+fn decimal_parts(value: f64) -> Option<(i128, i32)> {
+    if !value.is_finite() {
+        return None;
+    }
+    // `{:e}` writes the shortest round-trip digits: `1.07046814e6`.
+    let text = format!("{value:e}");
+    let (digits, exponent) = text.split_once('e')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let (negative, digits) = match digits.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, digits),
+    };
+    let fraction = digits.split_once('.').map_or(0, |(_, f)| f.len());
+    let mut mantissa: i128 = 0;
+    for b in digits.bytes().filter(u8::is_ascii_digit) {
+        mantissa = mantissa
+            .checked_mul(10)?
+            .checked_add(i128::from(b - b'0'))?;
+    }
+    let decimals = i32::try_from(fraction).ok()? - exponent;
+    Some((if negative { -mantissa } else { mantissa }, decimals))
+}
+
+/// Whether `multiple` divides `value` to a whole number, each given as
+/// `(mantissa, d)` for `mantissa * 10^-d`: exact at any exponent.
+fn divides((vm, vd): (i128, i32), (mm, md): (i128, i32)) -> bool {
+    let (vm, mm) = (vm.unsigned_abs(), mm.unsigned_abs());
+    if mm == 0 {
+        return false;
+    }
+    // value / multiple = vm * 10^(md - vd) / mm.
+    match u32::try_from(i64::from(md) - i64::from(vd)) {
+        // mm < 10^18, so every product below stays within u128.
+        Ok(k) => {
+            let mut power = 1 % mm;
+            let mut base = 10 % mm;
+            let mut k = k;
+            while k > 0 {
+                if k & 1 == 1 {
+                    power = power * base % mm;
+                }
+                base = base * base % mm;
+                k >>= 1;
+            }
+            (vm % mm) * power % mm == 0
+        }
+        Err(_) => {
+            let k = u32::try_from(i64::from(vd) - i64::from(md)).unwrap_or(u32::MAX);
+            10u128
+                .checked_pow(k)
+                .and_then(|p| p.checked_mul(mm))
+                .is_some_and(|divisor| vm % divisor == 0)
+        }
+    }
 }
 
 fn unsupported(keyword: &str, pointer: &str) -> SchemaError {
@@ -1132,6 +1217,11 @@ mod tests {
             Just(json!({"exclusiveMinimum": 0, "maximum": 3})),
             Just(json!({"multipleOf": 2})),
             Just(json!({"multipleOf": 0.5})),
+            Just(json!({"multipleOf": 0.1})),
+            Just(json!({"multipleOf": 0.01})),
+            Just(json!({"multipleOf": 2.675})),
+            Just(json!({"multipleOf": 3})),
+            Just(json!({"multipleOf": 1e20})),
             Just(json!({"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": true})),
             Just(json!({"type": "object", "minProperties": 1, "maxProperties": 2})),
             Just(json!({"format": "date-time"})),
@@ -1200,6 +1290,25 @@ mod tests {
     }
 
     #[cfg(feature = "json-schema-full")]
+    /// Numbers where decimal and binary readings of `multipleOf` part.
+    const MULTIPLE_SAMPLES: &[f64] = &[
+        0.3,
+        0.7,
+        19.99,
+        1_070_468.14,
+        1_070_468.145,
+        505_661.899_999_999_97,
+        5.35,
+        0.0075,
+        1e20,
+        3e20,
+        1e300,
+        -1e-300,
+        9_007_199_254_740_993.0,
+        1e-5,
+    ];
+
+    #[cfg(feature = "json-schema-full")]
     /// Strings on both sides of each checked format's rules.
     const FORMAT_SAMPLES: &[&str] = &[
         "2024-02-29",
@@ -1253,6 +1362,9 @@ mod tests {
             any::<bool>().prop_map(Value::from),
             (-3i64..5).prop_map(Value::from),
             prop::sample::select(vec![-1.5, 0.5, 1.0, 2.5, 3.0]).prop_map(Value::from),
+            prop::sample::select(MULTIPLE_SAMPLES.to_vec()).prop_map(Value::from),
+            Just(json!(u64::MAX)),
+            Just(json!(i64::MIN)),
             prop::sample::select(vec!["", "a", "ab", "é😀", "abc"]).prop_map(Value::from),
             prop::sample::select(FORMAT_SAMPLES.to_vec()).prop_map(Value::from),
         ];
@@ -1443,6 +1555,62 @@ mod tests {
                 full.is_valid(&not_of_any_format),
                 "jsonschema ignores {format}"
             );
+        }
+    }
+
+    #[test]
+    fn a_fractional_multiple_divides_the_decimals_as_written() {
+        let cents = subset(&json!({"multipleOf": 0.01}));
+        for yes in [
+            json!(19.99),
+            json!(1_070_468.14),
+            json!(0),
+            json!(-0.05),
+            json!(3),
+        ] {
+            assert!(cents.is_valid(&yes), "{yes}");
+        }
+        for no in [json!(1_070_468.145), json!(0.001), json!(1e-300)] {
+            assert!(!cents.is_valid(&no), "{no}");
+        }
+        assert!(subset(&json!({"multipleOf": 0.1})).is_valid(&json!(0.3)));
+        assert!(subset(&json!({"multipleOf": 2.675})).is_valid(&json!(5.35)));
+        // Decimals past 128 bits still divide exactly.
+        assert!(cents.is_valid(&json!(1e300)));
+        assert!(!subset(&json!({"multipleOf": 0.07})).is_valid(&json!(1e300)));
+        let three = subset(&json!({"multipleOf": 3}));
+        assert!(!three.is_valid(&json!(1e20)), "10^20 leaves 1");
+        assert!(three.is_valid(&json!(3e20)));
+        assert!(three.is_valid(&json!(u64::MAX)));
+        assert!(!subset(&json!({"multipleOf": 2})).is_valid(&json!(2.5)));
+    }
+
+    #[cfg(feature = "json-schema-full")]
+    #[test]
+    fn every_multiple_sample_gets_jsonschema_s_answer() {
+        let divisors = [
+            json!(0.1),
+            json!(0.01),
+            json!(2.675),
+            json!(3),
+            json!(1e20),
+            json!(0.5),
+        ];
+        let values = MULTIPLE_SAMPLES.iter().map(|&f| json!(f)).chain([
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(0),
+            json!(7),
+        ]);
+        for value in values {
+            for divisor in &divisors {
+                let schema = json!({"multipleOf": divisor});
+                assert_eq!(
+                    subset(&schema).is_valid(&value),
+                    compile_bounded(&schema).unwrap().is_valid(&value),
+                    "{value} multipleOf {divisor}"
+                );
+            }
         }
     }
 
