@@ -123,6 +123,57 @@ enum Tri {
     Maybe,
 }
 
+/// The distinct first bytes of a set of markers: where one of them may
+/// start, found with `memchr` instead of trying every position.
+#[derive(Debug, Clone, Copy)]
+struct Firsts {
+    bytes: [u8; 3],
+    len: usize,
+    /// More than three distinct first bytes: every position is a candidate.
+    many: bool,
+}
+
+impl Firsts {
+    fn of<'m>(markers: impl IntoIterator<Item = &'m str>) -> Firsts {
+        let mut firsts = Firsts {
+            bytes: [0; 3],
+            len: 0,
+            many: false,
+        };
+        for m in markers {
+            let Some(&b) = m.as_bytes().first() else {
+                continue;
+            };
+            if firsts.bytes[..firsts.len].contains(&b) {
+                continue;
+            }
+            if firsts.len == firsts.bytes.len() {
+                firsts.many = true;
+            } else {
+                firsts.bytes[firsts.len] = b;
+                firsts.len += 1;
+            }
+        }
+        firsts
+    }
+
+    /// The first position from `from` on where a marker may start.
+    fn next(&self, hay: &[u8], from: usize) -> Option<usize> {
+        let rest = hay.get(from..).filter(|r| !r.is_empty())?;
+        if self.many {
+            return Some(from);
+        }
+        let [a, b, c] = self.bytes;
+        let found = match self.len {
+            0 => None,
+            1 => memchr::memchr(a, rest),
+            2 => memchr::memchr2(a, b, rest),
+            _ => memchr::memchr3(a, b, c, rest),
+        };
+        found.map(|i| from + i)
+    }
+}
+
 /// What is known of the call being read.
 #[derive(Debug, Clone, Default)]
 struct CallInfo {
@@ -470,8 +521,9 @@ impl Engine {
     /// start at one position).
     fn find<S: AsRef<str>>(&self, from: usize, markers: &[S]) -> Hit {
         let b = self.bytes();
-        let mut i = from;
-        while i < b.len() {
+        let firsts = Firsts::of(markers.iter().map(AsRef::as_ref));
+        let mut next = from;
+        while let Some(i) = firsts.next(b, next) {
             let byte = b[i];
             let mut partial = false;
             let mut best: Option<(usize, usize)> = None;
@@ -494,7 +546,7 @@ impl Engine {
             if partial {
                 return Hit::Partial { at: i };
             }
-            i += 1;
+            next = i + 1;
         }
         Hit::None
     }
@@ -503,17 +555,13 @@ impl Engine {
     /// its strings.
     fn scan_json(&self, j: &mut JsonArgs, stops: &[(String, Stop)], also: &[&str]) -> JsonOutcome {
         let b = self.bytes();
-        let firsts = |byte: u8| {
+        let markers = || {
             stops
                 .iter()
-                .any(|(m, _)| m.as_bytes().first() == Some(&byte))
-                || also.iter().any(|m| m.as_bytes().first() == Some(&byte))
+                .map(|(m, _)| m.as_str())
+                .chain(also.iter().copied())
         };
-        let all: Vec<&str> = stops
-            .iter()
-            .map(|(m, _)| m.as_str())
-            .chain(also.iter().copied())
-            .collect();
+        let firsts = Firsts::of(markers());
         loop {
             if j.at >= b.len() {
                 if !self.eof {
@@ -527,27 +575,30 @@ impl Engine {
                     _ => JsonOutcome::Eof,
                 };
             }
-            let mut k = j.at;
-            while k < b.len() && !firsts(b[k]) {
-                k += 1;
-            }
+            let k = firsts.next(b, j.at).unwrap_or(b.len());
             let upto = if k > j.at {
                 k
             } else {
                 if !j.scan.in_string() {
-                    match self.find_at(k, &all) {
-                        Tri::Yes => {
-                            let which = all
-                                .iter()
-                                .enumerate()
-                                .filter(|(_, m)| b[k..].starts_with(m.as_bytes()))
-                                .max_by_key(|(_, m)| m.len())
-                                .map(|(w, _)| w)
-                                .unwrap_or(0);
-                            return JsonOutcome::Stopped { at: k, which };
+                    // The longest marker at `k` (the last of the longest),
+                    // or, when none is there yet, one the text may still
+                    // become.
+                    let mut best: Option<(usize, usize)> = None;
+                    let mut maybe = false;
+                    for (w, m) in markers().enumerate() {
+                        match self.at(k, m) {
+                            Tri::Yes if best.is_none_or(|(_, len)| m.len() >= len) => {
+                                best = Some((w, m.len()))
+                            }
+                            Tri::Maybe => maybe = true,
+                            _ => {}
                         }
-                        Tri::Maybe => return JsonOutcome::Need,
-                        Tri::No => {}
+                    }
+                    if let Some((which, _)) = best {
+                        return JsonOutcome::Stopped { at: k, which };
+                    }
+                    if maybe {
+                        return JsonOutcome::Need;
                     }
                 }
                 k + 1
