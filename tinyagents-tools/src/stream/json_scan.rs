@@ -105,11 +105,29 @@ impl JsonScanner {
                 other => other,
             };
         }
-        for (i, &b) in piece.as_bytes().iter().enumerate() {
-            if let Some(scan) = self.step(b, i) {
+        let bytes = piece.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.state == (State::InString { escaped: false }) {
+                // A string's plain bytes change nothing but the count: skip
+                // them up to its next quote or backslash at once.
+                let plain = memchr::memchr2(b'"', b'\\', &bytes[i..]).unwrap_or(bytes.len() - i);
+                if plain > 0 {
+                    if self.seen.saturating_add(plain) > self.max_bytes {
+                        self.seen = self.max_bytes.saturating_add(1);
+                        self.state = State::Done(Scan::TooLarge);
+                        return Scan::TooLarge;
+                    }
+                    self.seen += plain;
+                    i += plain;
+                    continue;
+                }
+            }
+            if let Some(scan) = self.step(bytes[i], i) {
                 self.state = State::Done(scan);
                 return scan;
             }
+            i += 1;
         }
         Scan::Incomplete
     }
@@ -256,6 +274,24 @@ mod tests {
             scan.push(r#"{"a": "[[[[[[", "b": [1]}"#),
             Scan::Complete { end: 25 }
         );
+    }
+
+    #[test]
+    fn a_refused_value_counts_its_bytes_to_one_past_the_bound_whatever_the_pieces() {
+        // 40 bytes of string after `{"a": "`: the bound (20) breaks inside
+        // the string, at the same count fed whole or a byte at a time.
+        let text = format!(r#"{{"a": "{}"}}"#, "x\\y ".repeat(10));
+        for size in [1, 3, text.len()] {
+            let mut scan = JsonScanner::new(20, 64);
+            let mut got = Scan::Incomplete;
+            for piece in text.as_bytes().chunks(size) {
+                got = scan.push(std::str::from_utf8(piece).unwrap());
+                if got != Scan::Incomplete {
+                    break;
+                }
+            }
+            assert_eq!((got, scan.len()), (Scan::TooLarge, 21), "pieces of {size}");
+        }
     }
 
     #[test]
