@@ -337,6 +337,74 @@ fn whitespace_inside_a_call_section_is_markup() {
     assert_eq!(out.calls().count(), 2);
 }
 
+// ---- one event per run ---------------------------------------------------------
+
+/// Every event of `format` reading `pieces` into one `Vec`, the end included.
+fn all_events<'p>(
+    format: &TextFormat,
+    pieces: impl IntoIterator<Item = &'p [u8]>,
+) -> Vec<StreamEvent> {
+    let mut r = reader(format);
+    let mut events = Vec::new();
+    for piece in pieces {
+        r.push(piece, &mut events);
+    }
+    r.finish(&mut events);
+    events
+}
+
+#[test]
+fn pieces_pushed_into_one_vec_give_the_events_of_the_whole_text() {
+    for (format, output) in [
+        (
+            TextFormat::hermes(),
+            "<think>Which city?</think>Checking é.\n<tool_call>\n{\"name\": \"get_weather\", \
+             \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\nDone.",
+        ),
+        (
+            TextFormat::kimi_k2(),
+            "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0\
+             <|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>\
+             <|tool_calls_section_end|> Done.",
+        ),
+        (
+            TextFormat::harmony(),
+            "<|channel|>analysis<|message|>Which city?<|end|><|start|>assistant<|channel|>commentary \
+             to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>",
+        ),
+    ] {
+        let expected = all_events(&format, [output.as_bytes()]);
+        for chunking in [Chunking::ONE, Chunking::Fixed(4)] {
+            let got = all_events(&format, chunk_bytes(output.as_bytes(), chunking));
+            assert_eq!(got, expected, "{} in {chunking:?}", format.name);
+        }
+    }
+}
+
+#[test]
+fn pieces_taken_out_after_each_push_are_each_an_event_of_their_own() {
+    let output = "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0\
+                  <|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>\
+                  <|tool_calls_section_end|> Done.";
+    let mut r = reader(&TextFormat::kimi_k2());
+    let (mut texts, mut fragments) = (Vec::new(), Vec::new());
+    let mut events = Vec::new();
+    for piece in chunk_bytes(output.as_bytes(), Chunking::ONE) {
+        r.push(piece, &mut events);
+        for event in events.drain(..) {
+            match event {
+                StreamEvent::Text(t) => texts.push(t),
+                StreamEvent::ArgumentsDelta(d) => fragments.push(d.fragment),
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(texts.len(), "Checking. Done.".len());
+    assert_eq!(texts.concat(), "Checking. Done.");
+    assert_eq!(fragments.len(), "{\"city\": \"Paris\"}".len());
+    assert_eq!(fragments.concat(), "{\"city\": \"Paris\"}");
+}
+
 // ---- ready when the arguments close -----------------------------------------
 
 #[test]

@@ -56,6 +56,15 @@ pub trait OutputReader {
     /// anywhere, inside a UTF-8 sequence, a marker, an SSE line or a JSON
     /// value. Appends to `out` every event the reader can already tell, in
     /// order, and holds back only what it cannot tell yet.
+    ///
+    /// A reader may add a piece of text, reasoning or a call's arguments
+    /// to the last event already in `out` when that event is of the same
+    /// kind (and call) instead of pushing a new one: a caller that keeps
+    /// one `Vec` for the whole turn gets one event per run of text, as the
+    /// whole output read at once gives, and a caller that shows events as
+    /// they come takes them out of `out` after each push (as
+    /// [`execute_streamed`] does) and so sees every piece. The
+    /// [`ModelOutput`] collected is the same either way.
     fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>);
 
     /// The output ended: appends what was held back (text that turned out

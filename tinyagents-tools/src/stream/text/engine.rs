@@ -646,9 +646,12 @@ impl Engine {
 
     fn emit_text(&mut self, to: usize, out: &mut Vec<StreamEvent>) {
         if to > self.pos {
-            let text = self.buf[self.pos..to].to_owned();
-            self.saw_content(&text);
-            out.push(StreamEvent::Text(text));
+            self.saw_content(self.pos, to);
+            let text = &self.buf[self.pos..to];
+            match out.last_mut() {
+                Some(StreamEvent::Text(last)) => last.push_str(text),
+                _ => out.push(StreamEvent::Text(text.to_owned())),
+            }
         }
         self.pos = to;
         self.cur = to;
@@ -656,18 +659,37 @@ impl Engine {
 
     fn emit_reasoning(&mut self, to: usize, out: &mut Vec<StreamEvent>) {
         if to > self.pos {
-            let text = self.buf[self.pos..to].to_owned();
-            self.saw_content(&text);
-            out.push(StreamEvent::Reasoning(text));
+            self.saw_content(self.pos, to);
+            let text = &self.buf[self.pos..to];
+            match out.last_mut() {
+                Some(StreamEvent::Reasoning(last)) => last.push_str(text),
+                _ => out.push(StreamEvent::Reasoning(text.to_owned())),
+            }
         }
         self.pos = to;
         self.cur = to;
     }
 
-    /// Text or reasoning was written: unless it is all whitespace, the
-    /// output no longer ends with a call.
-    fn saw_content(&mut self, text: &str) {
-        if self.ending != Ending::Content && !text.trim().is_empty() {
+    /// A fragment of call `index`'s arguments, `from..to` of the text:
+    /// appended to the last event when that is a fragment of the same
+    /// call.
+    fn emit_arguments(&self, index: usize, from: usize, to: usize, out: &mut Vec<StreamEvent>) {
+        let fragment = &self.buf[from..to];
+        match out.last_mut() {
+            Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
+                last.fragment.push_str(fragment)
+            }
+            _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                index,
+                fragment: fragment.to_owned(),
+            })),
+        }
+    }
+
+    /// Text or reasoning was written at `from..to`: unless it is all
+    /// whitespace, the output no longer ends with a call.
+    fn saw_content(&mut self, from: usize, to: usize) {
+        if self.ending != Ending::Content && !self.buf[from..to].trim().is_empty() {
             self.ending = Ending::Content;
         }
     }
@@ -1741,10 +1763,7 @@ impl Engine {
                 let before = args.at;
                 let outcome = self.scan_json(&mut args, stops, &fence_end);
                 if args.at > before {
-                    out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
-                        index: info.index.unwrap_or(0),
-                        fragment: self.buf[before..args.at].to_owned(),
-                    }));
+                    self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
                 }
                 match outcome {
                     JsonOutcome::Need => Err(Box::new(Body::Name {
@@ -1753,10 +1772,7 @@ impl Engine {
                     })),
                     JsonOutcome::Complete { start, end } => {
                         if end > args.at {
-                            out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
-                                index: info.index.unwrap_or(0),
-                                fragment: self.buf[args.at..end].to_owned(),
-                            }));
+                            self.emit_arguments(info.index.unwrap_or(0), args.at, end, out);
                         }
                         let text = self.buf[start..end].to_owned();
                         let raw = self.raw(rs.raw_start, end);
@@ -2505,10 +2521,7 @@ impl Engine {
                 let before = args.at;
                 let outcome = self.scan_json(&mut args, &stops, &[]);
                 if args.at > before {
-                    out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
-                        index: info.index.unwrap_or(0),
-                        fragment: self.buf[before..args.at].to_owned(),
-                    }));
+                    self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
                 }
                 match outcome {
                     JsonOutcome::Need => Flow::Wait(State::Harmony(HState::Call {
@@ -2518,10 +2531,7 @@ impl Engine {
                     })),
                     JsonOutcome::Complete { start, end } => {
                         if end > args.at {
-                            out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
-                                index: info.index.unwrap_or(0),
-                                fragment: self.buf[args.at..end].to_owned(),
-                            }));
+                            self.emit_arguments(info.index.unwrap_or(0), args.at, end, out);
                         }
                         let text = self.buf[start..end].to_owned();
                         let raw = self.raw(raw_start, end);

@@ -50,6 +50,11 @@
 //! - **text byte for byte**: everything outside call and reasoning markup
 //!   is passed through as written, whitespace included; whitespace inside
 //!   a call's markup is markup;
+//! - **one event per run**: a piece of text, reasoning or arguments that
+//!   continues the last event already in the caller's `Vec` is added to
+//!   it (see [`OutputReader::push`]), so pieces pushed into one `Vec` give
+//!   the events the whole text gives, and pieces taken out after each push
+//!   are each an event of their own;
 //! - **ready when the arguments close**: [`StreamEvent::CallReady`] comes
 //!   before the end marker that follows, with the exact argument text the
 //!   model wrote ([`RawArguments::Text`](crate::call::RawArguments::Text))
