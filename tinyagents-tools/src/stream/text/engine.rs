@@ -17,6 +17,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::format::{CallBody, CallRun, HarmonyMarkers, Join, NameForm, RunStart, TextFormat};
+use super::json_call::{CallKeys, JsonCall, MemberWalk, read_json_call};
 use super::python::{PyCallScan, PyStep, parse_call};
 use super::typing::typed_value;
 use crate::call::{RawArguments, ToolCall};
@@ -257,6 +258,9 @@ enum Body {
     Json {
         info: CallInfo,
         args: JsonArgs,
+        /// Boxed: the walk is most of a JSON body's state, and a run's
+        /// phase should stay small for the other bodies.
+        walk: Box<MemberWalk>,
     },
     Name {
         info: CallInfo,
@@ -1161,6 +1165,7 @@ impl Engine {
                 Body::Json {
                     info: CallInfo::default(),
                     args: self.json_args(p),
+                    walk: Box::new(MemberWalk::new(p)),
                 }
             }
             CallBody::NameThenJson { name_prefix, .. } => Body::Name {
@@ -1387,7 +1392,7 @@ impl Engine {
             phase: Phase::After,
         };
         match body {
-            Body::Json { info, args } => self.json_body(rs, info, args, out),
+            Body::Json { info, args, walk } => self.json_body(rs, info, args, walk, out),
             Body::Name { info, step } => self.name_body(rs, info, step, out),
             Body::Xml {
                 info,
@@ -1512,16 +1517,44 @@ impl Engine {
         mut rs: RunState,
         mut info: CallInfo,
         mut args: JsonArgs,
+        mut walk: Box<MemberWalk>,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, Box<Body>> {
         // The compiled format is shared: a reference count, not a copy of
         // the run's stop markers on every piece.
         let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
-        match self.scan_json(&mut args, stops, &[]) {
-            JsonOutcome::Need => Err(Box::new(Body::Json { info, args })),
+        let CallBody::JsonObject {
+            name_key,
+            argument_keys,
+            id_key,
+        } = &compiled.format.body
+        else {
+            unreachable!("a JSON body belongs to a JSON-object format")
+        };
+        let keys = CallKeys {
+            name: name_key,
+            arguments: argument_keys,
+            id: id_key.as_deref(),
+        };
+        let outcome = self.scan_json(&mut args, stops, &[]);
+        // The members are read as far as the scan decided the object:
+        // the same bytes whatever the chunking.
+        let decided = match outcome {
+            JsonOutcome::Need => args.at,
+            JsonOutcome::Complete { end, .. } => end,
+            JsonOutcome::Stopped { at, .. } => at,
+            JsonOutcome::TooLarge | JsonOutcome::TooDeep => args.from + args.scan.len(),
+            JsonOutcome::Eof => self.buf.len(),
+        };
+        self.walk_json_call(rs.bare, &mut info, &mut walk, args.from, decided, keys, out);
+        // A bare object (Llama's, at the output start) that is not a call
+        // is text; once it has started as a call, it is one.
+        let may_give_back = rs.bare && info.id.is_none();
+        match outcome {
+            JsonOutcome::Need => Err(Box::new(Body::Json { info, args, walk })),
             JsonOutcome::Eof => {
-                if rs.bare && !self.buf[args.from..].starts_with("{\"") {
+                if may_give_back && !self.buf[args.from..].starts_with("{\"") {
                     return Ok(self.give_back(rs));
                 }
                 let raw = self.raw(rs.raw_start, self.buf.len());
@@ -1530,7 +1563,7 @@ impl Engine {
                 Ok(Flow::Go(State::Text))
             }
             JsonOutcome::Stopped { at, which } => {
-                if rs.bare {
+                if may_give_back {
                     return Ok(self.give_back(rs));
                 }
                 Ok(self.stopped(rs, info, CallProblem::MalformedArguments, at, which, out))
@@ -1551,15 +1584,7 @@ impl Engine {
             )),
             JsonOutcome::Complete { start, end } => {
                 let text = &self.buf[start..end];
-                let CallBody::JsonObject {
-                    name_key,
-                    argument_keys,
-                    id_key,
-                } = &self.c.format.body
-                else {
-                    unreachable!("a JSON body belongs to a JSON-object format")
-                };
-                let read = read_json_call(text, name_key, argument_keys, id_key.as_deref());
+                let read = read_json_call(text, keys);
                 let raw_end = end;
                 match read {
                     JsonCall::Call {
@@ -1572,17 +1597,26 @@ impl Engine {
                         if rs.bare {
                             self.pos = rs.raw_start;
                         }
-                        self.start_call(&mut info, &name, id.as_deref(), out);
+                        if info.id.is_none() {
+                            self.start_call(&mut info, &name, id.as_deref(), out);
+                        }
+                        debug_assert_eq!(info.name.as_ref().map(CallName::as_str), Some(&*name));
                         let raw = self.raw(rs.raw_start, raw_end);
                         let arguments = arguments.unwrap_or_else(|| "{}".to_owned());
-                        out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
-                            index: info.index.unwrap_or(0),
-                            fragment: arguments.clone(),
-                        }));
+                        if walk.follows_arguments() {
+                            // The member read as it streamed is the one the
+                            // call carries: what is left of it goes now.
+                            self.send_arguments(&info, &mut walk, out);
+                        } else {
+                            out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                                index: info.index.unwrap_or(0),
+                                fragment: arguments.clone(),
+                            }));
+                        }
                         self.ready(info, RawArguments::Text(arguments), raw, out);
                     }
-                    JsonCall::NotACall if rs.bare => return Ok(self.give_back(rs)),
-                    JsonCall::Invalid if rs.bare && !text.starts_with("{\"") => {
+                    JsonCall::NotACall if may_give_back => return Ok(self.give_back(rs)),
+                    JsonCall::Invalid if may_give_back && !text.starts_with("{\"") => {
                         return Ok(self.give_back(rs));
                     }
                     JsonCall::NotACall => {
@@ -1608,6 +1642,50 @@ impl Engine {
                 rs.phase = Phase::CallEnd;
                 Ok(Flow::Go(State::Run(rs)))
             }
+        }
+    }
+
+    /// Reads a JSON-object call's members on to `to`: the call starts once
+    /// its name is known (and, for a format that may write an id, once its
+    /// id member has ended: the id a call starts with is the one it keeps),
+    /// then the arguments text read so far goes out. A bare object starts
+    /// only when it opens with a key (`{"`), the rule by which its end
+    /// keeps it a call rather than text.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_json_call(
+        &mut self,
+        bare: bool,
+        info: &mut CallInfo,
+        walk: &mut MemberWalk,
+        from: usize,
+        to: usize,
+        keys: CallKeys<'_>,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        walk.walk(&self.buf, to, keys);
+        if info.id.is_none() {
+            let Some(name) = walk.name() else { return };
+            let id = match (keys.id, walk.id()) {
+                (None, _) => None,
+                (Some(_), Some(id)) => id,
+                (Some(_), None) => return,
+            };
+            if bare && !self.buf[from..].starts_with("{\"") {
+                return;
+            }
+            self.start_call(info, name, id, out);
+        }
+        self.send_arguments(info, walk, out);
+    }
+
+    /// Sends what has been read of a started call's arguments and not sent
+    /// yet.
+    fn send_arguments(&self, info: &CallInfo, walk: &mut MemberWalk, out: &mut Vec<StreamEvent>) {
+        if let Some(fragment) = walk.next_fragment(&self.buf) {
+            out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                index: info.index.unwrap_or(0),
+                fragment: fragment.to_owned(),
+            }));
         }
     }
 
@@ -2715,97 +2793,6 @@ fn is_json_object(text: &str) -> bool {
     text.starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
-/// What a JSON-object call body reads as.
-enum JsonCall<'a> {
-    Call {
-        name: String,
-        arguments: Option<&'a str>,
-        id: Option<&'a str>,
-    },
-    /// Valid JSON, but not an object with a string name.
-    NotACall,
-    Invalid,
-}
-
-/// Reads a JSON-object call: its name, the exact text of its arguments
-/// member and its id, found by walking the object's top-level members.
-fn read_json_call<'a>(
-    text: &'a str,
-    name_key: &str,
-    argument_keys: &[String],
-    id_key: Option<&str>,
-) -> JsonCall<'a> {
-    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
-        return JsonCall::Invalid;
-    }
-    let Some(members) = top_level_members(text) else {
-        return JsonCall::NotACall;
-    };
-    let member = |key: &str| members.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
-    let Some(Ok(name)) = member(name_key).map(serde_json::from_str::<String>) else {
-        return JsonCall::NotACall;
-    };
-    let arguments = argument_keys.iter().find_map(|k| member(k));
-    let id = id_key
-        .and_then(member)
-        .filter(|v| v.starts_with('"'))
-        .and_then(|v| v.get(1..v.len() - 1))
-        .filter(|v| !v.contains('\\'));
-    JsonCall::Call {
-        name,
-        arguments,
-        id,
-    }
-}
-
-/// The top-level members of a valid JSON object: each key (unescaped) and
-/// its value's exact text. `None` when the text is not an object.
-fn top_level_members(text: &str) -> Option<Vec<(String, &str)>> {
-    let b = text.as_bytes();
-    let skip = |mut i: usize| {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        i
-    };
-    let mut i = skip(0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i = skip(i + 1);
-    let mut members = Vec::new();
-    if b.get(i) == Some(&b'}') {
-        return Some(members);
-    }
-    loop {
-        let mut scan = JsonScanner::new(usize::MAX, usize::MAX);
-        let Scan::Complete { end } = scan.push(&text[i..]) else {
-            return None;
-        };
-        let key: String = serde_json::from_str(&text[i..i + end]).ok()?;
-        i = skip(i + end);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i = skip(i + 1);
-        let mut scan = JsonScanner::new(usize::MAX, usize::MAX);
-        let end = match scan.push(&text[i..]) {
-            Scan::Complete { end } => i + end,
-            _ => match scan.finish() {
-                Scan::Complete { .. } => text.len(),
-                _ => return None,
-            },
-        };
-        members.push((key, &text[i..end]));
-        i = skip(end);
-        match b.get(i) {
-            Some(b',') => i = skip(i + 1),
-            Some(b'}') => return Some(members),
-            _ => return None,
-        }
-    }
-}
-
 /// A harmony header's channel and recipient, read as openai/harmony reads
 /// them: the channel is the word after `<|channel|>`; the recipient is the
 /// `to=` word in the role part or after the channel (`to=assistant`, a
@@ -2835,21 +2822,6 @@ fn parse_header(h: &HarmonyMarkers, header: &str) -> (Option<String>, Option<Str
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn top_level_members_keep_each_value_s_exact_text() {
-        let text = r#" { "name" : "f", "arguments": {"a": "}\"", "b": [1, 2]} , "n": 12 }"#;
-        let members = top_level_members(text).unwrap();
-        assert_eq!(
-            members,
-            vec![
-                ("name".to_owned(), "\"f\""),
-                ("arguments".to_owned(), r#"{"a": "}\"", "b": [1, 2]}"#),
-                ("n".to_owned(), "12"),
-            ]
-        );
-        assert!(top_level_members("[1]").is_none());
-    }
 
     #[test]
     fn a_harmony_recipient_is_read_in_the_role_part_or_after_the_channel() {

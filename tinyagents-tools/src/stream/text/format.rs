@@ -121,7 +121,9 @@ pub enum CallBody {
     /// One JSON object holding the name and the arguments:
     /// `{"name": "f", "arguments": {...}}`. The call is ready when the
     /// object closes; its arguments are the exact text of the first
-    /// `argument_keys` member present (`{}` when none is).
+    /// `argument_keys` member present (`{}` when none is). It starts when
+    /// the name member's string closes (and the id member's value, with an
+    /// `id_key`), and the first key's member streams as it is written.
     JsonObject {
         /// The key of the tool name (`name`).
         name_key: String,

@@ -59,6 +59,25 @@
 //!   before the end marker that follows, with the exact argument text the
 //!   model wrote ([`RawArguments::Text`](crate::call::RawArguments::Text))
 //!   for JSON formats and the typed object for the others;
+//! - **seen as it streams**: [`StreamEvent::CallStarted`] comes the
+//!   moment a call's name is read, before its arguments, and
+//!   [`StreamEvent::ArgumentsDelta`]s then carry the arguments' raw text
+//!   as it arrives (JSON formats), adding up to exactly the ready call's
+//!   argument text. A JSON-object call (Hermes, Llama, Mistral, tags)
+//!   starts when its `name` member's string closes; a Mistral call waits
+//!   for its `id` member too, so it starts with the id it keeps (at the
+//!   close, under a generated id, when it writes none; after the arguments
+//!   when it writes the id last). Only the preferred arguments key streams
+//!   (`arguments`; Llama's `parameters`; the tags' `args`): the call
+//!   carries the preferred key wherever it appears, so text under another
+//!   key is sent whole at the close, once it is sure to be the arguments.
+//!   A bare Llama object at the output start starts only when it opens
+//!   with a key (`{"`): from then on it is a call (ready, failed or cut
+//!   off, never given back as text). A started call ends ready, failed or
+//!   truncated under the index and id it started with, so
+//!   [`FailedCall::answer`](crate::stream::FailedCall::answer) answers the
+//!   call a UI showed. The XML, key-value and pythonic formats send no
+//!   fragments: their arguments are typed values, whole in the ready call;
 //! - **ids**: Kimi's `functions.NAME:IDX`, Mistral's `[CALL_ID]` and a
 //!   Mistral JSON call's `id` are the call ids; other calls get
 //!   `PREFIX` + their index (`text-call-0`, ...; set the prefix per turn
@@ -140,6 +159,7 @@ use crate::stream::{Finish, ModelOutput, OutputReader, StreamEvent, StreamLimits
 mod engine;
 mod format;
 mod formats;
+mod json_call;
 mod python;
 mod render;
 mod typing;

@@ -1,0 +1,447 @@
+//! A call written as one JSON object (`{"name": "f", "arguments": {..}}`,
+//! [`CallBody::JsonObject`](super::CallBody::JsonObject)), read two ways
+//! that agree: whole, once the object closed ([`read_json_call`]), and
+//! member by member as it streams ([`MemberWalk`]), so a call can be shown
+//! started, and its arguments as they are written, before it closes.
+//!
+//! Both read the object's top-level members the same way: a key counts by
+//! its unescaped text, the first member of a key is the one that counts,
+//! and a value is its exact text, from its first byte to its last.
+
+use crate::stream::json_scan::{JsonScanner, Scan};
+
+/// The keys a JSON-object call is read by.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CallKeys<'a> {
+    /// The tool name's key.
+    pub(super) name: &'a str,
+    /// The keys the arguments may be under, the preferred first.
+    pub(super) arguments: &'a [String],
+    /// The call id's key, when the format has one.
+    pub(super) id: Option<&'a str>,
+}
+
+/// What a JSON-object call body reads as.
+pub(super) enum JsonCall<'a> {
+    Call {
+        name: String,
+        arguments: Option<&'a str>,
+        id: Option<&'a str>,
+    },
+    /// Valid JSON, but not an object with a string name.
+    NotACall,
+    Invalid,
+}
+
+/// Reads a JSON-object call: its name, the exact text of its arguments
+/// member and its id, found by walking the object's top-level members.
+pub(super) fn read_json_call<'a>(text: &'a str, keys: CallKeys<'_>) -> JsonCall<'a> {
+    if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+        return JsonCall::Invalid;
+    }
+    let Some(members) = top_level_members(text) else {
+        return JsonCall::NotACall;
+    };
+    let member = |key: &str| members.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+    let Some(Ok(name)) = member(keys.name).map(serde_json::from_str::<String>) else {
+        return JsonCall::NotACall;
+    };
+    let arguments = keys.arguments.iter().find_map(|k| member(k));
+    let id = keys.id.and_then(member).and_then(id_text);
+    JsonCall::Call {
+        name,
+        arguments,
+        id,
+    }
+}
+
+/// An id member's value as the call's id: a string without escapes, its
+/// text between the quotes. Any other value gives no id.
+fn id_text(value: &str) -> Option<&str> {
+    value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .filter(|v| !v.contains('\\'))
+}
+
+/// The top-level members of a valid JSON object: each key (unescaped) and
+/// its value's exact text. `None` when the text is not an object.
+fn top_level_members(text: &str) -> Option<Vec<(String, &str)>> {
+    let b = text.as_bytes();
+    let skip = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip(0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip(i + 1);
+    let mut members = Vec::new();
+    if b.get(i) == Some(&b'}') {
+        return Some(members);
+    }
+    loop {
+        let mut scan = JsonScanner::new(usize::MAX, usize::MAX);
+        let Scan::Complete { end } = scan.push(&text[i..]) else {
+            return None;
+        };
+        let key: String = serde_json::from_str(&text[i..i + end]).ok()?;
+        i = skip(i + end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip(i + 1);
+        let mut scan = JsonScanner::new(usize::MAX, usize::MAX);
+        let end = match scan.push(&text[i..]) {
+            Scan::Complete { end } => i + end,
+            _ => match scan.finish() {
+                Scan::Complete { .. } => text.len(),
+                _ => return None,
+            },
+        };
+        members.push((key, &text[i..end]));
+        i = skip(end);
+        match b.get(i) {
+            Some(b',') => i = skip(i + 1),
+            Some(b'}') => return Some(members),
+            _ => return None,
+        }
+    }
+}
+
+/// A JSON-object call read member by member as its text arrives: the name
+/// once the first name member's string closed, the id once the first id
+/// member's value did, and where the first member under the preferred
+/// arguments key begins and how far it has been read.
+///
+/// Only the preferred key is followed: the whole read takes it over any
+/// other wherever it appears, so text read under it is the call's
+/// arguments, while text under a less preferred key may still lose to a
+/// preferred member further on. Text that is not a JSON object stops the
+/// walk (the whole read then finds it invalid); nothing it learned before
+/// is taken back.
+#[derive(Debug, Clone)]
+pub(super) struct MemberWalk {
+    /// Where the object begins, then the next byte to read (offsets into
+    /// the text the walk is given).
+    at: usize,
+    step: Step,
+    /// The keys met so far, by role: a member counts only as the first of
+    /// its key.
+    seen_name: bool,
+    seen_id: bool,
+    seen_arguments: bool,
+    /// The first name member's value, once it ended: the name when it is a
+    /// string.
+    name: Option<Option<String>>,
+    /// The first id member's value, once it ended: the id it gives.
+    id: Option<Option<String>>,
+    /// The first member under the preferred arguments key: where its value
+    /// begins and, once it ended, where it ends.
+    arguments: Option<(usize, Option<usize>)>,
+    /// How far the arguments text has been handed out.
+    sent: usize,
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    /// Before the `{`.
+    Open,
+    /// After the `{`: a key or the `}`.
+    FirstKey,
+    /// After a `,`: a key.
+    Key,
+    InKey {
+        from: usize,
+        scan: JsonScanner,
+    },
+    Colon {
+        role: Role,
+    },
+    Value {
+        role: Role,
+    },
+    InValue {
+        role: Role,
+        from: usize,
+        scan: JsonScanner,
+    },
+    /// After a value: a `,` or the `}`.
+    After,
+    /// The object closed.
+    Done,
+    /// The text is not a JSON object.
+    Lost,
+}
+
+/// What a member is to the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Name,
+    Id,
+    Arguments,
+    Other,
+}
+
+impl MemberWalk {
+    /// A walk of the object that begins at `from`.
+    pub(super) fn new(from: usize) -> MemberWalk {
+        MemberWalk {
+            at: from,
+            step: Step::Open,
+            seen_name: false,
+            seen_id: false,
+            seen_arguments: false,
+            name: None,
+            id: None,
+            arguments: None,
+            sent: 0,
+        }
+    }
+
+    /// Reads `text` on to `to` (cut back to a character boundary).
+    pub(super) fn walk(&mut self, text: &str, to: usize, keys: CallKeys<'_>) {
+        let to = text.floor_char_boundary(to.min(text.len()));
+        let b = text.as_bytes();
+        while self.at < to {
+            let byte = b[self.at];
+            let step = std::mem::replace(&mut self.step, Step::Lost);
+            self.step = match step {
+                Step::InKey { from, mut scan } => match scan.push(&text[self.at..to]) {
+                    Scan::Complete { end } => {
+                        self.at += end;
+                        match serde_json::from_str::<String>(&text[from..self.at]) {
+                            Ok(key) => Step::Colon {
+                                role: self.role(&key, keys),
+                            },
+                            Err(_) => Step::Lost,
+                        }
+                    }
+                    Scan::Incomplete => {
+                        self.at = to;
+                        Step::InKey { from, scan }
+                    }
+                    Scan::TooLarge | Scan::TooDeep => Step::Lost,
+                },
+                Step::InValue {
+                    role,
+                    from,
+                    mut scan,
+                } => match scan.push(&text[self.at..to]) {
+                    Scan::Complete { end } => {
+                        self.at += end;
+                        self.value_ended(role, from, text);
+                        Step::After
+                    }
+                    Scan::Incomplete => {
+                        self.at = to;
+                        Step::InValue { role, from, scan }
+                    }
+                    Scan::TooLarge | Scan::TooDeep => Step::Lost,
+                },
+                step if byte.is_ascii_whitespace() && !matches!(step, Step::Done | Step::Lost) => {
+                    self.at += 1;
+                    step
+                }
+                Step::Open if byte == b'{' => {
+                    self.at += 1;
+                    Step::FirstKey
+                }
+                Step::FirstKey | Step::Key if byte == b'"' => Step::InKey {
+                    from: self.at,
+                    scan: JsonScanner::new(usize::MAX, usize::MAX),
+                },
+                Step::FirstKey | Step::After if byte == b'}' => {
+                    self.at += 1;
+                    Step::Done
+                }
+                Step::Colon { role } if byte == b':' => {
+                    self.at += 1;
+                    Step::Value { role }
+                }
+                Step::Value { role } => {
+                    if role == Role::Arguments {
+                        self.arguments = Some((self.at, None));
+                        self.sent = self.at;
+                    }
+                    Step::InValue {
+                        role,
+                        from: self.at,
+                        scan: JsonScanner::new(usize::MAX, usize::MAX),
+                    }
+                }
+                Step::After if byte == b',' => {
+                    self.at += 1;
+                    Step::Key
+                }
+                Step::Done | Step::Lost => {
+                    self.at = to;
+                    step
+                }
+                _ => {
+                    self.at = to;
+                    Step::Lost
+                }
+            };
+        }
+    }
+
+    /// What the member under `key` is to the call: the first of the name,
+    /// id or preferred arguments key; a key that is more than one of them
+    /// is followed as none (the whole read decides).
+    fn role(&mut self, key: &str, keys: CallKeys<'_>) -> Role {
+        let name = key == keys.name;
+        let id = keys.id == Some(key);
+        let arguments = keys.arguments.first().map(String::as_str) == Some(key);
+        let role = match (name, id, arguments) {
+            (true, false, false) if !self.seen_name => Role::Name,
+            (false, true, false) if !self.seen_id => Role::Id,
+            (false, false, true) if !self.seen_arguments => Role::Arguments,
+            _ => Role::Other,
+        };
+        self.seen_name |= name;
+        self.seen_id |= id;
+        self.seen_arguments |= arguments;
+        role
+    }
+
+    fn value_ended(&mut self, role: Role, from: usize, text: &str) {
+        let value = &text[from..self.at];
+        match role {
+            Role::Name => self.name = Some(serde_json::from_str::<String>(value).ok()),
+            Role::Id => self.id = Some(id_text(value).map(str::to_owned)),
+            Role::Arguments => self.arguments = Some((from, Some(self.at))),
+            Role::Other => {}
+        }
+    }
+
+    /// The call's name, once the first name member closed as a string.
+    pub(super) fn name(&self) -> Option<&str> {
+        self.name.as_ref()?.as_deref()
+    }
+
+    /// The id the call's first id member gives (`Some(None)`: none), once
+    /// that member ended; `None` while it may still come.
+    pub(super) fn id(&self) -> Option<Option<&str>> {
+        self.id.as_ref().map(Option::as_deref)
+    }
+
+    /// Whether a member under the preferred arguments key has begun: its
+    /// text is then the call's arguments.
+    pub(super) fn follows_arguments(&self) -> bool {
+        self.arguments.is_some()
+    }
+
+    /// The arguments text read since the last call, if any: the part of
+    /// the preferred member's value not handed out yet.
+    pub(super) fn next_fragment<'t>(&mut self, text: &'t str) -> Option<&'t str> {
+        let (_, end) = self.arguments?;
+        let end = text.floor_char_boundary(end.unwrap_or(self.at).min(text.len()));
+        if end <= self.sent {
+            return None;
+        }
+        let fragment = &text[self.sent..end];
+        self.sent = end;
+        Some(fragment)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(arguments: &[String]) -> CallKeys<'_> {
+        CallKeys {
+            name: "name",
+            arguments,
+            id: Some("id"),
+        }
+    }
+
+    #[test]
+    fn top_level_members_keep_each_value_s_exact_text() {
+        let text = r#" { "name" : "f", "arguments": {"a": "}\"", "b": [1, 2]} , "n": 12 }"#;
+        let members = top_level_members(text).unwrap();
+        assert_eq!(
+            members,
+            vec![
+                ("name".to_owned(), "\"f\""),
+                ("arguments".to_owned(), r#"{"a": "}\"", "b": [1, 2]}"#),
+                ("n".to_owned(), "12"),
+            ]
+        );
+        assert!(top_level_members("[1]").is_none());
+    }
+
+    /// Walks `text` in pieces of `size` bytes, collecting the arguments
+    /// fragments, and returns them with the name and id it found.
+    fn walk_in_pieces(
+        text: &str,
+        size: usize,
+        arguments: &[String],
+    ) -> (Option<String>, Option<Option<String>>, String) {
+        let mut walk = MemberWalk::new(0);
+        let mut fragments = String::new();
+        let mut to = 0;
+        while to < text.len() {
+            to = (to + size).min(text.len());
+            walk.walk(text, to, keys(arguments));
+            fragments.extend(walk.next_fragment(text));
+        }
+        let id = walk.id().map(|id| id.map(str::to_owned));
+        (walk.name().map(str::to_owned), id, fragments)
+    }
+
+    #[test]
+    fn the_walk_finds_what_the_whole_read_finds_in_every_piece_size() {
+        let preferred = ["parameters".to_owned(), "arguments".to_owned()];
+        let cases = [
+            r#"{"name": "f", "parameters": {"a": "}\"{", "b": [1, {"c": null}]}}"#,
+            r#"{ "id" : "abc123", "na\u006de":"f" , "parameters" : 12.5e3 }"#,
+            r#"{"arguments": {"x": 1}, "name": "g", "parameters": [1, 2], "id": 7}"#,
+            r#"{"name": "f", "name": "g", "parameters": "s", "parameters": {}}"#,
+            r#"{"name": "é🦀", "other": {"name": "x"}, "parameters": true}"#,
+            r#"{"name": "f", "arguments": {"x": 1}}"#,
+        ];
+        for text in cases {
+            let JsonCall::Call {
+                name,
+                arguments,
+                id,
+            } = read_json_call(text, keys(&preferred))
+            else {
+                panic!("{text}")
+            };
+            for size in 1..=text.len() {
+                let (walked_name, walked_id, fragments) = walk_in_pieces(text, size, &preferred);
+                assert_eq!(walked_name.as_deref(), Some(name.as_str()), "{text} {size}");
+                assert_eq!(walked_id.flatten().as_deref(), id, "{text} {size}");
+                // The preferred key's text is the call's arguments;
+                // another key's text is not handed out while streaming.
+                let expected = match text.contains("\"parameters\"") {
+                    true => arguments.unwrap_or_default(),
+                    false => "",
+                };
+                assert_eq!(fragments, expected, "{text} {size}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_that_is_no_string_or_text_that_is_no_object_gives_no_name() {
+        let preferred = ["arguments".to_owned()];
+        for text in [
+            r#"{"name": 3, "arguments": {}}"#,
+            r#"{"name" "f", "arguments": {}}"#,
+            r#"["name", "f"]"#,
+            r#"{name: "f"}"#,
+        ] {
+            for size in 1..=text.len() {
+                assert_eq!(walk_in_pieces(text, size, &preferred).0, None, "{text}");
+            }
+        }
+    }
+}
