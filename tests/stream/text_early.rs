@@ -514,3 +514,35 @@ fn a_started_call_that_breaks_ends_failed_or_truncated_under_the_index_and_id_it
         }
     }
 }
+
+#[test]
+fn a_glm_value_without_its_key_is_malformed_markup_with_the_name_and_an_id() {
+    let output = "<tool_call>get_weather<arg_value>x</arg_value></tool_call>after";
+    let out = everywhere(&TextFormat::glm45(), output);
+    assert_eq!(out.calls().count(), 0);
+    let failed = out.failed().next().unwrap();
+    assert_eq!(failed.kind, CallProblem::MalformedMarkup);
+    assert_eq!(
+        failed.raw,
+        "<tool_call>get_weather<arg_value>x</arg_value></tool_call>"
+    );
+    assert_eq!(failed.name.as_ref().unwrap().as_str(), "get_weather");
+    assert_eq!(failed.id.as_ref().unwrap().as_str(), "text-call-0");
+    assert_eq!(out.text(), "after");
+    // A stray closing marker before any key is malformed too.
+    let out = everywhere(
+        &TextFormat::glm45(),
+        "<tool_call>get_weather</arg_key></tool_call>",
+    );
+    assert_eq!(
+        out.failed().next().unwrap().kind,
+        CallProblem::MalformedMarkup
+    );
+    assert_eq!(out.calls().count(), 0);
+    // The well-formed call still reads.
+    let out = everywhere(
+        &TextFormat::glm45(),
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+    );
+    assert_eq!(out.calls().next().unwrap().name.as_str(), "get_weather");
+}

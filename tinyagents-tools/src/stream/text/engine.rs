@@ -2149,14 +2149,30 @@ impl Engine {
         };
         match step {
             KvStep::Name { from } => {
-                let mut markers = vec![kv.key_start.as_str()];
+                // The pair markers other than a key's start cannot follow
+                // the name: met first, they make the call malformed.
+                let mut markers = vec![
+                    kv.key_start.as_str(),
+                    kv.value_start.as_str(),
+                    kv.key_end.as_str(),
+                    kv.value_end.as_str(),
+                ];
+                const OWN: usize = 4;
                 markers.extend(stops.iter().map(|(m, _)| m.as_str()));
                 match self.find(from, &markers) {
+                    Hit::Found { at, which } if (1..OWN).contains(&which) => {
+                        let name = self.buf[from..at].trim();
+                        if !name.is_empty() && name.len() <= MAX_HEAD {
+                            info.name = Some(CallName::from(name));
+                        }
+                        Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, at, out))
+                    }
                     Hit::Found { at, which } => {
                         let name = self.buf[from..at].trim().to_owned();
-                        let is_end = which > 0 && stops[which - 1].1 == Stop::RunEnd;
+                        let stop = which.checked_sub(OWN);
+                        let is_end = stop.is_some_and(|s| stops[s].1 == Stop::RunEnd);
                         if name.is_empty() || name.len() > MAX_HEAD || (which > 0 && !is_end) {
-                            if which == 0 {
+                            let Some(stop) = stop else {
                                 return Ok(self.refuse(
                                     rs,
                                     info,
@@ -2164,13 +2180,13 @@ impl Engine {
                                     at,
                                     out,
                                 ));
-                            }
+                            };
                             return Ok(self.stopped(
                                 rs,
                                 info,
                                 CallProblem::MalformedMarkup,
                                 at,
-                                which - 1,
+                                stop,
                                 out,
                             ));
                         }
