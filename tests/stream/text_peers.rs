@@ -10,14 +10,21 @@ use super::text_support::{argument_texts, calls, everywhere, everywhere_with, re
 
 /// vLLM #10395: streamed Hermes arguments came out with brackets the
 /// parser had closed itself. The fragments we stream add up to exactly the
-/// arguments the model wrote, however the output was cut.
+/// arguments the model wrote (not a byte of whitespace around them), in
+/// every JSON format, however the output was cut.
 #[test]
 fn vllm_10395_streamed_arguments_add_up_to_exactly_what_the_model_wrote() {
     let args = r#"{"lines": [["a", "]"], []], "path": "x{", "content": "[{"}"#;
     for format in [
         TextFormat::hermes(),
+        TextFormat::tags("[TOOL_CALL]", "[/TOOL_CALL]"),
+        TextFormat::llama3_json(),
+        TextFormat::mistral(),
+        TextFormat::mistral_v11(),
         TextFormat::kimi_k2(),
+        TextFormat::deepseek_v3(),
         TextFormat::deepseek_v31(),
+        TextFormat::harmony(),
     ] {
         let output = format.render_calls(&[tinyagents_tools::ToolCall::new(
             "functions.write_file:0",
@@ -40,7 +47,7 @@ fn vllm_10395_streamed_arguments_add_up_to_exactly_what_the_model_wrote() {
                     _ => None,
                 })
                 .collect();
-            assert_eq!(streamed.trim(), args, "{} {chunking:?}", format.name);
+            assert_eq!(streamed, args, "{} {chunking:?}", format.name);
         }
         assert_eq!(argument_texts(&everywhere(&format, &output)), [args]);
     }

@@ -635,6 +635,17 @@ impl Engine {
         if maybe { Tri::Maybe } else { Tri::No }
     }
 
+    /// Where the text of the value `args` scans goes on from: the next
+    /// byte to scan, past the whitespace before the value (which is not
+    /// part of the arguments a call carries).
+    fn value_text_from(&self, args: &JsonArgs) -> usize {
+        if args.scan.started() {
+            args.at
+        } else {
+            self.skip_ws(args.at)
+        }
+    }
+
     fn json_args(&self, from: usize) -> JsonArgs {
         JsonArgs {
             scan: JsonScanner::new(
@@ -1681,11 +1692,8 @@ impl Engine {
     /// Sends what has been read of a started call's arguments and not sent
     /// yet.
     fn send_arguments(&self, info: &CallInfo, walk: &mut MemberWalk, out: &mut Vec<StreamEvent>) {
-        if let Some(fragment) = walk.next_fragment(&self.buf) {
-            out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
-                index: info.index.unwrap_or(0),
-                fragment: fragment.to_owned(),
-            }));
+        if let Some((from, to)) = walk.next_fragment(&self.buf) {
+            self.emit_arguments(info.index.unwrap_or(0), from, to, out);
         }
     }
 
@@ -1838,7 +1846,7 @@ impl Engine {
             }
             NameStep::Args(mut args) => {
                 let fence_end: Vec<&str> = fence.iter().map(|f| f.end.as_str()).collect();
-                let before = args.at;
+                let before = self.value_text_from(&args);
                 let outcome = self.scan_json(&mut args, stops, &fence_end);
                 if args.at > before {
                     self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
@@ -1849,8 +1857,9 @@ impl Engine {
                         step: NameStep::Args(args),
                     })),
                     JsonOutcome::Complete { start, end } => {
-                        if end > args.at {
-                            self.emit_arguments(info.index.unwrap_or(0), args.at, end, out);
+                        let sent = args.at.max(before);
+                        if end > sent {
+                            self.emit_arguments(info.index.unwrap_or(0), sent, end, out);
                         }
                         let text = self.buf[start..end].to_owned();
                         let raw = self.raw(rs.raw_start, end);
@@ -2612,7 +2621,7 @@ impl Engine {
                     .map(|m| ((*m).to_owned(), Stop::CallEnd))
                     .chain([(h.start.clone(), Stop::RunStart)])
                     .collect();
-                let before = args.at;
+                let before = self.value_text_from(&args);
                 let outcome = self.scan_json(&mut args, &stops, &[]);
                 if args.at > before {
                     self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
@@ -2624,8 +2633,9 @@ impl Engine {
                         args,
                     })),
                     JsonOutcome::Complete { start, end } => {
-                        if end > args.at {
-                            self.emit_arguments(info.index.unwrap_or(0), args.at, end, out);
+                        let sent = args.at.max(before);
+                        if end > sent {
+                            self.emit_arguments(info.index.unwrap_or(0), sent, end, out);
                         }
                         let text = self.buf[start..end].to_owned();
                         let raw = self.raw(raw_start, end);

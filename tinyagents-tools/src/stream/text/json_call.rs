@@ -8,6 +8,8 @@
 //! its unescaped text, the first member of a key is the one that counts,
 //! and a value is its exact text, from its first byte to its last.
 
+use std::mem;
+
 use crate::stream::json_scan::{JsonScanner, Scan};
 
 /// The keys a JSON-object call is read by.
@@ -208,7 +210,7 @@ impl MemberWalk {
         let b = text.as_bytes();
         while self.at < to {
             let byte = b[self.at];
-            let step = std::mem::replace(&mut self.step, Step::Lost);
+            let step = mem::replace(&mut self.step, Step::Lost);
             self.step = match step {
                 Step::InKey { from, mut scan } => match scan.push(&text[self.at..to]) {
                     Scan::Complete { end } => {
@@ -335,17 +337,17 @@ impl MemberWalk {
         self.arguments.is_some()
     }
 
-    /// The arguments text read since the last call, if any: the part of
-    /// the preferred member's value not handed out yet.
-    pub(super) fn next_fragment<'t>(&mut self, text: &'t str) -> Option<&'t str> {
+    /// Where the arguments text read since the last call is in `text`,
+    /// if there is any: the part of the preferred member's value not
+    /// handed out yet.
+    pub(super) fn next_fragment(&mut self, text: &str) -> Option<(usize, usize)> {
         let (_, end) = self.arguments?;
         let end = text.floor_char_boundary(end.unwrap_or(self.at).min(text.len()));
         if end <= self.sent {
             return None;
         }
-        let fragment = &text[self.sent..end];
-        self.sent = end;
-        Some(fragment)
+        let from = mem::replace(&mut self.sent, end);
+        Some((from, end))
     }
 }
 
@@ -389,7 +391,9 @@ mod tests {
         while to < text.len() {
             to = (to + size).min(text.len());
             walk.walk(text, to, keys(arguments));
-            fragments.extend(walk.next_fragment(text));
+            if let Some((from, to)) = walk.next_fragment(text) {
+                fragments.push_str(&text[from..to]);
+            }
         }
         let id = walk.id().map(|id| id.map(str::to_owned));
         (walk.name().map(str::to_owned), id, fragments)
