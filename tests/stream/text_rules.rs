@@ -592,6 +592,28 @@ fn a_marker_inside_a_json_string_argument_is_part_of_the_string() {
 }
 
 #[test]
+fn a_tag_pair_of_non_ascii_markers_reads_calls_whose_strings_hold_them() {
+    let format = TextFormat::tags("「", "」");
+    let out = everywhere(
+        &format,
+        "a「{\"name\": \"get_weather\", \"args\": {\"city\": \"「x」\"}}」b",
+    );
+    assert_eq!(argument_texts(&out), [r#"{"city": "「x」"}"#]);
+    assert_eq!(out.text(), "ab");
+    // Outside a string the start marker breaks the call; nothing panics
+    // on the marker's multi-byte first character.
+    let out = everywhere(
+        &format,
+        "a「{\"name\": \"get_weather\", \"args\": {\"city\": 「{\"name\": \"get_location\"}」",
+    );
+    assert_eq!(
+        out.failed().next().unwrap().kind,
+        CallProblem::MalformedArguments
+    );
+    assert_eq!(out.calls().next().unwrap().name.as_str(), "get_location");
+}
+
+#[test]
 fn braces_quotes_and_non_ascii_in_strings_keep_the_exact_text_the_model_wrote() {
     let args = r#"{"path": "é/🦀/{x}", "content": "a \"quoted\" } { ] [ \\ \u00e9 \n"}"#;
     for format in [

@@ -605,7 +605,9 @@ impl Engine {
                         return JsonOutcome::Need;
                     }
                 }
-                k + 1
+                // Past the whole character: a marker may begin with a
+                // multi-byte one.
+                self.buf.ceil_char_boundary(k + 1)
             };
             let piece = &self.buf[j.at..upto];
             match j.scan.push(piece) {
