@@ -1,12 +1,45 @@
 //! The other direction: tools, calls and results written as each family's
 //! chat template writes them, checked against the templates' own text, and
 //! calls that read back as they were written.
+//!
+//! Every expected string below is a real renderer's output for the tools of
+//! `text_support::tools()` (and the results of [`results`]), cut out of the
+//! whole prompt it rendered and committed as it came, with the renderer and
+//! its version named on each test. How they were made, by hand (CI runs none
+//! of it):
+//!
+//! - the Jinja templates: saved from the repository and commit named on the
+//!   test, and rendered in Python with `jinja2` 3.1.6 set up as
+//!   transformers' `apply_chat_template` sets it up
+//!   (`ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)`,
+//!   `tojson` as `json.dumps(x, ensure_ascii=False)`), with `messages` = a
+//!   system message, a user message, an assistant message calling
+//!   `get_weather` and `get_location`, and the two tool messages, and
+//!   `tools` = the three tools as OpenAI's `{"type": "function", "function":
+//!   {...}}`, their keys in the order `tools()` writes them;
+//! - mistral-common 1.13.1: `MistralTokenizer.v3()` (the SentencePiece v3
+//!   tokenizer it ships) and, for v11 and v13, its `tekken_240911.json` with
+//!   the `[ARGS]` and `[CALL_ID]` special tokens added and its version set,
+//!   loaded with `MistralTokenizer.from_file`;
+//!   `encode_chat_completion(ChatCompletionRequest(messages, tools)).text`,
+//!   SentencePiece's `▁` read as a space;
+//! - openai-harmony 0.0.8: `load_harmony_encoding(HARMONY_GPT_OSS)`
+//!   (`TIKTOKEN_ENCODINGS_BASE` pointed at the `o200k_base.tiktoken` that the
+//!   tiktoken-rs crate ships), a developer message
+//!   `DeveloperContent.new().with_function_tools(...)` and `Role.TOOL`
+//!   messages from `functions.NAME` to `assistant` on `commentary`,
+//!   `decode(render_conversation(...))`.
 
 use serde_json::json;
 use tinyagents_tools::stream::text::{FORMAT_NAMES, TextFormat};
 use tinyagents_tools::{ContentBlock, ToolCall, ToolMessage, ToolSchema, ToolSpec};
 
 use super::text_support::{calls, everywhere, ids, tools};
+
+/// Call ids as a provider writes them (Mistral's nine letters and digits).
+const IDS: [&str; 2] = ["abcDEF123", "xyzXYZ789"];
+/// Kimi's `functions.NAME:IDX` ids.
+const KIMI_IDS: [&str; 2] = ["functions.get_weather:0", "functions.get_location:1"];
 
 fn result(id: &str, name: &str, text: &str) -> ToolMessage {
     ToolMessage {
@@ -16,6 +49,15 @@ fn result(id: &str, name: &str, text: &str) -> ToolMessage {
         structured: None,
         is_error: false,
     }
+}
+
+/// The answers to a `get_weather` call (JSON text) and a `get_location`
+/// call (plain text), with these ids.
+fn results(ids: [&str; 2]) -> [ToolMessage; 2] {
+    [
+        result(ids[0], "get_weather", r#"{"sunny": true}"#),
+        result(ids[1], "get_location", "Paris"),
+    ]
 }
 
 fn location() -> ToolSpec {
@@ -30,8 +72,6 @@ fn location() -> ToolSpec {
 #[test]
 fn hermes_lists_the_tools_as_qwen3_s_template_does() {
     let tool = ToolSpec::builder("f", "Does f.")
-        // Keys in sorted order: written the same whether JSON maps keep
-        // insertion order (serde_json's `preserve_order`) or sort.
         .input_schema(ToolSchema::from_value(
             json!({"properties": {}, "type": "object"}),
         ))
@@ -47,18 +87,732 @@ fn hermes_lists_the_tools_as_qwen3_s_template_does() {
     );
 }
 
+/// Qwen3's template writes each result in a `<tool_response>` block of one
+/// user turn.
 #[test]
-fn qwen3_coder_lists_each_parameter_as_its_template_does() {
-    let text = TextFormat::qwen3_coder().instruction(&tools()[..1]);
-    assert!(text.starts_with(
-        "# Tools\n\nYou have access to the following functions:\n\n<tools>\n<function>\n<name>get_weather</name>\n\
-         <description>Current weather for a city.</description>\n<parameters>\n<parameter>\n<name>city</name>\n\
-         <type>string</type>\n<description>The city, e.g. Paris</description>\n</parameter>"
-    ));
-    assert!(text.contains("\n<required>[\"city\"]</required>"));
-    assert!(text.contains("\n<additionalProperties>false</additionalProperties>"));
-    assert!(text.contains("\n</parameters>\n</function>\n</tools>"));
-    assert!(text.ends_with("do not tell the user about function calls\n</IMPORTANT>"));
+fn hermes_results_are_qwen3_s_template_s() {
+    assert_eq!(
+        TextFormat::hermes().render_results(&results(IDS)),
+        "<|im_start|>user\n<tool_response>\n{\"sunny\": true}\n</tool_response>\n\
+         <tool_response>\nParis\n</tool_response><|im_end|>\n"
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_qwen3coder.jinja` (commit 7a3bde4c),
+/// rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order):
+/// the system text, then `\n\n`, go before it.
+#[test]
+fn qwen3_coder_instruction_is_its_template_s() {
+    assert_eq!(
+        TextFormat::qwen3_coder().instruction(&tools()),
+        r##"# Tools
+
+You have access to the following functions:
+
+<tools>
+<function>
+<name>get_weather</name>
+<description>Current weather for a city.</description>
+<parameters>
+<parameter>
+<name>city</name>
+<type>string</type>
+<description>The city, e.g. Paris</description>
+</parameter>
+<parameter>
+<name>days</name>
+<type>integer</type>
+</parameter>
+<parameter>
+<name>unit</name>
+<type>string</type>
+<enum>["celsius", "fahrenheit"]</enum>
+</parameter>
+<required>["city"]</required>
+<additionalProperties>False</additionalProperties>
+</parameters>
+</function>
+<function>
+<name>write_file</name>
+<description>Write a file.</description>
+<parameters>
+<parameter>
+<name>path</name>
+<type>string</type>
+</parameter>
+<parameter>
+<name>content</name>
+<type>string</type>
+</parameter>
+<parameter>
+<name>append</name>
+<type>boolean</type>
+</parameter>
+<parameter>
+<name>lines</name>
+<type>array</type>
+<items>{"type": "string"}</items>
+</parameter>
+<required>["path", "content"]</required>
+<additionalProperties>False</additionalProperties>
+</parameters>
+</function>
+<function>
+<name>get_location</name>
+<description>Gets the location of the user.</description>
+<parameters>
+</parameters>
+</function>
+</tools>
+
+If you choose to call a function ONLY reply in the following format with NO suffix:
+
+<tool_call>
+<function=example_function_name>
+<parameter=example_parameter_1>
+value_1
+</parameter>
+<parameter=example_parameter_2>
+This is the value for the second parameter
+that can span
+multiple lines
+</parameter>
+</function>
+</tool_call>
+
+<IMPORTANT>
+Reminder:
+- Function calls MUST follow the specified format: an inner <function=...></function> block must be nested within <tool_call></tool_call> XML tags
+- Required parameters MUST be specified
+- You may provide optional reasoning for your function call in natural language BEFORE the function call, but NOT after
+- If there is no function call available, answer the question like normal with your current knowledge and do not tell the user about function calls
+</IMPORTANT>"##
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_qwen3coder.jinja` (commit 7a3bde4c), rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order).
+#[test]
+fn qwen3_coder_results_are_its_template_s() {
+    assert_eq!(
+        TextFormat::qwen3_coder().render_results(&results(IDS)),
+        r##"<|im_start|>user
+<tool_response>
+{"sunny": true}
+</tool_response>
+<tool_response>
+Paris
+</tool_response>
+<|im_end|>
+"##
+    );
+}
+
+/// GLM-4.5's template as llama.cpp keeps it (`models/templates/glm_4_5.jinja`, commit 623f3dd0),
+/// rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order):
+/// `[gMASK]<sop><|system|>\n` goes before it.
+#[test]
+fn glm45_instruction_is_its_template_s() {
+    assert_eq!(
+        TextFormat::glm45().instruction(&tools()),
+        r##"# Tools
+
+You may call one or more functions to assist with the user query.
+
+You are provided with function signatures within <tools></tools> XML tags:
+<tools>
+{"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city, e.g. Paris"}, "days": {"type": "integer"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"], "additionalProperties": false}}}
+{"type": "function", "function": {"name": "write_file", "description": "Write a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "append": {"type": "boolean"}, "lines": {"type": "array", "items": {"type": "string"}}}, "required": ["path", "content"], "additionalProperties": false}}}
+{"type": "function", "function": {"name": "get_location", "description": "Gets the location of the user.", "parameters": {"type": "object", "properties": {}}}}
+</tools>
+
+For each function call, output the function name and arguments within the following XML format:
+<tool_call>{function-name}
+<arg_key>{arg-key-1}</arg_key>
+<arg_value>{arg-value-1}</arg_value>
+<arg_key>{arg-key-2}</arg_key>
+<arg_value>{arg-value-2}</arg_value>
+...
+</tool_call>"##
+    );
+}
+
+/// GLM-4.5's template as llama.cpp keeps it (`models/templates/glm_4_5.jinja`, commit 623f3dd0), rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order).
+#[test]
+fn glm45_results_are_its_template_s() {
+    assert_eq!(
+        TextFormat::glm45().render_results(&results(IDS)),
+        r##"<|observation|>
+<tool_response>
+{"sunny": true}
+</tool_response>
+<tool_response>
+Paris
+</tool_response>"##
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_llama3.1_json.jinja` (commit 54522760),
+/// rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order):
+/// the template writes it at the start of the first user turn, the user's text right after.
+#[test]
+fn llama3_json_instruction_is_its_template_s() {
+    assert_eq!(
+        TextFormat::llama3_json().instruction(&tools()),
+        r##"Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.
+
+Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}. Do not use variables.
+
+{
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {
+                    "type": "string",
+                    "description": "The city, e.g. Paris"
+                },
+                "days": {
+                    "type": "integer"
+                },
+                "unit": {
+                    "type": "string",
+                    "enum": [
+                        "celsius",
+                        "fahrenheit"
+                    ]
+                }
+            },
+            "required": [
+                "city"
+            ],
+            "additionalProperties": false
+        }
+    }
+}
+
+{
+    "type": "function",
+    "function": {
+        "name": "write_file",
+        "description": "Write a file.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string"
+                },
+                "content": {
+                    "type": "string"
+                },
+                "append": {
+                    "type": "boolean"
+                },
+                "lines": {
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                }
+            },
+            "required": [
+                "path",
+                "content"
+            ],
+            "additionalProperties": false
+        }
+    }
+}
+
+{
+    "type": "function",
+    "function": {
+        "name": "get_location",
+        "description": "Gets the location of the user.",
+        "parameters": {
+            "type": "object",
+            "properties": {}
+        }
+    }
+}
+
+"##
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_llama3.1_json.jinja` (commit 54522760), rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order).
+#[test]
+fn llama3_json_results_are_its_template_s() {
+    assert_eq!(
+        TextFormat::llama3_json().render_results(&results(IDS)[..1]),
+        r##"<|start_header_id|>ipython<|end_header_id|>
+
+{"output": "{\"sunny\": true}"}<|eot_id|>"##
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_llama4_pythonic.jinja` (commit 0471aed1, its `custom_tools` path),
+/// rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order):
+/// the system text, then `\n`, go before it, in the system turn.
+#[test]
+fn pythonic_instruction_is_its_template_s() {
+    assert_eq!(
+        TextFormat::pythonic().instruction(&tools()),
+        r##"Here is a list of functions in JSON format that you can invoke. Use exact format: [func_name1(param1=value1, param2=value2), func_name2(...)]
+[
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {
+                        "type": "string",
+                        "description": "The city, e.g. Paris"
+                    },
+                    "days": {
+                        "type": "integer"
+                    },
+                    "unit": {
+                        "type": "string",
+                        "enum": [
+                            "celsius",
+                            "fahrenheit"
+                        ]
+                    }
+                },
+                "required": [
+                    "city"
+                ],
+                "additionalProperties": false
+            }
+        }
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "description": "Write a file.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string"
+                    },
+                    "content": {
+                        "type": "string"
+                    },
+                    "append": {
+                        "type": "boolean"
+                    },
+                    "lines": {
+                        "type": "array",
+                        "items": {
+                            "type": "string"
+                        }
+                    }
+                },
+                "required": [
+                    "path",
+                    "content"
+                ],
+                "additionalProperties": false
+            }
+        }
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_location",
+            "description": "Gets the location of the user.",
+            "parameters": {
+                "type": "object",
+                "properties": {}
+            }
+        }
+    }
+]
+"##
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_llama4_pythonic.jinja` (commit 0471aed1, its `custom_tools` path), rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order).
+#[test]
+fn pythonic_results_are_its_template_s() {
+    assert_eq!(
+        TextFormat::pythonic().render_results(&results(IDS)),
+        r##"<|header_start|>ipython<|header_end|>
+
+"{\"sunny\": true}"<|eot|><|header_start|>ipython<|header_end|>
+
+"Paris"<|eot|>"##
+    );
+}
+
+/// Kimi K2's template as llama.cpp keeps it (`models/templates/moonshotai-Kimi-K2-Thinking.jinja`, commit 0c3c896e),
+/// rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order):
+/// the whole `tool_declare` message, first in the prompt.
+#[test]
+fn kimi_k2_instruction_is_its_template_s() {
+    assert_eq!(
+        TextFormat::kimi_k2().instruction(&tools()),
+        r##"<|im_system|>tool_declare<|im_middle|>[{"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city, e.g. Paris"}, "days": {"type": "integer"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"], "additionalProperties": false}}}, {"type": "function", "function": {"name": "write_file", "description": "Write a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "append": {"type": "boolean"}, "lines": {"type": "array", "items": {"type": "string"}}}, "required": ["path", "content"], "additionalProperties": false}}}, {"type": "function", "function": {"name": "get_location", "description": "Gets the location of the user.", "parameters": {"type": "object", "properties": {}}}}]<|im_end|>"##
+    );
+}
+
+/// Kimi K2's template as llama.cpp keeps it (`models/templates/moonshotai-Kimi-K2-Thinking.jinja`, commit 0c3c896e), tool messages without a `name` (the template writes a message's `name` in place of its role), rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order).
+#[test]
+fn kimi_k2_results_are_its_template_s() {
+    assert_eq!(
+        TextFormat::kimi_k2().render_results(&results(KIMI_IDS)),
+        r##"<|im_system|>tool<|im_middle|>## Return of functions.get_weather:0
+{"sunny": true}<|im_end|><|im_system|>tool<|im_middle|>## Return of functions.get_location:1
+Paris<|im_end|>"##
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_deepseekv31.jinja` (commit fb73c465),
+/// rendered with jinja2 3.1.6 set up as transformers' `apply_chat_template` sets it up
+/// (`trim_blocks`, `lstrip_blocks`, `tojson` = `json.dumps` keeping non-ASCII and key order):
+/// the system text, then `\n\n`, go before it.
+#[test]
+fn deepseek_v31_instruction_is_its_template_s() {
+    assert_eq!(
+        TextFormat::deepseek_v31().instruction(&tools()),
+        r##"## Tools
+You have access to the following tools:
+
+### get_weather
+Description: Current weather for a city.
+
+Parameters: {"type": "object", "properties": {"city": {"type": "string", "description": "The city, e.g. Paris"}, "days": {"type": "integer"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"], "additionalProperties": false}
+
+### write_file
+Description: Write a file.
+
+Parameters: {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "append": {"type": "boolean"}, "lines": {"type": "array", "items": {"type": "string"}}}, "required": ["path", "content"], "additionalProperties": false}
+
+### get_location
+Description: Gets the location of the user.
+
+Parameters: {"type": "object", "properties": {}}
+
+IMPORTANT: ALWAYS adhere to this exact format for tool use:
+<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>tool_call_name<｜tool▁sep｜>tool_call_arguments<｜tool▁call▁end｜>{{additional_tool_calls}}<｜tool▁calls▁end｜>
+
+Where:
+
+- `tool_call_name` must be an exact match to one of the available tools
+- `tool_call_arguments` must be valid JSON that strictly follows the tool's Parameters Schema
+- For multiple tool calls, chain them directly without separators or spaces
+"##
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_deepseekv31.jinja` (commit fb73c465),
+/// rendered as above, less the four spaces of the template's own
+/// indentation that it writes before each `{{ ... }}` (not DeepSeek's
+/// format: its model card writes the outputs one after the other).
+#[test]
+fn deepseek_v31_results_are_its_template_s() {
+    assert_eq!(
+        TextFormat::deepseek_v31().render_results(&results(IDS)),
+        r##"<｜tool▁output▁begin｜>{"sunny": true}<｜tool▁output▁end｜><｜tool▁output▁begin｜>Paris<｜tool▁output▁end｜>"##
+    );
+}
+
+/// mistral-common 1.13.1, SentencePiece tokenizer v3 (Mistral 7B v0.3,
+/// Mixtral 8x22B): the `[AVAILABLE_TOOLS]` block it puts before the last
+/// user message.
+#[test]
+fn mistral_instruction_is_mistral_common_s_v3() {
+    assert_eq!(
+        TextFormat::mistral().instruction(&tools()),
+        r##"[AVAILABLE_TOOLS] [{"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city, e.g. Paris"}, "days": {"type": "integer"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"], "additionalProperties": false}}}, {"type": "function", "function": {"name": "write_file", "description": "Write a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "append": {"type": "boolean"}, "lines": {"type": "array", "items": {"type": "string"}}}, "required": ["path", "content"], "additionalProperties": false}}}, {"type": "function", "function": {"name": "get_location", "description": "Gets the location of the user.", "parameters": {"type": "object", "properties": {}}}}][/AVAILABLE_TOOLS]"##
+    );
+}
+
+/// mistral-common 1.13.1, tokenizer v3: a result that is JSON text goes in
+/// as that JSON, other text as a string.
+#[test]
+fn mistral_results_are_mistral_common_s_v3() {
+    assert_eq!(
+        TextFormat::mistral().render_results(&results(IDS)),
+        r##"[TOOL_RESULTS] {"content": {"sunny": true}, "call_id": "abcDEF123"}[/TOOL_RESULTS][TOOL_RESULTS] {"content": "Paris", "call_id": "xyzXYZ789"}[/TOOL_RESULTS]"##
+    );
+}
+
+/// mistral-common 1.13.1, tokenizers v11 and v13 alike.
+#[test]
+fn mistral_v11_instruction_is_mistral_common_s() {
+    assert_eq!(
+        TextFormat::mistral_v11().instruction(&tools()),
+        r##"[AVAILABLE_TOOLS][{"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city, e.g. Paris"}, "days": {"type": "integer"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"], "additionalProperties": false}}}, {"type": "function", "function": {"name": "write_file", "description": "Write a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "append": {"type": "boolean"}, "lines": {"type": "array", "items": {"type": "string"}}}, "required": ["path", "content"], "additionalProperties": false}}}, {"type": "function", "function": {"name": "get_location", "description": "Gets the location of the user.", "parameters": {"type": "object", "properties": {}}}}][/AVAILABLE_TOOLS]"##
+    );
+}
+
+/// mistral-common 1.13.1: tokenizer v11 writes the call id the model wrote
+/// after `[CALL_ID]` back with each call and each result; v13 writes no id
+/// (and its models write none, so their calls have generated ids).
+#[test]
+fn mistral_v11_results_and_calls_are_mistral_common_s_v11_and_v13() {
+    let v11 = TextFormat::mistral_v11();
+    assert_eq!(
+        v11.render_results(&results(IDS)),
+        r##"[TOOL_RESULTS]abcDEF123[TOOL_CONTENT]{"sunny": true}[/TOOL_RESULTS][TOOL_RESULTS]xyzXYZ789[TOOL_CONTENT]Paris[/TOOL_RESULTS]"##
+    );
+    let calls = [
+        ToolCall::new(IDS[0], "get_weather", r#"{"city": "Paris"}"#),
+        ToolCall::new(IDS[1], "get_location", "{}"),
+    ];
+    assert_eq!(
+        v11.render_calls(&calls),
+        r##"[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]{"city": "Paris"}[TOOL_CALLS]get_location[CALL_ID]xyzXYZ789[ARGS]{}"##
+    );
+    // Read back, the ids are the model's own again.
+    let out = everywhere(&v11, &v11.render_calls(&calls));
+    assert_eq!(ids(&out), IDS);
+    let generated = ["text-call-0", "text-call-1"];
+    assert_eq!(
+        v11.render_results(&results(generated)),
+        r##"[TOOL_RESULTS]{"sunny": true}[/TOOL_RESULTS][TOOL_RESULTS]Paris[/TOOL_RESULTS]"##
+    );
+    let calls = [
+        ToolCall::new(generated[0], "get_weather", r#"{"city": "Paris"}"#),
+        ToolCall::new(generated[1], "get_location", "{}"),
+    ];
+    assert_eq!(
+        v11.render_calls(&calls),
+        r##"[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_location[ARGS]{}"##
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_deepseekv3.jinja` (commit 7531ada7;
+/// DeepSeek V3's own template writes no tools), its text strings
+/// concatenated: the template, rendered as above, also writes the
+/// indentation of its own lines between them (four spaces before `</tools>`
+/// and each sentence, blank lines), which is no part of the instruction.
+#[test]
+fn deepseek_v3_instruction_is_vllm_s_template_s() {
+    assert_eq!(
+        TextFormat::deepseek_v3().instruction(&tools()),
+        r##"# Tools
+
+You may call one or more functions to assist with the user query.
+
+You are provided with function signatures within <tools></tools> XML tags:
+<tools>
+{"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city, e.g. Paris"}, "days": {"type": "integer"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"], "additionalProperties": false}}}
+{"type": "function", "function": {"name": "write_file", "description": "Write a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "append": {"type": "boolean"}, "lines": {"type": "array", "items": {"type": "string"}}}, "required": ["path", "content"], "additionalProperties": false}}}
+{"type": "function", "function": {"name": "get_location", "description": "Gets the location of the user.", "parameters": {"type": "object", "properties": {}}}}
+</tools>
+
+For function call returns, you should first print <｜tool▁calls▁begin｜>For each function call, you should return object like:
+<｜tool▁call▁begin｜>function<｜tool▁sep｜><function_name>
+```json
+<function_arguments_in_json_format>
+```<｜tool▁call▁end｜>At the end of function call returns, you should print <｜tool▁calls▁end｜><｜end▁of▁sentence｜>"##
+    );
+}
+
+/// vLLM's `examples/tool_chat_template_deepseekv3.jinja` (commit 7531ada7),
+/// as DeepSeek V3's own template writes them too, less the template's
+/// indentation whitespace.
+#[test]
+fn deepseek_v3_results_are_its_template_s() {
+    assert_eq!(
+        TextFormat::deepseek_v3().render_results(&results(IDS)),
+        r##"<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>{"sunny": true}<｜tool▁output▁end｜>
+<｜tool▁output▁begin｜>Paris<｜tool▁output▁end｜><｜tool▁outputs▁end｜>"##
+    );
+}
+
+/// openai-harmony 0.0.8's developer message, its `# Tools` section: a tool
+/// without properties is written as the renderer writes a tool declared
+/// without parameters (`() => any`, the format document's rule for a
+/// function without arguments).
+#[test]
+fn harmony_instruction_is_openai_harmony_s() {
+    assert_eq!(
+        TextFormat::harmony().instruction(&tools()),
+        r##"# Tools
+
+## functions
+
+namespace functions {
+
+// Current weather for a city.
+type get_weather = (_: {
+// The city, e.g. Paris
+city: string,
+days?: number,
+unit?: "celsius" | "fahrenheit",
+}) => any;
+
+// Write a file.
+type write_file = (_: {
+path: string,
+content: string,
+append?: boolean,
+lines?: string[],
+}) => any;
+
+// Gets the location of the user.
+type get_location = () => any;
+
+} // namespace functions"##
+    );
+}
+
+/// openai-harmony 0.0.8's own test of function schemas
+/// (`test-data/test_render_functions_with_parameters.txt`, the tools of
+/// `tests/test_harmony.py::test_render_functions_with_parameters`): titles,
+/// examples, `nullable`, defaults, and a `oneOf` property.
+#[test]
+fn harmony_writes_openai_harmony_s_kitchensink_as_its_renderer_does() {
+    let spec = |name: &str, description: &str, schema: serde_json::Value| {
+        ToolSpec::builder(name, description)
+            .input_schema(ToolSchema::from_value(schema))
+            .build()
+            .unwrap()
+    };
+    let format = json!({"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"});
+    let tools = [
+        ToolSpec::builder("get_location", "Gets the location of the user.")
+            .build()
+            .unwrap(),
+        spec(
+            "get_current_weather",
+            "Gets the current weather in the provided location.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+                    "format": format.clone(),
+                },
+                "required": ["location"],
+            }),
+        ),
+        spec(
+            "get_multiple_weathers",
+            "Gets the current weather in the provided list of locations.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "locations": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "List of city and state, e.g. [\"San Francisco, CA\", \"New York, NY\"]",
+                    },
+                    "format": format,
+                },
+                "required": ["locations"],
+            }),
+        ),
+        spec(
+            "kitchensink",
+            "A function with various complex schemas.",
+            json!({
+                "description": "params object",
+                "type": "object",
+                "properties": {
+                    "string": {
+                        "type": "string",
+                        "title": "STRING",
+                        "description": "A string",
+                        "examples": ["hello", "world"],
+                    },
+                    "string_nullable": {
+                        "type": "string",
+                        "nullable": true,
+                        "description": "A nullable string",
+                        "default": "the default",
+                    },
+                    "string_enum": {"type": "string", "enum": ["a", "b", "c"]},
+                    "oneof_string_or_number": {
+                        "oneOf": [
+                            {"type": "string", "default": "default_string_in_oneof"},
+                            {"type": "number", "description": "numbers can happen too"},
+                        ],
+                        "description": "a oneof",
+                        "default": 20,
+                    },
+                },
+            }),
+        ),
+    ];
+    assert_eq!(
+        TextFormat::harmony().instruction(&tools),
+        r##"# Tools
+
+## functions
+
+namespace functions {
+
+// Gets the location of the user.
+type get_location = () => any;
+
+// Gets the current weather in the provided location.
+type get_current_weather = (_: {
+// The city and state, e.g. San Francisco, CA
+location: string,
+format?: "celsius" | "fahrenheit", // default: celsius
+}) => any;
+
+// Gets the current weather in the provided list of locations.
+type get_multiple_weathers = (_: {
+// List of city and state, e.g. ["San Francisco, CA", "New York, NY"]
+locations: string[],
+format?: "celsius" | "fahrenheit", // default: celsius
+}) => any;
+
+// A function with various complex schemas.
+type kitchensink = (_: // params object
+{
+// STRING
+//
+// A string
+// Examples:
+// - "hello"
+// - "world"
+string?: string,
+// A nullable string
+string_nullable?: string | null, // default: "the default"
+string_enum?: "a" | "b" | "c",
+// a oneof
+// default: 20
+oneof_string_or_number?:
+ | string // default: "default_string_in_oneof"
+ | number // numbers can happen too
+,
+}) => any;
+
+} // namespace functions"##
+    );
+}
+
+/// openai-harmony 0.0.8: each result a message from `functions.NAME` to
+/// the assistant on the commentary channel.
+#[test]
+fn harmony_results_are_openai_harmony_s() {
+    assert_eq!(
+        TextFormat::harmony().render_results(&results(IDS)),
+        r##"<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>{"sunny": true}<|end|><|start|>functions.get_location to=assistant<|channel|>commentary<|message|>Paris<|end|>"##
+    );
 }
 
 #[test]
@@ -68,85 +822,6 @@ fn harmony_writes_the_format_document_s_function_without_arguments() {
         "# Tools\n\n## functions\n\nnamespace functions {\n\n// Gets the location of the user.\n\
          type get_location = () => any;\n\n} // namespace functions"
     );
-}
-
-#[test]
-fn kimi_mistral_and_deepseek_declare_tools_in_their_own_blocks() {
-    let t = [location()];
-    let json = "[{\"type\": \"function\", \"function\": {\"name\": \"get_location\", \"description\": \
-                \"Gets the location of the user.\", \"parameters\": {\"additionalProperties\": false, \"properties\": {}, \
-                \"type\": \"object\"}}}]";
-    assert_eq!(
-        TextFormat::kimi_k2().instruction(&t),
-        format!("<|im_system|>tool_declare<|im_middle|>{json}<|im_end|>")
-    );
-    assert_eq!(
-        TextFormat::mistral().instruction(&t),
-        format!("[AVAILABLE_TOOLS] {json}[/AVAILABLE_TOOLS]")
-    );
-    assert_eq!(
-        TextFormat::mistral_v11().instruction(&t),
-        format!("[AVAILABLE_TOOLS]{json}[/AVAILABLE_TOOLS]")
-    );
-    assert!(
-        TextFormat::deepseek_v31()
-            .instruction(&t)
-            .starts_with("## Tools\nYou have access to the following tools:\n{")
-    );
-    assert!(TextFormat::llama3_json().instruction(&t).starts_with(
-        "Given the following functions, please respond with a JSON for a function call with its proper arguments"
-    ));
-}
-
-#[test]
-fn results_are_written_in_each_family_s_form() {
-    let r = [result("functions.get_location:0", "get_location", "Paris")];
-    let cases = [
-        (
-            "hermes",
-            "<|im_start|>user\n<tool_response>\nParis\n</tool_response><|im_end|>\n",
-        ),
-        (
-            "qwen3-coder",
-            "<|im_start|>user\n<tool_response>\nParis\n</tool_response>\n<|im_end|>\n",
-        ),
-        (
-            "glm45",
-            "<|observation|>\n<tool_response>\nParis\n</tool_response>",
-        ),
-        (
-            "llama3-json",
-            "<|start_header_id|>ipython<|end_header_id|>\n\n{\"output\": \"Paris\"}<|eot_id|>",
-        ),
-        (
-            "mistral",
-            "[TOOL_RESULTS] {\"content\": \"Paris\", \"call_id\": \"functions.get_location:0\"}[/TOOL_RESULTS]",
-        ),
-        ("mistral-v11", "[TOOL_RESULTS]Paris[/TOOL_RESULTS]"),
-        (
-            "deepseek-v3",
-            "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>Paris<｜tool▁output▁end｜><｜tool▁outputs▁end｜>",
-        ),
-        (
-            "deepseek-v31",
-            "<｜tool▁output▁begin｜>Paris<｜tool▁output▁end｜>",
-        ),
-        (
-            "kimi-k2",
-            "<|im_system|>tool<|im_middle|>## Return of functions.get_location:0\nParis<|im_end|>",
-        ),
-        (
-            "harmony",
-            "<|start|>functions.get_location to=assistant<|channel|>commentary<|message|>Paris<|end|>",
-        ),
-    ];
-    for (name, expected) in cases {
-        assert_eq!(
-            TextFormat::by_name(name).unwrap().render_results(&r),
-            expected,
-            "{name}"
-        );
-    }
 }
 
 #[test]

@@ -6,7 +6,9 @@
 //! Llama 3.1's JSON and Llama 4's pythonic templates, mistral-common's
 //! tokenizers, DeepSeek's and Kimi's templates, openai/harmony's renderer);
 //! JSON is written as those templates' `tojson` writes it (`", "` and
-//! `": "` between items).
+//! `": "` between items, keys in the schema's order), other values as
+//! Python's `str()` where a template writes them with `| string` (`True`,
+//! `False`). The tests check each against the real renderer's output.
 
 use std::fmt::Write as _;
 
@@ -19,11 +21,28 @@ use crate::spec::ToolSpec;
 
 impl TextFormat {
     /// The tools, described the way this format's family was trained to
-    /// read them: the text to put in the system prompt (Hermes, Qwen3-Coder,
-    /// GLM, Llama 3.x, pythonic, DeepSeek, tags), the developer message's
-    /// `# Tools` section (harmony), the `[AVAILABLE_TOOLS]` block that goes
-    /// before the last user message (Mistral), or the whole `tool_declare`
-    /// message (Kimi).
+    /// read them, byte for byte as the family's template (or renderer)
+    /// writes them. It is the part of the prompt about tools only: the
+    /// chat-level parts around it (the beginning-of-sequence token, role
+    /// headers, the template's default system text, dates) are the
+    /// caller's, as follows.
+    ///
+    /// | family | what this returns | what the caller writes around it |
+    /// |---|---|---|
+    /// | Hermes (Qwen3), Qwen3-Coder | the system turn's `# Tools` section | `<\|im_start\|>system\n`, the system text and `\n\n` before (Qwen3-Coder's template writes "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks." when there is none), `<\|im_end\|>\n` after |
+    /// | GLM-4.5 | the text of its own `<\|system\|>` turn | `[gMASK]<sop><\|system\|>\n` before |
+    /// | Llama 3.x JSON | the start of the first user turn | the system turn (`Environment: ipython`, the knowledge and today's dates) and the user turn's header before, the user's text right after |
+    /// | pythonic (Llama 4) | the end of the system turn | the system text and `\n` before (with no system text, Llama 4's template writes its own default system text in its place, ending in `that you can invoke:\n` and the list), `<\|eot\|>` after |
+    /// | Mistral | the `[AVAILABLE_TOOLS]` block | put right before the last `[INST]` (tokenizers v3 to v11) or the first (v13 and later) |
+    /// | DeepSeek V3, V3.1 | the tools part of the system prompt | the system text and `\n\n` before, the first `<｜User｜>` after |
+    /// | Kimi K2 | the whole `tool_declare` message | nothing: it comes first |
+    /// | harmony | the developer message's `# Tools` section | the system message (with its `Calls to these tools must go to the commentary channel: 'functions'.` line) and `<\|start\|>developer<\|message\|>` with the `# Instructions` before, `<\|end\|>` after |
+    /// | tags | a plain instruction | anywhere in the system prompt |
+    ///
+    /// Harmony writes a tool whose schema has no properties as `() => any`,
+    /// as openai/harmony does a tool declared without parameters. Where its
+    /// renderer writes `any` for a schema (a local `$ref`, `anyOf`, an
+    /// `enum` without a `type`), this writes the type the schema describes.
     ///
     /// ```
     /// use tinyagents_tools::stream::text::TextFormat;
@@ -106,16 +125,27 @@ impl TextFormat {
                  At the end of function call returns, you should print <｜tool▁calls▁end｜><｜end▁of▁sentence｜>",
                 lines("\n")
             ),
-            Family::DeepSeekV31 => format!(
-                "## Tools\nYou have access to the following tools:\n{}\
-                 IMPORTANT: ALWAYS adhere to this exact format for tool use:\n\
-                 <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>tool_call_name<｜tool▁sep｜>tool_call_arguments\
-                 <｜tool▁call▁end｜>{{{{additional_tool_calls}}}}<｜tool▁calls▁end｜>\n\nWhere:\n\n\
-                 - `tool_call_name` must be an exact match to one of the available tools\n\
-                 - `tool_call_arguments` must be valid JSON that strictly follows the tool's Parameters Schema\n\
-                 - For multiple tool calls, chain them directly without separators or spaces\n",
-                lines("")
-            ),
+            Family::DeepSeekV31 => {
+                let mut out = String::from("## Tools\nYou have access to the following tools:\n");
+                for t in tools {
+                    let _ = write!(
+                        out,
+                        "\n### {}\nDescription: {}\n\nParameters: {}\n",
+                        t.name.as_str(),
+                        t.description,
+                        to_json(t.input_schema.as_value())
+                    );
+                }
+                out.push_str(
+                    "\nIMPORTANT: ALWAYS adhere to this exact format for tool use:\n\
+                     <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>tool_call_name<｜tool▁sep｜>tool_call_arguments\
+                     <｜tool▁call▁end｜>{{additional_tool_calls}}<｜tool▁calls▁end｜>\n\nWhere:\n\n\
+                     - `tool_call_name` must be an exact match to one of the available tools\n\
+                     - `tool_call_arguments` must be valid JSON that strictly follows the tool's Parameters Schema\n\
+                     - For multiple tool calls, chain them directly without separators or spaces\n",
+                );
+                out
+            }
             Family::KimiK2 => {
                 format!(
                     "<|im_system|>tool_declare<|im_middle|>{}<|im_end|>",
@@ -260,7 +290,12 @@ impl TextFormat {
                 format!("[TOOL_CALLS] [{body}]")
             }
             Family::MistralV11 => each(
-                &|_, c| format!("[TOOL_CALLS]{}[ARGS]{}", name(c), json_args(c)),
+                &|_, c| match mistral_id(c.id.as_str()) {
+                    Some(id) => {
+                        format!("[TOOL_CALLS]{}[CALL_ID]{id}[ARGS]{}", name(c), json_args(c))
+                    }
+                    None => format!("[TOOL_CALLS]{}[ARGS]{}", name(c), json_args(c)),
+                },
                 "",
             ),
             Family::DeepSeekV3 => format!(
@@ -315,12 +350,20 @@ impl TextFormat {
         }
     }
 
-    /// Tool results in this family's form, ready to append to the prompt
-    /// after the assistant's calls (before the template's next assistant
-    /// header): `<tool_response>` blocks in a user turn (Hermes,
-    /// Qwen3-Coder), after `<|observation|>` (GLM), `ipython` turns
-    /// (Llama), `[TOOL_RESULTS]` (Mistral), `<｜tool▁output▁begin｜>`
-    /// (DeepSeek), `tool` turns with `## Return of ID` (Kimi), and
+    /// Tool results in this family's form, byte for byte as its template
+    /// writes them, ready to append to the prompt after the assistant's
+    /// turn; the caller writes the next assistant header after them.
+    /// Each family's result turns are included whole: `<tool_response>`
+    /// blocks in one `<|im_start|>user` turn (Hermes, Qwen3-Coder), after
+    /// `<|observation|>` (GLM), `ipython` turns (Llama 3.x and 4; Llama
+    /// 3.1's template takes one call a turn), `[TOOL_RESULTS]` (Mistral:
+    /// v3's `{"content", "call_id"}` object, a result that is JSON text as
+    /// that JSON; v11's `ID[TOOL_CONTENT]` before the text when the call
+    /// has the id a Mistral model writes after `[CALL_ID]`, none otherwise,
+    /// as v13 writes them), `<｜tool▁outputs▁begin｜>` (DeepSeek V3) or one
+    /// `<｜tool▁output▁begin｜>` each (V3.1), `tool` turns with
+    /// `## Return of ID` (Kimi, whose template writes a message's `name` in
+    /// the role's place when the request gives one), and
     /// `functions.NAME to=assistant` messages (harmony).
     ///
     /// ```
@@ -391,16 +434,26 @@ impl TextFormat {
             ),
             Family::Mistral => each(
                 &|m| {
+                    // mistral-common writes a result that is JSON text as
+                    // that JSON, any other text as a string.
+                    let text = m.text();
+                    let content = serde_json::from_str(&text).unwrap_or(Value::String(text));
                     format!(
                         "[TOOL_RESULTS] {{\"content\": {}, \"call_id\": {}}}[/TOOL_RESULTS]",
-                        to_json(&Value::String(m.text())),
+                        to_json(&content),
                         to_json(&Value::String(m.tool_call_id.as_str().to_owned()))
                     )
                 },
                 "",
             ),
             Family::MistralV11 => each(
-                &|m| format!("[TOOL_RESULTS]{}[/TOOL_RESULTS]", m.text()),
+                &|m| match mistral_id(m.tool_call_id.as_str()) {
+                    Some(id) => format!(
+                        "[TOOL_RESULTS]{id}[TOOL_CONTENT]{}[/TOOL_RESULTS]",
+                        m.text()
+                    ),
+                    None => format!("[TOOL_RESULTS]{}[/TOOL_RESULTS]", m.text()),
+                },
                 "",
             ),
             Family::DeepSeekV3 => format!(
@@ -510,6 +563,14 @@ fn ordered_object(members: &[(&str, String)], indent: Option<usize>, level: usiz
     }
     out.push('}');
     out
+}
+
+/// The id when it is one a Mistral model writes after `[CALL_ID]` (nine
+/// letters and digits): tokenizer v11 writes such ids back with the call
+/// and its result, v13 and later write none, and a call read without
+/// `[CALL_ID]` has a generated id, so each model gets back its own form.
+fn mistral_id(id: &str) -> Option<&str> {
+    (id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(id)
 }
 
 /// Kimi's `functions.NAME:IDX` id: the call's own when it has that form.
@@ -636,6 +697,37 @@ fn python_literal(value: &Value) -> String {
     }
 }
 
+/// A value as Python's `str()` writes it, as the templates' `| string`
+/// filter does: a string as it is, `True`, `False`, `None`, and lists and
+/// dicts as their Python repr (single-quoted strings).
+fn python_str(value: &Value) -> String {
+    fn repr(value: &Value) -> String {
+        match value {
+            Value::String(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+            Value::Array(items) => format!(
+                "[{}]",
+                items.iter().map(repr).collect::<Vec<_>>().join(", ")
+            ),
+            Value::Object(map) => format!(
+                "{{{}}}",
+                map.iter()
+                    .map(|(k, v)| format!("{}: {}", repr(&Value::String(k.clone())), repr(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            other => python_str(other),
+        }
+    }
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        other => repr(other),
+    }
+}
+
 /// Qwen3-Coder's `<tools>` listing, as its chat template writes it.
 fn qwen3_coder_tools(tools: &[ToolSpec]) -> String {
     let mut out = String::from("# Tools\n\nYou have access to the following functions:\n\n<tools>");
@@ -648,11 +740,7 @@ fn qwen3_coder_tools(tools: &[ToolSpec]) -> String {
             for (name, fields) in props {
                 let _ = write!(out, "\n<parameter>\n<name>{name}</name>");
                 if let Some(ty) = fields.get("type") {
-                    let ty = match ty {
-                        Value::String(s) => s.clone(),
-                        other => to_json(other),
-                    };
-                    let _ = write!(out, "\n<type>{ty}</type>");
+                    let _ = write!(out, "\n<type>{}</type>", python_str(ty));
                 }
                 if let Some(Value::String(d)) = fields.get("description") {
                     let _ = write!(out, "\n<description>{}</description>", d.trim());
@@ -687,8 +775,7 @@ fn extra_keys(out: &mut String, value: &Value, handled: &[&str]) {
         }
         let text = match v {
             Value::Object(_) | Value::Array(_) => to_json(v),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
+            other => python_str(other),
         };
         let _ = write!(out, "\n<{k}>{text}</{k}>");
     }
@@ -724,100 +811,211 @@ fn harmony_tools(tools: &[ToolSpec]) -> String {
     format!("# Tools\n\n{}", parts.join("\n"))
 }
 
-/// A JSON Schema as a TypeScript type, as harmony's renderer writes it
-/// (local `$ref`s followed, `anyOf`/`oneOf` as unions).
+/// A JSON Schema as a TypeScript type, as openai/harmony's renderer writes
+/// it: objects as `{ key?: type, }` blocks with `//` comments (title,
+/// description, examples, default), `oneOf` as `\n | ` alternatives,
+/// `nullable` as `| null`. Where the renderer writes `any` (a local `$ref`,
+/// `anyOf`, an `enum` without a `type`), this one writes what the schema
+/// says: the `$ref`'s target, `anyOf` as `oneOf`, the enum's values.
 fn typescript(root: &Value, schema: &Value, indent: &str) -> String {
-    let schema = match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => r
-            .strip_prefix('#')
-            .and_then(|p| root.pointer(p))
-            .unwrap_or(schema),
-        None => schema,
-    };
-    for key in ["oneOf", "anyOf"] {
-        if let Some(Value::Array(alts)) = schema.get(key) {
-            return alts
-                .iter()
-                .map(|a| typescript(root, a, indent))
-                .collect::<Vec<_>>()
-                .join(" | ");
+    let schema = resolve(root, schema);
+    if let Some(variants) = alternatives(schema) {
+        let mut out = String::new();
+        for variant in variants {
+            let variant = resolve(root, variant);
+            let _ = write!(
+                out,
+                "\n{indent} | {}",
+                nullable(variant, typescript(root, variant, &format!("{indent}   ")))
+            );
+            let mut comments = Vec::new();
+            if let Some(Value::String(d)) = variant.get("description") {
+                comments.push(d.clone());
+            }
+            if let Some(d) = default_comment(variant) {
+                comments.push(d);
+            }
+            if !comments.is_empty() {
+                let _ = write!(out, " // {}", comments.join(" "));
+            }
         }
+        return out;
     }
-    if let Some(Value::Array(values)) = schema.get("enum") {
-        return values
-            .iter()
-            .map(Value::to_string)
-            .collect::<Vec<_>>()
-            .join(" | ");
-    }
-    let scalar = |t: &str| match t {
-        "integer" | "number" => "number".to_owned(),
-        "string" | "boolean" | "null" => t.to_owned(),
-        "array" => match schema.get("items") {
-            Some(items) => format!("{}[]", typescript(root, items, indent)),
-            None => "Array<any>".to_owned(),
-        },
-        _ => "any".to_owned(),
-    };
     match schema.get("type") {
         Some(Value::Array(types)) => types
             .iter()
             .filter_map(Value::as_str)
-            .map(|t| {
-                if t == "object" {
-                    object_type(root, schema, indent)
-                } else {
-                    scalar(t)
-                }
-            })
+            .map(|t| if t == "integer" { "number" } else { t })
             .collect::<Vec<_>>()
             .join(" | "),
-        Some(Value::String(t)) if t == "object" => object_type(root, schema, indent),
-        Some(Value::String(t)) => scalar(t),
-        _ if schema.get("properties").is_some() => object_type(root, schema, indent),
-        _ => "any".to_owned(),
+        Some(Value::String(t)) => match t.as_str() {
+            "object" => object_type(root, schema, indent),
+            "string" => match string_enum(schema) {
+                Some(values) => values,
+                None => "string".into(),
+            },
+            "number" | "integer" => "number".into(),
+            "boolean" => "boolean".into(),
+            "array" => match schema.get("items") {
+                Some(items) => format!("{}[]", typescript(root, items, indent)),
+                None => "Array<any>".into(),
+            },
+            _ => "any".into(),
+        },
+        _ => match schema.get("enum") {
+            Some(Value::Array(values)) if !values.is_empty() => values
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(" | "),
+            _ => "any".into(),
+        },
     }
 }
 
+/// The schema a local `$ref` points at, or the schema itself.
+fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|p| root.pointer(p))
+        .unwrap_or(schema)
+}
+
+/// A schema's `oneOf` (or `anyOf`) alternatives.
+fn alternatives(schema: &Value) -> Option<&Vec<Value>> {
+    ["oneOf", "anyOf"]
+        .iter()
+        .find_map(|k| schema.get(*k).and_then(Value::as_array))
+}
+
+/// A string enum's values, quoted and joined by ` | `.
+fn string_enum(schema: &Value) -> Option<String> {
+    let values: Vec<String> = schema
+        .get("enum")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|s| format!("\"{s}\""))
+        .collect();
+    (!values.is_empty()).then(|| values.join(" | "))
+}
+
+/// `ty` with ` | null` added when the schema says `"nullable": true`.
+fn nullable(schema: &Value, ty: String) -> String {
+    if schema.get("nullable") == Some(&Value::Bool(true)) && !ty.contains("null") {
+        format!("{ty} | null")
+    } else {
+        ty
+    }
+}
+
+/// The `default: ...` comment: a string quoted, or bare in an enum.
+fn default_comment(schema: &Value) -> Option<String> {
+    let is_enum = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|e| !e.is_empty());
+    Some(match schema.get("default")? {
+        Value::String(d) if is_enum => format!("default: {d}"),
+        Value::String(d) => format!("default: \"{d}\""),
+        other => format!("default: {other}"),
+    })
+}
+
 fn object_type(root: &Value, schema: &Value, indent: &str) -> String {
+    let mut out = String::new();
+    if let Some(Value::String(d)) = schema.get("description") {
+        let _ = writeln!(out, "{indent}// {d}");
+    }
+    out.push_str("{\n");
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let mut out = String::from("{\n");
-    if let Some(Value::Object(props)) = schema.get("properties") {
-        for (key, prop) in props {
-            if let Some(Value::String(d)) = prop.get("description") {
-                let _ = writeln!(out, "{indent}// {d}");
-            }
-            let optional = if required.contains(&key.as_str()) {
-                ""
-            } else {
-                "?"
-            };
-            let inner = format!("{indent}    ");
-            let _ = write!(
-                out,
-                "{indent}{key}{optional}: {},",
-                typescript(root, prop, &inner)
-            );
-            match prop.get("default") {
-                // An enum's default is written bare, other strings quoted.
-                Some(Value::String(d)) if prop.get("enum").is_some() => {
-                    let _ = write!(out, " // default: {d}");
+    let props = schema.get("properties").and_then(Value::as_object);
+    for (key, prop) in props.into_iter().flatten() {
+        let prop = resolve(root, prop);
+        let optional = if required.contains(&key.as_str()) {
+            ""
+        } else {
+            "?"
+        };
+        if let Some(Value::String(title)) = prop.get("title") {
+            let _ = write!(out, "{indent}// {title}\n{indent}//\n");
+        }
+        let description = prop.get("description").and_then(Value::as_str);
+        match alternatives(prop) {
+            None => {
+                if let Some(d) = description {
+                    let _ = writeln!(out, "{indent}// {d}");
                 }
-                Some(default) => {
-                    let _ = write!(out, " // default: {default}");
+                examples(&mut out, prop, indent);
+                let ty = typescript(root, prop, &format!("{indent}    "));
+                let _ = write!(out, "{indent}{key}{optional}: {},", nullable(prop, ty));
+                if let Some(d) = default_comment(prop) {
+                    let _ = write!(out, " // {d}");
                 }
-                None => {}
+                out.push('\n');
             }
-            out.push('\n');
+            Some(variants) => {
+                examples(&mut out, prop, indent);
+                // The property's description goes above it, unless the
+                // first alternative says the same.
+                let first = variants
+                    .first()
+                    .and_then(|v| v.get("description"))
+                    .and_then(Value::as_str);
+                let above = description.filter(|d| Some(*d) != first);
+                if let Some(d) = above {
+                    let _ = writeln!(out, "{indent}// {d}");
+                }
+                if let Some(d) = default_comment(prop) {
+                    let _ = writeln!(out, "{indent}// {d}");
+                }
+                let _ = writeln!(out, "{indent}{key}{optional}:");
+                for (i, variant) in variants.iter().enumerate() {
+                    let variant = resolve(root, variant);
+                    let ty = typescript(root, variant, &format!("{indent}   "));
+                    let _ = write!(out, "{indent} | {}", nullable(variant, ty));
+                    let mut comments = Vec::new();
+                    let own = variant.get("description").and_then(Value::as_str);
+                    if let Some(d) =
+                        own.filter(|d| !(i == 0 && above.is_some()) && Some(*d) != description)
+                    {
+                        comments.push(d.to_owned());
+                    }
+                    if let Some(d) = default_comment(variant) {
+                        comments.push(d);
+                    }
+                    if !comments.is_empty() {
+                        let _ = write!(out, " // {}", comments.join(" "));
+                    }
+                    out.push('\n');
+                }
+                let _ = writeln!(out, "{indent},");
+            }
         }
     }
     out.push_str(indent);
     out.push('}');
     out
+}
+
+/// A property's `examples` as `// Examples:` and `// - "..."` lines.
+fn examples(out: &mut String, prop: &Value, indent: &str) {
+    let Some(Value::Array(examples)) = prop.get("examples") else {
+        return;
+    };
+    if examples.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{indent}// Examples:");
+    for example in examples.iter().filter_map(Value::as_str) {
+        let _ = writeln!(out, "{indent}// - \"{example}\"");
+    }
 }
 
 #[cfg(test)]
