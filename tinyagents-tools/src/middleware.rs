@@ -185,7 +185,7 @@ pub struct BeforeToolCtx<'a, S = (), C = ()> {
     pub(crate) extensions: &'a mut Extensions,
     pub(crate) events: &'a EventBus,
     pub(crate) approvals: Approvals<'a>,
-    pub(crate) draw: Option<CallDraw>,
+    pub(crate) draw: Option<&'a CallDraw>,
     pub(crate) probe: Probe,
 }
 
@@ -198,8 +198,9 @@ pub(crate) struct Approvals<'a> {
     pub(crate) journaled: Option<&'a ApprovalRecord>,
     /// The executor keeps a journal: a deferred approval can wait there.
     pub(crate) durable: bool,
-    /// A decision a policy made during this hook, for the journal.
-    pub(crate) decided: Option<ApprovalRecord>,
+    /// A decision a policy made during this hook, for the journal (boxed:
+    /// every call's hook context keeps room for it, few calls make one).
+    pub(crate) decided: Option<Box<ApprovalRecord>>,
 }
 
 impl<'a, S, C> BeforeToolCtx<'a, S, C> {
@@ -225,14 +226,14 @@ impl<'a, S, C> BeforeToolCtx<'a, S, C> {
     /// journal record keeps, or the one made when it was admitted. `None`
     /// for a tool that takes neither.
     pub fn draw(&self) -> Option<CallDraw> {
-        self.draw
+        self.draw.copied()
     }
 
     /// Records, for the journal, an approval decided during this hook (by
     /// an approver answering at once, or a standing grant of the
     /// policy's own): the journal keeps it with the call.
     pub fn record_approval(&mut self, record: ApprovalRecord) {
-        self.approvals.decided = Some(record);
+        self.approvals.decided = Some(Box::new(record));
     }
 
     /// The validated arguments.

@@ -490,16 +490,32 @@ impl<C> ToolRuntime<C> {
         call_id: impl Into<ToolCallId>,
         tool: impl Into<CallName>,
     ) -> Self {
+        ToolRuntime::of_attempt(run, call_id.into(), tool.into(), 1, None, None, None)
+    }
+
+    /// The runtime of attempt `attempt` of a call, made whole at once (the
+    /// executor makes one per attempt; the `with_` steps would move it
+    /// once each).
+    #[inline]
+    pub(crate) fn of_attempt(
+        run: RunContext<C>,
+        call_id: ToolCallId,
+        tool: CallName,
+        attempt: u32,
+        events: Option<Arc<EventBus>>,
+        redactor: Option<Arc<Redactor>>,
+        draw: Option<CallDraw>,
+    ) -> Self {
         ToolRuntime {
             run,
-            call_id: call_id.into(),
-            tool: tool.into(),
-            attempt: 1,
+            call_id,
+            tool,
+            attempt,
             cancel: OnceLock::new(),
             interrupted: AtomicBool::new(false),
-            events: None,
-            redactor: None,
-            draw: OnceLock::new(),
+            events,
+            redactor,
+            draw: draw.map_or_else(OnceLock::new, OnceLock::from),
         }
     }
 

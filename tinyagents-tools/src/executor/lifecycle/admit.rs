@@ -67,7 +67,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         &self,
         cx: &mut CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
-        mut arguments: args::Pending,
+        arguments: &mut args::Pending,
     ) -> Result<Value, Stop> {
         let parsed = args::prepare(
             arguments.take(),

@@ -44,6 +44,7 @@ pub(super) fn first_poll<F: Future + Unpin>(
 }
 
 /// A finished call's outcome, a panic in the tool being a `panicked` error.
+#[inline]
 fn settled(
     result: std::thread::Result<Result<ToolOutput, ToolError>>,
 ) -> Result<ToolOutput, ToolError> {
@@ -207,18 +208,15 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// event bus when anyone listens, the call's redactor.
     #[inline]
     fn runtime_for(&self, cx: &CallCx<'_, C>, attempt: u32) -> ToolRuntime<C> {
-        let mut runtime =
-            ToolRuntime::new(cx.run.clone(), cx.id.clone(), cx.name.clone()).with_attempt(attempt);
-        if self.events.is_active() {
-            runtime = runtime.with_events(Arc::clone(&self.events));
-        }
-        if let Some(redactor) = &cx.redactor {
-            runtime = runtime.with_redactor(Arc::clone(redactor));
-        }
-        if let Some(draw) = cx.draw {
-            runtime = runtime.with_draw(draw);
-        }
-        runtime
+        ToolRuntime::of_attempt(
+            cx.run.clone(),
+            cx.id.clone(),
+            cx.name.clone(),
+            attempt,
+            self.events.is_active().then(|| Arc::clone(&self.events)),
+            cx.redactor.clone(),
+            cx.draw,
+        )
     }
 
     /// The rest of an attempt that did not finish at once: its timeout, the

@@ -7,6 +7,7 @@
 //! [`ToolExecutor::decide`] records a decision checked against the tool's
 //! schema.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -41,8 +42,9 @@ pub(crate) struct DurableCx {
     /// The record as last read or written.
     pub(crate) stored: Stored,
     /// The decision (or standing grant) the journal holds for the call,
-    /// shown to the `before_tool` hooks.
-    pub(crate) journaled: Option<ApprovalRecord>,
+    /// shown to the `before_tool` hooks (shared: the hooks' step holds a
+    /// handle on it, not a copy).
+    pub(crate) journaled: Option<Arc<ApprovalRecord>>,
     /// A decision a hook made in this process, for the journal.
     pub(crate) decided: Option<ApprovalRecord>,
     /// The call waits for a decision: the request (arguments masked) and
@@ -62,7 +64,7 @@ impl DurableCx {
         DurableCx {
             journal,
             stored,
-            journaled,
+            journaled: journaled.map(Arc::new),
             decided: None,
             pending: None,
             journal_says: None,
@@ -152,7 +154,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 None => None,
             };
             let mut durable = DurableCx::new(journal.clone(), stored, journaled);
-            let parts = (call.id.clone(), call.name.clone(), raw);
+            let parts = (call.id.clone(), call.name.clone(), args::Pending::new(raw));
             let result = self
                 .execute_parts(run, turn, parts, batch, Some(&mut durable))
                 .await;

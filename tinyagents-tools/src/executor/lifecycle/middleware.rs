@@ -108,11 +108,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 extensions: &mut extensions,
                 events: &self.events,
                 approvals: Approvals {
-                    journaled: journaled.as_ref(),
+                    journaled: journaled.as_deref(),
                     durable: cx.durable.is_some(),
                     decided: None,
                 },
-                draw: cx.draw,
+                draw: cx.draw.as_ref(),
                 probe: Probe::new(slot.added_as),
             };
             let (outcome, waited) = {
@@ -132,7 +132,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             if let (Some(decided), Some(durable)) =
                 (ctx.approvals.decided.take(), cx.durable.as_deref_mut())
             {
-                durable.decided = Some(decided);
+                durable.decided = Some(*decided);
             }
             if let Some(waited) = waited {
                 cx.waited += waited;
