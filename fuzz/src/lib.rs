@@ -85,11 +85,11 @@ impl Tool for Open {
 
 /// Keeps every event, in line.
 #[derive(Default)]
-struct Events(Mutex<Vec<ToolEvent>>);
+struct Events(Mutex<Vec<ToolEvent<'static>>>);
 
 impl EventSubscriber for Events {
     fn on_event(&self, event: &ToolEvent) {
-        self.0.lock().unwrap().push(event.clone());
+        self.0.lock().unwrap().push(event.clone().into_owned());
     }
     fn delivery(&self) -> Delivery {
         Delivery::Inline
