@@ -60,6 +60,8 @@ pub(crate) struct Compiled {
     text_hits: Vec<TextHit>,
     /// Per run: the markers that stop a call (with what they mean).
     stops: Vec<Vec<(String, Stop)>>,
+    /// Harmony's: the ends of a message, then the start of the next.
+    harmony_stops: Vec<(String, Stop)>,
 }
 
 impl Compiled {
@@ -96,11 +98,20 @@ impl Compiled {
                 s
             })
             .collect();
+        let harmony_stops = match &format.body {
+            CallBody::Harmony(h) => [&h.end, &h.call, &h.return_]
+                .into_iter()
+                .map(|m| (m.clone(), Stop::CallEnd))
+                .chain([(h.start.clone(), Stop::RunStart)])
+                .collect(),
+            _ => Vec::new(),
+        };
         Compiled {
             format,
             text_markers,
             text_hits,
             stops,
+            harmony_stops,
         }
     }
 }
@@ -915,10 +926,11 @@ impl Engine {
     }
 
     fn reasoning(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
-        let Some(end) = self.c.format.reasoning.as_ref().map(|r| r.end.clone()) else {
+        let compiled = Arc::clone(&self.c);
+        let Some(end) = compiled.format.reasoning.as_ref().map(|r| r.end.as_str()) else {
             return Flow::Go(State::Text);
         };
-        match self.find(self.cur, &[end.as_str()]) {
+        match self.find(self.cur, &[end]) {
             Hit::Found { at, .. } => {
                 self.emit_reasoning(at, out);
                 self.consume(at + end.len());
@@ -981,11 +993,12 @@ impl Engine {
                 if p == self.buf.len() {
                     return self.run_eof_or_wait(rs, Phase::ListItem, out);
                 }
-                let close = match &self.run_def(rs.run).join {
-                    Join::List { close, .. } => close.clone(),
-                    _ => String::new(),
+                let compiled = Arc::clone(&self.c);
+                let close = match &compiled.format.runs[rs.run].join {
+                    Join::List { close, .. } => close.as_str(),
+                    _ => "",
                 };
-                if !close.is_empty() && self.at(p, &close) == Tri::Yes {
+                if !close.is_empty() && self.at(p, close) == Tri::Yes {
                     if rs.bare {
                         // `[]` at the output start is text.
                         return self.give_back(rs);
@@ -998,12 +1011,13 @@ impl Engine {
             }
             Phase::Body(body) => self.body(rs, body, out),
             Phase::CallEnd => {
-                let Some(end) = self.run_def(rs.run).call_end.clone() else {
+                let compiled = Arc::clone(&self.c);
+                let Some(end) = compiled.format.runs[rs.run].call_end.as_deref() else {
                     rs.phase = Phase::After;
                     return Flow::Go(State::Run(rs));
                 };
                 let p = self.skip_ws(self.cur);
-                match self.at(p, &end) {
+                match self.at(p, end) {
                     Tri::Yes => {
                         self.consume(p + end.len());
                         rs.phase = Phase::After;
@@ -1022,11 +1036,12 @@ impl Engine {
             }
             Phase::After => self.after_call(rs, out),
             Phase::ExpectEnd => {
-                let Some(end) = self.run_def(rs.run).end.clone() else {
+                let compiled = Arc::clone(&self.c);
+                let Some(end) = compiled.format.runs[rs.run].end.as_deref() else {
                     return Flow::Go(State::Text);
                 };
                 let p = self.skip_ws(self.cur);
-                match self.at(p, &end) {
+                match self.at(p, end) {
                     Tri::Yes => {
                         self.consume(p + end.len());
                         Flow::Go(State::Text)
@@ -1079,7 +1094,8 @@ impl Engine {
     }
 
     fn next_call(&mut self, mut rs: RunState, first: bool, out: &mut Vec<StreamEvent>) -> Flow {
-        let run = self.run_def(rs.run).clone();
+        let compiled = Arc::clone(&self.c);
+        let run = &compiled.format.runs[rs.run];
         let p = self.skip_ws(self.cur);
         if p == self.buf.len() {
             if !self.eof {
@@ -1309,7 +1325,8 @@ impl Engine {
 
     /// After a call: the run's join says what may follow.
     fn after_call(&mut self, mut rs: RunState, out: &mut Vec<StreamEvent>) -> Flow {
-        let run = self.run_def(rs.run).clone();
+        let compiled = Arc::clone(&self.c);
+        let run = &compiled.format.runs[rs.run];
         rs.bare = false;
         rs.done = true;
         match &run.join {
@@ -1442,10 +1459,10 @@ impl Engine {
         which: usize,
         out: &mut Vec<StreamEvent>,
     ) -> Flow {
-        let stops = &self.c.stops[rs.run];
-        let (m, stop) = stops[which].clone();
+        let (m, stop) = &self.c.stops[rs.run][which];
+        let (len, stop) = (m.len(), *stop);
         let end = match stop {
-            Stop::RunEnd | Stop::CallEnd => at + m.len(),
+            Stop::RunEnd | Stop::CallEnd => at + len,
             Stop::CallStart | Stop::RunStart => at,
         };
         let raw = self.raw(rs.raw_start, end);
@@ -1706,23 +1723,25 @@ impl Engine {
         step: NameStep,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, Box<Body>> {
+        // The compiled format is shared: borrowed through a reference
+        // count, not copied on every piece.
+        let compiled = Arc::clone(&self.c);
         let CallBody::NameThenJson {
             name_prefix,
             id_marker,
             arguments_marker,
             fence,
             name: form,
-        } = self.c.format.body.clone()
+        } = &compiled.format.body
         else {
             unreachable!("a name body belongs to a name-then-JSON format")
         };
-        let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
         match step {
             NameStep::Prefix => {
-                let prefix = name_prefix.unwrap_or_default();
+                let prefix = name_prefix.as_deref().unwrap_or_default();
                 let p = self.skip_ws(self.cur);
-                match self.at(p, &prefix) {
+                match self.at(p, prefix) {
                     Tri::Yes => {
                         self.consume(p + prefix.len());
                         Ok(self.go_body(rs, info, NameStep::Name { from: self.cur }))
@@ -1751,7 +1770,7 @@ impl Engine {
                     _ => (false, None),
                 };
                 let mut markers: Vec<&str> = vec![arguments_marker.as_str()];
-                if let (Some(m), false) = (&id_marker, reading_id) {
+                if let (Some(m), false) = (id_marker.as_deref(), reading_id) {
                     markers.push(m);
                 }
                 let n_own = markers.len();
@@ -1780,7 +1799,7 @@ impl Engine {
                                 },
                             ));
                         }
-                        let (name, id) = match (name, &form) {
+                        let (name, id) = match (name, form) {
                             (Some(name), _) => (name, Some(head)),
                             (None, NameForm::Plain) => (head, None),
                             (
@@ -1824,9 +1843,9 @@ impl Engine {
                 }
             }
             NameStep::Fence => {
-                let open = fence.map(|f| f.start).unwrap_or_default();
+                let open = fence.as_ref().map_or("", |f| f.start.as_str());
                 let p = self.skip_ws(self.cur);
-                match self.at(p, &open) {
+                match self.at(p, open) {
                     Tri::Yes => {
                         self.consume(p + open.len());
                         let args = self.json_args(self.cur);
@@ -1847,9 +1866,10 @@ impl Engine {
                 }
             }
             NameStep::Args(mut args) => {
-                let fence_end: Vec<&str> = fence.iter().map(|f| f.end.as_str()).collect();
+                let fence_end = fence.as_ref().map(|f| [f.end.as_str()]);
                 let before = self.value_text_from(&args);
-                let outcome = self.scan_json(&mut args, stops, &fence_end);
+                let outcome =
+                    self.scan_json(&mut args, stops, fence_end.as_ref().map_or(&[], |f| f));
                 if args.at > before {
                     self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
                 }
@@ -1921,9 +1941,9 @@ impl Engine {
                 }
             }
             NameStep::FenceEnd => {
-                let close = fence.map(|f| f.end).unwrap_or_default();
+                let close = fence.as_ref().map_or("", |f| f.end.as_str());
                 let p = self.skip_ws(self.cur);
-                match self.at(p, &close) {
+                match self.at(p, close) {
                     Tri::Yes => {
                         self.consume(p + close.len());
                         rs.phase = Phase::CallEnd;
@@ -1960,12 +1980,12 @@ impl Engine {
         mut bytes: usize,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, Box<Body>> {
-        let CallBody::XmlParameters(x) = self.c.format.body.clone() else {
+        let compiled = Arc::clone(&self.c);
+        let CallBody::XmlParameters(x) = &compiled.format.body else {
             unreachable!("an XML body belongs to an XML-parameter format")
         };
-        let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
-        let run_end = self.run_def(rs.run).end.clone();
+        let run_end = compiled.format.runs[rs.run].end.as_ref();
         let wait = |info, step, args, bytes| {
             Err(Box::new(Body::Xml {
                 info,
@@ -2043,7 +2063,7 @@ impl Engine {
                 for (marker, kind) in [
                     (Some(&x.parameter_start), 0),
                     (Some(&x.function_end), 1),
-                    (run_end.as_ref(), 2),
+                    (run_end, 2),
                 ] {
                     let Some(marker) = marker else { continue };
                     match self.at(p, marker) {
@@ -2084,7 +2104,7 @@ impl Engine {
             }
             XmlStep::Value { key, from } => {
                 let mut markers = vec![x.parameter_end.as_str(), x.function_end.as_str()];
-                markers.extend(run_end.as_deref());
+                markers.extend(run_end.map(String::as_str));
                 let hit = self.find(from, &markers);
                 if let Some(cut) = self.over_budget(hit, from, bytes) {
                     return Ok(self.refuse(rs, info, CallProblem::TooLarge, cut, out));
@@ -2144,12 +2164,15 @@ impl Engine {
         mut bytes: usize,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, Box<Body>> {
-        let CallBody::KeyValue(kv) = self.c.format.body.clone() else {
+        let compiled = Arc::clone(&self.c);
+        let CallBody::KeyValue(kv) = &compiled.format.body else {
             unreachable!("a key-value body belongs to a key-value format")
         };
-        let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
-        let run_end = self.run_def(rs.run).end.clone().unwrap_or_default();
+        let run_end = compiled.format.runs[rs.run]
+            .end
+            .as_deref()
+            .unwrap_or_default();
         let wait = |info, step, args, bytes| {
             Err(Box::new(Body::Kv {
                 info,
@@ -2259,7 +2282,7 @@ impl Engine {
                     Tri::No => {}
                 }
                 if end_ok {
-                    match self.at(p, &run_end) {
+                    match self.at(p, run_end) {
                         Tri::Yes => {
                             let end = p + run_end.len();
                             let raw = self.raw(rs.raw_start, end);
@@ -2435,13 +2458,6 @@ impl Engine {
 
     // ---- harmony -----------------------------------------------------------
 
-    fn harmony_markers(&self) -> HarmonyMarkers {
-        match &self.c.format.body {
-            CallBody::Harmony(h) => h.clone(),
-            _ => unreachable!("harmony states belong to the harmony format"),
-        }
-    }
-
     /// A harmony call whose header broke or was cut off: its name is the
     /// recipient's.
     fn recipient_info(&self, h: &HarmonyMarkers, recipient: &str) -> CallInfo {
@@ -2455,7 +2471,10 @@ impl Engine {
     }
 
     fn harmony(&mut self, state: HState, out: &mut Vec<StreamEvent>) -> Flow {
-        let h = self.harmony_markers();
+        let compiled = Arc::clone(&self.c);
+        let CallBody::Harmony(h) = &compiled.format.body else {
+            unreachable!("harmony states belong to the harmony format")
+        };
         let ends = [h.end.as_str(), h.call.as_str(), h.return_.as_str()];
         match state {
             HState::Between => {
@@ -2516,7 +2535,7 @@ impl Engine {
                         let header = self.buf[from..at].to_owned();
                         let end = at + h.message.len();
                         self.consume(end);
-                        let (channel, recipient) = parse_header(&h, &header);
+                        let (channel, recipient) = parse_header(h, &header);
                         let next = match recipient {
                             Some(recipient) => {
                                 let mut info = CallInfo::default();
@@ -2546,9 +2565,9 @@ impl Engine {
                         } else {
                             at + markers[which].len()
                         };
-                        if let Some(recipient) = parse_header(&h, &header).1 {
+                        if let Some(recipient) = parse_header(h, &header).1 {
                             let raw = self.raw(raw_start, end);
-                            let info = self.recipient_info(&h, &recipient);
+                            let info = self.recipient_info(h, &recipient);
                             self.failed(info, CallProblem::MalformedMarkup, raw, out);
                         }
                         self.consume(end);
@@ -2556,9 +2575,9 @@ impl Engine {
                     }
                     Hit::None | Hit::Partial { .. } if self.eof => {
                         let header = self.buf[from..].to_owned();
-                        if let Some(recipient) = parse_header(&h, &header).1 {
+                        if let Some(recipient) = parse_header(h, &header).1 {
                             let raw = self.raw(raw_start, self.buf.len());
-                            let info = self.recipient_info(&h, &recipient);
+                            let info = self.recipient_info(h, &recipient);
                             self.truncated(info, raw, out);
                         }
                         self.consume(self.buf.len());
@@ -2618,13 +2637,9 @@ impl Engine {
                 raw_start,
                 mut args,
             } => {
-                let stops: Vec<(String, Stop)> = ends
-                    .iter()
-                    .map(|m| ((*m).to_owned(), Stop::CallEnd))
-                    .chain([(h.start.clone(), Stop::RunStart)])
-                    .collect();
+                let stops = &compiled.harmony_stops;
                 let before = self.value_text_from(&args);
-                let outcome = self.scan_json(&mut args, &stops, &[]);
+                let outcome = self.scan_json(&mut args, stops, &[]);
                 if args.at > before {
                     self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
                 }
