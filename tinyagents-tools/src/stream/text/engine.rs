@@ -22,6 +22,7 @@ use super::python::{PyCallScan, PyStep, parse_call};
 use super::typing::typed_value;
 use crate::call::{RawArguments, ToolCall};
 use crate::ids::{CallName, ToolCallId};
+use crate::spec::ToolSchema;
 use crate::stream::json_scan::{JsonScanner, Scan};
 use crate::stream::{
     ArgumentsDelta, CallProblem, CallStarted, FailedCall, FinishReason, ReadyCall, StreamEvent,
@@ -377,7 +378,7 @@ enum Flow {
 #[derive(Debug)]
 pub(crate) struct Engine {
     c: Arc<Compiled>,
-    schemas: Arc<HashMap<String, Value>>,
+    schemas: Arc<HashMap<String, ToolSchema>>,
     limits: StreamLimits,
     id_prefix: String,
     buf: String,
@@ -395,7 +396,7 @@ pub(crate) struct Engine {
 impl Engine {
     pub(crate) fn new(
         c: Arc<Compiled>,
-        schemas: Arc<HashMap<String, Value>>,
+        schemas: Arc<HashMap<String, ToolSchema>>,
         limits: StreamLimits,
         id_prefix: String,
         in_reasoning: bool,
@@ -2116,7 +2117,8 @@ impl Engine {
                         let schema = info
                             .name
                             .as_ref()
-                            .and_then(|n| self.schemas.get(n.as_str()));
+                            .and_then(|n| self.schemas.get(n.as_str()))
+                            .map(ToolSchema::as_value);
                         let value = typed_value(schema, &key, value);
                         if args.insert(key, value).is_some() {
                             return Ok(self.refuse(
@@ -2325,7 +2327,8 @@ impl Engine {
                     let schema = info
                         .name
                         .as_ref()
-                        .and_then(|n| self.schemas.get(n.as_str()));
+                        .and_then(|n| self.schemas.get(n.as_str()))
+                        .map(ToolSchema::as_value);
                     let value = typed_value(schema, &key, value);
                     if args.insert(key, value).is_some() {
                         return Ok(self.refuse(rs, info, CallProblem::MalformedArguments, at, out));

@@ -151,9 +151,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::Value;
-
-use crate::spec::ToolSpec;
+use crate::spec::{ToolSchema, ToolSpec};
 use crate::stream::{Finish, ModelOutput, OutputReader, StreamEvent, StreamLimits};
 
 mod engine;
@@ -180,7 +178,7 @@ pub const DEFAULT_ID_PREFIX: &str = "text-call-";
 #[derive(Debug)]
 pub struct TextReader {
     compiled: Arc<Compiled>,
-    schemas: Arc<HashMap<String, Value>>,
+    schemas: Arc<HashMap<String, ToolSchema>>,
     limits: StreamLimits,
     id_prefix: String,
     in_reasoning: bool,
@@ -192,14 +190,10 @@ impl TextReader {
     /// A reader of `format` for a turn that offered `tools` (their input
     /// schemas type raw parameter values).
     pub fn new<'a>(format: &TextFormat, tools: impl IntoIterator<Item = &'a ToolSpec>) -> Self {
+        // A schema is shared, not copied: the reader is made per turn.
         let schemas = tools
             .into_iter()
-            .map(|t| {
-                (
-                    t.name.as_str().to_owned(),
-                    t.input_schema.as_value().clone(),
-                )
-            })
+            .map(|t| (t.name.as_str().to_owned(), t.input_schema.clone()))
             .collect();
         TextReader {
             compiled: Arc::new(Compiled::new(format.clone())),
