@@ -18,7 +18,8 @@
 //! `--stream-only` runs the streaming case alone (text formats against
 //! `tool-parser`, growth, the invariance corpus, the streamed turn; with
 //! `--json`, its JSON), `--profile-stream-1char N` its Hermes output read
-//! one character at a time `N` times.
+//! one character at a time `N` times, `--profile-stream-whole N` the output
+//! of each format both read, whole, `N` times.
 
 mod add;
 mod cases;
@@ -38,6 +39,8 @@ type Profile = (&'static str, fn(u64));
 const PROFILES: &[Profile] = &[
     // The streaming case's Hermes output, one character at a time.
     ("--profile-stream-1char", cases::stream::profile_one_char),
+    // The streaming case's output of each format both read, read whole.
+    ("--profile-stream-whole", cases::stream::profile_whole),
     // The per-call executor loop.
     ("--profile-executor", cases::per_call::profile_executor),
     // The executor loop with one subscriber and one middleware.

@@ -382,3 +382,22 @@ pub fn profile_one_char(n: u64) {
         std::hint::black_box(read(&hermes, &specs, &one));
     }
 }
+
+/// The throughput output of every format both read, each read whole, `n`
+/// times (for callgrind: `--profile-stream-whole N`).
+pub fn profile_whole(n: u64) {
+    let specs = specs();
+    let outputs: Vec<(TextFormat, String)> = COMMON_FORMATS
+        .iter()
+        .map(|(name, _)| {
+            let format = TextFormat::by_name(name).expect("a format");
+            let output = throughput_output(&format);
+            (format, output)
+        })
+        .collect();
+    for _ in 0..n {
+        for (format, output) in &outputs {
+            std::hint::black_box(format.parse(&specs, output));
+        }
+    }
+}
