@@ -1012,13 +1012,16 @@ async fn a_malformed_call_in_the_text_is_answered_in_its_place_and_the_other_cal
         (notes[0].title.as_str(), notes[0].body.as_str()),
         ("second", "kept")
     );
-    // The JSON broke before the reader could tell the call's name: the
-    // reader gives it the turn's generated id but no name, and the loop
-    // answers it in its place.
+    // The JSON broke after its name: the reader gives the call the turn's
+    // generated id and the name it read (the call had started), and the
+    // loop answers it in its place.
     assert_eq!(failed.len(), 1);
     assert_eq!(
-        (failed[0].id.as_ref().map(|id| id.as_str()), &failed[0].name),
-        (Some("text-call-1-0"), &None)
+        (
+            failed[0].id.as_ref().map(|id| id.as_str()),
+            failed[0].name.as_ref().map(|name| name.as_str())
+        ),
+        (Some("text-call-1-0"), Some("write_note"))
     );
     assert_eq!(failed[0].kind.as_str(), "malformed_arguments");
     assert!(shown.starts_with("I will save both notes.\n"), "{shown:?}");
@@ -1028,7 +1031,7 @@ async fn a_malformed_call_in_the_text_is_answered_in_its_place_and_the_other_cal
     assert_eq!(outcome.answer.as_deref(), Some(STREAMED_ANSWER));
     assert_eq!(outcome.trace.len(), 2);
     assert_eq!(outcome.trace[0].call_id, "text-call-1-0");
-    assert_eq!(outcome.trace[0].tool, "unreadable_call");
+    assert_eq!(outcome.trace[0].tool, "write_note");
     assert_eq!(outcome.trace[0].error, Some("invalid_arguments"));
     assert_eq!(outcome.trace[1].call_id, "text-call-1-1");
     assert_eq!(outcome.trace[1].error, None);
