@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::format::{CallBody, CallRun, HarmonyMarkers, Join, NameForm, RunStart, TextFormat};
-use super::json_call::{CallKeys, JsonCall, MemberWalk, read_json_call};
+use super::json_call::{CallKeys, JsonCall, MemberWalk, read_walked_call};
 use super::python::{PyCallScan, PyStep, parse_call};
 use super::typing::typed_value;
 use crate::call::{RawArguments, ToolCall};
@@ -58,6 +58,8 @@ enum Stop {
 pub(crate) struct Compiled {
     pub(crate) format: TextFormat,
     text_markers: Vec<String>,
+    /// Where one of `text_markers` may start.
+    text_firsts: Firsts,
     text_hits: Vec<TextHit>,
     /// Per run: the markers that stop a call (with what they mean).
     stops: Vec<Vec<(String, Stop)>>,
@@ -108,6 +110,7 @@ impl Compiled {
             _ => Vec::new(),
         };
         Compiled {
+            text_firsts: Firsts::of(text_markers.iter().map(String::as_str)),
             format,
             text_markers,
             text_hits,
@@ -452,7 +455,101 @@ impl Engine {
         };
         let rest = decode_into(&mut self.buf, bytes, false, out);
         self.utf8 = rest.to_vec();
-        self.drive(out);
+        if !self.read_in_place(out) {
+            self.drive(out);
+        }
+    }
+
+    /// Reads the common piece where the state is, without the steps that
+    /// move it: visible text holding no byte that can start a marker, or
+    /// more of a started call's JSON arguments that does not end them.
+    /// Says whether it read the piece (what it does is what the steps
+    /// would do); otherwise the steps read it.
+    fn read_in_place(&mut self, out: &mut Vec<StreamEvent>) -> bool {
+        let len = self.buf.len();
+        match &mut self.state {
+            Some(State::Text) if !self.anchor => {
+                if self
+                    .c
+                    .text_firsts
+                    .next(self.buf.as_bytes(), self.cur)
+                    .is_some()
+                {
+                    return false;
+                }
+                self.emit_text(len, out);
+                true
+            }
+            Some(State::Run(RunState {
+                run,
+                phase: Phase::Body(Body::Json { info, args, walk }),
+                ..
+            })) => {
+                let Some(index) = info.index.filter(|_| info.id.is_some()) else {
+                    return false;
+                };
+                let CallBody::JsonObject {
+                    name_key,
+                    argument_keys,
+                    id_key,
+                } = &self.c.format.body
+                else {
+                    return false;
+                };
+                let mut probe = args.clone();
+                let stops = &self.c.stops[*run];
+                if !matches!(
+                    scan_json(&self.buf, false, &mut probe, stops, &[]),
+                    JsonOutcome::Need
+                ) {
+                    return false;
+                }
+                *args = probe;
+                let keys = CallKeys {
+                    name: name_key,
+                    arguments: argument_keys,
+                    id: id_key.as_deref(),
+                };
+                walk.walk(&self.buf, args.at, keys);
+                if let Some((from, to)) = walk.next_fragment(&self.buf) {
+                    push_arguments(index, &self.buf[from..to], out);
+                }
+                true
+            }
+            Some(State::Run(RunState {
+                run,
+                phase:
+                    Phase::Body(Body::Name {
+                        info,
+                        step: NameStep::Args(args),
+                    }),
+                ..
+            })) => {
+                let Some(index) = info.index else {
+                    return false;
+                };
+                let CallBody::NameThenJson { fence, .. } = &self.c.format.body else {
+                    return false;
+                };
+                let fence_end = fence.as_ref().map(|f| [f.end.as_str()]);
+                let before = value_text_from(self.buf.as_bytes(), args);
+                let mut probe = args.clone();
+                let stops = &self.c.stops[*run];
+                let also = fence_end.as_ref().map_or(&[][..], |f| &f[..]);
+                if !matches!(
+                    scan_json(&self.buf, false, &mut probe, stops, also),
+                    JsonOutcome::Need
+                ) {
+                    return false;
+                }
+                *args = probe;
+                if args.at > before {
+                    push_arguments(index, &self.buf[before..args.at], out);
+                }
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The output ended: decides everything held back.
@@ -513,24 +610,12 @@ impl Engine {
         self.buf.as_bytes()
     }
 
-    fn skip_ws(&self, mut p: usize) -> usize {
-        let b = self.bytes();
-        while p < b.len() && b[p].is_ascii_whitespace() {
-            p += 1;
-        }
-        p
+    fn skip_ws(&self, p: usize) -> usize {
+        skip_ws(self.bytes(), p)
     }
 
     fn at(&self, p: usize, marker: &str) -> Tri {
-        let rest = &self.bytes()[p.min(self.buf.len())..];
-        let m = marker.as_bytes();
-        if rest.starts_with(m) {
-            Tri::Yes
-        } else if !self.eof && m.starts_with(rest) {
-            Tri::Maybe
-        } else {
-            Tri::No
-        }
+        at(self.bytes(), self.eof, p, marker)
     }
 
     /// The first of `markers` from `from` on (the longest where several
@@ -570,70 +655,7 @@ impl Engine {
     /// Scans a JSON value for its end, stopping at a marker met outside
     /// its strings.
     fn scan_json(&self, j: &mut JsonArgs, stops: &[(String, Stop)], also: &[&str]) -> JsonOutcome {
-        let b = self.bytes();
-        let markers = || {
-            stops
-                .iter()
-                .map(|(m, _)| m.as_str())
-                .chain(also.iter().copied())
-        };
-        let firsts = Firsts::of(markers());
-        loop {
-            if j.at >= b.len() {
-                if !self.eof {
-                    return JsonOutcome::Need;
-                }
-                return match j.scan.finish() {
-                    Scan::Complete { .. } => JsonOutcome::Complete {
-                        start: self.skip_ws(j.from),
-                        end: j.at,
-                    },
-                    _ => JsonOutcome::Eof,
-                };
-            }
-            let k = firsts.next(b, j.at).unwrap_or(b.len());
-            let upto = if k > j.at {
-                k
-            } else {
-                if !j.scan.in_string() {
-                    // The longest marker at `k` (the last of the longest),
-                    // or, when none is there yet, one the text may still
-                    // become.
-                    let mut best: Option<(usize, usize)> = None;
-                    let mut maybe = false;
-                    for (w, m) in markers().enumerate() {
-                        match self.at(k, m) {
-                            Tri::Yes if best.is_none_or(|(_, len)| m.len() >= len) => {
-                                best = Some((w, m.len()))
-                            }
-                            Tri::Maybe => maybe = true,
-                            _ => {}
-                        }
-                    }
-                    if let Some((which, _)) = best {
-                        return JsonOutcome::Stopped { at: k, which };
-                    }
-                    if maybe {
-                        return JsonOutcome::Need;
-                    }
-                }
-                // Past the whole character: a marker may begin with a
-                // multi-byte one.
-                self.buf.ceil_char_boundary(k + 1)
-            };
-            let piece = &self.buf[j.at..upto];
-            match j.scan.push(piece) {
-                Scan::Complete { end } => {
-                    return JsonOutcome::Complete {
-                        start: self.skip_ws(j.from),
-                        end: j.at + end,
-                    };
-                }
-                Scan::TooLarge => return JsonOutcome::TooLarge,
-                Scan::TooDeep => return JsonOutcome::TooDeep,
-                Scan::Incomplete => j.at = upto,
-            }
-        }
+        scan_json(&self.buf, self.eof, j, stops, also)
     }
 
     /// Whether one of `markers` starts exactly at `p`.
@@ -653,11 +675,7 @@ impl Engine {
     /// byte to scan, past the whitespace before the value (which is not
     /// part of the arguments a call carries).
     fn value_text_from(&self, args: &JsonArgs) -> usize {
-        if args.scan.started() {
-            args.at
-        } else {
-            self.skip_ws(args.at)
-        }
+        value_text_from(self.bytes(), args)
     }
 
     fn json_args(&self, from: usize) -> JsonArgs {
@@ -703,16 +721,7 @@ impl Engine {
     /// appended to the last event when that is a fragment of the same
     /// call.
     fn emit_arguments(&self, index: usize, from: usize, to: usize, out: &mut Vec<StreamEvent>) {
-        let fragment = &self.buf[from..to];
-        match out.last_mut() {
-            Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
-                last.fragment.push_str(fragment)
-            }
-            _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
-                index,
-                fragment: fragment.to_owned(),
-            })),
-        }
+        push_arguments(index, &self.buf[from..to], out);
     }
 
     /// Text or reasoning was written at `from..to`: unless it is all
@@ -1615,7 +1624,7 @@ impl Engine {
             )),
             JsonOutcome::Complete { start, end } => {
                 let text = &self.buf[start..end];
-                let read = read_json_call(text, keys);
+                let read = read_walked_call(&self.buf, start, end, &walk, keys);
                 let raw_end = end;
                 match read {
                     JsonCall::Call {
@@ -2771,6 +2780,128 @@ impl Engine {
                 }
             }
         }
+    }
+}
+
+/// Scans a JSON value in `buf` for its end, stopping at a marker met
+/// outside its strings (`eof`: the text is all there).
+fn scan_json(
+    buf: &str,
+    eof: bool,
+    j: &mut JsonArgs,
+    stops: &[(String, Stop)],
+    also: &[&str],
+) -> JsonOutcome {
+    let b = buf.as_bytes();
+    let markers = || {
+        stops
+            .iter()
+            .map(|(m, _)| m.as_str())
+            .chain(also.iter().copied())
+    };
+    let firsts = Firsts::of(markers());
+    loop {
+        if j.at >= b.len() {
+            if !eof {
+                return JsonOutcome::Need;
+            }
+            return match j.scan.finish() {
+                Scan::Complete { .. } => JsonOutcome::Complete {
+                    start: skip_ws(b, j.from),
+                    end: j.at,
+                },
+                _ => JsonOutcome::Eof,
+            };
+        }
+        let k = firsts.next(b, j.at).unwrap_or(b.len());
+        let upto = if k > j.at {
+            k
+        } else {
+            if !j.scan.in_string() {
+                // The longest marker at `k` (the last of the longest),
+                // or, when none is there yet, one the text may still
+                // become.
+                let mut best: Option<(usize, usize)> = None;
+                let mut maybe = false;
+                for (w, m) in markers().enumerate() {
+                    match at(b, eof, k, m) {
+                        Tri::Yes if best.is_none_or(|(_, len)| m.len() >= len) => {
+                            best = Some((w, m.len()))
+                        }
+                        Tri::Maybe => maybe = true,
+                        _ => {}
+                    }
+                }
+                if let Some((which, _)) = best {
+                    return JsonOutcome::Stopped { at: k, which };
+                }
+                if maybe {
+                    return JsonOutcome::Need;
+                }
+            }
+            // Past the whole character: a marker may begin with a
+            // multi-byte one.
+            buf.ceil_char_boundary(k + 1)
+        };
+        let piece = &buf[j.at..upto];
+        match j.scan.push(piece) {
+            Scan::Complete { end } => {
+                return JsonOutcome::Complete {
+                    start: skip_ws(b, j.from),
+                    end: j.at + end,
+                };
+            }
+            Scan::TooLarge => return JsonOutcome::TooLarge,
+            Scan::TooDeep => return JsonOutcome::TooDeep,
+            Scan::Incomplete => j.at = upto,
+        }
+    }
+}
+
+/// Where the text of the value `args` scans goes on from in `b`: the next
+/// byte to scan, past the whitespace before the value (which is not part
+/// of the arguments a call carries).
+fn value_text_from(b: &[u8], args: &JsonArgs) -> usize {
+    if args.scan.started() {
+        args.at
+    } else {
+        skip_ws(b, args.at)
+    }
+}
+
+/// A fragment of call `index`'s arguments: appended to the last event
+/// when that is a fragment of the same call.
+fn push_arguments(index: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
+    match out.last_mut() {
+        Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
+            last.fragment.push_str(fragment)
+        }
+        _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+            index,
+            fragment: fragment.to_owned(),
+        })),
+    }
+}
+
+/// The first byte from `p` on in `b` that is not ASCII whitespace.
+fn skip_ws(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && b[p].is_ascii_whitespace() {
+        p += 1;
+    }
+    p
+}
+
+/// Whether `marker` is at `p` of `b` (`Maybe`: `b` ends inside it and
+/// more text may come, `eof` false).
+fn at(b: &[u8], eof: bool, p: usize, marker: &str) -> Tri {
+    let rest = &b[p.min(b.len())..];
+    let m = marker.as_bytes();
+    if rest.starts_with(m) {
+        Tri::Yes
+    } else if !eof && m.starts_with(rest) {
+        Tri::Maybe
+    } else {
+        Tri::No
     }
 }
 

@@ -57,6 +57,33 @@ pub(super) fn read_json_call<'a>(text: &'a str, keys: CallKeys<'_>) -> JsonCall<
     }
 }
 
+/// Reads the JSON-object call at `start..end` of `text`, which `walk` has
+/// read to its end: what [`read_json_call`] reads, taken from the walk when
+/// it found the name and the preferred arguments member (the text is then
+/// checked once as JSON, not walked again).
+pub(super) fn read_walked_call<'a>(
+    text: &'a str,
+    start: usize,
+    end: usize,
+    walk: &'a MemberWalk,
+    keys: CallKeys<'_>,
+) -> JsonCall<'a> {
+    let whole = &text[start..end];
+    let (Step::Done, Some(name), Some((from, Some(to)))) =
+        (&walk.step, walk.name(), walk.arguments)
+    else {
+        return read_json_call(whole, keys);
+    };
+    if serde_json::from_str::<serde::de::IgnoredAny>(whole).is_err() {
+        return JsonCall::Invalid;
+    }
+    JsonCall::Call {
+        name: name.to_owned(),
+        arguments: Some(&text[from..to]),
+        id: walk.id().flatten(),
+    }
+}
+
 /// An id member's value as the call's id: a string without escapes, its
 /// text between the quotes. Any other value gives no id.
 fn id_text(value: &str) -> Option<&str> {
@@ -431,6 +458,43 @@ mod tests {
                 };
                 assert_eq!(fragments, expected, "{text} {size}");
             }
+        }
+    }
+
+    /// What a read gives, as values to compare.
+    fn read_as_values(read: JsonCall<'_>) -> Result<(String, Option<&str>, Option<&str>), &str> {
+        match read {
+            JsonCall::Call {
+                name,
+                arguments,
+                id,
+            } => Ok((name, arguments, id)),
+            JsonCall::NotACall => Err("not a call"),
+            JsonCall::Invalid => Err("invalid"),
+        }
+    }
+
+    #[test]
+    fn a_walked_call_reads_as_the_whole_read_reads_it() {
+        let preferred = ["parameters".to_owned(), "arguments".to_owned()];
+        let cases = [
+            r#"{"name": "f", "parameters": {"a": "}\"{", "b": [1, {"c": null}]}}"#,
+            r#"{ "id" : "abc123", "na\u006de":"f" , "parameters" : 12.5e3 }"#,
+            r#"{"arguments": {"x": 1}, "name": "g", "parameters": [1, 2], "id": 7}"#,
+            r#"{"name": "f", "name": "g", "parameters": "s", "parameters": {}}"#,
+            r#"{"name": "é🦀", "other": {"name": "x"}, "parameters": true, "id": "a\"b"}"#,
+            r#"{"name": "f", "arguments": {"x": 1}}"#,
+            r#"{"name": 3, "parameters": {}}"#,
+            r#"{"name": "f", "parameters": {"x": 01}}"#,
+            r#"{"name": "f", "parameters": {"x": 1},}"#,
+            r#"{"name": "f", "parameters": {"x": 1}, "id": "i"}"#,
+        ];
+        for text in cases {
+            let mut walk = MemberWalk::new(0);
+            walk.walk(text, text.len(), keys(&preferred));
+            let walked = read_walked_call(text, 0, text.len(), &walk, keys(&preferred));
+            let whole = read_json_call(text, keys(&preferred));
+            assert_eq!(read_as_values(walked), read_as_values(whole), "{text}");
         }
     }
 
