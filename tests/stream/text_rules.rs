@@ -614,6 +614,41 @@ fn a_tag_pair_of_non_ascii_markers_reads_calls_whose_strings_hold_them() {
 }
 
 #[test]
+fn a_pythonic_format_of_non_ascii_markers_reads_calls_whose_strings_hold_them() {
+    use tinyagents_tools::stream::text::{CallBody, CallRun, Join, RunStart};
+    let mut format = TextFormat::pythonic();
+    format.name = "pythonic-corner-brackets".into();
+    format.runs = vec![CallRun {
+        start: RunStart::Marker("「".into()),
+        end: Some("」".into()),
+        call_start: None,
+        call_end: None,
+        join: Join::List {
+            open: "[".into(),
+            separator: ",".into(),
+            close: "]".into(),
+        },
+    }];
+    assert!(matches!(format.body, CallBody::Pythonic));
+    let out = everywhere(&format, "a「[get_weather(city=\"「x」é\")]」b");
+    assert_eq!(
+        calls(&out),
+        [("get_weather".to_owned(), json!({"city": "「x」é"}))]
+    );
+    assert_eq!(out.text(), "ab");
+    // Outside a string the end marker breaks the call; nothing panics on
+    // the marker's multi-byte first character.
+    let out = everywhere(&format, "a「[get_weather(city=」b");
+    assert_eq!(
+        out.failed().next().unwrap().kind,
+        CallProblem::MalformedArguments
+    );
+    assert_eq!(out.text(), "ab");
+    let out = everywhere(&format, "a「[get_weather(city=\"x\", n=「)]」b");
+    assert_eq!(out.calls().count(), 0);
+}
+
+#[test]
 fn braces_quotes_and_non_ascii_in_strings_keep_the_exact_text_the_model_wrote() {
     let args = r#"{"path": "é/🦀/{x}", "content": "a \"quoted\" } { ] [ \\ \u00e9 \n"}"#;
     for format in [
