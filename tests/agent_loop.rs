@@ -32,6 +32,7 @@ const HERMES_CALLS: &str = include_str!("fixtures/openai/completion_stream_herme
 const HERMES_ANSWER: &str = include_str!("fixtures/openai/completion_stream_hermes_answer.sse");
 const HERMES_MALFORMED: &str =
     include_str!("fixtures/openai/completion_stream_hermes_malformed.sse");
+const HERMES_NAMELESS: &str = include_str!("fixtures/openai/completion_stream_hermes_nameless.sse");
 const STREAM_MALFORMED_CALL: &str = include_str!("fixtures/openai/chat_stream_malformed_call.sse");
 /// The final answer both recorded final streams spell out.
 const STREAMED_ANSWER: &str =
@@ -1058,6 +1059,80 @@ async fn a_malformed_call_in_the_text_is_answered_in_its_place_and_the_other_cal
     .unwrap();
     assert_eq!(note, json!({"id": 1, "title": "second", "body": "kept"}));
     assert!(prompt.ends_with("</tool_response><|im_end|>\n<|im_start|>assistant\n"));
+}
+
+#[tokio::test]
+async fn a_text_call_broken_before_its_name_is_answered_in_its_place_as_unreadable() {
+    let server = FakeOpenAi::replying(vec![sse(HERMES_NAMELESS, 11), sse(HERMES_ANSWER, 17)]).await;
+    let agent = note_agent(&server, Some(TextFormat::hermes()));
+    let notebook = Arc::new(NoteBook::default());
+    let dir = tempfile::tempdir().unwrap();
+    let run = quickstart_run(dir.path(), notebook.clone());
+    let mut failed = Vec::new();
+    let mut shown = String::new();
+
+    let outcome = bounded(
+        agent.run_with(&run, "save two notes", &mut |event| match event {
+            AgentEvent::Output(StreamEvent::CallFailed(f)) => failed.push(f.clone()),
+            AgentEvent::Output(StreamEvent::Text(t)) => shown.push_str(t),
+            _ => {}
+        }),
+    )
+    .await
+    .unwrap();
+
+    // Only the second call ran: the first never had a readable name.
+    let notes = notebook.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(
+        (notes[0].title.as_str(), notes[0].body.as_str()),
+        ("second", "kept")
+    );
+    // The JSON broke at the name's value: the reader gives the call the
+    // turn's generated id, no name, and its raw text up to its end marker.
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(
+        (failed[0].id.as_ref().map(|id| id.as_str()), &failed[0].name),
+        (Some("text-call-1-0"), &None)
+    );
+    assert_eq!(failed[0].kind.as_str(), "malformed_arguments");
+    assert!(
+        failed[0].raw.contains("write_note, \"arguments\""),
+        "{:?}",
+        failed[0].raw
+    );
+    assert!(!shown.contains("tool_call"), "{shown:?}");
+    assert!(!shown.contains("lost"), "{shown:?}");
+
+    assert_eq!(outcome.stop, StopReason::Answered);
+    assert_eq!(outcome.answer.as_deref(), Some(STREAMED_ANSWER));
+    assert_eq!(outcome.trace.len(), 2);
+    assert_eq!(outcome.trace[0].call_id, "text-call-1-0");
+    assert_eq!(outcome.trace[0].tool, "unreadable_call");
+    assert_eq!(outcome.trace[0].error, Some("invalid_arguments"));
+    assert_eq!(outcome.trace[1].call_id, "text-call-1-1");
+    assert_eq!(outcome.trace[1].error, None);
+
+    // The refusal goes back first, in the call's place (Hermes matches
+    // answers by position), then the second call's note.
+    let prompt = server.received()[1].body["prompt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let refusal =
+        "the call's arguments are not one JSON object (malformed_arguments); it did not run";
+    let results = format!(
+        "<|im_start|>user\n<tool_response>\n{refusal}\n</tool_response>\n<tool_response>\n"
+    );
+    let at_results = at(&prompt, &results);
+    let note: Value = serde_json::from_str(
+        prompt[at_results + results.len()..]
+            .split("\n</tool_response>")
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(note, json!({"id": 1, "title": "second", "body": "kept"}));
 }
 
 #[tokio::test]
