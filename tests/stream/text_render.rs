@@ -34,7 +34,7 @@ use serde_json::json;
 use tinyagents_tools::stream::text::{FORMAT_NAMES, TextFormat};
 use tinyagents_tools::{ContentBlock, ToolCall, ToolMessage, ToolSchema, ToolSpec};
 
-use super::text_support::{calls, everywhere, ids, tools};
+use super::text_support::{calls, everywhere, everywhere_with, ids, tools};
 
 /// Call ids as a provider writes them (Mistral's nine letters and digits).
 const IDS: [&str; 2] = ["abcDEF123", "xyzXYZ789"];
@@ -869,4 +869,348 @@ fn every_format_reads_back_the_calls_it_writes() {
             assert_eq!(ids(&out)[0], "functions.get_weather:0");
         }
     }
+}
+
+// The assistant's calls, written back as each family's renderer writes
+// them. Every expected string below is that renderer's output for an
+// assistant message with two parallel calls, [`edit_call`] and a
+// `get_location` call without arguments (ids `functions.NAME:IDX`, or
+// Mistral's `abcDEF123` and `xyzXYZ789`), cut out of the whole prompt at
+// the assistant header before it and the end of turn after it. The Jinja
+// templates get the arguments as an object, as transformers and vLLM pass
+// them, except DeepSeek V3.1's and Kimi's, which concatenate them as text
+// and get `json.dumps(arguments, ensure_ascii=False)`; mistral-common and
+// openai-harmony get that text.
+
+/// The tools the calls below are for: every JSON type among the
+/// arguments.
+fn edit_tools() -> Vec<ToolSpec> {
+    let edit = ToolSpec::builder("edit", "Edit a file.")
+        .input_schema(ToolSchema::from_value(json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "content": {"type": "string"},
+                "append": {"type": "boolean"},
+                "count": {"type": "integer"},
+                "ratio": {"type": "number"},
+                "limit": {"type": ["integer", "null"]},
+                "options": {"type": "object"}
+            },
+            "required": ["path", "content"]
+        })))
+        .build()
+        .unwrap();
+    vec![edit, location()]
+}
+
+/// The arguments of the `edit` call: a string with quotes and non-ASCII,
+/// one with newlines, a boolean, an integer, a negative float, a null and
+/// a nested object, written as `json.dumps` writes them.
+const EDIT_ARGUMENTS: &str = r#"{"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}"#;
+
+/// The two parallel calls, with these ids.
+fn edit_call(ids: [&str; 2]) -> [ToolCall; 2] {
+    [
+        ToolCall::new(ids[0], "edit", EDIT_ARGUMENTS),
+        ToolCall::new(ids[1], "get_location", "{}"),
+    ]
+}
+
+/// `text` read back by `format`'s reader for [`edit_tools`], whole and in
+/// every chunking: the same names and arguments as `written`, and the
+/// output's ids.
+fn reads_back(format: &TextFormat, text: &str, written: &[ToolCall]) -> Vec<String> {
+    let tools = edit_tools();
+    let out = everywhere_with(|| format.reader(&tools), text, 8);
+    let expected: Vec<_> = written
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str().to_owned(),
+                super::text_support::arguments(&c.arguments),
+            )
+        })
+        .collect();
+    assert_eq!(calls(&out), expected, "{}: {text}", format.name);
+    // The newline between two calls is text (the reader passes it on).
+    assert_eq!(out.text().trim(), "", "{}: {text}", format.name);
+    assert_eq!(out.failed().count(), 0, "{}: {text}", format.name);
+    ids(&out)
+}
+
+/// Qwen3's chat template (Qwen/Qwen3-14B's `chat_template`, the
+/// assistant branch that Qwen2.5's shares), rendered with jinja2 3.1.6 as
+/// above.
+#[test]
+fn hermes_calls_are_qwen3_s_template_s() {
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let template = r##"<tool_call>
+{"name": "edit", "arguments": {"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}}
+</tool_call>
+<tool_call>
+{"name": "get_location", "arguments": {}}
+</tool_call>"##;
+    let format = TextFormat::hermes();
+    assert_eq!(format.render_calls(&calls), template);
+    reads_back(&format, template, &calls);
+}
+
+/// The ids of [`edit_call`] in Kimi's form.
+const KIMI_IDS_EDIT: [&str; 2] = ["functions.edit:0", "functions.get_location:1"];
+
+/// vLLM's `examples/tool_chat_template_qwen3coder.jinja` (commit
+/// 7a3bde4c), rendered with jinja2 3.1.6 as above. The template writes a
+/// value that is not an object or array through `| string`, Python's
+/// `str()`: `True`, `False`, `None`. Ours writes JSON's `true`, `false`,
+/// `null` instead, on purpose: the reader types a non-string parameter as
+/// JSON and the grammars hold it to JSON, so the transcript shows the
+/// model only values that read back and that constrained decoding allows.
+/// Strings, numbers, objects and arrays are the template's bytes.
+#[test]
+fn qwen3_coder_calls_are_its_template_s_but_for_python_s_true_and_none() {
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let template = r##"<tool_call>
+<function=edit>
+<parameter=path>
+docs/naïve "q".md
+</parameter>
+<parameter=content>
+line 1
+  "two" — ü
+
+</parameter>
+<parameter=append>
+True
+</parameter>
+<parameter=count>
+3
+</parameter>
+<parameter=ratio>
+-0.5
+</parameter>
+<parameter=limit>
+None
+</parameter>
+<parameter=options>
+{"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}
+</parameter>
+</function>
+</tool_call>
+<tool_call>
+<function=get_location>
+</function>
+</tool_call>"##;
+    let format = TextFormat::qwen3_coder();
+    let ours = template
+        .replace("<parameter=append>\nTrue\n", "<parameter=append>\ntrue\n")
+        .replace("<parameter=limit>\nNone\n", "<parameter=limit>\nnull\n");
+    assert_ne!(ours, template);
+    assert_eq!(format.render_calls(&calls), ours);
+    reads_back(&format, &ours, &calls);
+}
+
+/// GLM-4.6's template as Z.ai ships it and llama.cpp keeps it
+/// (`models/templates/GLM-4.6.jinja`, commit afefa651), GLM-4.5's
+/// assistant branch alike, rendered with jinja2 3.1.6 as above: a newline
+/// before each `<arg_key>` and `<arg_value>` and before `</tool_call>`.
+#[test]
+fn glm45_calls_are_glm_4_6_s_template_s() {
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let template = r##"<tool_call>edit
+<arg_key>path</arg_key>
+<arg_value>docs/naïve "q".md</arg_value>
+<arg_key>content</arg_key>
+<arg_value>line 1
+  "two" — ü
+</arg_value>
+<arg_key>append</arg_key>
+<arg_value>true</arg_value>
+<arg_key>count</arg_key>
+<arg_value>3</arg_value>
+<arg_key>ratio</arg_key>
+<arg_value>-0.5</arg_value>
+<arg_key>limit</arg_key>
+<arg_value>null</arg_value>
+<arg_key>options</arg_key>
+<arg_value>{"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}</arg_value>
+</tool_call>
+<tool_call>get_location
+</tool_call>"##;
+    let format = TextFormat::glm45();
+    assert_eq!(format.render_calls(&calls), template);
+    reads_back(&format, template, &calls);
+}
+
+/// llama.cpp's own GLM-4.5 template (`models/templates/glm_4_5.jinja`,
+/// commit 623f3dd0, rewritten for its engine) writes no newline before an
+/// `<arg_key>` or `</tool_call>`; ours writes GLM's own form (above), and
+/// reads this one back as the same calls.
+#[test]
+fn glm45_reads_llama_cpp_s_glm_4_5_template_s_calls() {
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let template = r##"<tool_call>edit<arg_key>path</arg_key>
+<arg_value>docs/naïve "q".md</arg_value><arg_key>content</arg_key>
+<arg_value>line 1
+  "two" — ü
+</arg_value><arg_key>append</arg_key>
+<arg_value>true</arg_value><arg_key>count</arg_key>
+<arg_value>3</arg_value><arg_key>ratio</arg_key>
+<arg_value>-0.5</arg_value><arg_key>limit</arg_key>
+<arg_value>null</arg_value><arg_key>options</arg_key>
+<arg_value>{"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}</arg_value></tool_call>
+<tool_call>get_location</tool_call>"##;
+    let format = TextFormat::glm45();
+    assert_ne!(format.render_calls(&calls), template);
+    reads_back(&format, template, &calls);
+}
+
+/// vLLM's `examples/tool_chat_template_llama3.1_json.jinja` (commit
+/// 54522760), rendered with jinja2 3.1.6 as above. The template takes one
+/// call a turn (it raises "This model only supports single tool-calls at
+/// once!" for two); ours joins several with `; `, as Llama 3.2's JSON
+/// calls are read.
+#[test]
+fn llama3_json_calls_are_its_template_s() {
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let template = r##"{"name": "edit", "parameters": {"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}}"##;
+    let format = TextFormat::llama3_json();
+    assert_eq!(format.render_calls(&calls[..1]), template);
+    reads_back(&format, template, &calls[..1]);
+    let both = format.render_calls(&calls);
+    assert_eq!(
+        both,
+        format!("{template}; {{\"name\": \"get_location\", \"parameters\": {{}}}}")
+    );
+    reads_back(&format, &both, &calls);
+}
+
+/// vLLM's `examples/tool_chat_template_llama4_pythonic.jinja` (commit
+/// 0471aed1), rendered with jinja2 3.1.6 as above, for calls whose values
+/// are plain strings. For other values the template writes
+/// `name="%s" | format(value)`: every value quoted, a string's own quotes
+/// unescaped, `True` and dicts as Python's repr inside the quotes
+/// (`append="True"`, `options="{'mode': 'fast'}"`), which no Python
+/// reader gives back as the call; ours writes Python literals.
+#[test]
+fn pythonic_calls_are_llama_4_s_template_s_for_strings_and_python_literals_else() {
+    let calls = [
+        ToolCall::new(
+            "functions.get_weather:0",
+            "get_weather",
+            r#"{"city": "Paris", "unit": "celsius"}"#,
+        ),
+        ToolCall::new("functions.get_location:1", "get_location", "{}"),
+    ];
+    let template = r##"[get_weather(city="Paris", unit="celsius"), get_location()]"##;
+    let format = TextFormat::pythonic();
+    assert_eq!(format.render_calls(&calls), template);
+    let out = everywhere(&format, template);
+    assert_eq!(
+        super::text_support::calls(&out),
+        [
+            (
+                "get_weather".to_owned(),
+                json!({"city": "Paris", "unit": "celsius"})
+            ),
+            ("get_location".to_owned(), json!({})),
+        ]
+    );
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let ours = format.render_calls(&calls);
+    assert_eq!(
+        ours,
+        r##"[edit(path="docs/naïve \"q\".md", content="line 1\n  \"two\" — ü\n", append=True, count=3, ratio=-0.5, limit=None, options={"mode": "fast", "tags": ["x", "y"], "deep": {"on": False}}), get_location()]"##
+    );
+    reads_back(&format, &ours, &calls);
+}
+
+/// mistral-common 1.13.1, tokenizer v3, set up as above: the calls as one
+/// JSON list after `[TOOL_CALLS] `, each with its id.
+#[test]
+fn mistral_calls_are_mistral_common_s_v3() {
+    let calls = edit_call(IDS);
+    let renderer = r##"[TOOL_CALLS] [{"name": "edit", "arguments": {"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}, "id": "abcDEF123"}, {"name": "get_location", "arguments": {}, "id": "xyzXYZ789"}]"##;
+    let format = TextFormat::mistral();
+    assert_eq!(format.render_calls(&calls), renderer);
+    assert_eq!(reads_back(&format, renderer, &calls), IDS);
+}
+
+/// mistral-common 1.13.1, tokenizers v11 (with `[CALL_ID]`) and v13 (no
+/// ids), set up as above.
+#[test]
+fn mistral_v11_calls_are_mistral_common_s_v11_and_v13() {
+    let format = TextFormat::mistral_v11();
+    let calls = edit_call(IDS);
+    let v11 = r##"[TOOL_CALLS]edit[CALL_ID]abcDEF123[ARGS]{"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}[TOOL_CALLS]get_location[CALL_ID]xyzXYZ789[ARGS]{}"##;
+    assert_eq!(format.render_calls(&calls), v11);
+    assert_eq!(reads_back(&format, v11, &calls), IDS);
+    let calls = edit_call(["text-call-0", "text-call-1"]);
+    let v13 = r##"[TOOL_CALLS]edit[ARGS]{"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}[TOOL_CALLS]get_location[ARGS]{}"##;
+    assert_eq!(format.render_calls(&calls), v13);
+    reads_back(&format, v13, &calls);
+}
+
+/// vLLM's `examples/tool_chat_template_deepseekv3.jinja` (commit
+/// 7531ada7), rendered with jinja2 3.1.6 as above, less the template's
+/// indentation whitespace between its `{{ ... }}` and the
+/// `<｜end▁of▁sentence｜>` that ends the turn.
+#[test]
+fn deepseek_v3_calls_are_its_template_s() {
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let template = r##"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>edit
+```json
+{"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}
+```<｜tool▁call▁end｜>
+<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_location
+```json
+{}
+```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"##;
+    let format = TextFormat::deepseek_v3();
+    assert_eq!(format.render_calls(&calls), template);
+    reads_back(&format, template, &calls);
+}
+
+/// vLLM's `examples/tool_chat_template_deepseekv31.jinja` (commit
+/// 71742a80), rendered with jinja2 3.1.6 as above, less the template's
+/// indentation whitespace and the `<｜end▁of▁sentence｜>` that ends the
+/// turn.
+#[test]
+fn deepseek_v31_calls_are_its_template_s() {
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let template = r##"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>edit<｜tool▁sep｜>{"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}<｜tool▁call▁end｜><｜tool▁call▁begin｜>get_location<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"##;
+    let format = TextFormat::deepseek_v31();
+    assert_eq!(format.render_calls(&calls), template);
+    reads_back(&format, template, &calls);
+}
+
+/// Kimi K2's template as llama.cpp keeps it
+/// (`models/templates/moonshotai-Kimi-K2-Thinking.jinja`, commit
+/// 0c3c896e), rendered with jinja2 3.1.6 as above: what follows the
+/// assistant's `<think></think>` and content.
+#[test]
+fn kimi_k2_calls_are_its_template_s() {
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let template = r##"<|tool_calls_section_begin|><|tool_call_begin|>functions.edit:0<|tool_call_argument_begin|>{"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}<|tool_call_end|><|tool_call_begin|>functions.get_location:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>"##;
+    let format = TextFormat::kimi_k2();
+    assert_eq!(format.render_calls(&calls), template);
+    assert_eq!(reads_back(&format, template, &calls), KIMI_IDS_EDIT);
+}
+
+/// openai/harmony's format document (`docs/format.md` at v0.0.8, its tool
+/// call and conversation examples) writes the recipient after the channel,
+/// `<|channel|>commentary to=functions.NAME <|constrain|>json`, as gpt-oss
+/// writes its calls; ours writes that. openai-harmony 0.0.8's
+/// `render_conversation` (below, set up as above) writes it in the role
+/// part instead; the document allows both, and both read back as the same
+/// calls.
+#[test]
+fn harmony_calls_are_the_format_document_s_and_read_as_openai_harmony_writes_them() {
+    let calls = edit_call(KIMI_IDS_EDIT);
+    let format = TextFormat::harmony();
+    let document = r##"<|start|>assistant<|channel|>commentary to=functions.edit <|constrain|>json<|message|>{"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}<|call|><|start|>assistant<|channel|>commentary to=functions.get_location <|constrain|>json<|message|>{}<|call|>"##;
+    assert_eq!(format.render_calls(&calls), document);
+    reads_back(&format, document, &calls);
+    let renderer = r##"<|start|>assistant to=functions.edit<|channel|>commentary <|constrain|>json<|message|>{"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}<|call|><|start|>assistant to=functions.get_location<|channel|>commentary <|constrain|>json<|message|>{}<|call|>"##;
+    reads_back(&format, renderer, &calls);
 }
