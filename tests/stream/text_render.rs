@@ -939,9 +939,10 @@ fn reads_back(format: &TextFormat, text: &str, written: &[ToolCall]) -> Vec<Stri
     ids(&out)
 }
 
-/// Qwen3's chat template (Qwen/Qwen3-14B's `chat_template`, the
-/// assistant branch that Qwen2.5's shares), rendered with jinja2 3.1.6 as
-/// above.
+/// Qwen3's chat template (Qwen/Qwen3-14B's `chat_template` on Hugging
+/// Face, whose assistant branch Qwen2.5's shares; quoted whole in
+/// SagesAi/terminal-agent's Qwen3 guide), its assistant branch rendered
+/// with jinja2 3.1.6 as above.
 #[test]
 fn hermes_calls_are_qwen3_s_template_s() {
     let calls = edit_call(KIMI_IDS_EDIT);
@@ -1066,7 +1067,9 @@ fn glm45_reads_llama_cpp_s_glm_4_5_template_s_calls() {
 }
 
 /// vLLM's `examples/tool_chat_template_llama3.1_json.jinja` (commit
-/// 54522760), rendered with jinja2 3.1.6 as above. The template takes one
+/// 54522760), its assistant branch rendered with jinja2 3.1.6 as above
+/// (the `{"name", "parameters"}` form of Llama 3.1's own template, which
+/// is not on GitHub). The template takes one
 /// call a turn (it raises "This model only supports single tool-calls at
 /// once!" for two); ours joins several with `; `, as Llama 3.2's JSON
 /// calls are read.
@@ -1086,7 +1089,8 @@ fn llama3_json_calls_are_its_template_s() {
 }
 
 /// vLLM's `examples/tool_chat_template_llama4_pythonic.jinja` (commit
-/// 0471aed1), rendered with jinja2 3.1.6 as above, for calls whose values
+/// 0471aed1), its assistant branch rendered with jinja2 3.1.6 as above,
+/// for calls whose values
 /// are plain strings. For other values the template writes
 /// `name="%s" | format(value)`: every value quoted, a string's own quotes
 /// unescaped, `True` and dicts as Python's repr inside the quotes
@@ -1152,7 +1156,8 @@ fn mistral_v11_calls_are_mistral_common_s_v11_and_v13() {
 }
 
 /// vLLM's `examples/tool_chat_template_deepseekv3.jinja` (commit
-/// 7531ada7), rendered with jinja2 3.1.6 as above, less the template's
+/// 7531ada7), its assistant branch rendered with jinja2 3.1.6 as above
+/// (DeepSeek V3's own template writes no tools), less the template's
 /// indentation whitespace between its `{{ ... }}` and the
 /// `<｜end▁of▁sentence｜>` that ends the turn.
 #[test]
@@ -1171,10 +1176,11 @@ fn deepseek_v3_calls_are_its_template_s() {
     reads_back(&format, template, &calls);
 }
 
-/// vLLM's `examples/tool_chat_template_deepseekv31.jinja` (commit
-/// 71742a80), rendered with jinja2 3.1.6 as above, less the template's
-/// indentation whitespace and the `<｜end▁of▁sentence｜>` that ends the
-/// turn.
+/// DeepSeek V3.1's own template as llama.cpp keeps it
+/// (`models/templates/deepseek-ai-DeepSeek-V3.1.jinja`, commit 0374c5b6;
+/// vLLM's `examples/tool_chat_template_deepseekv31.jinja` at 71742a80 has
+/// the same assistant branch), rendered with jinja2 3.1.6 as above, less
+/// the `<｜end▁of▁sentence｜>` that ends the turn.
 #[test]
 fn deepseek_v31_calls_are_its_template_s() {
     let calls = edit_call(KIMI_IDS_EDIT);

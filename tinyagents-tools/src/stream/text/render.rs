@@ -7,8 +7,10 @@
 //! tokenizers, DeepSeek's and Kimi's templates, openai/harmony's renderer);
 //! JSON is written as those templates' `tojson` writes it (`", "` and
 //! `": "` between items, keys in the schema's order), other values as
-//! Python's `str()` where a template writes them with `| string` (`True`,
-//! `False`). The tests check each against the real renderer's output.
+//! Python's `str()` where a template writes them with `| string` in the
+//! tools' listing (`True`, `False`). The tests check each against the real
+//! renderer's output; where ours writes calls otherwise, on purpose,
+//! [`TextFormat::render_calls`] says where and why.
 
 use std::fmt::Write as _;
 
@@ -176,9 +178,39 @@ impl TextFormat {
     }
 
     /// The assistant's `calls` written as this format writes them: the
-    /// model's own turn, rebuilt for the transcript of the next prompt.
+    /// model's own turn, rebuilt for the transcript of the next prompt,
+    /// byte for byte as the family's template (or renderer) writes that
+    /// turn's calls after the assistant header and before the end of turn.
     /// Reading the result back gives the same names and arguments (and the
     /// same ids where the format writes ids).
+    ///
+    /// JSON arguments are the text the model wrote, which is the
+    /// renderers' own output when that text is written as `json.dumps`
+    /// writes it (the renderers that re-serialize, mistral-common and the
+    /// templates given an object, write that form). Where a renderer
+    /// writes something else, this follows the family's form and says why:
+    ///
+    /// - Qwen3-Coder: the template writes a value that is neither object
+    ///   nor array through `| string`, so `True`, `False`, `None`; this
+    ///   writes JSON's `true`, `false`, `null`, as the reader types a
+    ///   non-string parameter (JSON) and the grammars allow it, so the
+    ///   transcript shows the model only values that read back.
+    /// - GLM: GLM-4.6's template (GLM-4.5's alike), a newline before each
+    ///   `<arg_key>`, `<arg_value>` and `</tool_call>`; llama.cpp's own
+    ///   GLM-4.5 template, rewritten for its engine, writes none (the
+    ///   reader reads both).
+    /// - Llama 3.x JSON: Llama 3.1's template takes one call a turn; more
+    ///   are joined by `; `, the separator the reader reads.
+    /// - pythonic: Python literals (`True`, `None`, dicts); vLLM's Llama 4
+    ///   template quotes every value with `"%s"` (`append="True"`, a
+    ///   string's own quotes unescaped), which reads back as other calls,
+    ///   and matches this for values that are plain strings.
+    /// - harmony: the recipient after the channel
+    ///   (`<|channel|>commentary to=functions.NAME <|constrain|>json`), as
+    ///   openai/harmony's format document writes calls in a conversation
+    ///   and gpt-oss writes them; openai-harmony's renderer puts it in the
+    ///   role part (`assistant to=functions.NAME<|channel|>commentary`),
+    ///   which the document allows too and the reader reads.
     ///
     /// ```
     /// use tinyagents_tools::stream::text::TextFormat;
