@@ -1220,3 +1220,35 @@ fn harmony_calls_are_the_format_document_s_and_read_as_openai_harmony_writes_the
     let renderer = r##"<|start|>assistant to=functions.edit<|channel|>commentary <|constrain|>json<|message|>{"path": "docs/naïve \"q\".md", "content": "line 1\n  \"two\" — ü\n", "append": true, "count": 3, "ratio": -0.5, "limit": null, "options": {"mode": "fast", "tags": ["x", "y"], "deep": {"on": false}}}<|call|><|start|>assistant to=functions.get_location<|channel|>commentary <|constrain|>json<|message|>{}<|call|>"##;
     reads_back(&format, renderer, &calls);
 }
+
+/// A result with a newline, quotes and non-ASCII, where the family writes
+/// results as JSON: vLLM's Llama 3.1 JSON (54522760) and Llama 4 pythonic
+/// (0471aed1) templates' `tool` branches, rendered with jinja2 3.1.6 as
+/// above, and mistral-common 1.13.1's tokenizers v3 and v11, set up as
+/// above, for a tool message with this text.
+#[test]
+fn results_with_quotes_newlines_and_non_ascii_are_the_renderers_json() {
+    let text = "naïve\n\"x\" — done";
+    let results = [result(IDS[0], "edit", text)];
+    assert_eq!(
+        TextFormat::llama3_json().render_results(&results),
+        r##"<|start_header_id|>ipython<|end_header_id|>
+
+{"output": "naïve\n\"x\" — done"}<|eot_id|>"##
+    );
+    assert_eq!(
+        TextFormat::pythonic().render_results(&results),
+        r##"<|header_start|>ipython<|header_end|>
+
+"naïve\n\"x\" — done"<|eot|>"##
+    );
+    assert_eq!(
+        TextFormat::mistral().render_results(&results),
+        r##"[TOOL_RESULTS] {"content": "naïve\n\"x\" — done", "call_id": "abcDEF123"}[/TOOL_RESULTS]"##
+    );
+    assert_eq!(
+        TextFormat::mistral_v11().render_results(&results),
+        r##"[TOOL_RESULTS]abcDEF123[TOOL_CONTENT]naïve
+"x" — done[/TOOL_RESULTS]"##
+    );
+}
