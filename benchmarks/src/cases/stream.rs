@@ -372,23 +372,28 @@ fn growth(specs: &[ToolSpec], rt: &tokio::runtime::Runtime, samples: usize, repo
 }
 
 /// The throughput Hermes output read one character at a time, `n` times
-/// (for callgrind: `--profile-stream-1char N`).
+/// (for callgrind: `--profile-stream-1char N`; `STREAM_FORMAT=NAME` reads
+/// that format's output instead).
 pub fn profile_one_char(n: u64) {
     let specs = specs();
-    let hermes = TextFormat::hermes();
-    let output = throughput_output(&hermes);
+    let name = std::env::var("STREAM_FORMAT").unwrap_or_else(|_| "hermes".to_owned());
+    let format = TextFormat::by_name(&name).expect("a format");
+    let output = throughput_output(&format);
     let one = chunk_text(&output, Chunking::Fixed(1));
     for _ in 0..n {
-        std::hint::black_box(read(&hermes, &specs, &one));
+        std::hint::black_box(read(&format, &specs, &one));
     }
 }
 
 /// The throughput output of every format both read, each read whole, `n`
-/// times (for callgrind: `--profile-stream-whole N`).
+/// times (for callgrind: `--profile-stream-whole N`; `STREAM_FORMAT=NAME`
+/// reads that format's alone).
 pub fn profile_whole(n: u64) {
     let specs = specs();
+    let only = std::env::var("STREAM_FORMAT").ok();
     let outputs: Vec<(TextFormat, String)> = COMMON_FORMATS
         .iter()
+        .filter(|(name, _)| only.as_deref().is_none_or(|only| only == *name))
         .map(|(name, _)| {
             let format = TextFormat::by_name(name).expect("a format");
             let output = throughput_output(&format);

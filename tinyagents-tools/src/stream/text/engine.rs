@@ -65,6 +65,14 @@ pub(crate) struct Compiled {
     stops: Vec<Vec<(String, Stop)>>,
     /// Harmony's: the ends of a message, then the start of the next.
     harmony_stops: Vec<(String, Stop)>,
+    /// Per run: the markers that end a raw parameter value (XML and
+    /// key-value bodies; none for the others), and where one may start.
+    value_ends: Vec<Vec<String>>,
+    value_firsts: Vec<Firsts>,
+    /// A JSON-object format none of whose stop markers can be met in a
+    /// valid JSON object: a call whose object is all in the text is then
+    /// read by its member walk alone (see [`Engine::walk_whole_call`]).
+    json_whole: bool,
 }
 
 impl Compiled {
@@ -89,7 +97,7 @@ impl Compiled {
                 RunStart::OutputStart => None,
             })
             .collect();
-        let stops = format
+        let stops: Vec<Vec<(String, Stop)>> = format
             .runs
             .iter()
             .map(|run| {
@@ -109,8 +117,29 @@ impl Compiled {
                 .collect(),
             _ => Vec::new(),
         };
+        let value_ends: Vec<Vec<String>> = format
+            .runs
+            .iter()
+            .map(|run| match &format.body {
+                CallBody::XmlParameters(x) => [&x.parameter_end, &x.function_end]
+                    .into_iter()
+                    .chain(&run.end)
+                    .cloned()
+                    .collect(),
+                CallBody::KeyValue(kv) => vec![kv.value_end.clone()],
+                _ => Vec::new(),
+            })
+            .collect();
+        let json_whole = matches!(format.body, CallBody::JsonObject { .. })
+            && stops.iter().flatten().all(|(m, _)| never_in_json_object(m));
         Compiled {
+            json_whole,
             text_firsts: Firsts::of(text_markers.iter().map(String::as_str)),
+            value_firsts: value_ends
+                .iter()
+                .map(|ends| Firsts::of(ends.iter().map(String::as_str)))
+                .collect(),
+            value_ends,
             format,
             text_markers,
             text_hits,
@@ -313,19 +342,39 @@ enum NameStep {
 
 #[derive(Debug)]
 enum XmlStep {
-    Name { from: usize },
+    Name {
+        from: usize,
+    },
     Params,
-    ParamName { from: usize },
-    Value { key: String, from: usize },
+    ParamName {
+        from: usize,
+    },
+    /// A raw value from `from`; no end marker starts before `at`.
+    Value {
+        key: String,
+        from: usize,
+        at: usize,
+    },
 }
 
 #[derive(Debug)]
 enum KvStep {
-    Name { from: usize },
+    Name {
+        from: usize,
+    },
     Pairs,
-    Key { from: usize },
-    ExpectValue { key: String },
-    Value { key: String, from: usize },
+    Key {
+        from: usize,
+    },
+    ExpectValue {
+        key: String,
+    },
+    /// A raw value from `from`; no end marker starts before `at`.
+    Value {
+        key: String,
+        from: usize,
+        at: usize,
+    },
 }
 
 #[derive(Debug)]
@@ -546,6 +595,36 @@ impl Engine {
                 if args.at > before {
                     push_arguments(index, &self.buf[before..args.at], out);
                 }
+                true
+            }
+            Some(State::Run(RunState {
+                run,
+                phase:
+                    Phase::Body(
+                        Body::Xml {
+                            step: XmlStep::Value { from, at, .. },
+                            bytes,
+                            ..
+                        }
+                        | Body::Kv {
+                            step: KvStep::Value { from, at, .. },
+                            bytes,
+                            ..
+                        },
+                    ),
+                ..
+            })) => {
+                // More of a raw value: it goes on while no byte can start
+                // one of the markers that end it and it stays in bounds.
+                let budget = self.limits.max_argument_bytes.saturating_sub(*bytes);
+                if len - *from > budget
+                    || self.c.value_firsts[*run]
+                        .next(self.buf.as_bytes(), *at)
+                        .is_some()
+                {
+                    return false;
+                }
+                *at = len;
                 true
             }
             _ => false,
@@ -1577,7 +1656,19 @@ impl Engine {
             arguments: argument_keys,
             id: id_key.as_deref(),
         };
-        let outcome = self.scan_json(&mut args, stops, &[]);
+        let whole = self.walk_whole_call(&args, keys);
+        let valid = whole.is_some();
+        let outcome = match whole {
+            Some((whole, end)) => {
+                *walk = whole;
+                args.at = end;
+                JsonOutcome::Complete {
+                    start: args.from,
+                    end,
+                }
+            }
+            None => self.scan_json(&mut args, stops, &[]),
+        };
         // The members are read as far as the scan decided the object:
         // the same bytes whatever the chunking.
         let decided = match outcome {
@@ -1624,7 +1715,7 @@ impl Engine {
             )),
             JsonOutcome::Complete { start, end } => {
                 let text = &self.buf[start..end];
-                let read = read_walked_call(&self.buf, start, end, &walk, keys);
+                let read = read_walked_call(&self.buf, start, end, &walk, keys, valid);
                 let raw_end = end;
                 match read {
                     JsonCall::Call {
@@ -1683,6 +1774,29 @@ impl Engine {
                 Ok(Flow::Go(State::Run(rs)))
             }
         }
+    }
+
+    /// A JSON-object call not scanned yet whose whole object is in the
+    /// text, valid JSON within the bounds, read by a member walk alone:
+    /// the walk and where the object ends. The scan would end it at the
+    /// same byte (the format's stop markers cannot be met in valid JSON,
+    /// see [`never_in_json_object`]), so the call reads as it would, in
+    /// one pass fewer. `None` for anything else: the scan reads it.
+    fn walk_whole_call(&self, args: &JsonArgs, keys: CallKeys<'_>) -> Option<(MemberWalk, usize)> {
+        if !self.c.json_whole || args.at != args.from {
+            return None;
+        }
+        // The object is one level: its members' values may nest one
+        // level less than the arguments' bound.
+        let depth = self.limits.max_argument_depth.checked_sub(1)?;
+        let mut walk = MemberWalk::bounded(args.from, depth);
+        walk.walk(&self.buf, self.buf.len(), keys);
+        let end = walk.end()?;
+        if end - args.from > self.limits.max_argument_bytes {
+            return None;
+        }
+        serde_json::from_str::<serde::de::IgnoredAny>(&self.buf[args.from..end]).ok()?;
+        Some((walk, end))
     }
 
     /// Reads a JSON-object call's members on to `to`: the call starts once
@@ -2026,6 +2140,7 @@ impl Engine {
                             XmlStep::Value {
                                 key: head,
                                 from: self.cur,
+                                at: self.cur,
                             }
                         } else {
                             self.start_call(&mut info, &head, None, out);
@@ -2112,10 +2227,9 @@ impl Engine {
                 }
                 Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, p, out))
             }
-            XmlStep::Value { key, from } => {
-                let mut markers = vec![x.parameter_end.as_str(), x.function_end.as_str()];
-                markers.extend(run_end.map(String::as_str));
-                let hit = self.find(from, &markers);
+            XmlStep::Value { key, from, at } => {
+                let markers = &compiled.value_ends[rs.run];
+                let hit = self.find(at, markers);
                 if let Some(cut) = self.over_budget(hit, from, bytes) {
                     return Ok(self.refuse(rs, info, CallProblem::TooLarge, cut, out));
                 }
@@ -2158,8 +2272,12 @@ impl Engine {
                         self.consume(self.buf.len());
                         Ok(Flow::Go(State::Text))
                     }
-                    Hit::Partial { .. } | Hit::None => {
-                        wait(info, XmlStep::Value { key, from }, args, bytes)
+                    Hit::Partial { at } => {
+                        wait(info, XmlStep::Value { key, from, at }, args, bytes)
+                    }
+                    Hit::None => {
+                        let at = self.buf.len();
+                        wait(info, XmlStep::Value { key, from, at }, args, bytes)
                     }
                 }
             }
@@ -2278,6 +2396,7 @@ impl Engine {
                             KvStep::ExpectValue { key } => KvStep::Value {
                                 key,
                                 from: self.cur,
+                                at: self.cur,
                             },
                             _ => KvStep::Key { from: self.cur },
                         };
@@ -2325,7 +2444,7 @@ impl Engine {
                 }
                 _ => wait(info, KvStep::Key { from }, args, bytes),
             },
-            KvStep::Value { key, from } => match self.find(from, &[kv.value_end.as_str()]) {
+            KvStep::Value { key, from, at } => match self.find(at, &compiled.value_ends[rs.run]) {
                 hit if self.over_budget(hit, from, bytes).is_some() => {
                     let cut = self.over_budget(hit, from, bytes).unwrap_or(from);
                     Ok(self.refuse(rs, info, CallProblem::TooLarge, cut, out))
@@ -2352,7 +2471,11 @@ impl Engine {
                     Ok(Flow::Go(State::Run(rs)))
                 }
                 Hit::None if self.eof => self.eof_truncated(rs.raw_start, info, out),
-                _ => wait(info, KvStep::Value { key, from }, args, bytes),
+                Hit::Partial { at } => wait(info, KvStep::Value { key, from, at }, args, bytes),
+                _ => {
+                    let at = self.buf.len();
+                    wait(info, KvStep::Value { key, from, at }, args, bytes)
+                }
             },
         }
     }
@@ -2941,6 +3064,22 @@ fn decode_into<'b>(
             }
         }
     }
+}
+
+/// Whether `marker` can be neither met outside the strings of a valid
+/// JSON object nor begin in one and run past its closing `}`: before any
+/// `"` or `}` it holds a byte that valid JSON has only inside strings.
+fn never_in_json_object(marker: &str) -> bool {
+    for b in marker.bytes() {
+        match b {
+            b'"' | b'}' => return false,
+            b' ' | b'\t' | b'\n' | b'\r' | b'{' | b'[' | b']' | b',' | b':' | b'+' | b'-'
+            | b'.' => {}
+            b'0'..=b'9' | b'a' | b'e' | b'f' | b'l' | b'n' | b'r' | b's' | b't' | b'u' | b'E' => {}
+            _ => return true,
+        }
+    }
+    false
 }
 
 /// Drops one leading and one trailing newline (`\n` or `\r\n`).

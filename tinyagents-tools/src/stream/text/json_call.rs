@@ -60,13 +60,15 @@ pub(super) fn read_json_call<'a>(text: &'a str, keys: CallKeys<'_>) -> JsonCall<
 /// Reads the JSON-object call at `start..end` of `text`, which `walk` has
 /// read to its end: what [`read_json_call`] reads, taken from the walk when
 /// it found the name and the preferred arguments member (the text is then
-/// checked once as JSON, not walked again).
+/// checked once as JSON, not walked again; not at all when `valid` says
+/// it was).
 pub(super) fn read_walked_call<'a>(
     text: &'a str,
     start: usize,
     end: usize,
     walk: &'a MemberWalk,
     keys: CallKeys<'_>,
+    valid: bool,
 ) -> JsonCall<'a> {
     let whole = &text[start..end];
     let (Step::Done, Some(name), Some((from, Some(to)))) =
@@ -74,7 +76,7 @@ pub(super) fn read_walked_call<'a>(
     else {
         return read_json_call(whole, keys);
     };
-    if serde_json::from_str::<serde::de::IgnoredAny>(whole).is_err() {
+    if !valid && serde_json::from_str::<serde::de::IgnoredAny>(whole).is_err() {
         return JsonCall::Invalid;
     }
     JsonCall::Call {
@@ -158,6 +160,10 @@ pub(super) struct MemberWalk {
     /// the text the walk is given).
     at: usize,
     step: Step,
+    /// Just after the object's `}`, once it closed.
+    end: Option<usize>,
+    /// How deep a member's value may nest (arrays and objects in it).
+    max_depth: usize,
     /// The keys met so far, by role: a member counts only as the first of
     /// its key.
     seen_name: bool,
@@ -218,9 +224,17 @@ enum Role {
 impl MemberWalk {
     /// A walk of the object that begins at `from`.
     pub(super) fn new(from: usize) -> MemberWalk {
+        MemberWalk::bounded(from, usize::MAX)
+    }
+
+    /// A walk of the object that begins at `from`, lost at a member value
+    /// that nests deeper than `max_depth`.
+    pub(super) fn bounded(from: usize, max_depth: usize) -> MemberWalk {
         MemberWalk {
             at: from,
             step: Step::Open,
+            end: None,
+            max_depth,
             seen_name: false,
             seen_id: false,
             seen_arguments: false,
@@ -242,11 +256,21 @@ impl MemberWalk {
                 Step::InKey { from, mut scan } => match scan.push(&text[self.at..to]) {
                     Scan::Complete { end } => {
                         self.at += end;
-                        match serde_json::from_str::<String>(&text[from..self.at]) {
-                            Ok(key) => Step::Colon {
-                                role: self.role(&key, keys),
-                            },
-                            Err(_) => Step::Lost,
+                        // A key without escapes or control characters is
+                        // its text between the quotes.
+                        let quoted = &text[from..self.at];
+                        let plain = &quoted[1..quoted.len() - 1];
+                        if !plain.bytes().any(|b| b == b'\\' || b < 0x20) {
+                            Step::Colon {
+                                role: self.role(plain, keys),
+                            }
+                        } else {
+                            match serde_json::from_str::<String>(quoted) {
+                                Ok(key) => Step::Colon {
+                                    role: self.role(&key, keys),
+                                },
+                                Err(_) => Step::Lost,
+                            }
                         }
                     }
                     Scan::Incomplete => {
@@ -285,6 +309,7 @@ impl MemberWalk {
                 },
                 Step::FirstKey | Step::After if byte == b'}' => {
                     self.at += 1;
+                    self.end = Some(self.at);
                     Step::Done
                 }
                 Step::Colon { role } if byte == b':' => {
@@ -299,7 +324,7 @@ impl MemberWalk {
                     Step::InValue {
                         role,
                         from: self.at,
-                        scan: JsonScanner::new(usize::MAX, usize::MAX),
+                        scan: JsonScanner::new(usize::MAX, self.max_depth),
                     }
                 }
                 Step::After if byte == b',' => {
@@ -345,6 +370,11 @@ impl MemberWalk {
             Role::Arguments => self.arguments = Some((from, Some(self.at))),
             Role::Other => {}
         }
+    }
+
+    /// Just after the object's closing `}`, once the walk read it.
+    pub(super) fn end(&self) -> Option<usize> {
+        self.end
     }
 
     /// The call's name, once the first name member closed as a string.
@@ -492,7 +522,7 @@ mod tests {
         for text in cases {
             let mut walk = MemberWalk::new(0);
             walk.walk(text, text.len(), keys(&preferred));
-            let walked = read_walked_call(text, 0, text.len(), &walk, keys(&preferred));
+            let walked = read_walked_call(text, 0, text.len(), &walk, keys(&preferred), false);
             let whole = read_json_call(text, keys(&preferred));
             assert_eq!(read_as_values(walked), read_as_values(whole), "{text}");
         }
