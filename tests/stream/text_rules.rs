@@ -573,6 +573,52 @@ fn arguments_over_the_limits_are_refused_while_they_stream() {
     assert_eq!(out.failed().next().unwrap().kind, CallProblem::TooLarge);
 }
 
+#[test]
+fn a_call_exactly_at_the_bounds_is_read_and_one_past_them_refused_whole_as_in_pieces() {
+    let limits = StreamLimits {
+        max_argument_bytes: 64,
+        max_argument_depth: 4,
+    };
+    let hermes = TextFormat::hermes();
+    let read = |object: &str| {
+        let output = format!("<tool_call>{object}</tool_call>");
+        everywhere_with(|| reader(&hermes).with_limits(limits), &output, 4)
+    };
+    // Four levels: the object, its arguments and two arrays.
+    let out = read(r#"{"name": "f", "arguments": {"a": [[1]]}}"#);
+    assert_eq!(argument_texts(&out), [r#"{"a": [[1]]}"#]);
+    let out = read(r#"{"name": "f", "arguments": {"a": [[[1]]]}}"#);
+    assert_eq!(out.failed().next().unwrap().kind, CallProblem::TooDeep);
+    // An object of 64 bytes, then one of 65.
+    let out = read(&format!(
+        r#"{{"name": "f", "arguments": {{"c": "{}"}}}}"#,
+        "x".repeat(27)
+    ));
+    assert_eq!(out.calls().count(), 1);
+    let out = read(&format!(
+        r#"{{"name": "f", "arguments": {{"c": "{}"}}}}"#,
+        "x".repeat(28)
+    ));
+    assert_eq!(out.failed().next().unwrap().kind, CallProblem::TooLarge);
+}
+
+#[test]
+fn a_tag_end_marker_that_json_may_hold_ends_the_call_where_it_is_met_whole_as_in_pieces() {
+    // `]` closes the array before it ends the tag: the call's JSON is cut
+    // there, read whole or in pieces.
+    let format = TextFormat::tags("<c>", "]");
+    let out = everywhere(
+        &format,
+        "<c>{\"name\": \"get_weather\", \"args\": {\"days\": [3]}}]ok",
+    );
+    assert_eq!(out.calls().count(), 0);
+    assert_eq!(
+        out.failed().next().unwrap().kind,
+        CallProblem::MalformedArguments
+    );
+    assert_eq!(out.text(), "}}]ok");
+}
+
 // ---- bad input -----------------------------------------------------------------
 
 #[test]

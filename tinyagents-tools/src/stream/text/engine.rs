@@ -12,6 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::mem;
+use std::ops::Range;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -875,7 +876,7 @@ impl Engine {
                 ToolCallId::from(id)
             }
             None => {
-                let id = format!("{}{index}", self.id_prefix);
+                let id = self.generated_id(index);
                 self.ids.insert(id.clone());
                 ToolCallId::from(id)
             }
@@ -889,18 +890,23 @@ impl Engine {
         }));
     }
 
+    /// The call's arguments closed and read: it is ready, unless it has
+    /// no name or reuses an id (then it fails, with its markup `raw` of the
+    /// text as its raw text).
     fn ready(
         &mut self,
         mut info: CallInfo,
         arguments: RawArguments,
-        raw: String,
+        raw: Range<usize>,
         out: &mut Vec<StreamEvent>,
     ) {
         let index = self.index(&mut info);
         let (Some(id), Some(name)) = (info.id.clone(), info.name.clone()) else {
+            let raw = self.raw(raw.start, raw.end);
             return self.failed(info, CallProblem::MalformedMarkup, raw, out);
         };
         if info.reused {
+            let raw = self.raw(raw.start, raw.end);
             return self.failed(info, CallProblem::ReusedId, raw, out);
         }
         self.ending = Ending::Call;
@@ -910,12 +916,32 @@ impl Engine {
         }));
     }
 
+    /// The id the reader gives call `index`: its prefix, then the index in
+    /// decimal.
+    fn generated_id(&self, index: usize) -> String {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut rest = index;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        let mut id = String::with_capacity(self.id_prefix.len() + digits.len() - at);
+        id.push_str(&self.id_prefix);
+        id.extend(digits[at..].iter().map(|&d| char::from(d)));
+        id
+    }
+
     /// The id of a call that failed or was cut off before its format gave
     /// one: the generated one, so the executor can still answer it.
     fn ensure_id(&mut self, info: &mut CallInfo) -> usize {
         let index = self.index(info);
         if info.id.is_none() {
-            let id = format!("{}{index}", self.id_prefix);
+            let id = self.generated_id(index);
             self.ids.insert(id.clone());
             info.id = Some(ToolCallId::from(id));
         }
@@ -1732,7 +1758,6 @@ impl Engine {
                             self.start_call(&mut info, &name, id.as_deref(), out);
                         }
                         debug_assert_eq!(info.name.as_ref().map(CallName::as_str), Some(&*name));
-                        let raw = self.raw(rs.raw_start, raw_end);
                         let arguments = arguments.unwrap_or_else(|| "{}".to_owned());
                         if walk.follows_arguments() {
                             // The member read as it streamed is the one the
@@ -1744,7 +1769,12 @@ impl Engine {
                                 fragment: arguments.clone(),
                             }));
                         }
-                        self.ready(info, RawArguments::Text(arguments), raw, out);
+                        self.ready(
+                            info,
+                            RawArguments::Text(arguments),
+                            rs.raw_start..raw_end,
+                            out,
+                        );
                     }
                     JsonCall::NotACall if may_give_back => return Ok(self.give_back(rs)),
                     JsonCall::Invalid if may_give_back && !text.starts_with("{\"") => {
@@ -2008,7 +2038,6 @@ impl Engine {
                             self.emit_arguments(info.index.unwrap_or(0), sent, end, out);
                         }
                         let text = self.buf[start..end].to_owned();
-                        let raw = self.raw(rs.raw_start, end);
                         if !is_json_object(&text) {
                             return Ok(self.fail_at_end(
                                 rs,
@@ -2018,7 +2047,7 @@ impl Engine {
                                 out,
                             ));
                         }
-                        self.ready(info, RawArguments::Text(text), raw, out);
+                        self.ready(info, RawArguments::Text(text), rs.raw_start..end, out);
                         self.consume(end);
                         if fence.is_some() {
                             rs.phase = Phase::Body(Body::Name {
@@ -2207,11 +2236,10 @@ impl Engine {
                                 _ => {
                                     // The arguments close: the call is ready.
                                     let end = if kind == 1 { p + marker.len() } else { p };
-                                    let raw = self.raw(rs.raw_start, end);
                                     self.ready(
                                         info,
                                         RawArguments::Json(Value::Object(args)),
-                                        raw,
+                                        rs.raw_start..end,
                                         out,
                                     );
                                     self.consume(end);
@@ -2365,7 +2393,7 @@ impl Engine {
                             return Ok(Flow::Go(State::Run(rs)));
                         }
                         let end = at + run_end.len();
-                        let raw = self.raw(rs.raw_start, end);
+                        let raw = rs.raw_start..end;
                         self.ready(info, RawArguments::Json(Value::Object(args)), raw, out);
                         self.consume(end);
                         Ok(Flow::Go(State::Text))
@@ -2415,7 +2443,7 @@ impl Engine {
                     match self.at(p, run_end) {
                         Tri::Yes => {
                             let end = p + run_end.len();
-                            let raw = self.raw(rs.raw_start, end);
+                            let raw = rs.raw_start..end;
                             self.ready(info, RawArguments::Json(Value::Object(args)), raw, out);
                             self.consume(end);
                             return Ok(Flow::Go(State::Text));
@@ -2559,12 +2587,15 @@ impl Engine {
                 PyStep::TooDeep => return Ok(self.refuse(rs, info, CallProblem::TooDeep, at, out)),
                 PyStep::Closed => {
                     let end = at + 1;
-                    let raw = self.raw(rs.raw_start, end);
+                    let raw = rs.raw_start..end;
                     match parse_call(&self.buf[from..end]) {
                         Ok((_, args)) => {
                             self.ready(info, RawArguments::Json(Value::Object(args)), raw, out)
                         }
-                        Err(_) => self.failed(info, CallProblem::MalformedArguments, raw, out),
+                        Err(_) => {
+                            let raw = self.raw(raw.start, raw.end);
+                            self.failed(info, CallProblem::MalformedArguments, raw, out)
+                        }
                     }
                     self.consume(end);
                     rs.bare = false;
@@ -2790,7 +2821,6 @@ impl Engine {
                             self.emit_arguments(info.index.unwrap_or(0), sent, end, out);
                         }
                         let text = self.buf[start..end].to_owned();
-                        let raw = self.raw(raw_start, end);
                         if !is_json_object(&text) {
                             // Malformed: the call ends at its end marker.
                             return Flow::Go(State::Harmony(HState::Skip {
@@ -2800,7 +2830,7 @@ impl Engine {
                                 from: end,
                             }));
                         }
-                        self.ready(info, RawArguments::Text(text), raw, out);
+                        self.ready(info, RawArguments::Text(text), raw_start..end, out);
                         self.consume(end);
                         Flow::Go(State::Harmony(HState::AfterCall { raw_start: end }))
                     }
@@ -3190,5 +3220,40 @@ mod tests {
             "get_weather"
         );
         assert_eq!(name_in_id("functions.a:b", "functions.", ":"), "a:b");
+    }
+
+    #[test]
+    fn a_generated_id_is_the_prefix_then_the_index_in_decimal() {
+        let c = Arc::new(Compiled::new(TextFormat::hermes()));
+        let engine = Engine::new(
+            c,
+            Arc::new(HashMap::new()),
+            StreamLimits::default(),
+            "turn-".to_owned(),
+            false,
+        );
+        for (index, id) in [
+            (0, "turn-0"),
+            (7, "turn-7"),
+            (10, "turn-10"),
+            (40321, "turn-40321"),
+        ] {
+            assert_eq!(engine.generated_id(index), id);
+        }
+        assert_eq!(
+            engine.generated_id(usize::MAX),
+            format!("turn-{}", usize::MAX)
+        );
+    }
+
+    #[test]
+    fn markers_with_a_byte_json_keeps_in_strings_are_never_in_a_json_object() {
+        for marker in ["</tool_call>", "<|python_tag|>", "[TOOL_CALLS]", ";", "[{x"] {
+            assert!(never_in_json_object(marker), "{marker}");
+        }
+        // Each of these can be met in a valid object, or begin at its `}`.
+        for marker in ["]", ", ", "\"x", "}X", "[1]", "true", ""] {
+            assert!(!never_in_json_object(marker), "{marker}");
+        }
     }
 }
