@@ -27,7 +27,7 @@
 //! | [`middleware`], [`policy`] | code around every call, and the safety policies built on it |
 //! | [`artifacts`], [`executor`] | where large outputs go; the fail-closed lifecycle every call goes through |
 //! | `isolated`, `wasm` | tool bodies under OS or engine limits (worker processes, feature `isolated`; WebAssembly, feature `wasm`) |
-//! | [`stream`] | model output as it streams: text, reasoning and calls read from provider streams and from text formats |
+//! | `stream` | model output as it streams: text, reasoning and calls read from provider streams and from text formats (feature `stream`) |
 //! | [`providers`] | the edges: provider formats (MCP's declarations and results among them); code mode's `run_code` tool and MCP's server and client are crates of their own, `tinyagents-tools-code-mode` and `tinyagents-tools-mcp` |
 //! | `builtins`, `testkit` | the `echo` and `hash` tools (feature `builtins`); test helpers (feature `testkit`) |
 //! | [`guide`] | the guide: one page per topic |
@@ -117,6 +117,8 @@ pub mod redact;
 pub mod registry;
 pub mod runtime;
 pub mod spec;
+#[cfg(feature = "stream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stream")))]
 pub mod stream;
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -127,6 +127,7 @@ impl FromStr for Provider {
 }
 
 /// Why [`model_facing_schema`] could not inline a schema's references.
+#[cfg(feature = "stream")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum InlineError {
     /// A reference leads back into itself.
@@ -138,6 +139,7 @@ pub(crate) enum InlineError {
 /// The input schema as a model-facing export starts from (no root meta,
 /// no MCP header annotations) with every `$ref` inlined: what the grammar
 /// builders of [`crate::stream::grammar`] take.
+#[cfg(feature = "stream")]
 pub(crate) fn model_facing_schema(spec: &ToolSpec) -> Result<Value, InlineError> {
     let cx = transform::Cx {
         spec,

@@ -75,8 +75,8 @@ impl TaskStart {
 ///
 /// Each bound is enforced by the mechanism that runs the tool, never by
 /// accounting in the executor: `max_memory` and `max_cpu` by the operating
-/// system in an isolated worker process (`setrlimit`, see
-/// [`crate::isolated`]), `fuel` by the WASM engine. A tool running in the
+/// system in an isolated worker process (`setrlimit`, see the module
+/// `isolated`, feature `isolated`), `fuel` by the WASM engine. A tool running in the
 /// agent's own process cannot be bounded this way; its bounds are declared
 /// only (the executor's timeout still applies to every tool).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

@@ -12,8 +12,9 @@
 //! exports transform this canonical form; they never change it.
 //!
 //! Validation uses one more step that the model never sees:
-//! [`crate::registry::compile_schema`] gives every fixed-width integer format the
-//! `minimum`/`maximum` of its Rust type ([`bound_integer_formats`]), so the
+//! `registry::compile_schema` (feature `json-schema-full`) gives every
+//! fixed-width integer format the `minimum`/`maximum` of its Rust type
+//! ([`bound_integer_formats`]), so the
 //! validator refuses what the deserializer would, without filling every
 //! declaration with `(maximum: 4294967295)` noise.
 

@@ -16,10 +16,10 @@
 //!   into the pieces a stream would deliver (fixed sizes, one character or
 //!   byte at a time, random lengths from a seed), for testing streaming
 //!   code without a provider.
-//! - [`ScriptedStream`]: the stream a provider would send for a complete
-//!   response (its events and server-sent-event bytes, text and arguments
-//!   in deltas), or a model's raw text, fed to a reader in the pieces a
-//!   [`Chunking`] cuts.
+//! - `ScriptedStream` (with the feature `stream` too): the stream a
+//!   provider would send for a complete response (its events and
+//!   server-sent-event bytes, text and arguments in deltas), or a model's
+//!   raw text, fed to a reader in the pieces a [`Chunking`] cuts.
 //! - [`EventRecorder`]: an in-line subscriber that keeps every event, with
 //!   [`kinds`](EventRecorder::kinds), [`assert_kinds`](EventRecorder::assert_kinds)
 //!   and [`assert_order`](EventRecorder::assert_order).
@@ -41,6 +41,7 @@ mod fn_tool;
 mod harness;
 mod ids;
 mod recorder;
+#[cfg(feature = "stream")]
 mod scripted;
 mod unavailable;
 
@@ -55,5 +56,7 @@ pub use fn_tool::{FnTool, ToolFuture};
 pub use harness::{HarnessError, ToolHarness, ToolHarnessBuilder};
 pub use ids::SequentialIds;
 pub use recorder::EventRecorder;
+#[cfg(feature = "stream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stream")))]
 pub use scripted::ScriptedStream;
 pub use unavailable::UnavailableJournal;
