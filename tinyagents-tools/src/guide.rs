@@ -2,7 +2,8 @@
 //! Rust snippet on them is compiled and run as a doctest.
 //!
 //! Pages whose snippets need a cargo feature exist only with it: `collect`
-//! (with `collect`) and `testing` (with `testkit`). Code mode's page is the
+//! (with `collect`), `streaming` (with `stream`) and `testing` (with
+//! `testkit`). Code mode's page is the
 //! guide of its own crate, `tinyagents-tools-code-mode`, and the MCP
 //! server's and client's pages are the guide of `tinyagents-tools-mcp`.
 #![doc = include_str!("../docs/README.md")]
@@ -38,6 +39,11 @@ pub mod journal {}
 
 #[doc = include_str!("../docs/providers.md")]
 pub mod providers {}
+
+#[cfg(feature = "stream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stream")))]
+#[doc = include_str!("../docs/streaming.md")]
+pub mod streaming {}
 
 #[cfg(feature = "isolated")]
 #[cfg_attr(docsrs, doc(cfg(feature = "isolated")))]
