@@ -22,9 +22,13 @@
 # the core with no features) and rmcp_macro, 10 tools each unless --tools,
 # each built from nothing (every dependency included) in a fresh target dir
 # of its own under the temp dir, ROUNDS times (default 1 here), removed after
-# each build (disk). It prints, side by side, the crates compiled (cargo's
-# `Compiling` lines) and the clean build's wall time, with the machine's
-# load average before each build.
+# each build (disk). The builds alternate (ours, rmcp, ours, rmcp, ...), so
+# a change in the machine's load falls on both alike; each build's start is
+# logged on stderr with the load average. It prints, side by side, the
+# crates compiled (cargo's `Compiling` lines), each build's wall time and
+# their median, the load before each build, and ours / rmcp for each round
+# (a pair built one after the other) and for the medians. --only "ours_macro"
+# builds ours alone (a before/after of the core).
 #
 # Usage: benchmarks/compile_time.sh [--release] [--rounds N] [--tools N]
 #            [--only "crate ..."] [--work DIR] [--save] [--scratch]
@@ -43,12 +47,13 @@ SAVE=""
 SCRATCH=""
 ROUNDS_GIVEN=""
 N_GIVEN=""
+ONLY_GIVEN=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --release) PROFILE_FLAG="--release" ;;
         --rounds) ROUNDS="$2"; ROUNDS_GIVEN=1; shift ;;
         --tools) N="$2"; N_GIVEN=1; shift ;;
-        --only) ONLY="$2"; shift ;;
+        --only) ONLY="$2"; ONLY_GIVEN=1; shift ;;
         --work) WORK="$2"; shift ;;
         --save) SAVE="results/compile_time.json" ;;
         --scratch) SCRATCH=1 ;;
@@ -60,7 +65,7 @@ done
 if [[ -n "$SCRATCH" ]]; then
     [[ -n "$ROUNDS_GIVEN" ]] || ROUNDS=1
     [[ -n "$N_GIVEN" ]] || N=10
-    ONLY="ours_macro rmcp_macro"
+    [[ -n "$ONLY_GIVEN" ]] || ONLY="ours_macro rmcp_macro"
 fi
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -248,23 +253,34 @@ if [[ -n "$SCRATCH" ]]; then
         for c in "${CRATES[@]}"; do
             export CARGO_TARGET_DIR="$TMP/target-$c"
             rm -rf "$CARGO_TARGET_DIR"
-            LOADS[$c]+="$(load) "
+            l=$(load)
+            LOADS[$c]+="$l "
+            echo "round $r/$ROUNDS: $c from nothing, load $l ($(date -u +%H:%M:%S) UTC)" >&2
             t0=$(now)
             cargo build $PROFILE_FLAG -p "$c" 2> "$TMP/$c.log" || { cat "$TMP/$c.log" >&2; exit 1; }
             t1=$(now)
-            SECS[$c]+="$(echo "$t1 - $t0" | bc -l) "
+            secs=$(echo "$t1 - $t0" | bc -l)
+            SECS[$c]+="$secs "
             UNITS[$c]=$(grep -c '^ *Compiling ' "$TMP/$c.log")
+            printf 'round %s/%s: %s %.1f s, %s crates\n' "$r" "$ROUNDS" "$c" "$secs" "${UNITS[$c]}" >&2
             rm -rf "$CARGO_TARGET_DIR"
         done
     done
     echo "from scratch, $N tools, profile ${PROFILE_FLAG:-dev}, $ROUNDS round(s), $(nproc) cores"
-    printf '%-12s %16s %14s %s\n' crate "crates compiled" "clean (s)" "load before each build"
+    printf '%-12s %16s %14s  %-24s %s\n' crate "crates compiled" "median (s)" "each build (s)" "load before each build"
     for c in "${CRATES[@]}"; do
         MED[$c]=$(tr ' ' '\n' <<< "${SECS[$c]}" | grep . | median)
-        printf '%-12s %16s %14.1f %s\n' "$c" "${UNITS[$c]}" "${MED[$c]}" "${LOADS[$c]}"
+        each=$(for x in ${SECS[$c]}; do printf '%.1f ' "$x"; done)
+        printf '%-12s %16s %14.1f  %-24s %s\n' "$c" "${UNITS[$c]}" "${MED[$c]}" "$each" "${LOADS[$c]}"
     done
-    printf 'ours_macro / rmcp_macro: crates %s / %s, clean %.3f\n' "${UNITS[ours_macro]}" \
-        "${UNITS[rmcp_macro]}" "$(echo "${MED[ours_macro]} / ${MED[rmcp_macro]}" | bc -l)"
+    if [[ -n "${SECS[ours_macro]:-}" && -n "${SECS[rmcp_macro]:-}" ]]; then
+        read -r -a OURS <<< "${SECS[ours_macro]}"
+        read -r -a RMCP <<< "${SECS[rmcp_macro]}"
+        pairs=$(for i in "${!OURS[@]}"; do printf '%.3f ' "$(echo "${OURS[$i]} / ${RMCP[$i]}" | bc -l)"; done)
+        printf 'ours_macro / rmcp_macro: crates %s / %s, clean %.3f (medians); each round: %s\n' \
+            "${UNITS[ours_macro]}" "${UNITS[rmcp_macro]}" \
+            "$(echo "${MED[ours_macro]} / ${MED[rmcp_macro]}" | bc -l)" "$pairs"
+    fi
     exit 0
 fi
 
