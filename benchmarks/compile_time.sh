@@ -26,8 +26,10 @@
 # a change in the machine's load falls on both alike; each build's start is
 # logged on stderr with the load average. It prints, side by side, the
 # crates compiled (cargo's `Compiling` lines), each build's wall time and
-# their median, the load before each build, and ours / rmcp for each round
-# (a pair built one after the other) and for the medians. --only "ours_macro"
+# their median, the CPU seconds (user + system of cargo and every compiler
+# it ran: on a loaded machine the wall time grows with the others' builds,
+# the CPU time hardly), the load before each build, and ours / rmcp for
+# each round (a pair built one after the other) and for the medians. --only "ours_macro"
 # builds ours alone (a before/after of the core).
 #
 # Usage: benchmarks/compile_time.sh [--release] [--rounds N] [--tools N]
@@ -244,11 +246,22 @@ cd "$WS"
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
+# Sets CPU to the CPU seconds (user + system) of this shell's finished
+# children, their children included. Not in a subshell: `times` there
+# counts the subshell's.
+TIMES_LOG="$TMP/times"
+cpu_now() {
+    local user sys
+    times > "$TIMES_LOG"
+    read -r user sys < <(tail -n 1 "$TIMES_LOG")
+    CPU=$(awk -v u="$user" -v s="$sys" 'function sec(t) { split(t, p, "m"); return p[1] * 60 + p[2] }
+        BEGIN { printf "%.1f", sec(u) + sec(s) }')
+}
 
 if [[ -n "$SCRATCH" ]]; then
     # Resolve (and fetch) once, outside the timed builds.
     cargo fetch -q >&2
-    declare -A SECS UNITS LOADS MED
+    declare -A SECS CPUS UNITS LOADS MED MEDCPU
     for r in $(seq 1 "$ROUNDS"); do
         for c in "${CRATES[@]}"; do
             export CARGO_TARGET_DIR="$TMP/target-$c"
@@ -256,30 +269,43 @@ if [[ -n "$SCRATCH" ]]; then
             l=$(load)
             LOADS[$c]+="$l "
             echo "round $r/$ROUNDS: $c from nothing, load $l ($(date -u +%H:%M:%S) UTC)" >&2
+            cpu_now; c0=$CPU
             t0=$(now)
             cargo build $PROFILE_FLAG -p "$c" 2> "$TMP/$c.log" || { cat "$TMP/$c.log" >&2; exit 1; }
             t1=$(now)
+            cpu_now
             secs=$(echo "$t1 - $t0" | bc -l)
+            cpu=$(echo "$CPU - $c0" | bc -l)
             SECS[$c]+="$secs "
+            CPUS[$c]+="$cpu "
             UNITS[$c]=$(grep -c '^ *Compiling ' "$TMP/$c.log")
-            printf 'round %s/%s: %s %.1f s, %s crates\n' "$r" "$ROUNDS" "$c" "$secs" "${UNITS[$c]}" >&2
+            printf 'round %s/%s: %s %.1f s, CPU %.1f s, %s crates\n' "$r" "$ROUNDS" "$c" "$secs" "$cpu" "${UNITS[$c]}" >&2
             rm -rf "$CARGO_TARGET_DIR"
         done
     done
     echo "from scratch, $N tools, profile ${PROFILE_FLAG:-dev}, $ROUNDS round(s), $(nproc) cores"
-    printf '%-12s %16s %14s  %-24s %s\n' crate "crates compiled" "median (s)" "each build (s)" "load before each build"
+    printf '%-12s %8s %11s  %-20s %10s  %-20s %s\n' crate crates "median (s)" "each build (s)" \
+        "median CPU" "each CPU (s)" "load before each build"
     for c in "${CRATES[@]}"; do
         MED[$c]=$(tr ' ' '\n' <<< "${SECS[$c]}" | grep . | median)
+        MEDCPU[$c]=$(tr ' ' '\n' <<< "${CPUS[$c]}" | grep . | median)
         each=$(for x in ${SECS[$c]}; do printf '%.1f ' "$x"; done)
-        printf '%-12s %16s %14.1f  %-24s %s\n' "$c" "${UNITS[$c]}" "${MED[$c]}" "$each" "${LOADS[$c]}"
+        eachcpu=$(for x in ${CPUS[$c]}; do printf '%.1f ' "$x"; done)
+        printf '%-12s %8s %11.1f  %-20s %10.1f  %-20s %s\n' "$c" "${UNITS[$c]}" "${MED[$c]}" "$each" \
+            "${MEDCPU[$c]}" "$eachcpu" "${LOADS[$c]}"
     done
     if [[ -n "${SECS[ours_macro]:-}" && -n "${SECS[rmcp_macro]:-}" ]]; then
         read -r -a OURS <<< "${SECS[ours_macro]}"
         read -r -a RMCP <<< "${SECS[rmcp_macro]}"
         pairs=$(for i in "${!OURS[@]}"; do printf '%.3f ' "$(echo "${OURS[$i]} / ${RMCP[$i]}" | bc -l)"; done)
+        read -r -a OURS_CPU <<< "${CPUS[ours_macro]}"
+        read -r -a RMCP_CPU <<< "${CPUS[rmcp_macro]}"
+        cpu_pairs=$(for i in "${!OURS_CPU[@]}"; do printf '%.3f ' "$(echo "${OURS_CPU[$i]} / ${RMCP_CPU[$i]}" | bc -l)"; done)
         printf 'ours_macro / rmcp_macro: crates %s / %s, clean %.3f (medians); each round: %s\n' \
             "${UNITS[ours_macro]}" "${UNITS[rmcp_macro]}" \
             "$(echo "${MED[ours_macro]} / ${MED[rmcp_macro]}" | bc -l)" "$pairs"
+        printf 'ours_macro / rmcp_macro, CPU: %.3f (medians); each round: %s\n' \
+            "$(echo "${MEDCPU[ours_macro]} / ${MEDCPU[rmcp_macro]}" | bc -l)" "$cpu_pairs"
     fi
     exit 0
 fi
