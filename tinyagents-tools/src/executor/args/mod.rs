@@ -87,25 +87,57 @@ pub(crate) fn prepare(
     Ok(value)
 }
 
-/// A call's raw arguments until they are parsed: when the call is refused
-/// first, an already parsed value in them is dropped by [`dispose`].
-pub(crate) struct Pending(Option<RawArguments>);
+/// A call's arguments: raw until they are parsed, then the parsed value in
+/// their place (a call keeps one or the other, never both side by side).
+/// When the call is refused first, an already parsed value in the raw ones
+/// is dropped by [`dispose`].
+pub(crate) struct Pending(Slot);
+
+/// What a [`Pending`] holds.
+enum Slot {
+    Raw(RawArguments),
+    Parsed(Value),
+}
+
+/// The parsed arguments of a call whose arguments were not parsed.
+static NULL: Value = Value::Null;
 
 impl Pending {
     pub(crate) fn new(raw: RawArguments) -> Self {
-        Pending(Some(raw))
+        Pending(Slot::Raw(raw))
     }
 
-    /// The arguments, taken out once.
+    /// The raw arguments, taken out once.
     pub(crate) fn take(&mut self) -> RawArguments {
-        self.0.take().unwrap_or(RawArguments::Json(Value::Null))
+        match std::mem::replace(&mut self.0, Slot::Parsed(Value::Null)) {
+            Slot::Raw(raw) => raw,
+            Slot::Parsed(_) => RawArguments::Json(Value::Null),
+        }
+    }
+
+    /// Keeps the parsed arguments in place of the raw ones.
+    pub(crate) fn keep_parsed(&mut self, parsed: Value) -> &mut Value {
+        self.0 = Slot::Parsed(parsed);
+        match &mut self.0 {
+            Slot::Parsed(parsed) => parsed,
+            Slot::Raw(_) => unreachable!("just set"),
+        }
+    }
+
+    /// The parsed arguments, as the steps left them; `null` before they
+    /// are parsed.
+    pub(crate) fn parsed(&self) -> &Value {
+        match &self.0 {
+            Slot::Parsed(parsed) => parsed,
+            Slot::Raw(_) => &NULL,
+        }
     }
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        if let Some(RawArguments::Json(value)) = self.0.take() {
-            dispose(value);
+        if let Slot::Raw(RawArguments::Json(value)) = &mut self.0 {
+            dispose(std::mem::take(value));
         }
     }
 }

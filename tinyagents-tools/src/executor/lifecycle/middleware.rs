@@ -268,15 +268,15 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// `before_tool`, in reverse order; they may change the outcome in
     /// `ran`. (A call no hook saw has none to run.) Everything it reads is
     /// borrowed, so that the future the call awaits in place stays small.
-    pub(super) async fn after_tool(
-        &self,
-        cx: &CallCx<'_, C>,
-        turn: &Turn,
-        registered: &RegisteredTool<S, C>,
-        before: &mut Before,
-        arguments: &Value,
-        ran: &mut Ran,
-    ) {
+    pub(super) fn after_tool<'a>(
+        &'a self,
+        cx: &'a CallCx<'_, C>,
+        turn: &'a Turn,
+        registered: &'a RegisteredTool<S, C>,
+        before: &'a mut Before,
+        arguments: &'a Value,
+        ran: &'a mut Ran,
+    ) -> impl Future<Output = ()> + Send + 'a {
         let mut after = AfterToolCtx {
             call: self.call_view(cx, turn, registered),
             arguments,
@@ -285,13 +285,18 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             extensions: &mut before.extensions,
             probe: Probe::new(TypeId::of::<()>()),
         };
-        for slot in self.middleware[..before.entered].iter().rev() {
-            if !slot.calls(AFTER) {
-                continue;
+        let entered = &self.middleware[..before.entered];
+        // A block, not an `async fn`: the context is made before it and
+        // kept once.
+        async move {
+            for slot in entered.iter().rev() {
+                if !slot.calls(AFTER) {
+                    continue;
+                }
+                after.probe = Probe::new(slot.added_as);
+                slot.middleware.after_tool(&mut after).await;
+                slot.learn(AFTER, after.probe);
             }
-            after.probe = Probe::new(slot.added_as);
-            slot.middleware.after_tool(&mut after).await;
-            slot.learn(AFTER, after.probe);
         }
     }
 }
