@@ -154,6 +154,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// future takes the parts as they are and uses them in place (an
     /// `async fn` would keep its parameters and the locals made from them
     /// side by side). Nothing is done before the first poll.
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "an async fn keeps its parameters twice in its future"
+    )]
     pub(crate) fn execute_parts<'a>(
         &self,
         run: &'a RunContext<C>,
@@ -219,6 +223,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// make (permits, hooks, a tool that waits, the artifact store) are
     /// awaited only when it makes them, the rare ones boxed so that the
     /// call keeps no room for them otherwise.
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "an async fn keeps its parameters twice in its future"
+    )]
     fn steps<'s>(
         &'s self,
         cx: &'s mut CallCx<'_, C>,
