@@ -919,20 +919,10 @@ impl Engine {
     /// The id the reader gives call `index`: its prefix, then the index in
     /// decimal.
     fn generated_id(&self, index: usize) -> String {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut rest = index;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        let mut id = String::with_capacity(self.id_prefix.len() + digits.len() - at);
+        use std::fmt::Write as _;
+        let mut id = String::with_capacity(self.id_prefix.len() + 4);
         id.push_str(&self.id_prefix);
-        id.extend(digits[at..].iter().map(|&d| char::from(d)));
+        write!(id, "{index}").expect("a String takes any text");
         id
     }
 
