@@ -309,24 +309,11 @@ mod tests {
 
     use super::*;
     use crate::call::ToolCall;
+    use crate::executor::lifecycle::tests::Ping;
     use crate::middleware::BeforeResult;
     use crate::registry::ToolRegistry;
-    use crate::runtime::{RunContext, ToolRuntime};
+    use crate::runtime::RunContext;
     use crate::spec::{ToolSafety, ToolSpec};
-    use crate::tool::{CallResult, Tool};
-
-    struct Ping(ToolSpec);
-
-    #[async_trait]
-    impl Tool for Ping {
-        fn spec(&self) -> &ToolSpec {
-            &self.0
-        }
-
-        async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> CallResult {
-            Ok(ToolOutput::text("pong"))
-        }
-    }
 
     /// Writes neither hook.
     struct Neither;

@@ -324,7 +324,8 @@ mod tests {
     use crate::spec::{ToolSafety, ToolSpec};
     use crate::tool::{CallResult, Tool};
 
-    struct Ping(ToolSpec);
+    /// A tool that answers `pong` (the middleware tests' too).
+    pub(super) struct Ping(pub(super) ToolSpec);
 
     #[async_trait]
     impl Tool for Ping {
