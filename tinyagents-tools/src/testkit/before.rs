@@ -14,11 +14,22 @@ use crate::tool::Shared;
 ///
 /// ```
 /// use serde_json::json;
-/// use tinyagents_tools::builtins::EchoTool;
 /// use tinyagents_tools::middleware::BeforeOutcome;
-/// use tinyagents_tools::testkit::{BeforeTool, ToolHarness};
+/// use tinyagents_tools::prelude::*;
+/// use tinyagents_tools::testkit::{BeforeTool, FakeTool, ToolHarness};
+/// use tinyagents_tools::ToolSchema;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let spec = ToolSpec::builder("echo", "Say the text back.")
+///     .input_schema(ToolSchema::from_value(json!({
+///         "type": "object",
+///         "properties": {"text": {"type": "string"}},
+///         "required": ["text"]
+///     })))
+///     .build()
+///     .unwrap();
+/// let echo = FakeTool::new(spec)
+///     .answering_with(|_, args| Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default())));
 /// let no_shouting = BeforeTool::new("no_shouting", |ctx| {
 ///     Ok(if ctx.arguments()["text"].as_str().is_some_and(|t| t == t.to_uppercase()) {
 ///         BeforeOutcome::deny("no_shouting", "write in lower case")
@@ -26,7 +37,7 @@ use crate::tool::Shared;
 ///         BeforeOutcome::Continue
 ///     })
 /// });
-/// let harness = ToolHarness::builder(EchoTool).middleware(no_shouting).build().unwrap();
+/// let harness = ToolHarness::builder(echo).middleware(no_shouting).build().unwrap();
 /// assert_eq!(harness.call_ok(json!({"text": "hi"})).await.text(), "hi");
 /// assert_eq!(harness.call_err(json!({"text": "HI"})).await.kind().as_str(), "denied");
 /// # });

@@ -226,11 +226,23 @@ impl<S: Shared, C: Shared> Tool<S, C> for FakeTool {
 ///
 /// ```
 /// use serde_json::json;
-/// use tinyagents_tools::builtins::EchoTool;
-/// use tinyagents_tools::testkit::{Spy, ToolHarness};
+/// use tinyagents_tools::prelude::*;
+/// use tinyagents_tools::testkit::{FnTool, Spy, ToolHarness};
+/// use tinyagents_tools::ToolSchema;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let spy = Spy::new(EchoTool);
+/// let spec = ToolSpec::builder("echo", "Say the text back.")
+///     .input_schema(ToolSchema::from_value(json!({
+///         "type": "object",
+///         "properties": {"text": {"type": "string"}},
+///         "required": ["text"]
+///     })))
+///     .build()
+///     .unwrap();
+/// let echo = FnTool::new(spec, |_, args| {
+///     Box::pin(async move { Ok(ToolOutput::text(args["text"].as_str().unwrap_or_default())) })
+/// });
+/// let spy = Spy::new(echo);
 /// let harness = ToolHarness::builder(spy.clone()).build().unwrap();
 /// harness.call_ok(json!({"text": "hi"})).await;
 /// assert_eq!(spy.seen(), [json!({"text": "hi"})]);
