@@ -257,22 +257,41 @@ pub fn accepted_outputs(format: &TextFormat) -> Vec<String> {
                 _ => written(format, &case),
             }
         };
-        for text in with_text(format, &body) {
-            let read = format.parse(&tools(), &text);
-            assert_eq!(
-                calls(&read),
-                expected(&case),
-                "{}: the reader on {text:?}",
-                format.name
-            );
-            assert_eq!(
-                read.failed().count() + read.truncated().count(),
-                0,
-                "{}: {text:?}",
-                format.name
-            );
-            out.push(text);
-        }
+        out.extend(read_as(format, &body, &case));
+    }
+    if matches!(format.family, Family::Qwen3Coder | Family::Glm45) {
+        // Python's `True`, as Qwen3-Coder's template writes a boolean
+        // argument: read as `true`, so the grammars take it too.
+        let case = vec![all[1].clone()];
+        let json_form = written(format, &case);
+        let python_form = json_form
+            .replace(">\ntrue\n<", ">\nTrue\n<")
+            .replace(">true<", ">True<");
+        assert_ne!(python_form, json_form, "{}: no `true` written", format.name);
+        out.extend(read_as(format, &python_form, &case));
+    }
+    out
+}
+
+/// `body` with free text and reasoning about it, each asserted to read as
+/// `case`, nothing failed nor truncated.
+fn read_as(format: &TextFormat, body: &str, case: &[ToolCall]) -> Vec<String> {
+    let mut out = Vec::new();
+    for text in with_text(format, body) {
+        let read = format.parse(&tools(), &text);
+        assert_eq!(
+            calls(&read),
+            expected(case),
+            "{}: the reader on {text:?}",
+            format.name
+        );
+        assert_eq!(
+            read.failed().count() + read.truncated().count(),
+            0,
+            "{}: {text:?}",
+            format.name
+        );
+        out.push(text);
     }
     out
 }
@@ -300,6 +319,17 @@ pub fn violations() -> Vec<(&'static str, ToolCall)> {
             call(
                 "write_file",
                 json!({"path": "/a", "content": "b", "append": "yes"}),
+            ),
+        ),
+        (
+            "Python's True for an integer",
+            call("get_weather", json!({"city": "Paris", "days": "True"})),
+        ),
+        (
+            "Python's None for a boolean",
+            call(
+                "write_file",
+                json!({"path": "/a", "content": "b", "append": "None"}),
             ),
         ),
         ("missing required", call("get_weather", json!({"days": 3}))),

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::cfg::{Class, G, Leaf, Rules, alt, lit, members_of, opt, plus, seq, star};
 use super::{Grammar, GrammarError, Tool};
 use crate::spec::schema::escape_pointer;
+use crate::stream::text::typing::python_scalars;
 use crate::stream::text::{
     CallBody, CallRun, HarmonyMarkers, Join, KeyValuePairs, NameForm, RunStart, TextFormat,
     XmlParameters,
@@ -419,11 +420,17 @@ impl Builder<'_> {
         let string_kind = string_allowed(schema);
         match string_kind {
             StringKind::No => {
-                let value = G::Json(Leaf {
+                let json = G::Json(Leaf {
                     schema: schema.clone(),
                     tool: tool.name.clone(),
                     pointer,
                 });
+                // The reader also reads Python's `True`/`False`/`None`
+                // where the schema allows the value.
+                let python = python_scalars(&tool.schema, schema);
+                let value = alt(std::iter::once(json)
+                    .chain(python.iter().map(|(spelling, _)| lit(spelling)))
+                    .collect());
                 Ok(seq([G::Ws, value, G::Ws, lit(end)]))
             }
             StringKind::Any => {

@@ -136,6 +136,10 @@
 //! `string` (`null` becomes JSON `null` when the schema allows it too), and
 //! JSON when the schema names other types only; text that does not parse
 //! stays a string, which the executor's validation then refuses by name.
+//! Python's `True`, `False` and `None` are read as `true`, `false` and
+//! `null` where such a schema allows that value: Qwen3-Coder's chat
+//! template writes a boolean or null argument that way (`| string`), so
+//! its models do too, and the grammars offer the same spellings.
 //! A property the schema says nothing about (an unknown tool or key) is
 //! JSON when its text reads as an object, array, number, boolean or null,
 //! and a string otherwise; the executor refuses it fail-closed anyway.
@@ -160,7 +164,7 @@ mod formats;
 mod json_call;
 mod python;
 mod render;
-mod typing;
+pub(crate) mod typing;
 
 pub use format::{
     CallBody, CallRun, Delimiters, FORMAT_NAMES, Family, HarmonyMarkers, Join, KeyValuePairs,

@@ -192,9 +192,11 @@ impl TextFormat {
     ///
     /// - Qwen3-Coder: the template writes a value that is neither object
     ///   nor array through `| string`, so `True`, `False`, `None`; this
-    ///   writes JSON's `true`, `false`, `null`, as the reader types a
-    ///   non-string parameter (JSON) and the grammars allow it, so the
-    ///   transcript shows the model only values that read back.
+    ///   writes JSON's `true`, `false`, `null`, which the reader types as
+    ///   such for every parameter; Python's spellings it reads only where
+    ///   the schema allows the value (a property the schema says nothing
+    ///   about keeps `True` as a string), so the transcript shows the
+    ///   model only values that read back.
     /// - GLM: GLM-4.6's template (GLM-4.5's alike), a newline before each
     ///   `<arg_key>`, `<arg_value>` and `</tool_call>`; llama.cpp's own
     ///   GLM-4.5 template, rewritten for its engine, writes none (the

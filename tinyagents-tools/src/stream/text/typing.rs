@@ -9,6 +9,10 @@
 //! - a property whose schema names other types only (`integer`, `object`,
 //!   `array`, `boolean`, ...) is parsed as JSON; text that does not parse
 //!   stays a string, and the executor's validation refuses it by name;
+//!   Python's `True`, `False` and `None` (what Qwen3-Coder's chat template
+//!   writes for a boolean or null argument, so what its models learn to
+//!   write) are read as `true`, `false` and `null` where the schema allows
+//!   that value ([`python_scalars`]);
 //! - a property the schema says nothing about (an unknown tool, an unknown
 //!   property, a schema without types) is parsed as JSON when its text is
 //!   an object, an array, a number, `true`, `false` or `null`, and kept as
@@ -36,9 +40,86 @@ pub(crate) fn typed_value(schema: Option<&Value>, key: &str, raw: &str) -> Value
     }
     let parsed = serde_json::from_str::<Value>(raw.trim()).ok();
     match parsed {
-        Some(Value::String(_)) | None => Value::String(raw.to_owned()),
+        Some(Value::String(_)) | None => {
+            let python = match (schema, property) {
+                (Some(root), Some(p)) => python_scalars(root, p),
+                _ => Vec::new(),
+            };
+            match python
+                .into_iter()
+                .find(|(spelling, _)| *spelling == raw.trim())
+            {
+                Some((_, value)) => value,
+                None => Value::String(raw.to_owned()),
+            }
+        }
         Some(value) => value,
     }
+}
+
+/// The Python spellings (`True`, `False`, `None`) a raw value of a
+/// property whose schema is `property` (in the input schema `root`) is
+/// read as, with the JSON value each stands for: those whose value the
+/// schema allows, read from `type`, `enum`, `const`, local `$ref`s and
+/// `anyOf`/`oneOf` (one alternative allows it) and `allOf` (each does).
+/// None where the schema allows a string: the raw text is then the string.
+/// The grammars offer the same spellings, so that they accept what the
+/// reader reads.
+pub(crate) fn python_scalars(root: &Value, property: &Value) -> Vec<(&'static str, Value)> {
+    let mut types = Vec::new();
+    collect_types(root, property, &mut types, 0);
+    if types.iter().any(|t| t == "string") {
+        return Vec::new();
+    }
+    [
+        ("True", Value::Bool(true)),
+        ("False", Value::Bool(false)),
+        ("None", Value::Null),
+    ]
+    .into_iter()
+    .filter(|(_, value)| allows(root, property, value, 0))
+    .collect()
+}
+
+/// Whether `schema` allows the scalar `value` (`true`, `false` or `null`),
+/// judged by the keywords [`python_scalars`] reads; other keywords are
+/// left to the executor's validation.
+fn allows(root: &Value, schema: &Value, value: &Value, depth: usize) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let schema = resolve(root, schema);
+    let Some(obj) = schema.as_object() else {
+        return schema == &Value::Bool(true);
+    };
+    let type_name = if value.is_null() { "null" } else { "boolean" };
+    let typed = match obj.get("type") {
+        Some(Value::String(t)) => t == type_name,
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == type_name),
+        _ => true,
+    };
+    let listed = match (obj.get("enum"), obj.get("const")) {
+        (Some(Value::Array(values)), _) => values.contains(value),
+        (_, Some(constant)) => constant == value,
+        _ => true,
+    };
+    let any_of = ["anyOf", "oneOf"].iter().all(|key| match obj.get(*key) {
+        Some(Value::Array(alternatives)) => alternatives
+            .iter()
+            .any(|alt| allows(root, alt, value, depth + 1)),
+        _ => true,
+    });
+    let all_of = match obj.get("allOf") {
+        Some(Value::Array(parts)) => parts.iter().all(|p| allows(root, p, value, depth + 1)),
+        _ => true,
+    };
+    let constrained = obj.get("type").is_some()
+        || obj.contains_key("enum")
+        || obj.contains_key("const")
+        || obj.contains_key("anyOf")
+        || obj.contains_key("oneOf")
+        || obj.contains_key("allOf");
+    constrained && typed && listed && any_of && all_of
 }
 
 /// Follows a local `$ref` (`#/$defs/X`, `#/definitions/X`) once.
@@ -129,5 +210,46 @@ mod tests {
         assert_eq!(typed_value(s, "other", "{\"a\": 1}"), json!({"a": 1}));
         assert_eq!(typed_value(s, "other", "\"quoted\""), json!("\"quoted\""));
         assert_eq!(typed_value(None, "x", "plain words"), json!("plain words"));
+    }
+
+    #[test]
+    fn python_s_true_false_and_none_are_read_where_the_schema_allows_the_value() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "flag": {"type": "boolean"},
+                "maybe": {"type": ["boolean", "null"]},
+                "on": {"const": true},
+                "count": {"type": "integer"},
+                "label": {"type": ["string", "null"]},
+                "either": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "mode": {"$ref": "#/$defs/Flag"},
+                "nested": {"type": "object"},
+            },
+            "$defs": {"Flag": {"enum": [false, null]}}
+        });
+        let s = Some(&schema);
+        assert_eq!(typed_value(s, "flag", "True"), json!(true));
+        assert_eq!(typed_value(s, "flag", "\nFalse\n"), json!(false));
+        assert_eq!(typed_value(s, "flag", "true"), json!(true));
+        // Only the exact spellings Python writes.
+        assert_eq!(typed_value(s, "flag", "TRUE"), json!("TRUE"));
+        assert_eq!(typed_value(s, "flag", "None"), json!("None"));
+        assert_eq!(typed_value(s, "maybe", "None"), json!(null));
+        assert_eq!(typed_value(s, "on", "True"), json!(true));
+        assert_eq!(typed_value(s, "on", "False"), json!("False"));
+        // Not a boolean: the text stays a string, which the executor refuses.
+        assert_eq!(typed_value(s, "count", "True"), json!("True"));
+        // A string is allowed: the text is the string.
+        assert_eq!(typed_value(s, "label", "None"), json!("None"));
+        assert_eq!(typed_value(s, "either", "None"), json!(null));
+        assert_eq!(typed_value(s, "either", "True"), json!("True"));
+        assert_eq!(typed_value(s, "mode", "False"), json!(false));
+        assert_eq!(typed_value(s, "mode", "None"), json!(null));
+        assert_eq!(typed_value(s, "mode", "True"), json!("True"));
+        assert_eq!(typed_value(s, "nested", "None"), json!("None"));
+        // Unknown to the schema: no Python reading.
+        assert_eq!(typed_value(s, "other", "True"), json!("True"));
+        assert_eq!(typed_value(None, "x", "None"), json!("None"));
     }
 }
