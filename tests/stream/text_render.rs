@@ -964,10 +964,12 @@ const KIMI_IDS_EDIT: [&str; 2] = ["functions.edit:0", "functions.get_location:1"
 /// 7a3bde4c), rendered with jinja2 3.1.6 as above. The template writes a
 /// value that is not an object or array through `| string`, Python's
 /// `str()`: `True`, `False`, `None`. Ours writes JSON's `true`, `false`,
-/// `null` instead, on purpose: the reader types a non-string parameter as
-/// JSON and the grammars hold it to JSON, so the transcript shows the
-/// model only values that read back and that constrained decoding allows.
-/// Strings, numbers, objects and arrays are the template's bytes.
+/// `null` instead, on purpose: the reader types them as such for every
+/// parameter, Python's spellings only where the schema allows the value,
+/// so the transcript shows the model only values that read back. The
+/// template's own bytes read back as the same calls too (a model that
+/// learned them writes `True`). Strings, numbers, objects and arrays are
+/// the template's bytes.
 #[test]
 fn qwen3_coder_calls_are_its_template_s_but_for_python_s_true_and_none() {
     let calls = edit_call(KIMI_IDS_EDIT);
@@ -1009,6 +1011,7 @@ None
     assert_ne!(ours, template);
     assert_eq!(format.render_calls(&calls), ours);
     reads_back(&format, &ours, &calls);
+    reads_back(&format, template, &calls);
 }
 
 /// GLM-4.6's template as Z.ai ships it and llama.cpp keeps it
