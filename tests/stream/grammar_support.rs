@@ -415,6 +415,9 @@ pub fn walks(format: &TextFormat, lark: &str, max: usize) -> Walks {
     for run in &format.runs {
         match &run.start {
             RunStart::Marker(m) => prefixes.push(format!("Hi. {m}")),
+            RunStart::BodyOpening => {
+                prefixes.extend(format.body.opening().map(|m| format!("Hi. {m}")))
+            }
             RunStart::OutputStart => prefixes.push(match &run.join {
                 Join::List { open, .. } => open.clone(),
                 _ => "{".into(),

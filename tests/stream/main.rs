@@ -21,6 +21,7 @@ mod native_common;
 mod native_gemini;
 mod native_invariant;
 mod native_responses;
+mod text_bare;
 mod text_early;
 mod text_finish;
 mod text_formats;

@@ -167,8 +167,10 @@ impl Builder<'_> {
         let mut openers = Vec::new();
         let mut after_not = Vec::new();
         for run in &format.runs {
-            if let RunStart::Marker(m) = &run.start {
-                excludes.push(m.clone());
+            match (&run.start, format.body.opening()) {
+                (RunStart::Marker(m), _) => excludes.push(m.clone()),
+                (RunStart::BodyOpening, Some(m)) => excludes.push(m.to_owned()),
+                _ => {}
             }
             if let RunStart::OutputStart = &run.start {
                 openers.push(match &run.join {
@@ -210,6 +212,24 @@ impl Builder<'_> {
                     });
                 }
                 RunStart::OutputStart => bare.push(calls),
+                RunStart::BodyOpening => {
+                    // The call's opening marker starts the region (the
+                    // call is written after it), and the run's end marker
+                    // may follow the call.
+                    let Some(m) = format.body.opening() else {
+                        continue;
+                    };
+                    let body = match &run.end {
+                        Some(e) => seq([calls, opt(seq([G::Ws, lit(e)]))]),
+                        None => calls,
+                    };
+                    marked.push(Marked {
+                        marker: m.to_owned(),
+                        body,
+                        end: None,
+                        reasoning: false,
+                    });
+                }
             }
         }
         Ok(Runs {
@@ -491,10 +511,12 @@ impl Builder<'_> {
             ));
         }
         let params = members_of(&mut self.rules, pairs, G::Ws, None);
-        let mut parts = vec![
-            lit(&format!("{}{}{}", x.function_start, tool.name, x.name_end)),
-            G::Ws,
-        ];
+        // A run begun at the opening marker has it as its region's marker.
+        let opening = match run.start {
+            RunStart::BodyOpening => "",
+            _ => x.function_start.as_str(),
+        };
+        let mut parts = vec![lit(&format!("{opening}{}{}", tool.name, x.name_end)), G::Ws];
         if let Some(p) = params {
             parts.extend([p, G::Ws]);
         }

@@ -39,6 +39,9 @@ const MAX_HEAD: usize = 1024;
 enum TextHit {
     Reasoning,
     Run(usize),
+    /// A [`RunStart::BodyOpening`] run: the marker is its call's first
+    /// markup, left for the call to read.
+    Opening(usize),
 }
 
 /// What a marker met inside a run ends or starts.
@@ -84,10 +87,18 @@ impl Compiled {
             text_markers.push(r.start.clone());
             text_hits.push(TextHit::Reasoning);
         }
+        let opening = format.body.opening();
         for (i, run) in format.runs.iter().enumerate() {
-            if let RunStart::Marker(m) = &run.start {
-                text_markers.push(m.clone());
-                text_hits.push(TextHit::Run(i));
+            match (&run.start, opening) {
+                (RunStart::Marker(m), _) => {
+                    text_markers.push(m.clone());
+                    text_hits.push(TextHit::Run(i));
+                }
+                (RunStart::BodyOpening, Some(m)) => {
+                    text_markers.push(m.to_owned());
+                    text_hits.push(TextHit::Opening(i));
+                }
+                (RunStart::BodyOpening, None) | (RunStart::OutputStart, _) => {}
             }
         }
         let run_starts: Vec<String> = format
@@ -95,7 +106,7 @@ impl Compiled {
             .iter()
             .filter_map(|r| match &r.start {
                 RunStart::Marker(m) => Some(m.clone()),
-                RunStart::OutputStart => None,
+                RunStart::OutputStart | RunStart::BodyOpening => None,
             })
             .collect();
         let stops: Vec<Vec<(String, Stop)>> = format
@@ -107,6 +118,9 @@ impl Compiled {
                 s.extend(run.call_end.iter().map(|m| (m.clone(), Stop::CallEnd)));
                 s.extend(run.call_start.iter().map(|m| (m.clone(), Stop::CallStart)));
                 s.extend(run_starts.iter().map(|m| (m.clone(), Stop::RunStart)));
+                if run.start == RunStart::BodyOpening {
+                    s.extend(opening_run_stops(&format.body));
+                }
                 s
             })
             .collect();
@@ -147,6 +161,19 @@ impl Compiled {
             stops,
             harmony_stops,
         }
+    }
+}
+
+/// What else ends a call of a [`RunStart::BodyOpening`] run, which no
+/// marker of its own encloses: the body's closing marker (a malformed
+/// call ends there), and its opening marker (the next call starts there).
+fn opening_run_stops(body: &CallBody) -> Vec<(String, Stop)> {
+    match body {
+        CallBody::XmlParameters(x) => vec![
+            (x.function_end.clone(), Stop::CallEnd),
+            (x.function_start.clone(), Stop::RunStart),
+        ],
+        _ => Vec::new(),
     }
 }
 
@@ -992,11 +1019,13 @@ impl Engine {
         match self.find(self.cur, &c.text_markers) {
             Hit::Found { at, which } => {
                 self.emit_text(at, out);
-                let end = at + c.text_markers[which].len();
-                self.consume(end);
-                Flow::Go(match c.text_hits[which] {
+                let hit = c.text_hits[which];
+                if !matches!(hit, TextHit::Opening(_)) {
+                    self.consume(at + c.text_markers[which].len());
+                }
+                Flow::Go(match hit {
                     TextHit::Reasoning => State::Reasoning,
-                    TextHit::Run(run) => State::Run(RunState {
+                    TextHit::Run(run) | TextHit::Opening(run) => State::Run(RunState {
                         run,
                         bare: false,
                         raw_start: at,
@@ -1201,6 +1230,9 @@ impl Engine {
     fn next_call(&mut self, mut rs: RunState, first: bool, out: &mut Vec<StreamEvent>) -> Flow {
         let compiled = Arc::clone(&self.c);
         let run = &compiled.format.runs[rs.run];
+        if !first && run.start == RunStart::BodyOpening {
+            return self.after_opening_call(rs, run.end.as_deref());
+        }
         let p = self.skip_ws(self.cur);
         if p == self.buf.len() {
             if !self.eof {
@@ -1275,6 +1307,25 @@ impl Engine {
         }
         let at = if self.name_first() { self.cur } else { p };
         self.begin_body(rs, at, out)
+    }
+
+    /// After the call of a [`RunStart::BodyOpening`] run: the run's `end`
+    /// marker is markup when it follows (whitespace between); otherwise the
+    /// run ends with its call, and what follows, whitespace included, is
+    /// visible text.
+    fn after_opening_call(&mut self, mut rs: RunState, end: Option<&str>) -> Flow {
+        let p = self.skip_ws(self.cur);
+        if let Some(end) = end {
+            match self.at(p, end) {
+                Tri::Yes => self.consume(p + end.len()),
+                Tri::Maybe => {
+                    rs.phase = Phase::Next { first: false };
+                    return Flow::Wait(State::Run(rs));
+                }
+                Tri::No => {}
+            }
+        }
+        Flow::Go(State::Text)
     }
 
     /// Whether the body begins with a name written as text (whitespace

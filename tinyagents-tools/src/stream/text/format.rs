@@ -66,7 +66,10 @@ pub struct CallRun {
     pub start: RunStart,
     /// The marker that ends the run (`</tool_call>`,
     /// `<｜tool▁calls▁end｜>`), or `None` when the run ends with its last
-    /// call (or, for a malformed call, at the end of the output).
+    /// call (or, for a malformed call, at the end of the output). A
+    /// [`RunStart::BodyOpening`] run's end marker may be missing: it is
+    /// markup when it follows the call (whitespace between), and the run
+    /// ends with its call otherwise.
     pub end: Option<String>,
     /// The marker before each call inside the run
     /// (`<｜tool▁call▁begin｜>`, `<|tool_call_begin|>`), if any.
@@ -86,6 +89,14 @@ pub enum RunStart {
     /// whitespace, which stays text): Llama 3.x's bare JSON, a bare
     /// pythonic list.
     OutputStart,
+    /// With no marker of its own, at the call body's opening marker
+    /// ([`CallBody::opening`]), anywhere in the visible text: the opening
+    /// marker is the call's first markup. Qwen3-Coder's calls written
+    /// without `<tool_call>`: `<function=NAME>...</function>`, often still
+    /// followed by an orphan `</tool_call>` (the run's end marker, which
+    /// such a run may leave out). A body without an opening marker never
+    /// starts such a run.
+    BodyOpening,
 }
 
 /// How several calls of one run follow each other. Whitespace between the
@@ -172,6 +183,19 @@ pub enum CallBody {
     /// gpt-oss's harmony messages: a call is a message whose header has a
     /// recipient, its content the JSON arguments.
     Harmony(HarmonyMarkers),
+}
+
+impl CallBody {
+    /// The marker that opens every call of this body, when it has one
+    /// that free text does not write by chance: [`CallBody::XmlParameters`]'
+    /// `function_start` (`<function=`). Where a [`RunStart::BodyOpening`]
+    /// run begins.
+    pub fn opening(&self) -> Option<&str> {
+        match self {
+            CallBody::XmlParameters(x) => Some(&x.function_start),
+            _ => None,
+        }
+    }
 }
 
 /// What the text before a [`CallBody::NameThenJson`] arguments marker is.

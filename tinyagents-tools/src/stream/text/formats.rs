@@ -78,11 +78,33 @@ impl TextFormat {
     /// raw value</parameter></function></tool_call>`, one leading and one
     /// trailing newline of each value dropped (Qwen3-Coder's chat template
     /// writes them; vLLM's `qwen3_coder` parser).
+    ///
+    /// These models often leave out the opening `<tool_call>` and still
+    /// write the closing one: a bare `<function=NAME>...</function>`
+    /// anywhere in the visible text is a call too (its second run,
+    /// [`RunStart::BodyOpening`]; vLLM's parser keys on `<function=` for
+    /// the same reason), and a `</tool_call>` right after it (whitespace
+    /// between) is markup. A `<function=` in visible text is call markup
+    /// from then on, fail closed as every call: one the output cuts off is
+    /// truncated, and one that does not read (prose that writes
+    /// `<function=x> like this`) fails as malformed with its raw text, up
+    /// to its `</function>`, a `</tool_call>`, the next call's opening or
+    /// the end of the output. A `</tool_call>` with no call before it is
+    /// text.
     pub fn qwen3_coder() -> TextFormat {
         TextFormat {
             name: "qwen3-coder".into(),
             reasoning: think(),
-            runs: vec![tagged("<tool_call>", "</tool_call>")],
+            runs: vec![
+                tagged("<tool_call>", "</tool_call>"),
+                CallRun {
+                    start: RunStart::BodyOpening,
+                    end: Some("</tool_call>".into()),
+                    call_start: None,
+                    call_end: None,
+                    join: Join::Single,
+                },
+            ],
             body: CallBody::XmlParameters(XmlParameters {
                 function_start: "<function=".into(),
                 name_end: ">".into(),
