@@ -197,6 +197,26 @@ pub fn written(format: &TextFormat, calls: &[ToolCall]) -> String {
     }
 }
 
+/// `call` as a format with a [`RunStart::BodyOpening`] run may write it:
+/// from the body's opening marker on, without the run's end marker or (with
+/// `closer`) with it on the next line; `None` for the other formats.
+pub fn bare_written(format: &TextFormat, call: &ToolCall, closer: bool) -> Option<String> {
+    let end = format
+        .runs
+        .iter()
+        .find(|r| r.start == RunStart::BodyOpening)?
+        .end
+        .as_deref()?;
+    let wrapped = written(format, std::slice::from_ref(call));
+    let bare = &wrapped[wrapped.find(format.body.opening()?)?..];
+    let bare = bare.trim_end().strip_suffix(end)?.trim_end();
+    Some(if closer {
+        format!("{bare}\n{end}")
+    } else {
+        bare.to_owned()
+    })
+}
+
 /// A call of `name` with these arguments.
 pub fn call(name: &str, arguments: Value) -> ToolCall {
     ToolCall::new("functions.x:9", name, arguments.to_string())
@@ -269,6 +289,22 @@ pub fn accepted_outputs(format: &TextFormat) -> Vec<String> {
             .replace(">true<", ">True<");
         assert_ne!(python_form, json_form, "{}: no `true` written", format.name);
         out.extend(read_as(format, &python_form, &case));
+    }
+    if bare_written(format, &all[0], false).is_some() {
+        // Qwen3-Coder's calls without their `<tool_call>`: each bare, with
+        // and without the orphan closer, and the three in a row.
+        let bare = |c: &ToolCall, closer| bare_written(format, c, closer).unwrap();
+        for c in &all {
+            for closer in [false, true] {
+                out.extend(read_as(format, &bare(c, closer), std::slice::from_ref(c)));
+            }
+        }
+        let row: Vec<String> = all
+            .iter()
+            .zip([false, true, false])
+            .map(|(c, closer)| bare(c, closer))
+            .collect();
+        out.extend(read_as(format, &row.join("\n"), &all));
     }
     out
 }
@@ -373,6 +409,11 @@ pub fn refused_outputs(format: &TextFormat) -> Vec<(&'static str, String)> {
         let text = written(format, std::slice::from_ref(&bad));
         out.push((what, format!("Sure.\n{text}")));
         out.push((what, text));
+        for closer in [false, true] {
+            out.extend(
+                bare_written(format, &bad, closer).map(|bare| (what, format!("Sure.\n{bare}"))),
+            );
+        }
     }
     out
 }
