@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tinyagents_tools::ToolCall;
-use tinyagents_tools::stream::text::{Family, TextFormat};
+use tinyagents_tools::stream::text::{Family, RunStart, TextFormat};
 
 use super::text_support::{calls, everywhere_with, reader};
 
@@ -57,6 +57,25 @@ fn plain_at(format: &TextFormat, out: &str, t: &str) -> String {
         format!("a{t}")
     } else {
         t.to_owned()
+    }
+}
+
+/// The `k`th call `wrapped` (one run) as a format with a
+/// [`RunStart::BodyOpening`] run may also write it: wrapped, bare with
+/// its run's end marker, or bare without it, in turn.
+fn bare(format: &TextFormat, wrapped: &str, k: usize) -> Option<String> {
+    let end = format
+        .runs
+        .iter()
+        .find(|r| r.start == RunStart::BodyOpening)?
+        .end
+        .as_deref()?;
+    let call = &wrapped[wrapped.find(format.body.opening()?)?..];
+    let call = call.trim_end().strip_suffix(end)?.trim_end();
+    match k % 3 {
+        0 => None,
+        1 => Some(format!("{call}\n{end}")),
+        _ => Some(call.to_owned()),
     }
 }
 
@@ -115,10 +134,16 @@ fn write(
                     .collect();
                 // Families that write one call per run join them with
                 // text (a newline); written one by one, nothing is between.
+                // Qwen3-Coder's calls are also written without their
+                // `<tool_call>`, with and without the orphan closer.
                 let body = match format.family {
                     Family::Hermes | Family::Qwen3Coder | Family::Glm45 | Family::Tags => written
                         .iter()
-                        .map(|c| format.render_calls(std::slice::from_ref(c)))
+                        .enumerate()
+                        .map(|(i, c)| {
+                            let wrapped = format.render_calls(std::slice::from_ref(c));
+                            bare(format, &wrapped, n + i).unwrap_or(wrapped)
+                        })
                         .collect(),
                     _ => format.render_calls(&written),
                 };
@@ -133,6 +158,18 @@ fn write(
     (out, text, reasoning, expected)
 }
 
+/// `segments` written in `format` read the same in every chunking, and as
+/// written.
+fn reads_as_written(format: &TextFormat, segments: &[Segment]) -> Result<(), TestCaseError> {
+    let (output, text, reasoning, expected) = write(format, segments);
+    let out = everywhere_with(|| reader(format), &output, 3);
+    prop_assert_eq!(calls(&out), expected, "{}: {:?}", format.name, output);
+    prop_assert_eq!(out.text(), text, "{}: {:?}", format.name, output);
+    prop_assert_eq!(out.reasoning(), reasoning, "{}: {:?}", format.name, output);
+    prop_assert_eq!(out.failed().count() + out.truncated().count(), 0);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -144,11 +181,13 @@ proptest! {
         let mut names: Vec<String> = tinyagents_tools::stream::text::FORMAT_NAMES.iter().map(|s| s.to_string()).collect();
         names.push("tags:[TOOL_CALL],[/TOOL_CALL]".into());
         let format = TextFormat::by_name(&names[which]).unwrap();
-        let (output, text, reasoning, expected) = write(&format, &segments);
-        let out = everywhere_with(|| reader(&format), &output, 3);
-        prop_assert_eq!(calls(&out), expected, "{}: {:?}", format.name, output);
-        prop_assert_eq!(out.text(), text, "{}: {:?}", format.name, output);
-        prop_assert_eq!(out.reasoning(), reasoning, "{}: {:?}", format.name, output);
-        prop_assert_eq!(out.failed().count() + out.truncated().count(), 0);
+        reads_as_written(&format, &segments)?;
+    }
+
+    #[test]
+    fn qwen3_coder_outputs_with_bare_calls_read_the_same_in_every_chunking_and_as_written(
+        segments in proptest::collection::vec(segment(), 1..6),
+    ) {
+        reads_as_written(&TextFormat::qwen3_coder(), &segments)?;
     }
 }
