@@ -12,7 +12,7 @@
 //! | name | models | a call |
 //! |---|---|---|
 //! | `hermes` | Hermes, Qwen2.5, Qwen3 | `<tool_call>{"name": "f", "arguments": {..}}</tool_call>` |
-//! | `qwen3-coder` | Qwen3-Coder, Qwen3.5 | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>` |
+//! | `qwen3-coder` | Qwen3-Coder, Qwen3.5 | `<tool_call><function=f><parameter=k>v</parameter></function></tool_call>`, or bare `<function=f>...</function>` (the orphan `</tool_call>` after it markup) |
 //! | `glm45` | GLM-4.5 to 4.7 | `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>` |
 //! | `llama3-json` | Llama 3.1 to 3.3 | `{"name": "f", "parameters": {..}}`, `<|python_tag|>`, `; ` between calls |
 //! | `pythonic` | Llama 3.2 and 4, LFM2, OLMo 3 | `[f(a=1), g()]`, `<|python_start|>`, `<|tool_call_start|>` |
