@@ -312,6 +312,32 @@ fn qwen3_coder_reads_raw_parameters_typed_by_the_schema() {
 }
 
 #[test]
+fn qwen3_coder_reads_the_calls_ollama_s_issues_quote_without_their_opener() {
+    let files = Files::new();
+    // Ollama's issue #16686, word for word.
+    assert_reads(
+        &files,
+        "qwen3-coder",
+        "I'll use the Glob tool to list all markdown files in the current directory.\n\n\
+         <function=Glob>\n<parameter=pattern>\n*.md\n</parameter>\n</function>\n</tool_call>",
+        &[
+            text("I'll use the Glob tool to list all markdown files in the current directory.\n\n"),
+            call("text-call-0", "Glob", json!({"pattern": "*.md"})),
+            done(1),
+        ],
+    );
+    assert_reads(
+        &files,
+        "qwen3-coder",
+        "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>",
+        &[
+            call("text-call-0", "get_weather", json!({"city": "Paris"})),
+            done(1),
+        ],
+    );
+}
+
+#[test]
 fn glm45_reads_key_value_pairs() {
     let files = Files::new();
     assert_reads(
