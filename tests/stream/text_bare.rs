@@ -232,3 +232,14 @@ fn a_bare_call_is_ready_at_its_closing_function_before_the_output_goes_on() {
         .collect();
     assert_eq!(ready, vec!["get_weather".to_owned()], "{events:?}");
 }
+
+#[test]
+fn a_partial_opening_at_the_end_of_a_piece_is_held_back_then_released_as_text() {
+    let mut r = reader(&qwen());
+    let mut events = Vec::new();
+    r.push(b"See <functi", &mut events);
+    assert_eq!(events, vec![StreamEvent::Text("See ".into())]);
+    events.clear();
+    r.finish(&mut events);
+    assert_eq!(events[0], StreamEvent::Text("<functi".into()), "{events:?}");
+}
