@@ -215,7 +215,11 @@ impl Builder<'_> {
                 RunStart::BodyOpening => {
                     // The call's opening marker starts the region (the
                     // call is written after it), and the run's end marker
-                    // may follow the call.
+                    // may follow the call. Free text after such a call
+                    // that begins (after whitespace) with that end marker
+                    // is read as the marker: the grammars allow it, as an
+                    // `after_not` entry would refuse every text after any
+                    // region that begins with its first character.
                     let Some(m) = format.body.opening() else {
                         continue;
                     };
