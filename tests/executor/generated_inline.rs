@@ -8,6 +8,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tinyagents_tools::tool_macro::InlineRuntime;
 use tinyagents_tools::*;
 use tinyagents_tools_tests::*;
 
@@ -44,6 +45,12 @@ async fn double_async(args: Numbers) -> Value {
 #[tool(read_only, blocking)]
 fn double_blocking(args: Numbers) -> Value {
     json!({"double": args.n * 2})
+}
+
+/// Labels `n` with its call and run; a plain fn that injects twice.
+#[tool(read_only)]
+fn labelled(args: Numbers, #[inject] call_id: ToolCallId, #[inject] run_id: RunId) -> String {
+    format!("{}/{}:{}", run_id.as_str(), call_id.as_str(), args.n)
 }
 
 /// Halves `n`; a plain fn that injects nothing.
@@ -106,7 +113,7 @@ async fn both_ways(
     arguments: Value,
 ) -> Result<ToolOutput, String> {
     let inline = tool.__inline().expect("a plain fn's tool answers at once");
-    let now = inline.call_inline(&(), rt, &arguments);
+    let now = inline.call_inline(&(), &rt.into(), &arguments);
     let later = tool.call(&(), rt, arguments).await;
     match (now, later) {
         (Ok(now), Ok(later)) => {
@@ -152,7 +159,9 @@ async fn a_plain_fn_that_injects_nothing_answers_alike_for_any_state_and_context
     let typed_runtime = ToolRuntime::new(RunContext::builder(7u8).build(), "c9", "halve");
     let state = String::from("state");
     let inline = Tool::<String, u8>::__inline(&HalveTool).unwrap();
-    let now = inline.call_inline(&state, &typed_runtime, &args).unwrap();
+    let now = inline
+        .call_inline(&state, &(&typed_runtime).into(), &args)
+        .unwrap();
     assert_eq!(now.structured, Some(json!({"half": 4})));
     let called = Tool::<String, u8>::call(&HalveTool, &state, &typed_runtime, args)
         .await
@@ -232,14 +241,39 @@ fn a_plain_fn_tool_reads_borrowed_arguments_without_copying_them() {
     let args = json!({"n": 9, "by": 2, "label": "a label"});
     let rt = runtime("c10");
     let inline = Tool::<(), ()>::__inline(&ScaleTool).unwrap();
-    let (borrowed, by_ref) = crate::allocations::counted(|| inline.call_inline(&(), &rt, &args));
+    let (borrowed, by_ref) =
+        crate::allocations::counted(|| inline.call_inline(&(), &(&rt).into(), &args));
     let (copied, by_copy) = crate::allocations::counted(|| {
         let copy = args.clone();
-        inline.call_inline(&(), &rt, &copy)
+        inline.call_inline(&(), &(&rt).into(), &copy)
     });
     assert_eq!(borrowed.unwrap(), copied.unwrap());
     assert!(
         by_ref < by_copy,
         "{by_ref} allocations borrowed, {by_copy} with a copy"
     );
+}
+
+#[test]
+fn a_plain_fn_tool_gets_one_runtime_and_only_when_it_injects_something() {
+    let made = std::cell::Cell::new(0);
+    let make = || {
+        made.set(made.get() + 1);
+        ToolRuntime::new(RunContext::builder(()).run_id("r1").build(), "c12", "x")
+    };
+    let args = json!({"n": 4});
+
+    let halve = Tool::<(), ()>::__inline(&HalveTool).unwrap();
+    let out = halve.call_inline(&(), &InlineRuntime::lazy(&make), &args);
+    assert_eq!(out.unwrap().structured, Some(json!({"half": 2})));
+    assert_eq!(
+        made.get(),
+        0,
+        "a tool that injects nothing makes no runtime"
+    );
+
+    let labelled = Tool::<(), ()>::__inline(&LabelledTool).unwrap();
+    let out = labelled.call_inline(&(), &InlineRuntime::lazy(&make), &args);
+    assert_eq!(out.unwrap().structured, Some(json!("r1/c12:4")));
+    assert_eq!(made.get(), 1, "both injections read the one runtime");
 }

@@ -57,7 +57,9 @@ async fn a_plain_fn_tool_answers_the_same_at_once_and_through_call() {
     let before = answers();
     let arguments = json!({"text": "héllo"});
     let inline = Tool::<(), ()>::__inline(&LengthTool).unwrap();
-    let now = inline.call_inline(&(), &runtime, &arguments).unwrap();
+    let now = inline
+        .call_inline(&(), &(&runtime).into(), &arguments)
+        .unwrap();
     let later = Tool::call(&LengthTool, &(), &runtime, arguments)
         .await
         .unwrap();
@@ -66,7 +68,9 @@ async fn a_plain_fn_tool_answers_the_same_at_once_and_through_call() {
     assert_eq!(answers() - before, 2);
     // A decoding failure is the same error both ways.
     let bad = json!({"text": 4});
-    let now = inline.call_inline(&(), &runtime, &bad).unwrap_err();
+    let now = inline
+        .call_inline(&(), &(&runtime).into(), &bad)
+        .unwrap_err();
     let later = Tool::call(&LengthTool, &(), &runtime, bad)
         .await
         .unwrap_err();
@@ -110,7 +114,7 @@ async fn a_spied_plain_fn_tool_still_answers_at_once_and_every_call_is_seen() {
     let harness = ToolHarness::builder(EchoTool).build().unwrap();
     let runtime = harness.runtime("c1");
     let now = inline
-        .call_inline(&(), &runtime, &json!({"text": "ab"}))
+        .call_inline(&(), &(&runtime).into(), &json!({"text": "ab"}))
         .unwrap();
     assert_eq!(now.structured, Some(json!({"length": 2})));
 
@@ -140,7 +144,7 @@ async fn after_tool_hooks_read_the_arguments_a_plain_fn_tool_ran_with() {
         .runtime("c1");
     let inline = Tool::<(), ()>::__inline(&UpperTool).unwrap();
     let answered = inline
-        .call_inline(&(), &runtime, &json!({"text": "hé"}))
+        .call_inline(&(), &(&runtime).into(), &json!({"text": "hé"}))
         .unwrap();
     assert_eq!(answered, ToolOutput::text("HÉ"));
     let read = Arc::new(Mutex::new(Vec::new()));

@@ -118,6 +118,13 @@ impl<'a> ToolImpl<'a> {
         quote!(__state: &#s_ty, __runtime: &#krate::ToolRuntime<#c_ty>)
     }
 
+    /// `__state: &S, __runtime: &InlineRuntime<'_, C>`: what a call
+    /// answered at once runs with (its runtime made only if asked for).
+    pub fn inline_state_params(&self) -> TokenStream {
+        let ToolImpl { p, s_ty, c_ty, .. } = self;
+        quote!(__state: &#s_ty, __runtime: &#p::InlineRuntime<'_, #c_ty>)
+    }
+
     /// The signature of `Tool::call`.
     pub fn call_sig(&self) -> TokenStream {
         let p = &self.p;

@@ -40,15 +40,18 @@ impl ToolImpl<'_> {
         let result = self.result();
         let args_only = self.m.f.params.iter().all(|param| param.inject.is_none());
         let state_params = self.state_params();
-        let (run_generics, run_params, run_with): (&[TokenStream], _, _) = if args_only {
-            (&[], quote!(), quote!())
-        } else {
-            (
-                generics,
-                quote!(#state_params,),
-                quote!(__state, __runtime,),
-            )
-        };
+        let inline_params = self.inline_state_params();
+        let (run_generics, run_params, run_with, inline_with): (&[TokenStream], _, _, _) =
+            if args_only {
+                (&[], quote!(), quote!(), quote!())
+            } else {
+                (
+                    generics,
+                    quote!(#state_params,),
+                    quote!(__state, __runtime,),
+                    quote!(__state, __runtime.get(),),
+                )
+            };
         let binds = self.binds(&quote!(__arguments), |param, local| {
             self.inject(param, local)
         });
@@ -86,10 +89,10 @@ impl ToolImpl<'_> {
             #inline_head {
                 fn call_inline(
                     &self,
-                    #state_params,
+                    #inline_params,
                     __arguments: &#p::serde_json::Value,
                 ) -> #result {
-                    self.__tinyagents_run(#run_with #p::Arguments::Borrowed(__arguments))
+                    self.__tinyagents_run(#inline_with #p::Arguments::Borrowed(__arguments))
                 }
             }
 

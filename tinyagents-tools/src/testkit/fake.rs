@@ -16,7 +16,7 @@ use crate::runtime::ToolRuntime;
 use crate::spec::ToolSpec;
 use crate::tool::CallResult;
 use crate::tool::Shared;
-use crate::tool::{InlineCall, Tool};
+use crate::tool::{InlineCall, InlineRuntime, Tool};
 
 /// What a [`FakeTool`] answers, from the call's id and arguments.
 type Answer = Box<dyn Fn(&ToolCallId, &Value) -> CallResult + Send + Sync>;
@@ -302,7 +302,12 @@ where
     C: Shared,
     T: Tool<S, C>,
 {
-    fn call_inline(&self, state: &S, runtime: &ToolRuntime<C>, arguments: &Value) -> CallResult {
+    fn call_inline(
+        &self,
+        state: &S,
+        runtime: &InlineRuntime<'_, C>,
+        arguments: &Value,
+    ) -> CallResult {
         self.seen.record(arguments);
         match self.inner.__inline() {
             Some(inner) => inner.call_inline(state, runtime, arguments),

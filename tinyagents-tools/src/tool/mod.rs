@@ -103,8 +103,59 @@ pub trait Tool<S: Shared = (), C: Shared = ()>: Send + Sync + 'static {
 #[doc(hidden)]
 pub trait InlineCall<S, C>: Send + Sync {
     /// Runs one call at once with borrowed, validated `arguments`; answers
-    /// exactly as [`Tool::call`] would.
-    fn call_inline(&self, state: &S, runtime: &ToolRuntime<C>, arguments: &Value) -> CallResult;
+    /// exactly as [`Tool::call`] would, with the runtime `runtime` makes.
+    fn call_inline(
+        &self,
+        state: &S,
+        runtime: &InlineRuntime<'_, C>,
+        arguments: &Value,
+    ) -> CallResult;
+}
+
+/// Not public API: the [`ToolRuntime`] of a call answered at once
+/// ([`InlineCall`]), made the first time the tool asks for it. A tool that
+/// injects nothing never asks, and its call makes no runtime.
+#[doc(hidden)]
+pub struct InlineRuntime<'a, C> {
+    source: RuntimeSource<'a, C>,
+    made: std::cell::OnceCell<ToolRuntime<C>>,
+}
+
+/// Where an [`InlineRuntime`] gets its runtime.
+enum RuntimeSource<'a, C> {
+    /// One made already.
+    Made(&'a ToolRuntime<C>),
+    /// Made by this, when first asked for.
+    Make(&'a dyn Fn() -> ToolRuntime<C>),
+}
+
+impl<'a, C> InlineRuntime<'a, C> {
+    /// The runtime `make` makes, once, if the tool asks for one.
+    pub fn lazy(make: &'a dyn Fn() -> ToolRuntime<C>) -> Self {
+        InlineRuntime {
+            source: RuntimeSource::Make(make),
+            made: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The call's runtime (the same one however often it is asked for).
+    #[inline]
+    pub fn get(&self) -> &ToolRuntime<C> {
+        match self.source {
+            RuntimeSource::Made(runtime) => runtime,
+            RuntimeSource::Make(make) => self.made.get_or_init(make),
+        }
+    }
+}
+
+impl<'a, C> From<&'a ToolRuntime<C>> for InlineRuntime<'a, C> {
+    /// A runtime made already (a test calling a tool at once).
+    fn from(runtime: &'a ToolRuntime<C>) -> Self {
+        InlineRuntime {
+            source: RuntimeSource::Made(runtime),
+            made: std::cell::OnceCell::new(),
+        }
+    }
 }
 
 /// A boxed call future, as `#[async_trait]` writes [`Tool::call`].
@@ -170,7 +221,7 @@ macro_rules! answered_at_once {
             fn call_inline(
                 &self,
                 _: &S,
-                _: &$crate::runtime::ToolRuntime<C>,
+                _: &$crate::tool::InlineRuntime<'_, C>,
                 arguments: &::serde_json::Value,
             ) -> $crate::tool::CallResult {
                 ($answer)(self, arguments)

@@ -29,8 +29,8 @@ pub use serde;
 pub use serde_json;
 pub use std::sync::OnceLock;
 
-pub use crate::tool::InlineCall;
 pub use crate::tool::service::{BlockAbsent, BlockPresent, BlockProbe, BlockTools, ToolBlock};
+pub use crate::tool::{InlineCall, InlineRuntime};
 
 #[cfg(feature = "collect")]
 pub use crate::registry::collect::CollectedTool;

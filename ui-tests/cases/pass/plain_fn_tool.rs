@@ -37,7 +37,11 @@ fn main() {
     let runtime = ToolRuntime::new(RunContext::empty(), "call-1", "add");
     let inline = Tool::<(), ()>::__inline(&AddTool).expect("a plain fn answers at once");
     let out = inline
-        .call_inline(&(), &runtime, &serde_json::json!({"a": 2, "b": 3}))
+        .call_inline(
+            &(),
+            &(&runtime).into(),
+            &serde_json::json!({"a": 2, "b": 3}),
+        )
         .unwrap();
     assert_eq!(out.structured, Some(serde_json::json!(5)));
     assert!(!AddTool::spec().blocking);
@@ -45,7 +49,7 @@ fn main() {
     let plus = CounterPlusTool::new(Arc::new(Counter { base: 10 }));
     let inline = Tool::<(), ()>::__inline(&plus).expect("a plain method answers at once");
     let out = inline
-        .call_inline(&(), &runtime, &serde_json::json!({"n": 5}))
+        .call_inline(&(), &(&runtime).into(), &serde_json::json!({"n": 5}))
         .unwrap();
     assert_eq!(out.structured, Some(serde_json::json!(15)));
     let n = &CounterPlusTool::spec().input_schema.as_value()["properties"]["n"];

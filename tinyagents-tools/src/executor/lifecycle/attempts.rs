@@ -22,7 +22,7 @@ use crate::executor::ToolExecutor;
 use crate::output::ToolOutput;
 use crate::registry::RegisteredTool;
 use crate::runtime::{RunContext, ToolRuntime};
-use crate::tool::Shared;
+use crate::tool::{InlineRuntime, Shared};
 
 /// How a call's tool (or the hook that answered in its place) came out.
 pub(super) struct Ran {
@@ -171,7 +171,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         }
         let tool = registered.tool();
         if let Some(inline) = tool.__inline() {
-            let runtime = self.runtime_for(cx, attempt);
+            // Made only if the tool injects something.
+            let make = || self.runtime_for(cx, attempt);
+            let runtime = InlineRuntime::lazy(&make);
             let called = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 inline.call_inline(&self.state, &runtime, arguments)
             }));
