@@ -407,17 +407,26 @@ impl Leaf {
 
     #[inline]
     fn is_valid(&self, value: &Value) -> bool {
+        // The common case, an integer, in one range check, in line; every
+        // other value out of line.
+        if let Value::Number(n) = value
+            && let Some(i) = n.as_i64()
+        {
+            let (low, high) = self.integers;
+            return self.kinds & (Kinds::NUMBER | Kinds::INTEGER) != 0
+                && self.one_of.is_none()
+                && (low..=high).contains(&i128::from(i));
+        }
+        self.is_valid_other(value)
+    }
+
+    /// [`is_valid`](Self::is_valid) of a value that is not an `i64`.
+    #[inline(never)]
+    fn is_valid_other(&self, value: &Value) -> bool {
         match value {
             Value::Null => self.kinds & Kinds::NULL != 0 && self.one_of.is_none(),
             Value::Bool(_) => self.kinds & Kinds::BOOLEAN != 0 && self.one_of.is_none(),
             Value::Number(n) => {
-                if let Some(i) = n.as_i64() {
-                    // The common case, in one range check.
-                    let (low, high) = self.integers;
-                    return self.kinds & (Kinds::NUMBER | Kinds::INTEGER) != 0
-                        && self.one_of.is_none()
-                        && (low..=high).contains(&i128::from(i));
-                }
                 let kind_ok = self.kinds & Kinds::NUMBER != 0
                     || (self.kinds & Kinds::INTEGER != 0 && is_integer(n));
                 kind_ok && self.one_of.is_none() && self.number_in_range(n)
