@@ -59,44 +59,68 @@ pub(crate) struct ArgumentLimits {
     pub max_depth: usize,
 }
 
-/// Parses, bounds and validates `raw` for the tool `spec`; `redactor` masks
+/// Parses, bounds and validates the raw arguments `pending` holds for the
+/// tool `spec`, in place: on success it holds them parsed (and they are
+/// returned); on a refusal it holds none (`null`). `redactor` masks
 /// secrets in the keys that messages show.
-pub(crate) fn prepare(
-    raw: RawArguments,
+pub(crate) fn prepare<'p>(
+    pending: &'p mut Pending,
     spec: &ToolSpec,
     validator: &InputValidator,
     limits: ArgumentLimits,
     redactor: Option<&Redactor>,
-) -> Result<Value, ToolError> {
-    let value = match raw {
-        RawArguments::Text(text) => parse_text(&text, spec, limits, redactor)?,
-        RawArguments::Json(mut value) => {
-            if let Err(e) = bound_and_normalize(&mut value, limits) {
-                dispose(value);
-                return Err(e);
+) -> Result<&'p mut Value, ToolError> {
+    if let Err(e) = prepare_in_place(pending, spec, validator, limits, redactor) {
+        pending.forget();
+        return Err(e);
+    }
+    pending.parsed = true;
+    match &mut pending.arguments {
+        RawArguments::Json(value) => Ok(value),
+        RawArguments::Text(_) => unreachable!("parsed text is kept as its value"),
+    }
+}
+
+/// [`prepare`]'s steps; on an error the caller forgets what `pending`
+/// holds.
+fn prepare_in_place(
+    pending: &mut Pending,
+    spec: &ToolSpec,
+    validator: &InputValidator,
+    limits: ArgumentLimits,
+    redactor: Option<&Redactor>,
+) -> Result<(), ToolError> {
+    let value = match &mut pending.arguments {
+        RawArguments::Text(text) => {
+            let value = parse_text(text, spec, limits, redactor)?;
+            pending.arguments = RawArguments::Json(value);
+            match &mut pending.arguments {
+                RawArguments::Json(value) => value,
+                RawArguments::Text(_) => unreachable!("just set"),
             }
+        }
+        RawArguments::Json(value) => {
+            bound_and_normalize(value, limits)?;
             value
         }
     };
-    let value = match value {
-        Value::Null if accepts_missing(spec) => Value::Object(Map::new()),
-        Value::Null => return Err(missing_arguments()),
-        other => other,
-    };
-    validate(&value, spec, validator, redactor)?;
-    Ok(value)
+    if value.is_null() {
+        if !accepts_missing(spec) {
+            return Err(missing_arguments());
+        }
+        *value = Value::Object(Map::new());
+    }
+    validate(value, spec, validator, redactor)
 }
 
-/// A call's arguments: raw until they are parsed, then the parsed value in
-/// their place (a call keeps one or the other, never both side by side).
-/// When the call is refused first, an already parsed value in the raw ones
-/// is dropped by [`dispose`].
-pub(crate) struct Pending(Slot);
-
-/// What a [`Pending`] holds.
-enum Slot {
-    Raw(RawArguments),
-    Parsed(Value),
+/// A call's arguments: raw until they are parsed, then parsed in their
+/// place (a value given parsed is checked where it is, never moved). When
+/// the call is refused first, a value that may be nested too deeply to drop
+/// recursively is taken apart by [`dispose`].
+pub(crate) struct Pending {
+    arguments: RawArguments,
+    /// `arguments` are parsed and checked (then they are always `Json`).
+    parsed: bool,
 }
 
 /// The parsed arguments of a call whose arguments were not parsed.
@@ -104,39 +128,37 @@ static NULL: Value = Value::Null;
 
 impl Pending {
     pub(crate) fn new(raw: RawArguments) -> Self {
-        Pending(Slot::Raw(raw))
-    }
-
-    /// The raw arguments, taken out once.
-    pub(crate) fn take(&mut self) -> RawArguments {
-        match std::mem::replace(&mut self.0, Slot::Parsed(Value::Null)) {
-            Slot::Raw(raw) => raw,
-            Slot::Parsed(_) => RawArguments::Json(Value::Null),
+        Pending {
+            arguments: raw,
+            parsed: false,
         }
     }
 
-    /// Keeps the parsed arguments in place of the raw ones.
-    pub(crate) fn keep_parsed(&mut self, parsed: Value) -> &mut Value {
-        self.0 = Slot::Parsed(parsed);
-        match &mut self.0 {
-            Slot::Parsed(parsed) => parsed,
-            Slot::Raw(_) => unreachable!("just set"),
+    /// Drops the arguments, parsed or not (without recursion when they
+    /// were never bounded): the call keeps none.
+    fn forget(&mut self) {
+        let raw = std::mem::replace(&mut self.arguments, RawArguments::Json(Value::Null));
+        if let RawArguments::Json(value) = raw {
+            dispose(value);
         }
+        self.parsed = false;
     }
 
     /// The parsed arguments, as the steps left them; `null` before they
-    /// are parsed.
+    /// are parsed or after a refusal.
     pub(crate) fn parsed(&self) -> &Value {
-        match &self.0 {
-            Slot::Parsed(parsed) => parsed,
-            Slot::Raw(_) => &NULL,
+        match &self.arguments {
+            RawArguments::Json(value) if self.parsed => value,
+            _ => &NULL,
         }
     }
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        if let Slot::Raw(RawArguments::Json(value)) = &mut self.0 {
+        if !self.parsed
+            && let RawArguments::Json(value) = &mut self.arguments
+        {
             dispose(std::mem::take(value));
         }
     }

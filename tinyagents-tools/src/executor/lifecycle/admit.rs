@@ -63,26 +63,26 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// carry no forged key and validate against the compiled input schema
     /// (rules in [`args`]).
     #[inline]
-    pub(super) fn parse_arguments(
+    pub(super) fn parse_arguments<'p>(
         &self,
         cx: &mut CallCx<'_, C>,
         registered: &RegisteredTool<S, C>,
-        arguments: &mut args::Pending,
-    ) -> Result<Value, Stop> {
-        let parsed = args::prepare(
-            arguments.take(),
+        pending: &'p mut args::Pending,
+    ) -> Result<&'p mut Value, Stop> {
+        let arguments = args::prepare(
+            pending,
             registered.spec(),
             registered.input(),
             self.config.argument_limits(),
             cx.redactor.as_deref(),
-        );
-        let arguments = parsed.map_err(Stop::rejected)?;
+        )
+        .map_err(Stop::rejected)?;
         if self.events.wants_digests() {
             if self.events.queued_wants_digests() || registered.tool().__inline().is_none() {
                 // A queued subscriber's events, or a tool that takes the
                 // arguments: the digest keeps their canonical text (smaller
                 // and cheaper to write than a copy of them).
-                cx.args_hash = OnceLock::from(Digest::of_text(&arguments));
+                cx.args_hash = OnceLock::from(Digest::of_text(arguments));
             } else {
                 // Only in-line subscribers: the tool reads the arguments
                 // borrowed and the events digest them if asked to.
@@ -90,7 +90,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             }
         }
         if !cx.span.is_disabled() {
-            self.describe_span(cx, registered, &arguments);
+            self.describe_span(cx, registered, arguments);
         }
         Ok(arguments)
     }

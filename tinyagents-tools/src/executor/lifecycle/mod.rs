@@ -123,7 +123,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     ///
     /// The call is taken apart before the future is made: the future keeps
     /// its parts, not the whole call beside them (112 bytes less), and its
-    /// arguments once, in the [`args::Pending`] the steps take them from.
+    /// arguments once, in the [`args::Pending`] step 2 parses them in.
     /// Its size matters: a caller moves the unpolled future (the benchmark's
     /// loop three times, about 0.4 instructions a call for each byte). Not
     /// boxed: glibc serves a box this size (over tcache's 1,032 B) for more
@@ -242,8 +242,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 && !self.events.is_active()
                 && cx.span.is_disabled()
                 && !has_permits;
-            let parsed = self.parse_arguments(cx, registered, arguments)?;
-            let arguments = arguments.keep_parsed(parsed);
+            let arguments = self.parse_arguments(cx, registered, arguments)?;
             self.admit(cx, turn, registered)?;
             let _permits = if has_permits {
                 Box::pin(self.wait_for_permits(cx, turn, registered, batch)).await?
