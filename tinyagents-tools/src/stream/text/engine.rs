@@ -1848,11 +1848,12 @@ impl Engine {
     }
 
     /// A JSON-object call not scanned yet whose whole object is in the
-    /// text, valid JSON within the bounds, read by a member walk alone:
-    /// the walk and where the object ends. The scan would end it at the
-    /// same byte (the format's stop markers cannot be met in valid JSON,
-    /// see [`never_in_json_object`]), so the call reads as it would, in
-    /// one pass fewer. `None` for anything else: the scan reads it.
+    /// text, valid JSON within the bounds, read in one pass
+    /// ([`MemberWalk::whole`]): the walk and where the object ends. The
+    /// scan would end it at the same byte (the format's stop markers cannot
+    /// be met in valid JSON, see [`never_in_json_object`]), so the call
+    /// reads as it would, in two passes fewer. `None` for anything else:
+    /// the scan reads it.
     fn walk_whole_call(&self, args: &JsonArgs, keys: CallKeys<'_>) -> Option<(MemberWalk, usize)> {
         if !self.c.json_whole || args.at != args.from {
             return None;
@@ -1860,13 +1861,14 @@ impl Engine {
         // The object is one level: its members' values may nest one
         // level less than the arguments' bound.
         let depth = self.limits.max_argument_depth.checked_sub(1)?;
-        let mut walk = MemberWalk::bounded(args.from, depth);
-        walk.walk(&self.buf, self.buf.len(), keys);
+        let walk = MemberWalk::whole(
+            &self.buf,
+            args.from,
+            keys,
+            depth,
+            self.limits.max_argument_bytes,
+        )?;
         let end = walk.end()?;
-        if end - args.from > self.limits.max_argument_bytes {
-            return None;
-        }
-        serde_json::from_str::<serde::de::IgnoredAny>(&self.buf[args.from..end]).ok()?;
         Some((walk, end))
     }
 

@@ -162,8 +162,6 @@ pub(super) struct MemberWalk {
     step: Step,
     /// Just after the object's `}`, once it closed.
     end: Option<usize>,
-    /// How deep a member's value may nest (arrays and objects in it).
-    max_depth: usize,
     /// The keys met so far, by role: a member counts only as the first of
     /// its key.
     seen_name: bool,
@@ -224,17 +222,10 @@ enum Role {
 impl MemberWalk {
     /// A walk of the object that begins at `from`.
     pub(super) fn new(from: usize) -> MemberWalk {
-        MemberWalk::bounded(from, usize::MAX)
-    }
-
-    /// A walk of the object that begins at `from`, lost at a member value
-    /// that nests deeper than `max_depth`.
-    pub(super) fn bounded(from: usize, max_depth: usize) -> MemberWalk {
         MemberWalk {
             at: from,
             step: Step::Open,
             end: None,
-            max_depth,
             seen_name: false,
             seen_id: false,
             seen_arguments: false,
@@ -243,6 +234,85 @@ impl MemberWalk {
             arguments: None,
             sent: 0,
         }
+    }
+
+    /// The walk of the whole JSON object that begins at `from` of `text`,
+    /// read in one pass where [`walk`](Self::walk) would scan each member
+    /// value and a parser then check the whole: each value's end is found,
+    /// and its text checked, by serde_json, and the members between them
+    /// are read here to JSON's grammar (its four whitespace bytes, keys
+    /// without escapes). The walk it gives is the one [`walk`](Self::walk)
+    /// gives reading the object to its end, and the object is valid JSON.
+    ///
+    /// `None` unless the object is all in the text, valid JSON with plain
+    /// keys, at most `max_bytes` long, and no member value can nest deeper
+    /// than `max_depth` (each `[` and `{` in a value's text counted as a
+    /// level; at most 100, well inside serde_json's own bound): the caller
+    /// then reads it the streaming way, which decides every other case.
+    pub(super) fn whole(
+        text: &str,
+        from: usize,
+        keys: CallKeys<'_>,
+        max_depth: usize,
+        max_bytes: usize,
+    ) -> Option<MemberWalk> {
+        let b = text.as_bytes();
+        let ws = |mut i: usize| {
+            while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                i += 1;
+            }
+            i
+        };
+        if b.get(from) != Some(&b'{') {
+            return None;
+        }
+        let max_depth = max_depth.min(100);
+        let mut walk = MemberWalk::new(from);
+        let mut i = ws(from + 1);
+        if b.get(i) != Some(&b'}') {
+            loop {
+                if b.get(i) != Some(&b'"') {
+                    return None;
+                }
+                let close = i + 1 + memchr::memchr2(b'"', b'\\', &b[i + 1..])?;
+                let key = &text[i + 1..close];
+                if b[close] != b'"' || key.bytes().any(|c| c < 0x20) {
+                    return None;
+                }
+                let role = walk.role(key, keys);
+                i = ws(close + 1);
+                if b.get(i) != Some(&b':') {
+                    return None;
+                }
+                let value = ws(i + 1);
+                let mut values = serde_json::Deserializer::from_str(&text[value..])
+                    .into_iter::<serde::de::IgnoredAny>();
+                values.next()?.ok()?;
+                walk.at = value + values.byte_offset();
+                let nesting = memchr::memchr2_iter(b'[', b'{', &b[value..walk.at]).count();
+                if nesting > max_depth {
+                    return None;
+                }
+                if role == Role::Arguments {
+                    walk.sent = value;
+                }
+                walk.value_ended(role, value, text);
+                i = ws(walk.at);
+                match b.get(i) {
+                    Some(b',') => i = ws(i + 1),
+                    Some(b'}') => break,
+                    _ => return None,
+                }
+            }
+        }
+        let end = i + 1;
+        if end - from > max_bytes {
+            return None;
+        }
+        walk.at = end;
+        walk.end = Some(end);
+        walk.step = Step::Done;
+        Some(walk)
     }
 
     /// Reads `text` on to `to` (cut back to a character boundary).
@@ -324,7 +394,7 @@ impl MemberWalk {
                     Step::InValue {
                         role,
                         from: self.at,
-                        scan: JsonScanner::new(usize::MAX, self.max_depth),
+                        scan: JsonScanner::new(usize::MAX, usize::MAX),
                     }
                 }
                 Step::After if byte == b',' => {
@@ -526,6 +596,61 @@ mod tests {
             let whole = read_json_call(text, keys(&preferred));
             assert_eq!(read_as_values(walked), read_as_values(whole), "{text}");
         }
+    }
+
+    #[test]
+    fn an_object_read_whole_in_one_pass_walks_as_the_streaming_walk_does() {
+        let preferred = ["parameters".to_owned(), "arguments".to_owned()];
+        let valid = [
+            r#"{"name": "f", "parameters": {"a": "}\"{", "b": [1, {"c": null}]}}"#,
+            "{ \"id\" : \"abc123\" ,\r\n\t\"name\":\"f\" , \"parameters\" : 12.5e3 }",
+            r#"{"arguments": {"x": 1}, "name": "g", "parameters": [1, 2], "id": 7}"#,
+            r#"{"name": "f", "name": "g", "parameters": "s", "parameters": {}}"#,
+            r#"{"name": "é🦀", "other": {"name": "x"}, "parameters": true, "id": "a\"b"}"#,
+            r#"{"name": "f\u0041", "parameters": -0.5}; {"name": "g"}"#,
+            r#"{"name": 3, "parameters": null}"#,
+            "{}",
+        ];
+        for text in valid {
+            let end = text.find("; ").unwrap_or(text.len());
+            let whole = MemberWalk::whole(text, 0, keys(&preferred), 63, 1 << 20)
+                .unwrap_or_else(|| panic!("read whole: {text}"));
+            let mut walk = MemberWalk::new(0);
+            walk.walk(text, text.len(), keys(&preferred));
+            assert_eq!(whole.end(), Some(end), "{text}");
+            assert_eq!(walk.end(), Some(end), "{text}");
+            assert_eq!(whole.name(), walk.name(), "{text}");
+            assert_eq!(whole.id(), walk.id(), "{text}");
+            let (mut whole, mut walk) = (whole, walk);
+            assert_eq!(
+                whole.next_fragment(text),
+                walk.next_fragment(text),
+                "{text}"
+            );
+        }
+        // Not valid JSON, not all there, or a case it leaves to the scan:
+        // an escaped key, a value nesting past the bound, an object past
+        // the size bound.
+        let refused: [(&str, usize, usize); 10] = [
+            (r#"{"name": "f", "parameters": {"x": 01}}"#, 63, 1 << 20),
+            (r#"{"name": "f", "parameters": {"x": 1},}"#, 63, 1 << 20),
+            ("{\u{c}\"name\": \"f\"}", 63, 1 << 20),
+            (r#"{"name": "f" "parameters": 1}"#, 63, 1 << 20),
+            (r#"{"name": "f", "parameters": {"x": 1}"#, 63, 1 << 20),
+            (r#"{"name": "f", "parameters": tru"#, 63, 1 << 20),
+            (r#"{"na\u006de": "f"}"#, 63, 1 << 20),
+            (r#"{"name": "f", "parameters": [[[1]]]}"#, 2, 1 << 20),
+            (r#"{"name": "f", "parameters": {}}"#, 63, 10),
+            ("[1]", 63, 1 << 20),
+        ];
+        for (text, depth, bytes) in refused {
+            assert!(
+                MemberWalk::whole(text, 0, keys(&preferred), depth, bytes).is_none(),
+                "{text}"
+            );
+        }
+        let deep = r#"{"name": "f", "parameters": [[[1]]]}"#;
+        assert!(MemberWalk::whole(deep, 0, keys(&preferred), 3, 1 << 20).is_some());
     }
 
     #[test]
