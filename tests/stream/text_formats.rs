@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use tinyagents_tools::ToolCall;
 use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::stream::OutputPart;
-use tinyagents_tools::stream::text::TextFormat;
+use tinyagents_tools::stream::text::{RunStart, TextFormat};
 
 use super::text_support::{everywhere, everywhere_with, reader};
 
@@ -340,4 +340,28 @@ fn harmony_reads_the_format_document_s_examples() {
             ),
         ]
     );
+}
+
+#[test]
+fn readers_of_two_formats_made_in_turn_each_read_their_own_markers() {
+    // Hermes with other markers, under the same name: equal names do not
+    // make equal formats.
+    let hermes = TextFormat::hermes();
+    let mut other = TextFormat::hermes();
+    other.runs[0].start = RunStart::Marker("<call>".into());
+    other.runs[0].end = Some("</call>".into());
+    let output = "<call>{\"name\": \"get_weather\", \"arguments\": {}}</call>\n\
+                  <tool_call>{\"name\": \"get_location\", \"arguments\": {}}</tool_call>";
+    let hermes_reads = [
+        text("<call>{\"name\": \"get_weather\", \"arguments\": {}}</call>\n"),
+        call("text-call-0", "get_location", "{}"),
+    ];
+    let other_reads = [
+        call("text-call-0", "get_weather", "{}"),
+        text("\n<tool_call>{\"name\": \"get_location\", \"arguments\": {}}</tool_call>"),
+    ];
+    for _ in 0..2 {
+        assert_eq!(everywhere(&hermes, output).parts, hermes_reads);
+        assert_eq!(everywhere(&other, output).parts, other_reads);
+    }
 }

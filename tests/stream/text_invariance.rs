@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tinyagents_tools::ToolCall;
 use tinyagents_tools::stream::text::{Family, RunStart, TextFormat};
 
-use super::text_support::{calls, everywhere_with, reader};
+use super::text_support::{calls, everywhere_with, reader, whole};
 
 #[derive(Debug, Clone)]
 enum Segment {
@@ -163,6 +163,13 @@ fn write(
 fn reads_as_written(format: &TextFormat, segments: &[Segment]) -> Result<(), TestCaseError> {
     let (output, text, reasoning, expected) = write(format, segments);
     let out = everywhere_with(|| reader(format), &output, 3);
+    prop_assert_eq!(
+        &whole(format, &output),
+        &out,
+        "parse: {}: {:?}",
+        format.name,
+        output
+    );
     prop_assert_eq!(calls(&out), expected, "{}: {:?}", format.name, output);
     prop_assert_eq!(out.text(), text, "{}: {:?}", format.name, output);
     prop_assert_eq!(out.reasoning(), reasoning, "{}: {:?}", format.name, output);

@@ -79,9 +79,12 @@ pub fn everywhere_with(make: impl Fn() -> TextReader, text: &str, seeds: u64) ->
     expected
 }
 
-/// [`everywhere_with`] for a plain reader of `format`.
+/// [`everywhere_with`] for a plain reader of `format`, and
+/// [`TextFormat::parse`] of `text` too, which must give the same output.
 pub fn everywhere(format: &TextFormat, text: &str) -> ModelOutput {
-    everywhere_with(|| reader(format), text, 16)
+    let expected = everywhere_with(|| reader(format), text, 16);
+    assert_eq!(whole(format, text), expected, "parse of {text:?}");
+    expected
 }
 
 /// The complete calls as (name, arguments as JSON).

@@ -10,6 +10,8 @@
 //! same [`ModelOutput`](crate::stream::ModelOutput): the whole-text parse is
 //! this engine fed one piece.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::mem;
 use std::ops::Range;
@@ -177,6 +179,39 @@ fn opening_run_stops(body: &CallBody) -> Vec<(String, Stop)> {
     }
 }
 
+impl Compiled {
+    /// The compiled parts of `format`, shared by the readers one thread
+    /// makes of an equal format: they depend on the format alone and never
+    /// change, and a reader is made per turn, so the last format a thread
+    /// compiled is kept and its parts handed out again while the next
+    /// reader's format equals it.
+    pub(crate) fn shared(format: &TextFormat) -> Arc<Compiled> {
+        thread_local! {
+            static LAST: RefCell<Option<Arc<Compiled>>> = const { RefCell::new(None) };
+        }
+        LAST.with(|last| {
+            let mut last = last.borrow_mut();
+            match &*last {
+                Some(c) if c.format == *format => Arc::clone(c),
+                _ => {
+                    let c = Arc::new(Compiled::new(format.clone()));
+                    *last = Some(Arc::clone(&c));
+                    c
+                }
+            }
+        })
+    }
+
+    /// Whether the format writes raw parameter values, which the tools'
+    /// input schemas type.
+    pub(crate) fn types_values(&self) -> bool {
+        matches!(
+            self.format.body,
+            CallBody::XmlParameters(_) | CallBody::KeyValue(_)
+        )
+    }
+}
+
 /// A marker search's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Hit {
@@ -330,9 +365,8 @@ enum Body {
     Json {
         info: CallInfo,
         args: JsonArgs,
-        /// Boxed: the walk is most of a JSON body's state, and a run's
-        /// phase should stay small for the other bodies.
-        walk: Box<MemberWalk>,
+        // The call's member walk is the engine's `walk`: one call is read
+        // at a time, and a run's phase stays small for the other bodies.
     },
     Name {
         info: CallInfo,
@@ -458,9 +492,9 @@ enum Flow {
 #[derive(Debug)]
 pub(crate) struct Engine {
     c: Arc<Compiled>,
-    schemas: Arc<HashMap<String, ToolSchema>>,
+    schemas: HashMap<String, ToolSchema>,
     limits: StreamLimits,
-    id_prefix: String,
+    id_prefix: Cow<'static, str>,
     buf: String,
     pos: usize,
     cur: usize,
@@ -469,27 +503,27 @@ pub(crate) struct Engine {
     state: Option<State>,
     anchor: bool,
     next_index: usize,
-    ids: HashSet<String>,
+    ids: HashSet<ToolCallId>,
     ending: Ending,
+    /// The member walk of the JSON-object call being read.
+    walk: MemberWalk,
+    /// Whether call starts and argument fragments are sent: a caller that
+    /// only collects the output has no use for them, as they add nothing
+    /// to a [`ModelOutput`](crate::stream::ModelOutput).
+    progress: bool,
 }
 
 impl Engine {
+    /// An engine at the start of an output, outside reasoning.
     pub(crate) fn new(
         c: Arc<Compiled>,
-        schemas: Arc<HashMap<String, ToolSchema>>,
+        schemas: HashMap<String, ToolSchema>,
         limits: StreamLimits,
-        id_prefix: String,
-        in_reasoning: bool,
+        id_prefix: Cow<'static, str>,
     ) -> Engine {
         let harmony = matches!(c.format.body, CallBody::Harmony(_));
         let state = if harmony {
-            State::Harmony(if in_reasoning {
-                HState::Reasoning
-            } else {
-                HState::Between
-            })
-        } else if in_reasoning && c.format.reasoning.is_some() {
-            State::Reasoning
+            State::Harmony(HState::Between)
         } else {
             State::Text
         };
@@ -513,7 +547,45 @@ impl Engine {
             next_index: 0,
             ids: HashSet::new(),
             ending: Ending::Content,
+            walk: MemberWalk::new(0),
+            progress: true,
         }
+    }
+
+    /// The output begins inside reasoning (before the first piece): a
+    /// harmony `analysis` message, or the format's reasoning markers (a
+    /// format without them has no reasoning to begin in).
+    pub(crate) fn start_in_reasoning(&mut self) {
+        match self.state {
+            Some(State::Harmony(_)) => self.state = Some(State::Harmony(HState::Reasoning)),
+            Some(_) if self.c.format.reasoning.is_some() => self.state = Some(State::Reasoning),
+            _ => {}
+        }
+    }
+
+    /// Holds arguments to `limits` (before the first piece).
+    pub(crate) fn set_limits(&mut self, limits: StreamLimits) {
+        self.limits = limits;
+    }
+
+    /// Gives generated ids the prefix `prefix` (before the first piece).
+    pub(crate) fn set_id_prefix(&mut self, prefix: Cow<'static, str>) {
+        self.id_prefix = prefix;
+    }
+
+    /// Reads the whole output, `text`, at once (before any piece): what
+    /// [`push`](Self::push) of `text` then [`finish`](Self::finish) read,
+    /// minus what only a piece that may be followed by another needs (the
+    /// UTF-8 carry, the in-place read, the hold-back of what the next
+    /// piece decides); the steps are the same, with the end of the output
+    /// known. Call starts and argument fragments are not sent: the caller
+    /// only collects the output.
+    pub(crate) fn read_whole(&mut self, text: &str, out: &mut Vec<StreamEvent>) {
+        debug_assert!(self.buf.is_empty() && !self.eof, "a fresh engine");
+        self.progress = false;
+        self.buf.push_str(text);
+        self.eof = true;
+        self.drive(out);
     }
 
     /// Decodes `piece` (holding back a UTF-8 sequence it cuts) and reads
@@ -559,7 +631,7 @@ impl Engine {
             }
             Some(State::Run(RunState {
                 run,
-                phase: Phase::Body(Body::Json { info, args, walk }),
+                phase: Phase::Body(Body::Json { info, args }),
                 ..
             })) => {
                 let Some(index) = info.index.filter(|_| info.id.is_some()) else {
@@ -587,8 +659,8 @@ impl Engine {
                     arguments: argument_keys,
                     id: id_key.as_deref(),
                 };
-                walk.walk(&self.buf, args.at, keys);
-                if let Some((from, to)) = walk.next_fragment(&self.buf) {
+                self.walk.walk(&self.buf, args.at, keys);
+                if let Some((from, to)) = self.walk.next_fragment(&self.buf) {
                     push_arguments(index, &self.buf[from..to], out);
                 }
                 true
@@ -828,7 +900,9 @@ impl Engine {
     /// appended to the last event when that is a fragment of the same
     /// call.
     fn emit_arguments(&self, index: usize, from: usize, to: usize, out: &mut Vec<StreamEvent>) {
-        push_arguments(index, &self.buf[from..to], out);
+        if self.progress {
+            push_arguments(index, &self.buf[from..to], out);
+        }
     }
 
     /// Text or reasoning was written at `from..to`: unless it is all
@@ -899,22 +973,22 @@ impl Engine {
         let index = self.index(info);
         let id = match given_id {
             Some(id) => {
-                info.reused = !self.ids.insert(id.to_owned());
-                ToolCallId::from(id)
+                let id = ToolCallId::from(id);
+                info.reused = !self.ids.insert(id.clone());
+                id
             }
             None => {
                 let id = self.generated_id(index);
                 self.ids.insert(id.clone());
-                ToolCallId::from(id)
+                id
             }
         };
+        let name = CallName::from(name);
         info.id = Some(id.clone());
-        info.name = Some(CallName::from(name));
-        out.push(StreamEvent::CallStarted(CallStarted {
-            index,
-            id,
-            name: CallName::from(name),
-        }));
+        info.name = Some(name.clone());
+        if self.progress {
+            out.push(StreamEvent::CallStarted(CallStarted { index, id, name }));
+        }
     }
 
     /// The call's arguments closed and read: it is ready, unless it has
@@ -944,13 +1018,31 @@ impl Engine {
     }
 
     /// The id the reader gives call `index`: its prefix, then the index in
-    /// decimal.
-    fn generated_id(&self, index: usize) -> String {
-        use std::fmt::Write as _;
-        let mut id = String::with_capacity(self.id_prefix.len() + 4);
-        id.push_str(&self.id_prefix);
-        write!(id, "{index}").expect("a String takes any text");
-        id
+    /// decimal (written in place, not on the heap, when it is short enough
+    /// to be kept in place).
+    fn generated_id(&self, index: usize) -> ToolCallId {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = index;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let digits = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
+        let mut id = [0u8; 64];
+        let len = self.id_prefix.len() + digits.len();
+        match id.get_mut(..len) {
+            Some(id) => {
+                id[..self.id_prefix.len()].copy_from_slice(self.id_prefix.as_bytes());
+                id[self.id_prefix.len()..].copy_from_slice(digits.as_bytes());
+                ToolCallId::from(std::str::from_utf8(id).expect("a prefix and digits"))
+            }
+            None => ToolCallId::from(format!("{}{digits}", self.id_prefix)),
+        }
     }
 
     /// The id of a call that failed or was cut off before its format gave
@@ -960,7 +1052,7 @@ impl Engine {
         if info.id.is_none() {
             let id = self.generated_id(index);
             self.ids.insert(id.clone());
-            info.id = Some(ToolCallId::from(id));
+            info.id = Some(id);
         }
         index
     }
@@ -1347,10 +1439,10 @@ impl Engine {
                 if self.bytes()[p] != b'{' {
                     return self.junk(rs, p);
                 }
+                self.walk = MemberWalk::new(p);
                 Body::Json {
                     info: CallInfo::default(),
                     args: self.json_args(p),
-                    walk: Box::new(MemberWalk::new(p)),
                 }
             }
             CallBody::NameThenJson { name_prefix, .. } => Body::Name {
@@ -1578,7 +1670,7 @@ impl Engine {
             phase: Phase::After,
         };
         match body {
-            Body::Json { info, args, walk } => self.json_body(rs, info, args, walk, out),
+            Body::Json { info, args } => self.json_body(rs, info, args, out),
             Body::Name { info, step } => self.name_body(rs, info, step, out),
             Body::Xml {
                 info,
@@ -1703,7 +1795,6 @@ impl Engine {
         mut rs: RunState,
         mut info: CallInfo,
         mut args: JsonArgs,
-        mut walk: Box<MemberWalk>,
         out: &mut Vec<StreamEvent>,
     ) -> Result<Flow, Box<Body>> {
         // The compiled format is shared: a reference count, not a copy of
@@ -1725,9 +1816,12 @@ impl Engine {
         };
         let whole = self.walk_whole_call(&args, keys);
         let valid = whole.is_some();
+        // The walk is taken while the call's steps run, and put back when
+        // they wait for more text.
+        let mut walk = mem::replace(&mut self.walk, MemberWalk::new(0));
         let outcome = match whole {
             Some((whole, end)) => {
-                *walk = whole;
+                walk = whole;
                 args.at = end;
                 JsonOutcome::Complete {
                     start: args.from,
@@ -1750,7 +1844,10 @@ impl Engine {
         // is text; once it has started as a call, it is one.
         let may_give_back = rs.bare && info.id.is_none();
         match outcome {
-            JsonOutcome::Need => Err(Box::new(Body::Json { info, args, walk })),
+            JsonOutcome::Need => {
+                self.walk = walk;
+                Err(Box::new(Body::Json { info, args }))
+            }
             JsonOutcome::Eof => {
                 if may_give_back && !self.buf[args.from..].starts_with("{\"") {
                     return Ok(self.give_back(rs));
@@ -1791,20 +1888,21 @@ impl Engine {
                         id,
                     } => {
                         let arguments = arguments.map(str::to_owned);
-                        let id = id.map(str::to_owned);
+                        let id = id.map(ToolCallId::from);
                         if rs.bare {
                             self.pos = rs.raw_start;
                         }
                         if info.id.is_none() {
-                            self.start_call(&mut info, &name, id.as_deref(), out);
+                            let id = id.as_ref().map(ToolCallId::as_str);
+                            self.start_call(&mut info, &name, id, out);
                         }
-                        debug_assert_eq!(info.name.as_ref().map(CallName::as_str), Some(&*name));
+                        debug_assert_eq!(info.name.as_ref(), Some(&name));
                         let arguments = arguments.unwrap_or_else(|| "{}".to_owned());
                         if walk.follows_arguments() {
                             // The member read as it streamed is the one the
                             // call carries: what is left of it goes now.
                             self.send_arguments(&info, &mut walk, out);
-                        } else {
+                        } else if self.progress {
                             out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
                                 index: info.index.unwrap_or(0),
                                 fragment: arguments.clone(),
@@ -3268,12 +3366,11 @@ mod tests {
     #[test]
     fn a_generated_id_is_the_prefix_then_the_index_in_decimal() {
         let c = Arc::new(Compiled::new(TextFormat::hermes()));
-        let engine = Engine::new(
+        let mut engine = Engine::new(
             c,
-            Arc::new(HashMap::new()),
+            HashMap::new(),
             StreamLimits::default(),
-            "turn-".to_owned(),
-            false,
+            Cow::Borrowed("turn-"),
         );
         for (index, id) in [
             (0, "turn-0"),
@@ -3281,12 +3378,16 @@ mod tests {
             (10, "turn-10"),
             (40321, "turn-40321"),
         ] {
-            assert_eq!(engine.generated_id(index), id);
+            assert_eq!(engine.generated_id(index).as_str(), id);
         }
         assert_eq!(
-            engine.generated_id(usize::MAX),
+            engine.generated_id(usize::MAX).as_str(),
             format!("turn-{}", usize::MAX)
         );
+        // A prefix too long to write in place.
+        let long = "p".repeat(60);
+        engine.set_id_prefix(Cow::Owned(long.clone()));
+        assert_eq!(engine.generated_id(12).as_str(), format!("{long}12"));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use std::mem;
 
+use crate::ids::{CallName, ToolCallId};
 use crate::stream::json_scan::{JsonScanner, Scan};
 
 /// The keys a JSON-object call is read by.
@@ -26,7 +27,7 @@ pub(super) struct CallKeys<'a> {
 /// What a JSON-object call body reads as.
 pub(super) enum JsonCall<'a> {
     Call {
-        name: String,
+        name: CallName,
         arguments: Option<&'a str>,
         id: Option<&'a str>,
     },
@@ -51,7 +52,7 @@ pub(super) fn read_json_call<'a>(text: &'a str, keys: CallKeys<'_>) -> JsonCall<
     let arguments = keys.arguments.iter().find_map(|k| member(k));
     let id = keys.id.and_then(member).and_then(id_text);
     JsonCall::Call {
-        name,
+        name: CallName::from(name),
         arguments,
         id,
     }
@@ -71,18 +72,35 @@ pub(super) fn read_walked_call<'a>(
     valid: bool,
 ) -> JsonCall<'a> {
     let whole = &text[start..end];
-    let (Step::Done, Some(name), Some((from, Some(to)))) =
-        (&walk.step, walk.name(), walk.arguments)
-    else {
+    let (Step::Done, Some(name), Some((from, Some(to)))) = (
+        &walk.step,
+        walk.name.as_ref().and_then(Option::as_ref),
+        walk.arguments,
+    ) else {
         return read_json_call(whole, keys);
     };
     if !valid && serde_json::from_str::<serde::de::IgnoredAny>(whole).is_err() {
         return JsonCall::Invalid;
     }
     JsonCall::Call {
-        name: name.to_owned(),
+        name: name.clone(),
         arguments: Some(&text[from..to]),
         id: walk.id().flatten(),
+    }
+}
+
+/// A JSON string value's text, unescaped: borrowed when it holds no
+/// escape (nor a control character, which JSON refuses in a string).
+/// `None` when the value is not a string.
+fn string_value(value: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let plain = value.strip_prefix('"').and_then(|v| v.strip_suffix('"'));
+    match plain {
+        Some(plain) if !plain.bytes().any(|b| b == b'\\' || b == b'"' || b < 0x20) => {
+            Some(std::borrow::Cow::Borrowed(plain))
+        }
+        _ => serde_json::from_str::<String>(value)
+            .ok()
+            .map(std::borrow::Cow::Owned),
     }
 }
 
@@ -169,9 +187,9 @@ pub(super) struct MemberWalk {
     seen_arguments: bool,
     /// The first name member's value, once it ended: the name when it is a
     /// string.
-    name: Option<Option<String>>,
+    name: Option<Option<CallName>>,
     /// The first id member's value, once it ended: the id it gives.
-    id: Option<Option<String>>,
+    id: Option<Option<ToolCallId>>,
     /// The first member under the preferred arguments key: where its value
     /// begins and, once it ended, where it ends.
     arguments: Option<(usize, Option<usize>)>,
@@ -435,8 +453,8 @@ impl MemberWalk {
     fn value_ended(&mut self, role: Role, from: usize, text: &str) {
         let value = &text[from..self.at];
         match role {
-            Role::Name => self.name = Some(serde_json::from_str::<String>(value).ok()),
-            Role::Id => self.id = Some(id_text(value).map(str::to_owned)),
+            Role::Name => self.name = Some(string_value(value).map(CallName::from)),
+            Role::Id => self.id = Some(id_text(value).map(ToolCallId::from)),
             Role::Arguments => self.arguments = Some((from, Some(self.at))),
             Role::Other => {}
         }
@@ -449,13 +467,15 @@ impl MemberWalk {
 
     /// The call's name, once the first name member closed as a string.
     pub(super) fn name(&self) -> Option<&str> {
-        self.name.as_ref()?.as_deref()
+        self.name.as_ref()?.as_ref().map(CallName::as_str)
     }
 
     /// The id the call's first id member gives (`Some(None)`: none), once
     /// that member ended; `None` while it may still come.
     pub(super) fn id(&self) -> Option<Option<&str>> {
-        self.id.as_ref().map(Option::as_deref)
+        self.id
+            .as_ref()
+            .map(|id| id.as_ref().map(ToolCallId::as_str))
     }
 
     /// Whether a member under the preferred arguments key has begun: its
@@ -568,7 +588,7 @@ mod tests {
                 name,
                 arguments,
                 id,
-            } => Ok((name, arguments, id)),
+            } => Ok((name.as_str().to_owned(), arguments, id)),
             JsonCall::NotACall => Err("not a call"),
             JsonCall::Invalid => Err("invalid"),
         }

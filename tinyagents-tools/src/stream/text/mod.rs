@@ -152,10 +152,9 @@
 //! [`TextFormat::render_results`] writes tool results in the family's form,
 //! so a whole loop runs against a raw completion endpoint.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::borrow::Cow;
 
-use crate::spec::{ToolSchema, ToolSpec};
+use crate::spec::ToolSpec;
 use crate::stream::{Finish, ModelOutput, OutputReader, StreamEvent, StreamLimits};
 
 mod engine;
@@ -181,12 +180,7 @@ pub const DEFAULT_ID_PREFIX: &str = "text-call-";
 /// promises). Make a new one for each turn.
 #[derive(Debug)]
 pub struct TextReader {
-    compiled: Arc<Compiled>,
-    schemas: Arc<HashMap<String, ToolSchema>>,
-    limits: StreamLimits,
-    id_prefix: String,
-    in_reasoning: bool,
-    engine: Option<Engine>,
+    engine: Engine,
     finished: bool,
 }
 
@@ -194,18 +188,24 @@ impl TextReader {
     /// A reader of `format` for a turn that offered `tools` (their input
     /// schemas type raw parameter values).
     pub fn new<'a>(format: &TextFormat, tools: impl IntoIterator<Item = &'a ToolSpec>) -> Self {
-        // A schema is shared, not copied: the reader is made per turn.
-        let schemas = tools
-            .into_iter()
-            .map(|t| (t.name.as_str().to_owned(), t.input_schema.clone()))
-            .collect();
+        let compiled = Compiled::shared(format);
+        // Only raw parameter values are typed by a schema: the formats
+        // that write none keep no schemas. A schema is shared, not copied.
+        let schemas = if compiled.types_values() {
+            tools
+                .into_iter()
+                .map(|t| (t.name.as_str().to_owned(), t.input_schema.clone()))
+                .collect()
+        } else {
+            Default::default()
+        };
         TextReader {
-            compiled: Arc::new(Compiled::new(format.clone())),
-            schemas: Arc::new(schemas),
-            limits: StreamLimits::default(),
-            id_prefix: DEFAULT_ID_PREFIX.to_owned(),
-            in_reasoning: false,
-            engine: None,
+            engine: Engine::new(
+                compiled,
+                schemas,
+                StreamLimits::default(),
+                Cow::Borrowed(DEFAULT_ID_PREFIX),
+            ),
             finished: false,
         }
     }
@@ -215,24 +215,21 @@ impl TextReader {
     /// marker is reasoning. For harmony, the output begins inside an
     /// `analysis` message. Set before the first piece.
     pub fn starting_in_reasoning(mut self) -> Self {
-        self.in_reasoning = true;
-        self.engine = None;
+        self.engine.start_in_reasoning();
         self
     }
 
     /// Holds arguments to `limits` instead of the executor's defaults. Set
     /// before the first piece.
     pub fn with_limits(mut self, limits: StreamLimits) -> Self {
-        self.limits = limits;
-        self.engine = None;
+        self.engine.set_limits(limits);
         self
     }
 
     /// Gives calls whose format writes no id the id `prefix` + their index.
     /// Set before the first piece.
     pub fn with_id_prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.id_prefix = prefix.into();
-        self.engine = None;
+        self.engine.set_id_prefix(Cow::Owned(prefix.into()));
         self
     }
 
@@ -243,16 +240,13 @@ impl TextReader {
         self.with_id_prefix(format!("{DEFAULT_ID_PREFIX}{turn}-"))
     }
 
-    fn engine(&mut self) -> &mut Engine {
-        self.engine.get_or_insert_with(|| {
-            Engine::new(
-                Arc::clone(&self.compiled),
-                Arc::clone(&self.schemas),
-                self.limits,
-                self.id_prefix.clone(),
-                self.in_reasoning,
-            )
-        })
+    /// Appends the [`Finished`](StreamEvent::Finished) event, once.
+    fn finished(&mut self, out: &mut Vec<StreamEvent>) {
+        self.finished = true;
+        out.push(StreamEvent::Finished(Finish {
+            reason: self.engine.finish_reason(),
+            usage: None,
+        }));
     }
 }
 
@@ -261,21 +255,15 @@ impl OutputReader for TextReader {
         if self.finished {
             return;
         }
-        self.engine().push(piece, out);
+        self.engine.push(piece, out);
     }
 
     fn finish(&mut self, out: &mut Vec<StreamEvent>) {
         if self.finished {
             return;
         }
-        let engine = self.engine();
-        engine.finish(out);
-        let reason = engine.finish_reason();
-        self.finished = true;
-        out.push(StreamEvent::Finished(Finish {
-            reason,
-            usage: None,
-        }));
+        self.engine.finish(out);
+        self.finished(out);
     }
 }
 
@@ -292,6 +280,10 @@ impl TextFormat {
         tools: impl IntoIterator<Item = &'a ToolSpec>,
         text: &str,
     ) -> ModelOutput {
-        self.reader(tools).read_all([text.as_bytes()])
+        let mut reader = self.reader(tools);
+        let mut events = Vec::new();
+        reader.engine.read_whole(text, &mut events);
+        reader.finished(&mut events);
+        ModelOutput::collect(events)
     }
 }
