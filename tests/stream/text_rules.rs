@@ -488,6 +488,31 @@ fn an_id_the_output_reuses_is_refused() {
     );
     assert_eq!(out.calls().count(), 1);
     assert_eq!(out.failed().next().unwrap().kind, CallProblem::ReusedId);
+    // A generated id is one the output may reuse too.
+    let out = everywhere(
+        &TextFormat::mistral(),
+        "[TOOL_CALLS] [{\"name\": \"get_location\", \"arguments\": {}}, \
+         {\"name\": \"get_location\", \"arguments\": {}, \"id\": \"text-call-0\"}]",
+    );
+    assert_eq!(ids(&out), ["text-call-0"]);
+    let failed = out.failed().next().unwrap();
+    assert_eq!(failed.kind, CallProblem::ReusedId);
+    assert_eq!(failed.id.as_ref().unwrap().as_str(), "text-call-0");
+    // However many calls came before.
+    let call = |id: &str| format!("[TOOL_CALLS]get_location[CALL_ID]{id}[ARGS]{{}}");
+    let mut output: String = (0..40).map(|i| call(&format!("id{i:06}"))).collect();
+    output.push_str(&call("id000007"));
+    let out = everywhere_with(|| reader(&TextFormat::mistral_v11()), &output, 1);
+    assert_eq!(out.calls().count(), 40);
+    let failed = out.failed().next().unwrap();
+    assert_eq!(
+        (
+            failed.kind,
+            failed.index,
+            failed.id.as_ref().unwrap().as_str()
+        ),
+        (CallProblem::ReusedId, Some(40), "id000007")
+    );
 }
 
 #[test]

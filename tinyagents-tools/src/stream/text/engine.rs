@@ -202,6 +202,18 @@ impl Compiled {
         })
     }
 
+    /// Whether the format may write call ids (then a call may reuse one,
+    /// its own or a generated one).
+    fn writes_ids(&self) -> bool {
+        match &self.format.body {
+            CallBody::JsonObject { id_key, .. } => id_key.is_some(),
+            CallBody::NameThenJson {
+                id_marker, name, ..
+            } => id_marker.is_some() || matches!(name, NameForm::IdWithName { .. }),
+            _ => false,
+        }
+    }
+
     /// Whether the format writes raw parameter values, which the tools'
     /// input schemas type.
     pub(crate) fn types_values(&self) -> bool {
@@ -209,6 +221,52 @@ impl Compiled {
             self.format.body,
             CallBody::XmlParameters(_) | CallBody::KeyValue(_)
         )
+    }
+}
+
+/// The ids an output's calls were given so far, to find one given twice.
+///
+/// Only a format that writes ids can give one twice: a generated id is
+/// the prefix and the call's index, which no other call has, so without
+/// ids written by the model nothing is kept. The few ids of an output are
+/// looked through in order; past [`SeenIds::FEW`], they are hashed.
+#[derive(Debug)]
+struct SeenIds {
+    kept: bool,
+    few: Vec<ToolCallId>,
+    many: HashSet<ToolCallId>,
+}
+
+impl SeenIds {
+    const FEW: usize = 16;
+
+    /// Ids kept when `kept` (the format writes ids).
+    fn new(kept: bool) -> SeenIds {
+        SeenIds {
+            kept,
+            few: Vec::new(),
+            many: HashSet::new(),
+        }
+    }
+
+    /// Adds `id`: false when an earlier call was given it.
+    fn insert(&mut self, id: &ToolCallId) -> bool {
+        if !self.kept {
+            return true;
+        }
+        if !self.many.is_empty() {
+            return self.many.insert(id.clone());
+        }
+        if self.few.contains(id) {
+            return false;
+        }
+        if self.few.len() < Self::FEW {
+            self.few.push(id.clone());
+        } else {
+            self.many.extend(self.few.drain(..));
+            self.many.insert(id.clone());
+        }
+        true
     }
 }
 
@@ -503,7 +561,7 @@ pub(crate) struct Engine {
     state: Option<State>,
     anchor: bool,
     next_index: usize,
-    ids: HashSet<ToolCallId>,
+    ids: SeenIds,
     ending: Ending,
     /// The member walk of the JSON-object call being read.
     walk: MemberWalk,
@@ -532,6 +590,7 @@ impl Engine {
             .runs
             .iter()
             .any(|r| r.start == RunStart::OutputStart);
+        let ids = SeenIds::new(c.writes_ids());
         Engine {
             c,
             schemas,
@@ -545,7 +604,7 @@ impl Engine {
             state: Some(state),
             anchor,
             next_index: 0,
-            ids: HashSet::new(),
+            ids,
             ending: Ending::Content,
             walk: MemberWalk::new(0),
             progress: true,
@@ -974,12 +1033,12 @@ impl Engine {
         let id = match given_id {
             Some(id) => {
                 let id = ToolCallId::from(id);
-                info.reused = !self.ids.insert(id.clone());
+                info.reused = !self.ids.insert(&id);
                 id
             }
             None => {
                 let id = self.generated_id(index);
-                self.ids.insert(id.clone());
+                self.ids.insert(&id);
                 id
             }
         };
@@ -1051,7 +1110,7 @@ impl Engine {
         let index = self.index(info);
         if info.id.is_none() {
             let id = self.generated_id(index);
-            self.ids.insert(id.clone());
+            self.ids.insert(&id);
             info.id = Some(id);
         }
         index

@@ -307,8 +307,13 @@ impl MemberWalk {
                     .into_iter::<serde::de::IgnoredAny>();
                 values.next()?.ok()?;
                 walk.at = value + values.byte_offset();
-                let nesting = memchr::memchr2_iter(b'[', b'{', &b[value..walk.at]).count();
-                if nesting > max_depth {
+                // Only an array or object nests, and no deeper than it is
+                // long.
+                let text_of_value = &b[value..walk.at];
+                if matches!(b[value], b'[' | b'{')
+                    && text_of_value.len() > max_depth
+                    && memchr::memchr2_iter(b'[', b'{', text_of_value).count() > max_depth
+                {
                     return None;
                 }
                 if role == Role::Arguments {

@@ -281,9 +281,18 @@ impl TextFormat {
         text: &str,
     ) -> ModelOutput {
         let mut reader = self.reader(tools);
-        let mut events = Vec::new();
+        // An output is a few parts (its text, its calls), each one event
+        // here (no call starts nor fragments), and the finish.
+        let mut events = Vec::with_capacity(8);
         reader.engine.read_whole(text, &mut events);
         reader.finished(&mut events);
-        ModelOutput::collect(events)
+        let mut out = ModelOutput {
+            parts: Vec::with_capacity(events.len()),
+            ..ModelOutput::default()
+        };
+        for event in events {
+            out.push(event);
+        }
+        out
     }
 }
