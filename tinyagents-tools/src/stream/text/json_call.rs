@@ -263,10 +263,10 @@ impl MemberWalk {
     /// gives reading the object to its end, and the object is valid JSON.
     ///
     /// `None` unless the object is all in the text, valid JSON with plain
-    /// keys, at most `max_bytes` long, and no member value can nest deeper
-    /// than `max_depth` (each `[` and `{` in a value's text counted as a
-    /// level; at most 100, well inside serde_json's own bound): the caller
-    /// then reads it the streaming way, which decides every other case.
+    /// keys, at most `max_bytes` long, and no member value nests deeper
+    /// than `max_depth` (at most 100, well inside serde_json's own bound):
+    /// the caller then reads it the streaming way, which decides every
+    /// other case.
     pub(super) fn whole(
         text: &str,
         from: usize,
@@ -307,12 +307,19 @@ impl MemberWalk {
                     .into_iter::<serde::de::IgnoredAny>();
                 values.next()?.ok()?;
                 walk.at = value + values.byte_offset();
-                // Only an array or object nests, and no deeper than it is
-                // long.
-                let text_of_value = &b[value..walk.at];
+                // Only an array or object nests, no deeper than it is long
+                // nor than it has brackets (strings' included); past both,
+                // its depth is scanned.
+                let text_of_value = &text[value..walk.at];
                 if matches!(b[value], b'[' | b'{')
                     && text_of_value.len() > max_depth
-                    && memchr::memchr2_iter(b'[', b'{', text_of_value).count() > max_depth
+                    && memchr::memchr2_iter(b'[', b'{', text_of_value.as_bytes())
+                        .nth(max_depth)
+                        .is_some()
+                    && !matches!(
+                        JsonScanner::new(usize::MAX, max_depth).push(text_of_value),
+                        Scan::Complete { .. }
+                    )
                 {
                     return None;
                 }
@@ -676,6 +683,10 @@ mod tests {
         }
         let deep = r#"{"name": "f", "parameters": [[[1]]]}"#;
         assert!(MemberWalk::whole(deep, 0, keys(&preferred), 3, 1 << 20).is_some());
+        // Brackets in strings do not nest.
+        let braces = r#"{"name": "f", "parameters": {"s": "{{{{[[[[", "t": ["{{{{"]}}"#;
+        assert!(MemberWalk::whole(braces, 0, keys(&preferred), 2, 1 << 20).is_some());
+        assert!(MemberWalk::whole(braces, 0, keys(&preferred), 1, 1 << 20).is_none());
     }
 
     #[test]
