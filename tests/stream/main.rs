@@ -25,6 +25,7 @@ mod text_bare;
 mod text_early;
 mod text_finish;
 mod text_formats;
+mod text_in_place;
 mod text_invariance;
 mod text_peers;
 mod text_render;

@@ -371,35 +371,74 @@ fn growth(specs: &[ToolSpec], rt: &tokio::runtime::Runtime, samples: usize, repo
     }
 }
 
+/// The outputs a profile reads: with `STREAM_OUTPUT=one_call|many_calls`
+/// the growth part's Hermes output of that shape, of `STREAM_BYTES` bytes
+/// (default 65536); otherwise the throughput output of each format both
+/// read (`STREAM_FORMAT=NAME`: that format's alone; `default` when unset).
+/// Says on stderr what each output holds, for counts per character.
+fn profile_outputs(default: Option<&str>) -> Vec<(TextFormat, String)> {
+    let outputs: Vec<(TextFormat, String)> = match std::env::var("STREAM_OUTPUT").ok() {
+        Some(shape) => {
+            let bytes = std::env::var("STREAM_BYTES")
+                .map(|b| b.parse().expect("STREAM_BYTES: a size in bytes"))
+                .unwrap_or(64 << 10);
+            let output = match shape.as_str() {
+                "one_call" => one_call_output(bytes),
+                "many_calls" => many_calls_output(bytes),
+                other => panic!("STREAM_OUTPUT: one_call or many_calls, not {other}"),
+            };
+            vec![(TextFormat::hermes(), output)]
+        }
+        None => {
+            let only = std::env::var("STREAM_FORMAT").ok();
+            let only = only.as_deref().or(default);
+            COMMON_FORMATS
+                .iter()
+                .filter(|(name, _)| only.is_none_or(|only| only == *name))
+                .map(|(name, _)| {
+                    let format = TextFormat::by_name(name).expect("a format");
+                    let output = throughput_output(&format);
+                    (format, output)
+                })
+                .collect()
+        }
+    };
+    for (format, output) in &outputs {
+        eprintln!(
+            "{}: {} bytes, {} characters",
+            format.name,
+            output.len(),
+            output.chars().count()
+        );
+    }
+    outputs
+}
+
 /// The throughput Hermes output read one character at a time, `n` times
 /// (for callgrind: `--profile-stream-1char N`; `STREAM_FORMAT=NAME` reads
-/// that format's output instead).
+/// that format's output instead, `STREAM_OUTPUT` a growth output, see
+/// [`profile_outputs`]).
 pub fn profile_one_char(n: u64) {
     let specs = specs();
-    let name = std::env::var("STREAM_FORMAT").unwrap_or_else(|_| "hermes".to_owned());
-    let format = TextFormat::by_name(&name).expect("a format");
-    let output = throughput_output(&format);
-    let one = chunk_text(&output, Chunking::Fixed(1));
+    let outputs = profile_outputs(Some("hermes"));
+    let pieces: Vec<Vec<&str>> = outputs
+        .iter()
+        .map(|(_, output)| chunk_text(output, Chunking::Fixed(1)))
+        .collect();
     for _ in 0..n {
-        std::hint::black_box(read(&format, &specs, &one));
+        for ((format, _), one) in outputs.iter().zip(&pieces) {
+            std::hint::black_box(read(format, &specs, one));
+        }
     }
 }
 
 /// The throughput output of every format both read, each read whole, `n`
 /// times (for callgrind: `--profile-stream-whole N`; `STREAM_FORMAT=NAME`
-/// reads that format's alone).
+/// reads that format's alone, `STREAM_OUTPUT` a growth output, see
+/// [`profile_outputs`]).
 pub fn profile_whole(n: u64) {
     let specs = specs();
-    let only = std::env::var("STREAM_FORMAT").ok();
-    let outputs: Vec<(TextFormat, String)> = COMMON_FORMATS
-        .iter()
-        .filter(|(name, _)| only.as_deref().is_none_or(|only| only == *name))
-        .map(|(name, _)| {
-            let format = TextFormat::by_name(name).expect("a format");
-            let output = throughput_output(&format);
-            (format, output)
-        })
-        .collect();
+    let outputs = profile_outputs(None);
     for _ in 0..n {
         for (format, output) in &outputs {
             std::hint::black_box(format.parse(&specs, output));

@@ -132,6 +132,46 @@ impl JsonScanner {
         Scan::Incomplete
     }
 
+    /// Scans `piece` when it only continues the string being read: it
+    /// holds no quote that ends the string, and the value stays within
+    /// the size bound. Says whether it did (the state is then what
+    /// [`push`](Self::push) would leave); otherwise nothing changed and
+    /// `push` must read the piece. It needs no answer, so it is the cheap
+    /// way on for the many short pieces of a long string.
+    pub(crate) fn continue_string(&mut self, piece: &[u8]) -> bool {
+        let State::InString { mut escaped } = self.state else {
+            return false;
+        };
+        if self.seen.saturating_add(piece.len()) > self.max_bytes {
+            return false;
+        }
+        let mut i = 0;
+        while i < piece.len() {
+            if escaped {
+                escaped = false;
+                i += 1;
+                continue;
+            }
+            let rest = &piece[i..];
+            let special = if rest.len() < 16 {
+                rest.iter().position(|&b| b == b'"' || b == b'\\')
+            } else {
+                memchr::memchr2(b'"', b'\\', rest)
+            };
+            match special {
+                None => break,
+                Some(k) if rest[k] == b'"' => return false,
+                Some(k) => {
+                    escaped = true;
+                    i += k + 1;
+                }
+            }
+        }
+        self.state = State::InString { escaped };
+        self.seen += piece.len();
+        true
+    }
+
     /// Tells the scanner the text ended: a top-level number or literal is
     /// then complete (it had no byte after it to show its end).
     pub fn finish(&mut self) -> Scan {
@@ -292,6 +332,65 @@ mod tests {
             }
             assert_eq!((got, scan.len()), (Scan::TooLarge, 21), "pieces of {size}");
         }
+    }
+
+    #[test]
+    fn a_string_continued_in_place_leaves_the_state_push_leaves() {
+        // Pieces read with `continue_string` where it takes them, with
+        // `push` otherwise: the end and the count are those `push` alone
+        // gives, piece after piece.
+        let texts = [
+            r#"{"a": "plain \\ then \" and \\\\", "b": "x"} tail"#,
+            r#""é🦀 \u00e9 \\"x"#,
+            r#"["a\\\\\\\"", "}]"]"#,
+        ];
+        for text in texts {
+            let mut taken = 0;
+            for size in 1..=6 {
+                let mut pushed = JsonScanner::new(1 << 20, 64);
+                let mut continued = JsonScanner::new(1 << 20, 64);
+                let (mut a, mut b) = (Scan::Incomplete, Scan::Incomplete);
+                let mut rest = text;
+                while !rest.is_empty() {
+                    let cut = rest.ceil_char_boundary(size.min(rest.len()));
+                    let (piece, tail) = rest.split_at(cut);
+                    rest = tail;
+                    if a == Scan::Incomplete {
+                        a = pushed.push(piece);
+                    }
+                    if b == Scan::Incomplete {
+                        if continued.continue_string(piece.as_bytes()) {
+                            taken += 1;
+                        } else {
+                            b = continued.push(piece);
+                        }
+                    }
+                    assert_eq!((a, pushed.len()), (b, continued.len()), "{text} by {size}");
+                }
+                assert!(matches!(a, Scan::Complete { .. }), "{text} by {size}");
+            }
+            assert!(taken > 0, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_string_is_not_continued_past_its_quote_or_the_size_bound() {
+        let mut scan = JsonScanner::new(12, 64);
+        assert_eq!(scan.push(r#"{"a": ""#), Scan::Incomplete);
+        // Outside a string nothing is continued; inside, a quote that ends
+        // it is not.
+        let mut outside = JsonScanner::new(12, 64);
+        assert!(!outside.continue_string(b"abc"));
+        assert!(!scan.continue_string(br#"x"x"#));
+        assert_eq!(scan.len(), 7);
+        assert!(scan.continue_string(br#"x\\"#));
+        // Escaped, the quote is part of the string.
+        assert!(scan.continue_string(br#"\""#));
+        assert_eq!(scan.len(), 12);
+        // At the bound: one byte more is `push`'s to refuse.
+        assert!(!scan.continue_string(b"y"));
+        assert_eq!(scan.len(), 12);
+        assert_eq!(scan.push("y"), Scan::TooLarge);
     }
 
     #[test]

@@ -323,6 +323,15 @@ impl Firsts {
         firsts
     }
 
+    /// Whether a marker may start in `piece`.
+    fn in_piece(&self, piece: &[u8]) -> bool {
+        if self.many || piece.len() >= 16 {
+            return self.next(piece, 0).is_some();
+        }
+        let firsts = &self.bytes[..self.len];
+        piece.iter().any(|b| firsts.contains(b))
+    }
+
     /// The first position from `from` on where a marker may start.
     fn next(&self, hay: &[u8], from: usize) -> Option<usize> {
         let rest = hay.get(from..).filter(|r| !r.is_empty())?;
@@ -653,18 +662,98 @@ impl Engine {
         if self.eof {
             return;
         }
+        if self.utf8.is_empty() && self.continue_in_place(piece, out) {
+            return;
+        }
         self.compact();
-        let mut pending = mem::take(&mut self.utf8);
-        let bytes: &[u8] = if pending.is_empty() {
-            piece
+        if self.utf8.is_empty() {
+            let rest = decode_into(&mut self.buf, piece, false, out);
+            self.utf8.extend_from_slice(rest);
         } else {
+            let mut pending = mem::take(&mut self.utf8);
             pending.extend_from_slice(piece);
-            &pending
-        };
-        let rest = decode_into(&mut self.buf, bytes, false, out);
-        self.utf8 = rest.to_vec();
+            let kept = decode_into(&mut self.buf, &pending, false, out).len();
+            pending.drain(..pending.len() - kept);
+            self.utf8 = pending;
+        }
         if !self.read_in_place(out) {
             self.drive(out);
+        }
+    }
+
+    /// Reads a piece that only continues what the state reads, where it
+    /// is and before it is decoded into the held text: visible text when
+    /// nothing is held back and no byte of the piece may start a marker,
+    /// or a run of a string in a JSON call's object (no quote that ends
+    /// it, within the size bound). Says whether it read the piece (what it
+    /// does is what the general way would do); a piece that is not whole
+    /// UTF-8 is never read here.
+    fn continue_in_place(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) -> bool {
+        match &mut self.state {
+            Some(State::Text) if !self.anchor && self.pos == self.buf.len() => {
+                if self.c.text_firsts.in_piece(piece) {
+                    return false;
+                }
+                let Ok(text) = std::str::from_utf8(piece) else {
+                    return false;
+                };
+                // All the text held is decided: it goes, as `compact`
+                // would drop it, and the piece is shown without being
+                // held.
+                self.buf.clear();
+                self.pos = 0;
+                self.cur = 0;
+                if text.is_empty() {
+                    return true;
+                }
+                if self.ending != Ending::Content && !text.trim().is_empty() {
+                    self.ending = Ending::Content;
+                }
+                match out.last_mut() {
+                    Some(StreamEvent::Text(last)) => push_piece(last, text),
+                    _ => out.push(StreamEvent::Text(text.to_owned())),
+                }
+                true
+            }
+            Some(State::Run(RunState {
+                phase: Phase::Body(Body::Json { info, args, walk }),
+                ..
+            })) if args.at == self.buf.len() => {
+                let Ok(text) = std::str::from_utf8(piece) else {
+                    return false;
+                };
+                if !args.scan.continue_string(piece) {
+                    return false;
+                }
+                let at = args.at;
+                push_piece(&mut self.buf, text);
+                args.at = self.buf.len();
+                if !walk.continue_string(at, text) {
+                    let CallBody::JsonObject {
+                        name_key,
+                        argument_keys,
+                        id_key,
+                    } = &self.c.format.body
+                    else {
+                        unreachable!("a JSON body belongs to a JSON-object format")
+                    };
+                    let keys = CallKeys {
+                        name: name_key,
+                        arguments: argument_keys,
+                        id: id_key.as_deref(),
+                    };
+                    walk.walk(&self.buf, args.at, keys);
+                }
+                // A call not started yet stays so: a string's bytes end
+                // no member, so neither its name nor its id is learned.
+                if let Some(index) = info.index.filter(|_| info.id.is_some())
+                    && let Some((from, to)) = walk.next_fragment(&self.buf)
+                {
+                    push_arguments(index, &self.buf[from..to], out);
+                }
+                true
+            }
+            _ => false,
         }
     }
 
@@ -3227,12 +3316,21 @@ fn value_text_from(b: &[u8], args: &JsonArgs) -> usize {
 fn push_arguments(index: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
     match out.last_mut() {
         Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
-            last.fragment.push_str(fragment)
+            push_piece(&mut last.fragment, fragment)
         }
         _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
             index,
             fragment: fragment.to_owned(),
         })),
+    }
+}
+
+/// Appends `text` to `to`: a one-byte piece (ASCII) as a byte, without
+/// the call a copy of any length makes.
+fn push_piece(to: &mut String, text: &str) {
+    match text.as_bytes() {
+        &[b] => to.push(char::from(b)),
+        _ => to.push_str(text),
     }
 }
 

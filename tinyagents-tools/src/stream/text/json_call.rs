@@ -443,6 +443,25 @@ impl MemberWalk {
         }
     }
 
+    /// Reads `piece`, the text at the walk's position `at`, when it only
+    /// continues a key or a value's string (see
+    /// [`JsonScanner::continue_string`]): what [`walk`](Self::walk) does
+    /// with it, without its steps. Says whether it did; otherwise nothing
+    /// changed and `walk` must read it.
+    pub(super) fn continue_string(&mut self, at: usize, piece: &str) -> bool {
+        if self.at != at {
+            return false;
+        }
+        let (Step::InKey { scan, .. } | Step::InValue { scan, .. }) = &mut self.step else {
+            return false;
+        };
+        if !scan.continue_string(piece.as_bytes()) {
+            return false;
+        }
+        self.at += piece.len();
+        true
+    }
+
     /// What the member under `key` is to the call: the first of the name,
     /// id or preferred arguments key; a key that is more than one of them
     /// is followed as none (the whole read decides).

@@ -1,0 +1,247 @@
+//! Pieces that only continue what the reader is reading (visible text
+//! with no byte that may start a marker, a run of a string in a JSON
+//! call's object) are read where they are; these are the edges of that
+//! way: the piece after them that does not only continue (a quote, a
+//! backslash, a marker's first byte, half a UTF-8 character), and a
+//! piece that reaches or breaks the size bound.
+
+use tinyagents_tools::stream::text::TextFormat;
+use tinyagents_tools::stream::{CallProblem, ModelOutput, OutputReader, StreamEvent, StreamLimits};
+
+use super::text_support::{argument_texts, everywhere, everywhere_with, reader, whole};
+
+/// `pieces` pushed one by one into a reader of `format`, then finished:
+/// each event with how many pieces had been pushed when it came out.
+fn fed(
+    format: &TextFormat,
+    limits: Option<StreamLimits>,
+    pieces: &[&[u8]],
+) -> Vec<(usize, StreamEvent)> {
+    let mut r = reader(format);
+    if let Some(limits) = limits {
+        r = r.with_limits(limits);
+    }
+    let (mut events, mut timed) = (Vec::new(), Vec::new());
+    for (i, piece) in pieces.iter().enumerate() {
+        r.push(piece, &mut events);
+        timed.extend(events.drain(..).map(|e| (i + 1, e)));
+    }
+    r.finish(&mut events);
+    timed.extend(events.drain(..).map(|e| (pieces.len(), e)));
+    timed
+}
+
+fn collect(events: &[(usize, StreamEvent)]) -> ModelOutput {
+    ModelOutput::collect(events.iter().map(|(_, e)| e.clone()))
+}
+
+/// Call `index`'s argument fragments, joined.
+fn fragments(events: &[(usize, StreamEvent)], index: usize) -> String {
+    events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            StreamEvent::ArgumentsDelta(d) if d.index == index => Some(d.fragment.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Each character of `text` a piece, or each byte.
+fn characters(text: &str) -> Vec<&[u8]> {
+    text.char_indices()
+        .map(|(i, c)| &text.as_bytes()[i..i + c.len_utf8()])
+        .collect()
+}
+
+fn bytes(text: &str) -> Vec<&[u8]> {
+    text.as_bytes().chunks(1).collect()
+}
+
+/// Arguments whose strings hold an escaped quote, a backslash that closes
+/// a string, non-ASCII of two and four bytes and a marker.
+const ARGS: &str = r#"{"path": "é🦀.md", "content": "say \"hi\" <tool_call> \\", "append": false}"#;
+
+#[test]
+fn quotes_and_backslashes_alone_after_a_string_s_plain_pieces_keep_it_exact() {
+    let hermes = TextFormat::hermes();
+    let output = format!(
+        "Saving it.\n<tool_call>\n{{\"name\": \"write_file\", \"arguments\": {ARGS}}}\n</tool_call>\nDone."
+    );
+    let expected = everywhere(&hermes, &output);
+    assert_eq!(argument_texts(&expected), [ARGS]);
+    assert_eq!(expected.text(), "Saving it.\n\nDone.");
+    // One character, then one byte at a time: the `\`, the `"` after it,
+    // the `\` that closes `content` and each half of `é` arrive alone.
+    for pieces in [characters(&output), bytes(&output)] {
+        let events = fed(&hermes, None, &pieces);
+        assert_eq!(collect(&events), expected);
+        assert_eq!(fragments(&events, 0), ARGS);
+    }
+}
+
+#[test]
+fn a_character_split_across_pieces_after_plain_pieces_is_decoded_whole() {
+    let hermes = TextFormat::hermes();
+    let output = "Price: 5 € and 🦀!<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"São Paulo €🦀\"}}</tool_call>";
+    let b = output.as_bytes();
+    let euro = output.find('€').unwrap();
+    let crab = output.find('🦀').unwrap();
+    let sao = output.find("ão").unwrap();
+    // Plain pieces, then `€` and `🦀` cut inside (in the text), then the
+    // same inside a string value.
+    let cuts = [
+        0,
+        3,
+        euro,
+        euro + 1,
+        euro + 3,
+        crab + 2,
+        crab + 3,
+        sao + 1,
+        sao + 2,
+        b.len() - 20,
+        b.len() - 19,
+        b.len(),
+    ];
+    let pieces: Vec<&[u8]> = cuts.windows(2).map(|w| &b[w[0]..w[1]]).collect();
+    let events = fed(&hermes, None, &pieces);
+    assert!(
+        events
+            .iter()
+            .all(|(_, e)| !matches!(e, StreamEvent::Problem(_)))
+    );
+    let out = collect(&events);
+    assert_eq!(out, whole(&hermes, output));
+    assert_eq!(out.text(), "Price: 5 € and 🦀!");
+    assert_eq!(argument_texts(&out), [r#"{"city": "São Paulo €🦀"}"#]);
+}
+
+#[test]
+fn a_marker_s_first_byte_right_after_plain_text_is_held_back_until_decided() {
+    let hermes = TextFormat::hermes();
+    let output =
+        "Hi <tool_call>{\"name\": \"get_location\", \"arguments\": {}}</tool_call> a<b <tool_x";
+    let out = everywhere(&hermes, output);
+    assert_eq!(out.text(), "Hi  a<b <tool_x");
+    assert_eq!(out.calls().count(), 1);
+    // `<` alone after plain pieces shows nothing until the bytes after it
+    // decide; `<b` then shows at once.
+    let pieces: Vec<&[u8]> = ["Hi", " ", "<", "tool_call>"]
+        .iter()
+        .map(|p| p.as_bytes())
+        .collect();
+    let events = fed(&hermes, None, &pieces);
+    let texts: Vec<(usize, &str)> = events
+        .iter()
+        .filter_map(|(n, e)| match e {
+            StreamEvent::Text(t) => Some((*n, t.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, [(1, "Hi"), (2, " ")]);
+    let pieces: Vec<&[u8]> = ["x", "<", "b"].iter().map(|p| p.as_bytes()).collect();
+    let events = fed(&hermes, None, &pieces);
+    let texts: Vec<(usize, &str)> = events
+        .iter()
+        .filter_map(|(n, e)| match e {
+            StreamEvent::Text(t) => Some((*n, t.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, [(1, "x"), (3, "<b")]);
+}
+
+/// The object, before its string of `x`s: 34 bytes.
+const HEAD: &str = r#"{"name": "f", "arguments": {"c": ""#;
+
+#[test]
+fn plain_pieces_that_reach_the_size_bound_exactly_are_read_and_one_byte_more_is_refused_then() {
+    let limits = StreamLimits {
+        max_argument_bytes: 64,
+        max_argument_depth: 4,
+    };
+    let hermes = TextFormat::hermes();
+    assert_eq!(HEAD.len(), 34);
+    // 30 `x`s bring the object to 64 bytes, the bound, inside the string;
+    // the 31st breaks it.
+    let output = format!("<tool_call>{HEAD}{}\"}}}}</tool_call>ok", "x".repeat(40));
+    let expected = everywhere_with(|| reader(&hermes).with_limits(limits), &output, 8);
+    let failed = expected.failed().next().expect("refused");
+    assert_eq!(failed.kind, CallProblem::TooLarge);
+    // What arrived up to one byte past the bound.
+    assert_eq!(failed.raw, format!("<tool_call>{HEAD}{}", "x".repeat(31)));
+    assert_eq!(expected.text(), "ok");
+    let x = "x".repeat(40);
+    let start = format!("<tool_call>{HEAD}");
+    for (to, past) in [(30, 31), (29, 33), (30, 40)] {
+        // A piece that ends at the bound exactly (or one byte before it),
+        // then one that breaks it: refused as that piece arrives.
+        let pieces: Vec<&[u8]> = vec![
+            start.as_bytes(),
+            x[..to].as_bytes(),
+            x[to..past].as_bytes(),
+            x[past..].as_bytes(),
+            b"\"}}</tool_call>ok",
+        ];
+        let events = fed(&hermes, Some(limits), &pieces);
+        assert_eq!(collect(&events), expected, "{to}, {past}");
+        let refused_at = events.iter().find_map(|(n, e)| match e {
+            StreamEvent::CallFailed(f) if f.kind == CallProblem::TooLarge => Some(*n),
+            _ => None,
+        });
+        assert_eq!(refused_at, Some(3), "{to}, {past}");
+    }
+    // 27 `x`s: the whole object is 64 bytes and reads, fed a character at
+    // a time or as one piece of string that ends at 61 bytes.
+    let output = format!("<tool_call>{HEAD}{}\"}}}}</tool_call>", "x".repeat(27));
+    let out = everywhere_with(|| reader(&hermes).with_limits(limits), &output, 8);
+    assert_eq!(out.calls().count(), 1);
+    let pieces: Vec<&[u8]> = vec![start.as_bytes(), &x.as_bytes()[..27], b"\"}}</tool_call>"];
+    assert_eq!(collect(&fed(&hermes, Some(limits), &pieces)), out);
+}
+
+#[test]
+fn a_call_that_starts_after_its_arguments_sends_them_once_its_id_is_read() {
+    // Mistral writes the id after the arguments: the call starts, and
+    // its arguments go out, only when the id's string has closed.
+    let mistral = TextFormat::mistral();
+    let args = r#"{"city": "São Paulo, \"SP\"", "days": 3}"#;
+    let output = format!(
+        "[TOOL_CALLS] [{{\"name\": \"get_weather\", \"arguments\": {args}, \"id\": \"abc123def\"}}]"
+    );
+    let expected = everywhere(&mistral, &output);
+    assert_eq!(argument_texts(&expected), [args]);
+    let pieces = characters(&output);
+    let events = fed(&mistral, None, &pieces);
+    assert_eq!(collect(&events), expected);
+    assert_eq!(fragments(&events, 0), args);
+    let id_closed = output.find("abc123def").unwrap() + "abc123def\"".len();
+    let pieces_to = |bytes: usize| output[..bytes].chars().count();
+    let started = events.iter().find_map(|(n, e)| match e {
+        StreamEvent::CallStarted(s) => Some((*n, s.id.as_str().to_owned())),
+        _ => None,
+    });
+    assert_eq!(
+        started,
+        Some((pieces_to(id_closed), "abc123def".to_owned()))
+    );
+    let first_fragment = events
+        .iter()
+        .find(|(_, e)| matches!(e, StreamEvent::ArgumentsDelta(_)))
+        .map(|(n, _)| *n);
+    assert_eq!(first_fragment, Some(pieces_to(id_closed)));
+}
+
+#[test]
+fn a_string_read_after_the_object_stopped_being_a_call_s_is_kept_in_the_failed_call() {
+    // A missing comma: the members can no longer be read, while the
+    // strings after it still are (the call ends where its object does).
+    let hermes = TextFormat::hermes();
+    let call = r#"{"name": "write_file" "arguments": {"path": "a", "content": "a long string, then more"}}"#;
+    let output = format!("<tool_call>{call}</tool_call>after");
+    let out = everywhere(&hermes, &output);
+    let failed = out.failed().next().expect("failed");
+    assert_eq!(failed.kind, CallProblem::MalformedArguments);
+    assert_eq!(failed.raw, format!("<tool_call>{call}</tool_call>"));
+    assert_eq!(out.text(), "after");
+}
