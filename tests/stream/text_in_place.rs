@@ -245,3 +245,74 @@ fn a_string_read_after_the_object_stopped_being_a_call_s_is_kept_in_the_failed_c
     assert_eq!(failed.raw, format!("<tool_call>{call}</tool_call>"));
     assert_eq!(out.text(), "after");
 }
+
+#[test]
+fn a_key_value_call_s_names_keys_and_the_space_between_its_pairs_wait_where_they_are() {
+    let glm = TextFormat::glm45();
+    // Keys of 1,024 bytes (as long as a name or key may be) and 1,025.
+    let (longest, too_long) = ("k".repeat(1024), "k".repeat(1025));
+    let output = format!(
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n \n\
+         <arg_key>days</arg_key><arg_value>3</arg_value>\n</tool_call>ok \
+         <tool_call>write_file\n<arg_key>{longest}</arg_key><arg_value>x</arg_value></tool_call>\
+         <tool_call>write_file\n<arg_key>{too_long}</arg_key>\n<arg_value>x</arg_value>\n</tool_call>"
+    );
+    let out = everywhere(&glm, &output);
+    assert_eq!(
+        super::text_support::calls(&out),
+        [
+            (
+                "get_weather".to_owned(),
+                serde_json::json!({"city": "Paris", "days": 3})
+            ),
+            ("write_file".to_owned(), serde_json::json!({ longest: "x" })),
+        ]
+    );
+    assert_eq!(out.text(), "ok ");
+    // One byte longer, it is refused, whole as in pieces.
+    let failed = out.failed().next().expect("refused");
+    assert_eq!(failed.kind, CallProblem::MalformedMarkup);
+    assert_eq!(failed.name.as_ref().map(|n| n.as_str()), Some("write_file"));
+    let events = fed(&glm, None, &characters(&output));
+    assert_eq!(collect(&events), out);
+}
+
+#[test]
+fn a_name_and_an_id_written_as_text_wait_where_they_are_up_to_their_markers() {
+    let v11 = TextFormat::mistral_v11();
+    let output = "[TOOL_CALLS]get_weather[CALL_ID]abc123def[ARGS]{\"city\": \"Paris\"}\
+                  [TOOL_CALLS]get_location[ARGS]{}";
+    let out = everywhere(&v11, output);
+    assert_eq!(
+        super::text_support::ids(&out)[0],
+        "abc123def",
+        "the id is the one written"
+    );
+    assert_eq!(
+        super::text_support::calls(&out),
+        [
+            (
+                "get_weather".to_owned(),
+                serde_json::json!({"city": "Paris"})
+            ),
+            ("get_location".to_owned(), serde_json::json!({})),
+        ]
+    );
+    let events = fed(&v11, None, &characters(output));
+    assert_eq!(collect(&events), out);
+    // A name of 1,024 bytes (as long as a name may be) is read, one of
+    // 1,025 refused, whole as in pieces.
+    let longest = "n".repeat(1024);
+    let out = everywhere(&v11, &format!("[TOOL_CALLS]{longest}[ARGS]{{}}"));
+    assert_eq!(
+        super::text_support::calls(&out),
+        [(longest, serde_json::json!({}))]
+    );
+    let long = format!("[TOOL_CALLS]{}[ARGS]{{}}", "n".repeat(1025));
+    let out = everywhere(&v11, &long);
+    assert_eq!(
+        out.failed().next().map(|f| f.kind),
+        Some(CallProblem::MalformedMarkup)
+    );
+    assert_eq!(out.calls().count(), 0);
+}

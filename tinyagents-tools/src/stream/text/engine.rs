@@ -75,6 +75,10 @@ pub(crate) struct Compiled {
     /// key-value bodies; none for the others), and where one may start.
     value_ends: Vec<Vec<String>>,
     value_firsts: Vec<Firsts>,
+    /// Per run: where a marker that ends a call's name written as text
+    /// (name-then-JSON and key-value bodies) may start, its stops
+    /// included.
+    head_firsts: Vec<Firsts>,
     /// A JSON-object format none of whose stop markers can be met in a
     /// valid JSON object: a call whose object is all in the text is then
     /// read by its member walk alone (see [`Engine::walk_whole_call`]).
@@ -147,6 +151,33 @@ impl Compiled {
                 _ => Vec::new(),
             })
             .collect();
+        let own_heads: Vec<&str> = match &format.body {
+            CallBody::NameThenJson {
+                arguments_marker,
+                id_marker,
+                ..
+            } => [Some(arguments_marker), id_marker.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+                .collect(),
+            CallBody::KeyValue(kv) => [&kv.key_start, &kv.value_start, &kv.key_end, &kv.value_end]
+                .into_iter()
+                .map(String::as_str)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let head_firsts = stops
+            .iter()
+            .map(|stops| {
+                Firsts::of(
+                    own_heads
+                        .iter()
+                        .copied()
+                        .chain(stops.iter().map(|(m, _)| m.as_str())),
+                )
+            })
+            .collect();
         let json_whole = matches!(format.body, CallBody::JsonObject { .. })
             && stops.iter().flatten().all(|(m, _)| never_in_json_object(m));
         Compiled {
@@ -157,6 +188,7 @@ impl Compiled {
                 .map(|ends| Firsts::of(ends.iter().map(String::as_str)))
                 .collect(),
             value_ends,
+            head_firsts,
             format,
             text_markers,
             text_hits,
@@ -874,6 +906,77 @@ impl Engine {
                 }
                 *at = len;
                 true
+            }
+            _ => self.only_waits(),
+        }
+    }
+
+    /// Whether the text decoded so far leaves a step of a call's markup
+    /// waiting, with nothing to say yet: a name or a key with no byte
+    /// that may start the marker ending it, or the whitespace or the
+    /// partial marker between a key-value call's pairs. Such a step is
+    /// left as it is (what the steps would do is give it back unchanged).
+    fn only_waits(&self) -> bool {
+        let Some(State::Run(RunState {
+            run,
+            phase: Phase::Body(body),
+            ..
+        })) = &self.state
+        else {
+            return false;
+        };
+        let len = self.buf.len();
+        match (body, &self.c.format.body) {
+            (
+                Body::Kv {
+                    step: KvStep::Name { from },
+                    ..
+                }
+                | Body::Name {
+                    step: NameStep::Name { from } | NameStep::Id { from, .. },
+                    ..
+                },
+                _,
+            ) => {
+                len - from <= MAX_HEAD
+                    && self.c.head_firsts[*run].next(self.bytes(), *from).is_none()
+            }
+            (
+                Body::Kv {
+                    step: KvStep::Key { from },
+                    ..
+                },
+                CallBody::KeyValue(kv),
+            ) => match self.find(*from, &[kv.key_end.as_str()]) {
+                Hit::Partial { at } => at - from <= MAX_HEAD,
+                Hit::None => len - from <= MAX_HEAD,
+                Hit::Found { .. } => false,
+            },
+            (
+                Body::Kv {
+                    step: step @ (KvStep::Pairs | KvStep::ExpectValue { .. }),
+                    ..
+                },
+                CallBody::KeyValue(kv),
+            ) => {
+                let p = self.skip_ws(self.cur);
+                if p == len {
+                    return true;
+                }
+                let pairs = matches!(step, KvStep::Pairs);
+                let marker = if pairs {
+                    &kv.key_start
+                } else {
+                    &kv.value_start
+                };
+                match self.at(p, marker) {
+                    Tri::Maybe => true,
+                    Tri::Yes => false,
+                    Tri::No => {
+                        let run_end = self.c.format.runs[*run].end.as_deref();
+                        pairs && run_end.is_some_and(|end| self.at(p, end) == Tri::Maybe)
+                    }
+                }
             }
             _ => false,
         }
@@ -2219,6 +2322,10 @@ impl Engine {
                 let n_own = markers.len();
                 markers.extend(stops.iter().map(|(m, _)| m.as_str()));
                 match self.find(from, &markers) {
+                    // Longer than a head may be, as it streams.
+                    Hit::Found { at, .. } if at - from > MAX_HEAD => {
+                        Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out))
+                    }
                     Hit::Found { at, which } if which < n_own => {
                         let head = self.buf[from..at].trim().to_owned();
                         let marker_len = markers[which].len();
@@ -2640,6 +2747,10 @@ impl Engine {
                 const OWN: usize = 4;
                 markers.extend(stops.iter().map(|(m, _)| m.as_str()));
                 match self.find(from, &markers) {
+                    // Longer than a name may be, as it streams.
+                    Hit::Found { at, .. } if at - from > MAX_HEAD => {
+                        Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out))
+                    }
                     Hit::Found { at, which } if (1..OWN).contains(&which) => {
                         let name = self.buf[from..at].trim();
                         if !name.is_empty() && name.len() <= MAX_HEAD {
@@ -2688,7 +2799,10 @@ impl Engine {
                         Ok(Flow::Go(State::Text))
                     }
                     Hit::None if self.eof => self.eof_truncated(rs.raw_start, info, out),
-                    Hit::Partial { .. } | Hit::None if self.buf.len() - from <= MAX_HEAD => {
+                    Hit::Partial { at } if at - from <= MAX_HEAD => {
+                        wait(info, KvStep::Name { from }, args, bytes)
+                    }
+                    Hit::None if self.buf.len() - from <= MAX_HEAD => {
                         wait(info, KvStep::Name { from }, args, bytes)
                     }
                     _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
@@ -2744,7 +2858,9 @@ impl Engine {
                 Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, p, out))
             }
             KvStep::Key { from } => match self.find(from, &[kv.key_end.as_str()]) {
-                Hit::Found { at, .. } => {
+                // A key as long as a name may be, whole as in pieces: the
+                // bound is where its end marker starts.
+                Hit::Found { at, .. } if at - from <= MAX_HEAD => {
                     let key = self.buf[from..at].trim().to_owned();
                     self.consume(at + kv.key_end.len());
                     rs.phase = Phase::Body(Body::Kv {
@@ -2756,10 +2872,13 @@ impl Engine {
                     Ok(Flow::Go(State::Run(rs)))
                 }
                 Hit::None if self.eof => self.eof_truncated(rs.raw_start, info, out),
-                _ if self.buf.len() - from > MAX_HEAD => {
-                    Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out))
+                Hit::Partial { at } if at - from <= MAX_HEAD => {
+                    wait(info, KvStep::Key { from }, args, bytes)
                 }
-                _ => wait(info, KvStep::Key { from }, args, bytes),
+                Hit::None if self.buf.len() - from <= MAX_HEAD => {
+                    wait(info, KvStep::Key { from }, args, bytes)
+                }
+                _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
             },
             KvStep::Value { key, from, at } => match self.find(at, &compiled.value_ends[rs.run]) {
                 hit if self.over_budget(hit, from, bytes).is_some() => {
