@@ -132,44 +132,30 @@ impl JsonScanner {
         Scan::Incomplete
     }
 
-    /// Scans `piece` when it only continues the string being read: it
-    /// holds no quote that ends the string, and the value stays within
-    /// the size bound. Says whether it did (the state is then what
-    /// [`push`](Self::push) would leave); otherwise nothing changed and
-    /// `push` must read the piece. It needs no answer, so it is the cheap
-    /// way on for the many short pieces of a long string.
-    pub(crate) fn continue_string(&mut self, piece: &[u8]) -> bool {
-        let State::InString { mut escaped } = self.state else {
-            return false;
-        };
-        if self.seen.saturating_add(piece.len()) > self.max_bytes {
-            return false;
+    /// Inside a string: whether its last byte was a backslash that
+    /// escapes the next one (`None` outside a string, or once the value
+    /// ended).
+    pub(crate) fn string_escape(&self) -> Option<bool> {
+        match self.state {
+            State::InString { escaped } => Some(escaped),
+            _ => None,
         }
-        let mut i = 0;
-        while i < piece.len() {
-            if escaped {
-                escaped = false;
-                i += 1;
-                continue;
-            }
-            let rest = &piece[i..];
-            let special = if rest.len() < 16 {
-                rest.iter().position(|&b| b == b'"' || b == b'\\')
-            } else {
-                memchr::memchr2(b'"', b'\\', rest)
-            };
-            match special {
-                None => break,
-                Some(k) if rest[k] == b'"' => return false,
-                Some(k) => {
-                    escaped = true;
-                    i += k + 1;
-                }
-            }
-        }
+    }
+
+    /// How many more bytes the value may have before it breaks the size
+    /// bound.
+    pub(crate) fn room(&self) -> usize {
+        self.max_bytes.saturating_sub(self.seen)
+    }
+
+    /// Counts `n` bytes that continue the string being read without
+    /// ending it and that fit in [`room`](Self::room), the last of them
+    /// leaving it `escaped` or not (see [`string_goes_on`]): the state
+    /// [`push`](Self::push) would leave, without reading them again.
+    pub(crate) fn skip_in_string(&mut self, n: usize, escaped: bool) {
+        debug_assert!(self.string_escape().is_some() && n <= self.room());
         self.state = State::InString { escaped };
-        self.seen += piece.len();
-        true
+        self.seen += n;
     }
 
     /// Tells the scanner the text ended: a top-level number or literal is
@@ -233,6 +219,36 @@ impl JsonScanner {
     fn over_size(&self) -> Option<Scan> {
         (self.seen > self.max_bytes).then_some(Scan::TooLarge)
     }
+}
+
+/// Whether a string goes on after `piece`, which continues it (`escaped`:
+/// the byte before the piece was a backslash that escapes the next):
+/// `Some` with whether the piece ends just after such a backslash, `None`
+/// when a quote in it ends the string.
+pub(crate) fn string_goes_on(piece: &[u8], mut escaped: bool) -> Option<bool> {
+    let mut i = 0;
+    while i < piece.len() {
+        if escaped {
+            escaped = false;
+            i += 1;
+            continue;
+        }
+        let rest = &piece[i..];
+        let special = if rest.len() < 16 {
+            rest.iter().position(|&b| b == b'"' || b == b'\\')
+        } else {
+            memchr::memchr2(b'"', b'\\', rest)
+        };
+        match special {
+            None => break,
+            Some(k) if rest[k] == b'"' => return None,
+            Some(k) => {
+                escaped = true;
+                i += k + 1;
+            }
+        }
+    }
+    Some(escaped)
 }
 
 /// Whether `b` can continue a number or a literal.
@@ -335,20 +351,20 @@ mod tests {
     }
 
     #[test]
-    fn a_string_continued_in_place_leaves_the_state_push_leaves() {
-        // Pieces read with `continue_string` where it takes them, with
-        // `push` otherwise: the end and the count are those `push` alone
-        // gives, piece after piece.
+    fn a_string_skipped_in_place_leaves_the_state_push_leaves() {
+        // Pieces that continue a string (and fit) are counted with
+        // `skip_in_string`, the others read by `push`: the end and the
+        // count are those `push` alone gives, piece after piece.
         let texts = [
             r#"{"a": "plain \\ then \" and \\\\", "b": "x"} tail"#,
             r#""é🦀 \u00e9 \\"x"#,
             r#"["a\\\\\\\"", "}]"]"#,
         ];
         for text in texts {
-            let mut taken = 0;
+            let mut skipped = 0;
             for size in 1..=6 {
                 let mut pushed = JsonScanner::new(1 << 20, 64);
-                let mut continued = JsonScanner::new(1 << 20, 64);
+                let mut skipping = JsonScanner::new(1 << 20, 64);
                 let (mut a, mut b) = (Scan::Incomplete, Scan::Incomplete);
                 let mut rest = text;
                 while !rest.is_empty() {
@@ -359,38 +375,55 @@ mod tests {
                         a = pushed.push(piece);
                     }
                     if b == Scan::Incomplete {
-                        if continued.continue_string(piece.as_bytes()) {
-                            taken += 1;
-                        } else {
-                            b = continued.push(piece);
+                        let goes_on = skipping
+                            .string_escape()
+                            .and_then(|escaped| string_goes_on(piece.as_bytes(), escaped));
+                        match goes_on {
+                            Some(escaped) if piece.len() <= skipping.room() => {
+                                skipping.skip_in_string(piece.len(), escaped);
+                                skipped += 1;
+                            }
+                            _ => b = skipping.push(piece),
                         }
                     }
-                    assert_eq!((a, pushed.len()), (b, continued.len()), "{text} by {size}");
+                    assert_eq!((a, pushed.len()), (b, skipping.len()), "{text} by {size}");
+                    assert_eq!(pushed.string_escape(), skipping.string_escape());
                 }
                 assert!(matches!(a, Scan::Complete { .. }), "{text} by {size}");
             }
-            assert!(taken > 0, "{text}");
+            assert!(skipped > 0, "{text}");
         }
     }
 
     #[test]
-    fn a_string_is_not_continued_past_its_quote_or_the_size_bound() {
+    fn a_string_goes_on_up_to_a_quote_that_is_not_escaped() {
+        assert_eq!(string_goes_on(b"plain text", false), Some(false));
+        assert_eq!(string_goes_on(b"", true), Some(true));
+        assert_eq!(string_goes_on(br#"ends"here"#, false), None);
+        assert_eq!(string_goes_on(br#"\"still in"#, false), Some(false));
+        assert_eq!(string_goes_on(br#"" escaped"#, true), Some(false));
+        assert_eq!(string_goes_on(br#"one \"#, false), Some(true));
+        assert_eq!(string_goes_on(br#"\\"#, false), Some(false));
+        assert_eq!(string_goes_on(br#"\\""#, false), None);
+        let long = format!("{}\\", "x".repeat(40));
+        assert_eq!(string_goes_on(long.as_bytes(), false), Some(true));
+        let long = format!("{}\"{}", "x".repeat(40), "y".repeat(40));
+        assert_eq!(string_goes_on(long.as_bytes(), false), None);
+    }
+
+    #[test]
+    fn the_room_left_is_what_the_size_bound_allows_more() {
         let mut scan = JsonScanner::new(12, 64);
         assert_eq!(scan.push(r#"{"a": ""#), Scan::Incomplete);
-        // Outside a string nothing is continued; inside, a quote that ends
-        // it is not.
-        let mut outside = JsonScanner::new(12, 64);
-        assert!(!outside.continue_string(b"abc"));
-        assert!(!scan.continue_string(br#"x"x"#));
-        assert_eq!(scan.len(), 7);
-        assert!(scan.continue_string(br#"x\\"#));
-        // Escaped, the quote is part of the string.
-        assert!(scan.continue_string(br#"\""#));
-        assert_eq!(scan.len(), 12);
-        // At the bound: one byte more is `push`'s to refuse.
-        assert!(!scan.continue_string(b"y"));
-        assert_eq!(scan.len(), 12);
+        assert_eq!((scan.room(), scan.string_escape()), (5, Some(false)));
+        scan.skip_in_string(5, true);
+        assert_eq!(
+            (scan.room(), scan.len(), scan.string_escape()),
+            (0, 12, Some(true))
+        );
+        // At the bound: one byte more is refused.
         assert_eq!(scan.push("y"), Scan::TooLarge);
+        assert_eq!(JsonScanner::new(12, 64).string_escape(), None);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use super::typing::typed_value;
 use crate::call::{RawArguments, ToolCall};
 use crate::ids::{CallName, ToolCallId};
 use crate::spec::ToolSchema;
-use crate::stream::json_scan::{JsonScanner, Scan};
+use crate::stream::json_scan::{JsonScanner, Scan, string_goes_on};
 use crate::stream::{
     ArgumentsDelta, CallProblem, CallStarted, FailedCall, FinishReason, ReadyCall, StreamEvent,
     StreamLimits, StreamProblem, StreamProblemKind, TruncatedCall,
@@ -71,6 +71,11 @@ pub(crate) struct Compiled {
     stops: Vec<Vec<(String, Stop)>>,
     /// Harmony's: the ends of a message, then the start of the next.
     harmony_stops: Vec<(String, Stop)>,
+    /// Where one of `harmony_stops` may start.
+    harmony_firsts: Firsts,
+    /// Per run: where a marker that stops a JSON scan may start (its
+    /// stops, and the closing fence of a fenced body).
+    json_firsts: Vec<Firsts>,
     /// Per run: the markers that end a raw parameter value (XML and
     /// key-value bodies; none for the others), and where one may start.
     value_ends: Vec<Vec<String>>,
@@ -178,6 +183,15 @@ impl Compiled {
                 )
             })
             .collect();
+        let fence_end = match &format.body {
+            CallBody::NameThenJson { fence: Some(f), .. } => Some(f.end.as_str()),
+            _ => None,
+        };
+        let json_firsts = stops
+            .iter()
+            .map(|stops| Firsts::of(stops.iter().map(|(m, _)| m.as_str()).chain(fence_end)))
+            .collect();
+        let harmony_firsts = Firsts::of(harmony_stops.iter().map(|(m, _)| m.as_str()));
         let json_whole = matches!(format.body, CallBody::JsonObject { .. })
             && stops.iter().flatten().all(|(m, _)| never_in_json_object(m));
         Compiled {
@@ -194,6 +208,8 @@ impl Compiled {
             text_hits,
             stops,
             harmony_stops,
+            harmony_firsts,
+            json_firsts,
         }
     }
 }
@@ -379,6 +395,29 @@ impl Firsts {
         };
         found.map(|i| from + i)
     }
+}
+
+/// How the next piece may be read where the state is, before it is
+/// decoded and without the steps: set after the steps read a piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InPlace {
+    /// By the steps.
+    No,
+    /// Visible text with nothing held back: a piece with no byte that may
+    /// start a marker is shown as it is.
+    Text,
+    /// Inside a string of a JSON call's object (the scanner and the walk
+    /// at the end of the text): bytes that continue the string are
+    /// appended, while the text stays within `limit` (the size bound),
+    /// and counted by the scanner and the walk only when the steps next
+    /// run ([`Engine::settle`]). `escaped`: the last byte is a backslash
+    /// that escapes the next; `fragment`: they are call `index`'s
+    /// arguments, sent as they come.
+    JsonString {
+        limit: usize,
+        escaped: bool,
+        fragment: Option<usize>,
+    },
 }
 
 /// What is known of the call being read.
@@ -610,6 +649,7 @@ pub(crate) struct Engine {
     /// only collects the output has no use for them, as they add nothing
     /// to a [`ModelOutput`](crate::stream::ModelOutput).
     progress: bool,
+    in_place: InPlace,
 }
 
 impl Engine {
@@ -649,6 +689,7 @@ impl Engine {
             ending: Ending::Content,
             walk: MemberWalk::new(0),
             progress: true,
+            in_place: InPlace::No,
         }
     }
 
@@ -690,13 +731,19 @@ impl Engine {
 
     /// Decodes `piece` (holding back a UTF-8 sequence it cuts) and reads
     /// as far as the text decides.
+    #[inline]
     pub(crate) fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
-        if self.eof {
+        if self.eof || self.utf8.is_empty() && self.continue_in_place(piece, out) {
             return;
         }
-        if self.utf8.is_empty() && self.continue_in_place(piece, out) {
-            return;
-        }
+        self.push_steps(piece, out);
+    }
+
+    /// [`push`](Self::push)'s general way: decodes the piece into the held
+    /// text and reads it with the steps.
+    #[inline(never)]
+    fn push_steps(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
+        self.settle();
         self.compact();
         if self.utf8.is_empty() {
             let rest = decode_into(&mut self.buf, piece, false, out);
@@ -711,81 +758,147 @@ impl Engine {
         if !self.read_in_place(out) {
             self.drive(out);
         }
+        self.in_place = self.in_place_now();
     }
 
-    /// Reads a piece that only continues what the state reads, where it
-    /// is and before it is decoded into the held text: visible text when
-    /// nothing is held back and no byte of the piece may start a marker,
-    /// or a run of a string in a JSON call's object (no quote that ends
-    /// it, within the size bound). Says whether it read the piece (what it
-    /// does is what the general way would do); a piece that is not whole
-    /// UTF-8 is never read here.
+    /// Reads a piece that only continues what the state reads, before it
+    /// is decoded into the held text and without the steps (see
+    /// [`InPlace`]): visible text with no byte that may start a marker, or
+    /// bytes that continue a string of a JSON call's object and fit its
+    /// size bound. Says whether it read the piece (what it does is what
+    /// the steps would do); a piece that is not whole UTF-8 is never read
+    /// here.
+    #[inline]
     fn continue_in_place(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) -> bool {
-        match &mut self.state {
-            Some(State::Text) if !self.anchor && self.pos == self.buf.len() => {
+        match self.in_place {
+            InPlace::No => false,
+            InPlace::Text => {
                 if self.c.text_firsts.in_piece(piece) {
                     return false;
                 }
-                let Ok(text) = std::str::from_utf8(piece) else {
-                    return false;
+                let content = match *piece {
+                    [b] if b.is_ascii() => {
+                        match out.last_mut() {
+                            Some(StreamEvent::Text(last)) => last.push(char::from(b)),
+                            _ => out.push(StreamEvent::Text(char::from(b).to_string())),
+                        }
+                        !char::from(b).is_whitespace()
+                    }
+                    _ => {
+                        let Ok(text) = std::str::from_utf8(piece) else {
+                            return false;
+                        };
+                        if text.is_empty() {
+                            return true;
+                        }
+                        match out.last_mut() {
+                            Some(StreamEvent::Text(last)) => last.push_str(text),
+                            _ => out.push(StreamEvent::Text(text.to_owned())),
+                        }
+                        !text.trim().is_empty()
+                    }
                 };
-                // All the text held is decided: it goes, as `compact`
-                // would drop it, and the piece is shown without being
-                // held.
-                self.buf.clear();
-                self.pos = 0;
-                self.cur = 0;
-                if text.is_empty() {
-                    return true;
-                }
-                if self.ending != Ending::Content && !text.trim().is_empty() {
+                if content {
                     self.ending = Ending::Content;
                 }
-                match out.last_mut() {
-                    Some(StreamEvent::Text(last)) => push_piece(last, text),
-                    _ => out.push(StreamEvent::Text(text.to_owned())),
-                }
                 true
             }
-            Some(State::Run(RunState {
-                phase: Phase::Body(Body::Json { info, args, walk }),
-                ..
-            })) if args.at == self.buf.len() => {
-                let Ok(text) = std::str::from_utf8(piece) else {
+            InPlace::JsonString {
+                limit,
+                escaped,
+                fragment,
+            } => {
+                let Some(now) = string_goes_on(piece, escaped) else {
                     return false;
                 };
-                if !args.scan.continue_string(piece) {
+                if self.buf.len() + piece.len() > limit {
                     return false;
                 }
-                let at = args.at;
-                push_piece(&mut self.buf, text);
-                args.at = self.buf.len();
-                if !walk.continue_string(at, text) {
-                    let CallBody::JsonObject {
-                        name_key,
-                        argument_keys,
-                        id_key,
-                    } = &self.c.format.body
-                    else {
-                        unreachable!("a JSON body belongs to a JSON-object format")
-                    };
-                    let keys = CallKeys {
-                        name: name_key,
-                        arguments: argument_keys,
-                        id: id_key.as_deref(),
-                    };
-                    walk.walk(&self.buf, args.at, keys);
+                match *piece {
+                    [b] if b.is_ascii() => {
+                        let c = char::from(b);
+                        self.buf.push(c);
+                        if let Some(index) = fragment {
+                            match out.last_mut() {
+                                Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
+                                    last.fragment.push(c)
+                                }
+                                _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                                    index,
+                                    fragment: c.to_string(),
+                                })),
+                            }
+                        }
+                    }
+                    _ => {
+                        let Ok(text) = std::str::from_utf8(piece) else {
+                            return false;
+                        };
+                        self.buf.push_str(text);
+                        if let Some(index) = fragment {
+                            push_arguments(index, text, out);
+                        }
+                    }
                 }
-                // A call not started yet stays so: a string's bytes end
-                // no member, so neither its name nor its id is learned.
-                if let Some(index) = info.index.filter(|_| info.id.is_some())
-                    && let Some((from, to)) = walk.next_fragment(&self.buf)
-                {
-                    push_arguments(index, &self.buf[from..to], out);
+                if now != escaped {
+                    self.in_place = InPlace::JsonString {
+                        limit,
+                        escaped: now,
+                        fragment,
+                    };
                 }
                 true
             }
-            _ => false,
+        }
+    }
+
+    /// What the next piece may be read as in place, with the state as the
+    /// steps left it.
+    fn in_place_now(&self) -> InPlace {
+        match &self.state {
+            Some(State::Text) if !self.anchor && self.pos == self.buf.len() => InPlace::Text,
+            Some(State::Run(RunState {
+                phase: Phase::Body(Body::Json { info, args }),
+                ..
+            })) if args.at == self.buf.len() => {
+                let (Some(escaped), Some(sends)) =
+                    (args.scan.string_escape(), self.walk.in_string_at(args.at))
+                else {
+                    return InPlace::No;
+                };
+                InPlace::JsonString {
+                    limit: args.at + args.scan.room(),
+                    escaped,
+                    fragment: info.index.filter(|_| info.id.is_some() && sends),
+                }
+            }
+            _ => InPlace::No,
+        }
+    }
+
+    /// Hands the bytes read in place since the steps last ran to the
+    /// scanner and the walk that had not counted them, before the steps
+    /// run again.
+    fn settle(&mut self) {
+        let in_place = mem::replace(&mut self.in_place, InPlace::No);
+        let InPlace::JsonString {
+            escaped, fragment, ..
+        } = in_place
+        else {
+            return;
+        };
+        let Some(State::Run(RunState {
+            phase: Phase::Body(Body::Json { args, .. }),
+            ..
+        })) = &mut self.state
+        else {
+            unreachable!("bytes of a JSON string are read in place only in a JSON body")
+        };
+        let n = self.buf.len() - args.at;
+        if n > 0 {
+            args.scan.skip_in_string(n, escaped);
+            self.walk.skip_in_string(n, escaped, fragment.is_some());
+            args.at += n;
         }
     }
 
@@ -798,15 +911,18 @@ impl Engine {
         let len = self.buf.len();
         match &mut self.state {
             Some(State::Text) if !self.anchor => {
-                if self
-                    .c
-                    .text_firsts
-                    .next(self.buf.as_bytes(), self.cur)
-                    .is_some()
-                {
-                    return false;
-                }
-                self.emit_text(len, out);
+                // No marker, or only the start of one at the end: what is
+                // before it is shown, the rest held back.
+                let c = &*self.c;
+                let shown = match c.text_firsts.next(self.buf.as_bytes(), self.cur) {
+                    None => len,
+                    Some(_) => match self.find_in(self.cur, &c.text_markers, &c.text_firsts) {
+                        Hit::Partial { at } => at,
+                        Hit::None => len,
+                        Hit::Found { .. } => return false,
+                    },
+                };
+                self.emit_text(shown, out);
                 true
             }
             Some(State::Run(RunState {
@@ -828,7 +944,14 @@ impl Engine {
                 let mut probe = args.clone();
                 let stops = &self.c.stops[*run];
                 if !matches!(
-                    scan_json(&self.buf, false, &mut probe, stops, &[]),
+                    scan_json(
+                        &self.buf,
+                        false,
+                        &mut probe,
+                        stops,
+                        &[],
+                        &self.c.json_firsts[*run]
+                    ),
                     JsonOutcome::Need
                 ) {
                     return false;
@@ -866,7 +989,14 @@ impl Engine {
                 let stops = &self.c.stops[*run];
                 let also = fence_end.as_ref().map_or(&[][..], |f| &f[..]);
                 if !matches!(
-                    scan_json(&self.buf, false, &mut probe, stops, also),
+                    scan_json(
+                        &self.buf,
+                        false,
+                        &mut probe,
+                        stops,
+                        also,
+                        &self.c.json_firsts[*run]
+                    ),
                     JsonOutcome::Need
                 ) {
                     return false;
@@ -987,6 +1117,7 @@ impl Engine {
         if self.eof {
             return;
         }
+        self.settle();
         let pending = mem::take(&mut self.utf8);
         decode_into(&mut self.buf, &pending, true, out);
         self.eof = true;
@@ -1051,8 +1182,16 @@ impl Engine {
     /// The first of `markers` from `from` on (the longest where several
     /// start at one position).
     fn find<S: AsRef<str>>(&self, from: usize, markers: &[S]) -> Hit {
+        self.find_in(
+            from,
+            markers,
+            &Firsts::of(markers.iter().map(AsRef::as_ref)),
+        )
+    }
+
+    /// [`find`](Self::find), told where the markers may start.
+    fn find_in<S: AsRef<str>>(&self, from: usize, markers: &[S], firsts: &Firsts) -> Hit {
         let b = self.bytes();
-        let firsts = Firsts::of(markers.iter().map(AsRef::as_ref));
         let mut next = from;
         while let Some(i) = firsts.next(b, next) {
             let byte = b[i];
@@ -1084,8 +1223,14 @@ impl Engine {
 
     /// Scans a JSON value for its end, stopping at a marker met outside
     /// its strings.
-    fn scan_json(&self, j: &mut JsonArgs, stops: &[(String, Stop)], also: &[&str]) -> JsonOutcome {
-        scan_json(&self.buf, self.eof, j, stops, also)
+    fn scan_json(
+        &self,
+        j: &mut JsonArgs,
+        stops: &[(String, Stop)],
+        also: &[&str],
+        firsts: &Firsts,
+    ) -> JsonOutcome {
+        scan_json(&self.buf, self.eof, j, stops, also, firsts)
     }
 
     /// Whether one of `markers` starts exactly at `p`.
@@ -1359,7 +1504,7 @@ impl Engine {
             }
         }
         let c = Arc::clone(&self.c);
-        match self.find(self.cur, &c.text_markers) {
+        match self.find_in(self.cur, &c.text_markers, &c.text_firsts) {
             Hit::Found { at, which } => {
                 self.emit_text(at, out);
                 let hit = c.text_hits[which];
@@ -2079,7 +2224,7 @@ impl Engine {
                     end,
                 }
             }
-            None => self.scan_json(&mut args, stops, &[]),
+            None => self.scan_json(&mut args, stops, &[], &compiled.json_firsts[rs.run]),
         };
         // The members are read as far as the scan decided the object:
         // the same bytes whatever the chunking.
@@ -2418,8 +2563,12 @@ impl Engine {
             NameStep::Args(mut args) => {
                 let fence_end = fence.as_ref().map(|f| [f.end.as_str()]);
                 let before = self.value_text_from(&args);
-                let outcome =
-                    self.scan_json(&mut args, stops, fence_end.as_ref().map_or(&[], |f| f));
+                let outcome = self.scan_json(
+                    &mut args,
+                    stops,
+                    fence_end.as_ref().map_or(&[], |f| f),
+                    &compiled.json_firsts[rs.run],
+                );
                 if args.at > before {
                     self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
                 }
@@ -3213,7 +3362,7 @@ impl Engine {
             } => {
                 let stops = &compiled.harmony_stops;
                 let before = self.value_text_from(&args);
-                let outcome = self.scan_json(&mut args, stops, &[]);
+                let outcome = self.scan_json(&mut args, stops, &[], &compiled.harmony_firsts);
                 if args.at > before {
                     self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
                 }
@@ -3345,13 +3494,15 @@ impl Engine {
 }
 
 /// Scans a JSON value in `buf` for its end, stopping at a marker met
-/// outside its strings (`eof`: the text is all there).
+/// outside its strings (`eof`: the text is all there; `firsts`: where one
+/// of `stops` or `also` may start).
 fn scan_json(
     buf: &str,
     eof: bool,
     j: &mut JsonArgs,
     stops: &[(String, Stop)],
     also: &[&str],
+    firsts: &Firsts,
 ) -> JsonOutcome {
     let b = buf.as_bytes();
     let markers = || {
@@ -3360,7 +3511,6 @@ fn scan_json(
             .map(|(m, _)| m.as_str())
             .chain(also.iter().copied())
     };
-    let firsts = Firsts::of(markers());
     loop {
         if j.at >= b.len() {
             if !eof {

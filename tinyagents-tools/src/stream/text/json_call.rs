@@ -443,23 +443,33 @@ impl MemberWalk {
         }
     }
 
-    /// Reads `piece`, the text at the walk's position `at`, when it only
-    /// continues a key or a value's string (see
-    /// [`JsonScanner::continue_string`]): what [`walk`](Self::walk) does
-    /// with it, without its steps. Says whether it did; otherwise nothing
-    /// changed and `walk` must read it.
-    pub(super) fn continue_string(&mut self, at: usize, piece: &str) -> bool {
-        if self.at != at {
-            return false;
-        }
-        let (Step::InKey { scan, .. } | Step::InValue { scan, .. }) = &mut self.step else {
-            return false;
+    /// Whether the walk is at `at` inside a key or a value's string, so
+    /// that what continues the string is read by
+    /// [`skip_in_string`](Self::skip_in_string): `Some(sends)`, `sends`
+    /// saying that the string is in the arguments member and all of it
+    /// before `at` has been handed out.
+    pub(super) fn in_string_at(&self, at: usize) -> Option<bool> {
+        let (Step::InKey { scan, .. } | Step::InValue { scan, .. }) = &self.step else {
+            return None;
         };
-        if !scan.continue_string(piece.as_bytes()) {
-            return false;
+        if self.at != at || scan.string_escape().is_none() {
+            return None;
         }
-        self.at += piece.len();
-        true
+        Some(matches!(self.arguments, Some((_, None))) && self.sent == at)
+    }
+
+    /// Reads `n` bytes that continue the string the walk is in (see
+    /// [`in_string_at`](Self::in_string_at) and
+    /// [`JsonScanner::skip_in_string`]), the last leaving it `escaped` or
+    /// not; `sent`: they were handed out as arguments text.
+    pub(super) fn skip_in_string(&mut self, n: usize, escaped: bool, sent: bool) {
+        if let Step::InKey { scan, .. } | Step::InValue { scan, .. } = &mut self.step {
+            scan.skip_in_string(n, escaped);
+            self.at += n;
+            if sent {
+                self.sent = self.at;
+            }
+        }
     }
 
     /// What the member under `key` is to the call: the first of the name,
