@@ -779,7 +779,7 @@ impl Engine {
                 let content = match *piece {
                     [b] if b.is_ascii() => {
                         match out.last_mut() {
-                            Some(StreamEvent::Text(last)) => last.push(char::from(b)),
+                            Some(StreamEvent::Text(last)) => push_ascii(last, b),
                             _ => out.push(StreamEvent::Text(char::from(b).to_string())),
                         }
                         !char::from(b).is_whitespace()
@@ -808,6 +808,28 @@ impl Engine {
                 escaped,
                 fragment,
             } => {
+                // The common piece first: one plain ASCII byte.
+                if let &[b] = piece
+                    && b.is_ascii()
+                    && b != b'"'
+                    && b != b'\\'
+                    && !escaped
+                    && self.buf.len() < limit
+                {
+                    push_ascii(&mut self.buf, b);
+                    if let Some(index) = fragment {
+                        match out.last_mut() {
+                            Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
+                                push_ascii(&mut last.fragment, b)
+                            }
+                            _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
+                                index,
+                                fragment: char::from(b).to_string(),
+                            })),
+                        }
+                    }
+                    return true;
+                }
                 let Some(now) = string_goes_on(piece, escaped) else {
                     return false;
                 };
@@ -930,9 +952,6 @@ impl Engine {
                 phase: Phase::Body(Body::Json { info, args }),
                 ..
             })) => {
-                let Some(index) = info.index.filter(|_| info.id.is_some()) else {
-                    return false;
-                };
                 let CallBody::JsonObject {
                     name_key,
                     argument_keys,
@@ -963,6 +982,14 @@ impl Engine {
                     id: id_key.as_deref(),
                 };
                 self.walk.walk(&self.buf, args.at, keys);
+                let Some(index) = info.index.filter(|_| info.id.is_some()) else {
+                    // Not started: the walk may now know its name (and the
+                    // id its format may write); the steps, finding the text
+                    // scanned and walked, then start it.
+                    let named = self.walk.name().is_some()
+                        && (keys.id.is_none() || self.walk.id().is_some());
+                    return !named;
+                };
                 if let Some((from, to)) = self.walk.next_fragment(&self.buf) {
                     push_arguments(index, &self.buf[from..to], out);
                 }
@@ -1047,15 +1074,40 @@ impl Engine {
     /// partial marker between a key-value call's pairs. Such a step is
     /// left as it is (what the steps would do is give it back unchanged).
     fn only_waits(&self) -> bool {
-        let Some(State::Run(RunState {
-            run,
-            phase: Phase::Body(body),
-            ..
-        })) = &self.state
-        else {
+        let Some(State::Run(RunState { run, phase, .. })) = &self.state else {
             return false;
         };
         let len = self.buf.len();
+        let def = &self.c.format.runs[*run];
+        let body = match phase {
+            Phase::Body(body) => body,
+            // Between calls: whitespace, or the start of the marker that
+            // comes next.
+            Phase::CallEnd | Phase::ExpectEnd => {
+                let end = match phase {
+                    Phase::CallEnd => &def.call_end,
+                    _ => &def.end,
+                };
+                let p = self.skip_ws(self.cur);
+                return end
+                    .as_deref()
+                    .is_some_and(|end| self.at(p, end) == Tri::Maybe);
+            }
+            Phase::Next { .. } => {
+                let p = self.skip_ws(self.cur);
+                if p == len {
+                    return true;
+                }
+                let maybe =
+                    |m: &Option<String>| m.as_deref().map(|m| self.at(p, m)).unwrap_or(Tri::No);
+                return match maybe(&def.end) {
+                    Tri::Maybe => true,
+                    Tri::Yes => false,
+                    Tri::No => maybe(&def.call_start) == Tri::Maybe,
+                };
+            }
+            _ => return false,
+        };
         match (body, &self.c.format.body) {
             (
                 Body::Kv {
@@ -1103,7 +1155,7 @@ impl Engine {
                     Tri::Maybe => true,
                     Tri::Yes => false,
                     Tri::No => {
-                        let run_end = self.c.format.runs[*run].end.as_deref();
+                        let run_end = def.end.as_deref();
                         pairs && run_end.is_some_and(|end| self.at(p, end) == Tri::Maybe)
                     }
                 }
@@ -3598,9 +3650,20 @@ fn push_arguments(index: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
 /// the call a copy of any length makes.
 fn push_piece(to: &mut String, text: &str) {
     match text.as_bytes() {
-        &[b] => to.push(char::from(b)),
+        &[b] => push_ascii(to, b),
         _ => to.push_str(text),
     }
+}
+
+/// Every ASCII character, at its own code.
+const ASCII: &str = "\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}\u{8}\u{9}\u{a}\u{b}\u{c}\u{d}\u{e}\u{f}\u{10}\u{11}\u{12}\u{13}\u{14}\u{15}\u{16}\u{17}\u{18}\u{19}\u{1a}\u{1b}\u{1c}\u{1d}\u{1e}\u{1f} !\u{22}#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\u{5c}]^_`abcdefghijklmnopqrstuvwxyz{|}~\u{7f}";
+
+/// Appends the ASCII byte `b` to `to`: a one-byte copy the compiler sees
+/// as one.
+#[inline]
+fn push_ascii(to: &mut String, b: u8) {
+    let i = usize::from(b & 0x7f);
+    to.push_str(&ASCII[i..i + 1]);
 }
 
 /// The first byte from `p` on in `b` that is not ASCII whitespace.
@@ -3814,6 +3877,18 @@ mod tests {
         let long = "p".repeat(60);
         engine.set_id_prefix(Cow::Owned(long.clone()));
         assert_eq!(engine.generated_id(12).as_str(), format!("{long}12"));
+    }
+
+    #[test]
+    fn an_ascii_byte_is_appended_as_the_character_of_its_code() {
+        let mut s = String::from("é");
+        for b in 0..=0x7f_u8 {
+            push_ascii(&mut s, b);
+        }
+        let expected: String = std::iter::once('é')
+            .chain((0..=0x7f_u8).map(char::from))
+            .collect();
+        assert_eq!(s, expected);
     }
 
     #[test]
