@@ -316,3 +316,45 @@ fn a_name_and_an_id_written_as_text_wait_where_they_are_up_to_their_markers() {
     );
     assert_eq!(out.calls().count(), 0);
 }
+
+#[test]
+fn raw_value_pieces_that_reach_the_size_bound_exactly_are_read_and_one_byte_more_is_refused_then() {
+    let limits = StreamLimits {
+        max_argument_bytes: 16,
+        max_argument_depth: 4,
+    };
+    let glm = TextFormat::glm45();
+    let head = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>";
+    let read = |value: &str| format!("{head}{value}</arg_value>\n</tool_call>ok");
+    let make = || reader(&glm).with_limits(limits);
+    // 16 bytes, the bound: read.
+    let x = "x".repeat(20);
+    let out = everywhere_with(make, &read(&x[..16]), 8);
+    assert_eq!(
+        super::text_support::calls(&out),
+        [(
+            "get_weather".to_owned(),
+            serde_json::json!({"city": &x[..16]})
+        )]
+    );
+    let whole_output = read(&x[..16]);
+    let tail = &whole_output[head.len() + 16..];
+    let pieces: Vec<&[u8]> = vec![head.as_bytes(), &x.as_bytes()[..16], tail.as_bytes()];
+    assert_eq!(collect(&fed(&glm, Some(limits), &pieces)), out);
+    // 20 bytes: refused when the 17th arrives, with what arrived up to it.
+    let expected = everywhere_with(make, &read(&x), 8);
+    let failed = expected.failed().next().expect("refused");
+    assert_eq!(failed.kind, CallProblem::TooLarge);
+    assert_eq!(failed.raw, format!("{head}{}", &x[..17]));
+    assert_eq!(expected.text(), "ok");
+    let output = read(&x);
+    let rest = &output[head.len() + 17..];
+    let pieces: Vec<&[u8]> = vec![head.as_bytes(), &x.as_bytes()[..16], b"x", rest.as_bytes()];
+    let events = fed(&glm, Some(limits), &pieces);
+    assert_eq!(collect(&events), expected);
+    let refused_at = events.iter().find_map(|(n, e)| match e {
+        StreamEvent::CallFailed(f) if f.kind == CallProblem::TooLarge => Some(*n),
+        _ => None,
+    });
+    assert_eq!(refused_at, Some(3));
+}

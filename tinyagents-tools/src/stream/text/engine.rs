@@ -418,6 +418,12 @@ enum InPlace {
         escaped: bool,
         fragment: Option<usize>,
     },
+    /// Inside a raw parameter value of run `run` (XML and key-value
+    /// bodies), searched to the end of the text: bytes that cannot start
+    /// a marker ending it are appended while the value stays within
+    /// `limit` (the size bound); the value's search then goes on from
+    /// the end of the text ([`Engine::settle`]).
+    RawValue { run: usize, limit: usize },
 }
 
 /// What is known of the call being read.
@@ -745,7 +751,12 @@ impl Engine {
     fn push_steps(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
         self.settle();
         self.compact();
-        if self.utf8.is_empty() {
+        if let &[b] = piece
+            && b.is_ascii()
+            && self.utf8.is_empty()
+        {
+            push_ascii(&mut self.buf, b);
+        } else if self.utf8.is_empty() {
             let rest = decode_into(&mut self.buf, piece, false, out);
             self.utf8.extend_from_slice(rest);
         } else {
@@ -772,6 +783,20 @@ impl Engine {
     fn continue_in_place(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) -> bool {
         match self.in_place {
             InPlace::No => false,
+            InPlace::RawValue { run, limit } => {
+                if self.buf.len() + piece.len() > limit || self.c.value_firsts[run].in_piece(piece)
+                {
+                    return false;
+                }
+                match *piece {
+                    [b] if b.is_ascii() => push_ascii(&mut self.buf, b),
+                    _ => match std::str::from_utf8(piece) {
+                        Ok(text) => self.buf.push_str(text),
+                        Err(_) => return false,
+                    },
+                }
+                true
+            }
             InPlace::Text => {
                 if self.c.text_firsts.in_piece(piece) {
                     return false;
@@ -894,6 +919,26 @@ impl Engine {
                     fragment: info.index.filter(|_| info.id.is_some() && sends),
                 }
             }
+            Some(State::Run(RunState {
+                run,
+                phase:
+                    Phase::Body(
+                        Body::Xml {
+                            step: XmlStep::Value { from, at, .. },
+                            bytes,
+                            ..
+                        }
+                        | Body::Kv {
+                            step: KvStep::Value { from, at, .. },
+                            bytes,
+                            ..
+                        },
+                    ),
+                ..
+            })) if *at == self.buf.len() => InPlace::RawValue {
+                run: *run,
+                limit: from + self.limits.max_argument_bytes.saturating_sub(*bytes),
+            },
             _ => InPlace::No,
         }
     }
@@ -903,6 +948,27 @@ impl Engine {
     /// run again.
     fn settle(&mut self) {
         let in_place = mem::replace(&mut self.in_place, InPlace::No);
+        if let InPlace::RawValue { .. } = in_place {
+            let len = self.buf.len();
+            if let Some(State::Run(RunState {
+                phase:
+                    Phase::Body(
+                        Body::Xml {
+                            step: XmlStep::Value { at, .. },
+                            ..
+                        }
+                        | Body::Kv {
+                            step: KvStep::Value { at, .. },
+                            ..
+                        },
+                    ),
+                ..
+            })) = &mut self.state
+            {
+                *at = len;
+            }
+            return;
+        }
         let InPlace::JsonString {
             escaped, fragment, ..
         } = in_place
