@@ -73,17 +73,11 @@ pub(crate) struct Compiled {
     harmony_stops: Vec<(String, Stop)>,
     /// Where one of `harmony_stops` may start.
     harmony_firsts: Firsts,
-    /// Per run: where a marker that stops a JSON scan may start (its
-    /// stops, and the closing fence of a fenced body).
-    json_firsts: Vec<Firsts>,
     /// Per run: the markers that end a raw parameter value (XML and
-    /// key-value bodies; none for the others), and where one may start.
+    /// key-value bodies; none for the others).
     value_ends: Vec<Vec<String>>,
-    value_firsts: Vec<Firsts>,
-    /// Per run: where a marker that ends a call's name written as text
-    /// (name-then-JSON and key-value bodies) may start, its stops
-    /// included.
-    head_firsts: Vec<Firsts>,
+    /// Per run: where its markers may start.
+    firsts: Vec<RunFirsts>,
     /// A JSON-object format none of whose stop markers can be met in a
     /// valid JSON object: a call whose object is all in the text is then
     /// read by its member walk alone (see [`Engine::walk_whole_call`]).
@@ -172,24 +166,21 @@ impl Compiled {
                 .collect(),
             _ => Vec::new(),
         };
-        let head_firsts = stops
-            .iter()
-            .map(|stops| {
-                Firsts::of(
-                    own_heads
-                        .iter()
-                        .copied()
-                        .chain(stops.iter().map(|(m, _)| m.as_str())),
-                )
-            })
-            .collect();
         let fence_end = match &format.body {
             CallBody::NameThenJson { fence: Some(f), .. } => Some(f.end.as_str()),
             _ => None,
         };
-        let json_firsts = stops
+        let firsts = stops
             .iter()
-            .map(|stops| Firsts::of(stops.iter().map(|(m, _)| m.as_str()).chain(fence_end)))
+            .zip(&value_ends)
+            .map(|(stops, ends)| {
+                let stops = || stops.iter().map(|(m, _)| m.as_str());
+                RunFirsts {
+                    json: Firsts::of(stops().chain(fence_end)),
+                    value: Firsts::of(ends.iter().map(String::as_str)),
+                    head: Firsts::of(own_heads.iter().copied().chain(stops())),
+                }
+            })
             .collect();
         let harmony_firsts = Firsts::of(harmony_stops.iter().map(|(m, _)| m.as_str()));
         let json_whole = matches!(format.body, CallBody::JsonObject { .. })
@@ -197,19 +188,14 @@ impl Compiled {
         Compiled {
             json_whole,
             text_firsts: Firsts::of(text_markers.iter().map(String::as_str)),
-            value_firsts: value_ends
-                .iter()
-                .map(|ends| Firsts::of(ends.iter().map(String::as_str)))
-                .collect(),
             value_ends,
-            head_firsts,
+            firsts,
             format,
             text_markers,
             text_hits,
             stops,
             harmony_stops,
             harmony_firsts,
-            json_firsts,
         }
     }
 }
@@ -316,6 +302,19 @@ impl SeenIds {
         }
         true
     }
+}
+
+/// Where the markers a run's steps look for may start.
+#[derive(Debug)]
+struct RunFirsts {
+    /// A marker that stops a JSON scan (the run's stops, and the closing
+    /// fence of a fenced body).
+    json: Firsts,
+    /// A marker that ends a raw parameter value.
+    value: Firsts,
+    /// A marker that ends a call's name written as text (name-then-JSON
+    /// and key-value bodies), the run's stops included.
+    head: Firsts,
 }
 
 /// A marker search's answer.
@@ -784,7 +783,7 @@ impl Engine {
         match self.in_place {
             InPlace::No => false,
             InPlace::RawValue { run, limit } => {
-                if self.buf.len() + piece.len() > limit || self.c.value_firsts[run].in_piece(piece)
+                if self.buf.len() + piece.len() > limit || self.c.firsts[run].value.in_piece(piece)
                 {
                     return false;
                 }
@@ -1035,7 +1034,7 @@ impl Engine {
                         &mut probe,
                         stops,
                         &[],
-                        &self.c.json_firsts[*run]
+                        &self.c.firsts[*run].json
                     ),
                     JsonOutcome::Need
                 ) {
@@ -1088,7 +1087,7 @@ impl Engine {
                         &mut probe,
                         stops,
                         also,
-                        &self.c.json_firsts[*run]
+                        &self.c.firsts[*run].json
                     ),
                     JsonOutcome::Need
                 ) {
@@ -1121,7 +1120,8 @@ impl Engine {
                 // one of the markers that end it and it stays in bounds.
                 let budget = self.limits.max_argument_bytes.saturating_sub(*bytes);
                 if len - *from > budget
-                    || self.c.value_firsts[*run]
+                    || self.c.firsts[*run]
+                        .value
                         .next(self.buf.as_bytes(), *at)
                         .is_some()
                 {
@@ -1187,7 +1187,7 @@ impl Engine {
                 _,
             ) => {
                 len - from <= MAX_HEAD
-                    && self.c.head_firsts[*run].next(self.bytes(), *from).is_none()
+                    && self.c.firsts[*run].head.next(self.bytes(), *from).is_none()
             }
             (
                 Body::Kv {
@@ -2342,7 +2342,7 @@ impl Engine {
                     end,
                 }
             }
-            None => self.scan_json(&mut args, stops, &[], &compiled.json_firsts[rs.run]),
+            None => self.scan_json(&mut args, stops, &[], &compiled.firsts[rs.run].json),
         };
         // The members are read as far as the scan decided the object:
         // the same bytes whatever the chunking.
@@ -2685,7 +2685,7 @@ impl Engine {
                     &mut args,
                     stops,
                     fence_end.as_ref().map_or(&[], |f| f),
-                    &compiled.json_firsts[rs.run],
+                    &compiled.firsts[rs.run].json,
                 );
                 if args.at > before {
                     self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
