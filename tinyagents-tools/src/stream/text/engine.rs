@@ -1159,8 +1159,15 @@ impl Engine {
                     .as_deref()
                     .is_some_and(|end| self.at(p, end) == Tri::Maybe);
             }
-            Phase::Next { .. } => {
+            Phase::Next { first } => {
                 let p = self.skip_ws(self.cur);
+                if !first && def.start == RunStart::BodyOpening {
+                    // Only its end marker may follow a bare call.
+                    return def
+                        .end
+                        .as_deref()
+                        .is_some_and(|end| self.at(p, end) == Tri::Maybe);
+                }
                 if p == len {
                     return true;
                 }
