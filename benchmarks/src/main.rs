@@ -19,7 +19,8 @@
 //! `tool-parser`, growth, the invariance corpus, the streamed turn; with
 //! `--json`, its JSON), `--profile-stream-1char N` its Hermes output read
 //! one character at a time `N` times, `--profile-stream-whole N` the output
-//! of each format both read, whole, `N` times.
+//! of each format both read, whole, `N` times (`STREAM_OUTPUT`,
+//! `STREAM_BYTES`: a growth output instead, see `cases::stream`).
 
 mod add;
 mod cases;

@@ -178,9 +178,9 @@ fn plain_pieces_that_reach_the_size_bound_exactly_are_read_and_one_byte_more_is_
         // then one that breaks it: refused as that piece arrives.
         let pieces: Vec<&[u8]> = vec![
             start.as_bytes(),
-            x[..to].as_bytes(),
-            x[to..past].as_bytes(),
-            x[past..].as_bytes(),
+            &x.as_bytes()[..to],
+            &x.as_bytes()[to..past],
+            &x.as_bytes()[past..],
             b"\"}}</tool_call>ok",
         ];
         let events = fed(&hermes, Some(limits), &pieces);
