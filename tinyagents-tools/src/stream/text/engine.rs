@@ -773,9 +773,10 @@ impl Engine {
 
     /// Reads a piece that only continues what the state reads, before it
     /// is decoded into the held text and without the steps (see
-    /// [`InPlace`]): visible text with no byte that may start a marker, or
-    /// bytes that continue a string of a JSON call's object and fit its
-    /// size bound. Says whether it read the piece (what it does is what
+    /// [`InPlace`]): visible text with no byte that may start a marker,
+    /// bytes that continue a string of a JSON call's object, or a raw
+    /// parameter value's bytes that cannot start its end, within the size
+    /// bound. Says whether it read the piece (what it does is what
     /// the steps would do); a piece that is not whole UTF-8 is never read
     /// here.
     #[inline]
