@@ -211,6 +211,10 @@ pub fn run(starts: usize, turns: usize, report: &mut Report) -> TurnFigures {
 }
 
 /// The reader of a streamed turn: a provider stream's or a text format's.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one reader a turn, made where it is read, as a caller's would be"
+)]
 enum Reader {
     Native(NativeReader),
     Text(tinyagents_tools::stream::text::TextReader),
