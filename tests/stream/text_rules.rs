@@ -294,6 +294,38 @@ fn a_malformed_call_ends_at_its_end_marker_or_at_the_next_call_s_start() {
 }
 
 #[test]
+fn arguments_under_a_key_the_format_does_not_know_fail_the_call_rather_than_vanish() {
+    // Hermes takes Llama's `parameters` as well as `arguments`.
+    let out = everywhere(
+        &TextFormat::hermes(),
+        "<tool_call>\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n</tool_call>",
+    );
+    assert_eq!(
+        calls(&out),
+        vec![("get_weather".to_owned(), json!({"city": "Paris"}))]
+    );
+    // Under any other key, the call would run on `{}`: it fails instead,
+    // with its name and id, and the next call goes on.
+    let output = "<tool_call>\n{\"name\": \"get_weather\", \"args\": {\"city\": \"Paris\"}}\n</tool_call>\n\
+                  <tool_call>\n{\"name\": \"get_location\", \"type\": \"function\"}\n</tool_call>";
+    let out = everywhere(&TextFormat::hermes(), output);
+    let OutputPart::Failed(failed) = &out.parts[0] else {
+        panic!("{:?}", out.parts)
+    };
+    assert_eq!(failed.kind, CallProblem::MalformedArguments);
+    assert_eq!(failed.name.as_ref().unwrap().as_str(), "get_weather");
+    assert_eq!(
+        failed.raw,
+        "<tool_call>\n{\"name\": \"get_weather\", \"args\": {\"city\": \"Paris\"}}\n</tool_call>"
+    );
+    let answer = failed.answer().unwrap();
+    assert_eq!(answer.outcome(), "invalid_arguments");
+    assert_eq!(answer.message.tool_call_id.as_str(), "text-call-0");
+    // A call with no object beside its name has no arguments.
+    assert_eq!(calls(&out), vec![("get_location".to_owned(), json!({}))]);
+}
+
+#[test]
 fn a_failed_call_keeps_the_id_and_name_its_format_gave() {
     let out = everywhere(
         &TextFormat::kimi_k2(),

@@ -45,13 +45,16 @@ impl TextFormat {
     /// Hermes, Qwen2.5 and Qwen3: `<tool_call>{"name": ..., "arguments":
     /// {...}}</tool_call>`, reasoning in `<think>` (Qwen3's chat template;
     /// vLLM's `hermes` parser). Several JSON objects inside one
-    /// `<tool_call>` are read as several calls.
+    /// `<tool_call>` are read as several calls. The arguments may also be
+    /// under `parameters`, as Llama's format writes them (models tuned on
+    /// both mix them up); an object under any other key fails the call
+    /// rather than run it without its arguments.
     pub fn hermes() -> TextFormat {
         TextFormat {
             name: "hermes".into(),
             reasoning: think(),
             runs: vec![tagged("<tool_call>", "</tool_call>")],
-            body: json_object("name", &["arguments"], None),
+            body: json_object("name", &["arguments", "parameters"], None),
             special_tokens: false,
             family: Family::Hermes,
         }

@@ -38,6 +38,9 @@ pub(super) enum JsonCall<'a> {
 
 /// Reads a JSON-object call: its name, the exact text of its arguments
 /// member and its id, found by walking the object's top-level members.
+/// A call without an arguments member has none (`{}`), unless another
+/// member holds an object: that is arguments under a key the format does
+/// not know, and the call is invalid rather than run without them.
 pub(super) fn read_json_call<'a>(text: &'a str, keys: CallKeys<'_>) -> JsonCall<'a> {
     if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
         return JsonCall::Invalid;
@@ -50,6 +53,16 @@ pub(super) fn read_json_call<'a>(text: &'a str, keys: CallKeys<'_>) -> JsonCall<
         return JsonCall::NotACall;
     };
     let arguments = keys.arguments.iter().find_map(|k| member(k));
+    if arguments.is_none()
+        && members
+            .iter()
+            .any(|(k, v)| k != keys.name && Some(k.as_str()) != keys.id && v.starts_with('{'))
+    {
+        // An object under a key that is not the arguments' (`args`,
+        // `input`, a misspelling): read as no arguments, the call would
+        // run on `{}`, its real arguments silently dropped.
+        return JsonCall::Invalid;
+    }
     let id = keys.id.and_then(member).and_then(id_text);
     JsonCall::Call {
         name: CallName::from(name),
@@ -657,6 +670,27 @@ mod tests {
             let whole = read_json_call(text, keys(&preferred));
             assert_eq!(read_as_values(walked), read_as_values(whole), "{text}");
         }
+    }
+
+    #[test]
+    fn an_object_under_an_unknown_key_is_no_call_without_arguments() {
+        let preferred = ["arguments".to_owned()];
+        let read = |text: &'static str| read_as_values(read_json_call(text, keys(&preferred)));
+        assert_eq!(read(r#"{"name": "f", "args": {"x": 1}}"#), Err("invalid"));
+        assert_eq!(
+            read(r#"{"name": "f", "input": {}, "id": "i"}"#),
+            Err("invalid")
+        );
+        // No object beside the name: a call without arguments.
+        assert_eq!(
+            read(r#"{"name": "f", "type": "function"}"#),
+            Ok(("f".to_owned(), None, None))
+        );
+        // The arguments member is there: other members do not matter.
+        assert_eq!(
+            read(r#"{"name": "f", "arguments": {}, "meta": {"a": 1}}"#),
+            Ok(("f".to_owned(), Some("{}"), None))
+        );
     }
 
     #[test]
