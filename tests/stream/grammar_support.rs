@@ -14,7 +14,7 @@ use tinyagents_tools::ToolCall;
 use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::stream::text::{Family, Join, RunStart, TextFormat};
 
-use super::text_support::{arguments, calls, tools};
+use super::text_support::{arguments, bare_call, calls, tools};
 
 fn env() -> &'static (TokEnv, Arc<ParserFactory>) {
     static ENV: OnceLock<(TokEnv, Arc<ParserFactory>)> = OnceLock::new();
@@ -201,15 +201,8 @@ pub fn written(format: &TextFormat, calls: &[ToolCall]) -> String {
 /// from the body's opening marker on, without the run's end marker or (with
 /// `closer`) with it on the next line; `None` for the other formats.
 pub fn bare_written(format: &TextFormat, call: &ToolCall, closer: bool) -> Option<String> {
-    let end = format
-        .runs
-        .iter()
-        .find(|r| r.start == RunStart::BodyOpening)?
-        .end
-        .as_deref()?;
     let wrapped = written(format, std::slice::from_ref(call));
-    let bare = &wrapped[wrapped.find(format.body.opening()?)?..];
-    let bare = bare.trim_end().strip_suffix(end)?.trim_end();
+    let (bare, end) = bare_call(format, &wrapped)?;
     Some(if closer {
         format!("{bare}\n{end}")
     } else {

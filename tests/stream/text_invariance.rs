@@ -5,9 +5,9 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tinyagents_tools::ToolCall;
-use tinyagents_tools::stream::text::{Family, RunStart, TextFormat};
+use tinyagents_tools::stream::text::{Family, TextFormat};
 
-use super::text_support::{calls, everywhere_with, reader, whole};
+use super::text_support::{bare_call, calls, everywhere_with, reader, whole};
 
 #[derive(Debug, Clone)]
 enum Segment {
@@ -61,17 +61,10 @@ fn plain_at(format: &TextFormat, out: &str, t: &str) -> String {
 }
 
 /// The `k`th call `wrapped` (one run) as a format with a
-/// [`RunStart::BodyOpening`] run may also write it: wrapped, bare with
+/// `RunStart::BodyOpening` run may also write it: wrapped, bare with
 /// its run's end marker, or bare without it, in turn.
 fn bare(format: &TextFormat, wrapped: &str, k: usize) -> Option<String> {
-    let end = format
-        .runs
-        .iter()
-        .find(|r| r.start == RunStart::BodyOpening)?
-        .end
-        .as_deref()?;
-    let call = &wrapped[wrapped.find(format.body.opening()?)?..];
-    let call = call.trim_end().strip_suffix(end)?.trim_end();
+    let (call, end) = bare_call(format, wrapped)?;
     match k % 3 {
         0 => None,
         1 => Some(format!("{call}\n{end}")),

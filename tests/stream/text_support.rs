@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use tinyagents_tools::call::RawArguments;
-use tinyagents_tools::stream::text::{TextFormat, TextReader};
+use tinyagents_tools::stream::text::{RunStart, TextFormat, TextReader};
 use tinyagents_tools::stream::{ModelOutput, OutputReader};
 use tinyagents_tools::testkit::{Chunking, chunk_bytes, chunk_text};
 use tinyagents_tools::{ToolSchema, ToolSpec};
@@ -115,4 +115,20 @@ pub fn argument_texts(out: &ModelOutput) -> Vec<String> {
 /// The call ids, in order.
 pub fn ids(out: &ModelOutput) -> Vec<String> {
     out.calls().map(|c| c.id.as_str().to_owned()).collect()
+}
+
+/// The call in `wrapped` (one run of `format`) as a format with a
+/// [`RunStart::BodyOpening`] run may also write it: from the body's
+/// opening marker on, without the run's end marker; and that marker.
+/// `None` for the other formats.
+pub fn bare_call<'a>(format: &TextFormat, wrapped: &'a str) -> Option<(&'a str, String)> {
+    let end = format
+        .runs
+        .iter()
+        .find(|r| r.start == RunStart::BodyOpening)?
+        .end
+        .as_deref()?;
+    let call = &wrapped[wrapped.find(format.body.opening()?)?..];
+    let call = call.trim_end().strip_suffix(end)?.trim_end();
+    Some((call, end.to_owned()))
 }
