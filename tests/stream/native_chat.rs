@@ -7,7 +7,8 @@ use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::providers::openai::parse_chat_tool_calls;
 use tinyagents_tools::stream::native::{NativeFormat, NativeOptions, NativeReader, parse_response};
 use tinyagents_tools::stream::{
-    FinishReason, ModelOutput, OutputPart, OutputReader, StreamEvent, StreamProblemKind,
+    CallProblem, FinishReason, ModelOutput, OutputPart, OutputReader, StreamEvent,
+    StreamProblemKind,
 };
 use tinyagents_tools::testkit::{Chunking, ScriptedStream};
 
@@ -266,6 +267,113 @@ fn a_call_without_arguments_is_ready_with_none_when_the_choice_finishes() {
         ]}))
         .unwrap()
     );
+}
+
+#[test]
+fn arguments_sent_as_an_object_are_the_call_the_whole_completion_gives() {
+    // Some OpenAI-compatible servers write `function.arguments` as an
+    // object in the delta (as in their whole completions). Read as text,
+    // they were lost: the call ran on no arguments.
+    let args = json!({"city": "Paris", "days": [1, 2], "unit": null});
+    let events = [
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+            "function": {"name": "weather", "arguments": args}}]}),
+        ),
+        call_start(1, "c2", "ping", "{}"),
+        finish_chunk("tool_calls"),
+    ];
+    let completion = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+    "role": "assistant",
+    "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": args}},
+        {"id": "c2", "type": "function", "function": {"name": "ping", "arguments": "{}"}}
+    ]}}]});
+    let whole = parse_response(CHAT, &completion, &NativeOptions::default());
+    let calls: Vec<_> = whole.calls().cloned().collect();
+    assert_eq!(calls, parse_chat_tool_calls(&completion).unwrap());
+    assert_eq!(calls[0].arguments, RawArguments::Json(args.clone()));
+    for chunking in Chunking::matrix(8) {
+        let out = read(CHAT, sse(&events).as_bytes(), chunking);
+        assert_eq!(
+            out.calls().cloned().collect::<Vec<_>>(),
+            calls,
+            "{chunking:?}"
+        );
+        assert!(
+            out.problems.is_empty() && out.failed().count() == 0,
+            "{out:?}"
+        );
+    }
+    // A UI sees the object as its compact text, once.
+    let fragments: Vec<_> = events_of(&events)
+        .into_iter()
+        .filter_map(|e| match e {
+            StreamEvent::ArgumentsDelta(d) if d.index == 0 => Some(d.fragment),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fragments, [args.to_string()]);
+}
+
+#[test]
+fn an_object_after_argument_text_fails_its_call_and_the_others_go_on() {
+    let events = [
+        call_start(0, "c1", "weather", "{\"city\": "),
+        chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": {"city": "Paris"}}}]})),
+        call_start(1, "c2", "ping", "{}"),
+        chunk(json!({"tool_calls": [{"index": 1, "function": {"arguments": {"again": true}}}]})),
+        finish_chunk("tool_calls"),
+    ];
+    let out = read(CHAT, sse(&events).as_bytes(), Chunking::Whole);
+    let failed: Vec<_> = out.failed().collect();
+    assert_eq!(failed.len(), 1, "{out:?}");
+    assert_eq!(failed[0].kind, CallProblem::MalformedArguments);
+    assert_eq!(failed[0].id.as_ref().unwrap().as_str(), "c1");
+    assert_eq!(failed[0].name.as_ref().unwrap().as_str(), "weather");
+    assert_eq!(failed[0].raw, "{\"city\": ");
+    // The second call closed with its text: the object after it is
+    // reported as text after the close, and the call still runs.
+    let calls: Vec<_> = out.calls().map(|c| c.id.as_str().to_owned()).collect();
+    assert_eq!(calls, ["c2"]);
+    assert_eq!(
+        problem_kinds(&out),
+        [StreamProblemKind::ArgumentsAfterClose]
+    );
+}
+
+#[test]
+fn arguments_sent_as_an_object_are_bounded_like_their_text() {
+    let events = [
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+            "function": {"name": "weather", "arguments": {"city": "x".repeat(100)}}}]}),
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 1, "id": "c2", "type": "function",
+            "function": {"name": "deep", "arguments": {"a": [[[[1]]]]}}}]}),
+        ),
+        call_start(2, "c3", "ping", "{}"),
+        finish_chunk("tool_calls"),
+    ];
+    let out = ModelOutput::collect(super::native_common::events(
+        CHAT,
+        super::native_common::small_limits(64, 4),
+        sse(&events).as_bytes(),
+        Chunking::Fixed(7),
+    ));
+    let kinds: Vec<_> = out
+        .failed()
+        .map(|f| (f.id.as_ref().unwrap().as_str().to_owned(), f.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("c1".to_owned(), CallProblem::TooLarge),
+            ("c2".to_owned(), CallProblem::TooDeep)
+        ]
+    );
+    assert_eq!(out.calls().count(), 1);
 }
 
 fn events_of(list: &[Value]) -> Vec<StreamEvent> {

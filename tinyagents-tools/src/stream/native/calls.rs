@@ -208,6 +208,42 @@ impl Calls {
         }
     }
 
+    /// A call's arguments came as a parsed value in one fragment (some
+    /// OpenAI-compatible servers send Chat Completions' `arguments` as an
+    /// object, not as text): read as their compact JSON text, then as the
+    /// object it parses back to, so the ready call is the one the whole
+    /// response gives ([`RawArguments::Json`]). After argument text, or a
+    /// second time, the value cannot be part of the arguments: the open
+    /// call fails as malformed, and after the close it is trailing text.
+    pub(super) fn value(&mut self, pos: usize, value: &Value, out: &mut Vec<StreamEvent>) {
+        let limits = self.limits;
+        let call = &mut self.calls[pos];
+        match call.state {
+            State::Over => return,
+            State::Closed | State::Reported => {
+                call.trail(&compact_prefix(value, StreamProblem::MAX_RAW, usize::MAX));
+                return;
+            }
+            State::Open if call.received > 0 => {
+                call.state = State::Over;
+                out.push(call.failed(pos, CallProblem::MalformedArguments));
+                return;
+            }
+            State::Open => {}
+        }
+        call.args = Args::Json;
+        let within = depth(value) <= limits.max_argument_depth
+            && compact_json_len(value) <= limits.max_argument_bytes;
+        if !within {
+            // Refused exactly as its compact text would be while streaming.
+            let text = compact_prefix(value, limits.max_argument_bytes, limits.max_argument_depth);
+            self.fragment(pos, &text, out);
+            return;
+        }
+        let text = serde_json::to_string(value).unwrap_or_default();
+        self.fragment(pos, &text, out);
+    }
+
     /// The whole argument text the fragments so far should begin (the
     /// Responses API's `function_call_arguments.done`): the rest of it is
     /// read as the next fragment. When it does not begin with what came, a

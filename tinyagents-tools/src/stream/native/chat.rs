@@ -136,8 +136,11 @@ impl Stream {
                 pos
             }
         };
-        if let Some(arguments) = arguments(function) {
-            self.calls.fragment(pos, arguments, out);
+        match function.and_then(|f| present(f, "arguments")) {
+            Some(Value::String(text)) => self.calls.fragment(pos, text, out),
+            // Some compatible servers send the arguments as an object.
+            Some(value) => self.calls.value(pos, value, out),
+            None => {}
         }
     }
 
@@ -172,11 +175,6 @@ fn writes(delta: &Value) -> bool {
 /// vLLM), else `reasoning`.
 fn reasoning_text(message: &Value) -> Option<&str> {
     str_at(message, "reasoning_content").or_else(|| str_at(message, "reasoning"))
-}
-
-/// `function.arguments` when it is text.
-fn arguments(function: Option<&Value>) -> Option<&str> {
-    function.and_then(|f| str_at(f, "arguments"))
 }
 
 fn finish_reason(reason: Option<&str>) -> FinishReason {
