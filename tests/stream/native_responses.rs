@@ -107,3 +107,36 @@ fn a_done_event_completes_arguments_whose_last_deltas_never_came() {
     let call = out.calls().next().unwrap();
     assert_eq!(call.arguments, RawArguments::Text("{\"a\": \"é\"}".into()));
 }
+
+#[test]
+fn arguments_sent_as_an_object_are_read_in_the_stream_and_the_whole_response() {
+    // A compatible server writing a call's `arguments` as an object, in
+    // the added item, the done item, or only in the response: the call the
+    // provider parser gives, never a call on no arguments.
+    let args = json!({"city": "Paris", "days": 2});
+    let item = json!({"type": "function_call", "call_id": "c1", "name": "weather",
+        "arguments": args, "status": "completed"});
+    let response = json!({"status": "completed", "output": [item]});
+    let whole = parse_response(RESPONSES, &response, &NativeOptions::default());
+    let calls: Vec<_> = whole.calls().cloned().collect();
+    assert_eq!(calls, parse_responses_function_calls(&response).unwrap());
+    assert_eq!(calls[0].arguments, RawArguments::Json(args.clone()));
+    assert!(whole.problems.is_empty() && whole.failed().count() == 0);
+
+    let added = |item: serde_json::Value| json!({"type": "response.output_item.added", "sequence_number": 0, "output_index": 0, "item": item});
+    let done = |item: serde_json::Value| json!({"type": "response.output_item.done", "sequence_number": 1, "output_index": 0, "item": item});
+    let completed =
+        json!({"type": "response.completed", "sequence_number": 2, "response": response});
+    let bare = json!({"type": "function_call", "call_id": "c1", "name": "weather"});
+    for events in [
+        // In both items.
+        [added(item.clone()), done(item.clone()), completed.clone()],
+        // Only when the item is done.
+        [added(bare.clone()), done(item.clone()), completed.clone()],
+    ] {
+        for chunking in [Chunking::Whole, Chunking::ONE, Chunking::Fixed(5)] {
+            let out = read(RESPONSES, sse(&events).as_bytes(), chunking);
+            assert_eq!(out, whole, "{chunking:?}");
+        }
+    }
+}

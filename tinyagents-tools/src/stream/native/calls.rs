@@ -147,6 +147,11 @@ impl Calls {
         self.start(pos, out);
     }
 
+    /// Whether any argument text (or value) came for the call.
+    pub(super) fn received_any(&self, pos: usize) -> bool {
+        self.calls[pos].received > 0
+    }
+
     /// The arguments to use when no argument text comes.
     pub(super) fn set_fallback(&mut self, pos: usize, value: Value) {
         self.calls[pos].fallback = Some(value);

@@ -153,9 +153,7 @@ impl Stream {
                     str_at(item, "name"),
                     out,
                 );
-                if let Some(arguments) = str_at(item, "arguments") {
-                    self.calls.fragment(pos, arguments, out);
-                }
+                item_arguments(&mut self.calls, pos, item, out);
                 Kind::Call(pos)
             }
             _ => Kind::Other,
@@ -190,8 +188,14 @@ impl Stream {
                 signature(out, str_at(item, "encrypted_content"));
             }
             Kind::Call(pos) => {
-                if let Some(whole) = str_at(item, "arguments") {
-                    self.calls.complete(pos, whole, out);
+                match present(item, "arguments") {
+                    Some(Value::String(whole)) => self.calls.complete(pos, whole, out),
+                    // Arguments sent as an object (see `item_arguments`),
+                    // unless the deltas or the added item gave them.
+                    Some(value) if !self.calls.received_any(pos) => {
+                        self.calls.value(pos, value, out)
+                    }
+                    _ => {}
                 }
                 if str_at(item, "status") == Some("incomplete") {
                     self.calls.end(pos, true, out);
@@ -367,9 +371,7 @@ pub(super) fn parse(response: &Value, options: &NativeOptions, out: &mut Vec<Str
                     str_at(item, "name"),
                     out,
                 );
-                if let Some(arguments) = str_at(item, "arguments") {
-                    calls.fragment(pos, arguments, out);
-                }
+                item_arguments(&mut calls, pos, item, out);
                 if str_at(item, "status") == Some("incomplete") {
                     calls.end(pos, true, out);
                 } else if calls.decided(pos) {
@@ -390,4 +392,17 @@ pub(super) fn parse(response: &Value, options: &NativeOptions, out: &mut Vec<Str
     }
     calls.end_all(true, out);
     finished(out, reason, present(response, "usage"));
+}
+
+/// A `function_call` item's `arguments`: their text, or an object (some
+/// compatible servers write them so, and [`parse_responses_function_calls`]
+/// reads it), which is the call's arguments as it is.
+///
+/// [`parse_responses_function_calls`]: crate::providers::openai::parse_responses_function_calls
+fn item_arguments(calls: &mut Calls, pos: usize, item: &Value, out: &mut Vec<StreamEvent>) {
+    match present(item, "arguments") {
+        Some(Value::String(text)) => calls.fragment(pos, text, out),
+        Some(value) => calls.value(pos, value, out),
+        None => {}
+    }
 }
