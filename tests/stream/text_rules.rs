@@ -326,6 +326,40 @@ fn arguments_under_a_key_the_format_does_not_know_fail_the_call_rather_than_vani
 }
 
 #[test]
+fn arguments_written_as_a_string_holding_an_object_are_that_object() {
+    // Models trained on OpenAI's wire format write the arguments as a
+    // JSON string; llama.cpp reads them so. Refused as a string, the call
+    // was lost.
+    for (format, output) in [
+        (
+            TextFormat::hermes(),
+            "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Paris\\\"}\"}\n</tool_call>",
+        ),
+        (
+            TextFormat::llama3_json(),
+            "{\"name\": \"get_weather\", \"parameters\": \" {\\\"city\\\": \\\"Paris\\\"} \"}",
+        ),
+    ] {
+        let out = everywhere(&format, output);
+        assert_eq!(
+            calls(&out),
+            vec![("get_weather".to_owned(), json!({"city": "Paris"}))],
+            "{}",
+            format.name
+        );
+    }
+    // A string that holds no object stays a string, which the executor
+    // refuses as it refuses any arguments that are not an object.
+    let out = everywhere(
+        &TextFormat::hermes(),
+        "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": \"Paris\"}\n</tool_call>",
+    );
+    let ready: Vec<_> = out.calls().collect();
+    assert_eq!(ready.len(), 1);
+    assert_eq!(ready[0].arguments, RawArguments::Text("\"Paris\"".into()));
+}
+
+#[test]
 fn a_failed_call_keeps_the_id_and_name_its_format_gave() {
     let out = everywhere(
         &TextFormat::kimi_k2(),

@@ -1535,7 +1535,7 @@ impl Engine {
         self.ending = Ending::Call;
         out.push(StreamEvent::CallReady(ReadyCall {
             index,
-            call: ToolCall::new(id, name, arguments),
+            call: ToolCall::new(id, name, object_in_a_string(arguments)),
         }));
     }
 
@@ -3835,6 +3835,25 @@ fn name_in_id(id: &str, prefix: &str, separator: &str) -> String {
             name.to_owned()
         }
         _ => rest.to_owned(),
+    }
+}
+
+/// Arguments written as a JSON string that holds one JSON object
+/// (`"arguments": "{\"city\": \"Paris\"}"`, the way OpenAI's own API
+/// carries them, which models trained on it write): that object's text.
+/// Anything else is kept as it is (the executor refuses arguments that
+/// are not an object, a string among them).
+fn object_in_a_string(arguments: RawArguments) -> RawArguments {
+    let held = match &arguments {
+        RawArguments::Text(text) if text.trim_start().starts_with('"') => {
+            serde_json::from_str::<String>(text).ok()
+        }
+        RawArguments::Json(Value::String(text)) => Some(text.clone()),
+        _ => None,
+    };
+    match held {
+        Some(text) if is_json_object(text.trim()) => RawArguments::Text(text),
+        _ => arguments,
     }
 }
 
