@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use tinyagents_tools::stream::grammar;
-use tinyagents_tools::stream::text::TextFormat;
+use tinyagents_tools::stream::text::{Join, TextFormat};
 use tinyagents_tools::{ToolSchema, ToolSpec};
 
 use super::grammar_convert::structural_tag_to_lark;
@@ -139,4 +139,89 @@ fn outputs_a_random_walk_over_the_tag_writes_read_back_as_valid_calls() {
         beyond * 10 < calls,
         "{beyond} calls with numbers beyond f64"
     );
+}
+
+/// Whether xgrammar counts a format object as unlimited text (its
+/// `StructuralTagAnalyzer::IsUnlimited` in 0.2): free text, triggered or
+/// separated tags, a repetition without a bound, and what holds one that
+/// no `excludes` bound.
+fn xgrammar_unlimited(f: &Value) -> bool {
+    let excluded = |f: &Value| {
+        matches!(f["type"].as_str(), Some("any_text" | "triggered_tags"))
+            && f["excludes"].as_array().is_some_and(|e| !e.is_empty())
+    };
+    match f["type"].as_str().unwrap_or_default() {
+        "any_text" | "triggered_tags" | "tags_with_separator" | "star" | "plus" => true,
+        "repeat" => f["max"] == -1 || (f["max"] != 0 && xgrammar_unlimited(&f["content"])),
+        "sequence" | "or" => f["elements"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|e| xgrammar_unlimited(e) && !excluded(e)),
+        "optional" => xgrammar_unlimited(&f["content"]),
+        _ => false,
+    }
+}
+
+/// The begin markers of the `tag`s in `f` that have an empty end around
+/// unlimited content: xgrammar refuses the whole structural tag for one
+/// ("When the content is unlimited, at least one end string must be
+/// non-empty"), which vLLM and SGLang then answer with an error.
+fn tags_xgrammar_refuses(f: &Value, found: &mut Vec<String>) {
+    match f {
+        Value::Object(o) => {
+            if f["type"] == "tag"
+                && f["end"].as_str() == Some("")
+                && xgrammar_unlimited(&f["content"])
+                && !(f["content"]["type"] == "any_text"
+                    && f["content"]["excludes"]
+                        .as_array()
+                        .is_some_and(|e| !e.is_empty()))
+            {
+                found.push(f["begin"].as_str().unwrap_or_default().to_owned());
+            }
+            o.values().for_each(|v| tags_xgrammar_refuses(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| tags_xgrammar_refuses(v, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn no_tag_has_an_empty_end_around_content_xgrammar_counts_unlimited() {
+    // Llama 3.x JSON's calls after `<|python_tag|>` and Mistral's list
+    // after `[TOOL_CALLS]` have no end marker: their tags now end with the
+    // character every one of their texts ends with (`}`, `]`), so that
+    // xgrammar 0.2.9 compiles them (checked with its
+    // `Grammar.from_structural_tag`); the tests above check the texts
+    // they accept did not change.
+    for format in formats() {
+        for tools in [tools(), weather()] {
+            let t = grammar::xgrammar_structural_tag(&format, &tools)
+                .unwrap_or_else(|e| panic!("{}: {e}", format.name));
+            let mut refused = Vec::new();
+            tags_xgrammar_refuses(&t, &mut refused);
+            assert!(refused.is_empty(), "{}: {refused:?}", format.name);
+        }
+    }
+    let mistral = tag(&TextFormat::mistral());
+    let list = &mistral["format"]["tags"][0];
+    assert_eq!(
+        (list["begin"].as_str(), list["end"].as_str()),
+        (Some("[TOOL_CALLS]"), Some("]"))
+    );
+}
+
+#[test]
+fn a_run_with_no_end_whose_calls_end_in_no_one_character_is_refused_by_name() {
+    // Mistral v11's calls end with their JSON arguments; joined by `, `
+    // in a run without an end marker, nothing says where the run ends.
+    let mut format = TextFormat::mistral_v11();
+    format.runs[0].join = Join::Separator(", ".into());
+    let err = grammar::xgrammar_structural_tag(&format, &weather()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the xgrammar grammar cannot end the run of calls that starts at `[TOOL_CALLS]`: it has no end marker and its calls do not all end with one character"
+    );
+    assert_eq!(err.tool(), None);
 }

@@ -264,6 +264,19 @@ pub enum GrammarError {
         /// The name.
         name: String,
     },
+    /// A run of calls that has no end marker, whose calls may repeat, and
+    /// whose calls do not all end with one character: the grammar has no
+    /// way to say where the run ends (xgrammar refuses a repeated tag
+    /// content without an end).
+    #[error(
+        "the {grammar} grammar cannot end the run of calls that starts at `{marker}`: it has no end marker and its calls do not all end with one character"
+    )]
+    Unbounded {
+        /// The grammar kind.
+        grammar: Grammar,
+        /// The marker that starts the run.
+        marker: String,
+    },
     /// The required schema needs at least one tool.
     #[error("the required schema needs at least one tool")]
     NoTools,
@@ -278,7 +291,7 @@ impl GrammarError {
             | GrammarError::UnresolvedRef { tool, .. }
             | GrammarError::RootNotObject { tool, .. }
             | GrammarError::Name { tool, .. } => Some(tool),
-            GrammarError::NoTools => None,
+            GrammarError::Unbounded { .. } | GrammarError::NoTools => None,
         }
     }
 

@@ -37,7 +37,19 @@ pub(crate) fn render(shape: &Shape) -> Result<Value, GrammarError> {
                         },
                     )
                 } else {
-                    (w.format(&m.body)?, m.end.clone().unwrap_or_default())
+                    match m.end.as_deref().filter(|end| !end.is_empty()) {
+                        Some(end) => (w.format(&m.body)?, end.to_owned()),
+                        None if unlimited(&shape.rules, &m.body) => {
+                            let Some((body, end)) = with_end(&shape.rules, &m.body) else {
+                                return Err(GrammarError::Unbounded {
+                                    grammar: shape.grammar,
+                                    marker: m.marker.clone(),
+                                });
+                            };
+                            (w.format(&body)?, end)
+                        }
+                        None => (w.format(&m.body)?, String::new()),
+                    }
                 };
                 tags.push(
                     json!({"type": "tag", "begin": m.marker, "content": content, "end": end}),
@@ -105,6 +117,88 @@ pub(crate) fn render(shape: &Shape) -> Result<Value, GrammarError> {
     Ok(json!({"type": "structural_tag", "format": format}))
 }
 
+/// Whether xgrammar counts `g` as unlimited text (its
+/// `StructuralTagAnalyzer::IsUnlimited`): a repetition without a bound,
+/// free text; a `tag` whose content is unlimited must have an end.
+fn unlimited(rules: &Rules, g: &G) -> bool {
+    match g {
+        G::Star(_) | G::Plus(_) | G::Repeat(_, _, None) => true,
+        G::Repeat(x, _, Some(max)) => *max > 0 && unlimited(rules, x),
+        G::Seq(items) | G::Alt(items) => items.iter().any(|x| unlimited(rules, x)),
+        G::Opt(x) => unlimited(rules, x),
+        G::Rule(i) => unlimited(rules, &rules.rules[*i].1),
+        // Written as a tag with its own end.
+        G::Until { .. } => false,
+        G::Lit(_) | G::Ws | G::Class(_) | G::Json(_) | G::Python(_) => false,
+    }
+}
+
+/// The body of a region without an end marker written with an end that
+/// xgrammar takes: the character every text of the body ends with, moved
+/// out of it (`P c (B c)*` is `P (c B)* c`), once whitespace at the body's
+/// very end is left to the free text that follows the region. `None` when
+/// the body's texts do not all end with one character.
+fn with_end(rules: &Rules, body: &G) -> Option<(G, String)> {
+    let mut body = match body {
+        G::Rule(i) => rules.rules[*i].1.clone(),
+        other => other.clone(),
+    };
+    while let G::Seq(items) = &mut body
+        && items.last() == Some(&G::Ws)
+    {
+        items.pop();
+    }
+    let (body, last) = split_last(rules, &body)?;
+    Some((body, last.to_string()))
+}
+
+/// `(g', c)` such that the texts of `g` are exactly those of `g'` followed
+/// by `c`.
+fn split_last(rules: &Rules, g: &G) -> Option<(G, char)> {
+    match g {
+        G::Lit(s) => {
+            let c = s.chars().next_back()?;
+            Some((G::Lit(s[..s.len() - c.len_utf8()].to_owned()), c))
+        }
+        G::Alt(items) => {
+            let mut split = Vec::with_capacity(items.len());
+            let mut last = None;
+            for x in items {
+                let (x, c) = split_last(rules, x)?;
+                if last.is_some_and(|l| l != c) {
+                    return None;
+                }
+                last = Some(c);
+                split.push(x);
+            }
+            Some((G::Alt(split), last?))
+        }
+        G::Seq(items) => {
+            let (tail, head) = items.split_last()?;
+            if let Some((tail, c)) = split_last(rules, tail) {
+                let mut items = head.to_vec();
+                items.push(tail);
+                return Some((G::Seq(items), c));
+            }
+            // `P (B)*` and `P (B)?` where `P` and `B` both end with `c`:
+            // `P' (c B')*` or `P' (c B')?`, then `c`.
+            let (repeated, wrap): (&G, fn(G) -> G) = match tail {
+                G::Star(b) => (b, |x| G::Star(Box::new(x))),
+                G::Opt(b) => (b, |x| G::Opt(Box::new(x))),
+                _ => return None,
+            };
+            let (prefix, c) = split_last(rules, &G::Seq(head.to_vec()))?;
+            let (repeated, c2) = split_last(rules, repeated)?;
+            (c == c2).then(|| {
+                let again = G::Seq(vec![G::Lit(c.to_string()), repeated]);
+                (G::Seq(vec![prefix, wrap(again)]), c)
+            })
+        }
+        G::Rule(i) => split_last(rules, &rules.rules[*i].1),
+        _ => None,
+    }
+}
+
 struct Writer<'a> {
     rules: &'a Rules,
     grammar: Grammar,
@@ -120,6 +214,9 @@ impl Writer<'_> {
                 let mut elements: Vec<Value> = Vec::new();
                 for x in items {
                     let f = self.format(x)?;
+                    if f["type"] == "const_string" && f["value"] == "" {
+                        continue;
+                    }
                     // Adjacent strings as one.
                     if let (Some(last), Some(s)) =
                         (elements.last_mut(), f.get("value").and_then(Value::as_str))
