@@ -36,7 +36,7 @@ use std::sync::{Arc, OnceLock};
 pub use digest::Digest;
 pub(crate) use event::wall_clock_at;
 pub use event::{EventKind, Progress, ToolEvent};
-pub(crate) use lifecycle::{Lent, LentArgs};
+pub(crate) use lifecycle::panic_data;
 
 /// How a subscriber receives events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -216,14 +216,43 @@ impl EventBus {
             return;
         }
         if self.queued_kinds & bit == 0 {
-            for slot in &self.slots {
-                if slot.kinds & bit != 0 {
-                    deliver(&*slot.subscriber, &event, &self.stats);
-                }
-            }
+            self.deliver_in_line(bit, &event);
             return;
         }
-        let event = Arc::new(event.into_owned());
+        self.share(bit, Arc::new(event.into_owned()));
+    }
+
+    /// [`emit`](Self::emit) of an event its maker keeps (a call's
+    /// lifecycle event, made where the call holds its parts): in-line
+    /// subscribers borrow it there, and only a queued subscriber's kind
+    /// has a copy of it kept.
+    #[inline]
+    pub(crate) fn emit_made(&self, event: &ToolEvent<'_>) {
+        let bit = event.kind.bit();
+        if self.kinds & bit == 0 {
+            return;
+        }
+        if self.queued_kinds & bit == 0 {
+            self.deliver_in_line(bit, event);
+            return;
+        }
+        self.share(bit, Arc::new(event.clone().into_owned()));
+    }
+
+    /// Hands `event`, of the kind `bit`, to the subscribers that accept
+    /// it, all of them in-line.
+    #[inline]
+    fn deliver_in_line(&self, bit: u16, event: &ToolEvent<'_>) {
+        for slot in &self.slots {
+            if slot.kinds & bit != 0 {
+                deliver(&*slot.subscriber, event, &self.stats);
+            }
+        }
+    }
+
+    /// Hands a kept `event`, of the kind `bit`, to the subscribers that
+    /// accept it: in line or queued, as each asked.
+    fn share(&self, bit: u16, event: Arc<ToolEvent<'static>>) {
         for slot in &self.slots {
             if slot.kinds & bit == 0 {
                 continue;
@@ -232,15 +261,6 @@ impl EventBus {
                 Delivery::Inline => deliver(&*slot.subscriber, &event, &self.stats),
                 Delivery::Queued => self.enqueue(slot, &event),
             }
-        }
-    }
-
-    /// Delivers a lifecycle event of a call, made from its parts only when
-    /// a subscriber accepts its kind.
-    #[inline]
-    pub(crate) fn emit_lent(&self, lent: &Lent<'_>) {
-        if self.kinds & lent.kind.bit() != 0 {
-            self.emit(lent.to_event());
         }
     }
 

@@ -4,6 +4,8 @@
 //! answers the call, successful or not.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
@@ -11,7 +13,7 @@ use super::CallCx;
 use super::attempts::Ran;
 use crate::error::panics::PanicMessage;
 use crate::error::{ErrorClass, ErrorKind, ToolError};
-use crate::events::{EventKind, Lent, LentArgs};
+use crate::events::{Digest, EventKind, ToolEvent, panic_data};
 use crate::executor::{ToolExecutor, content};
 use crate::output::{ArtifactRef, ContentBlock, ToolMessage, ToolResult};
 use crate::registry::RegisteredTool;
@@ -216,12 +218,20 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             cx.span.record("gen_ai.tool.call.result", text.as_str());
         }
         // One reading of the clock for the event and the result.
-        let now = tokio::time::Instant::now();
-        let elapsed = cx.own_time_at(now);
-        let at = (done.attempts, now);
+        let since = cx.since_received();
+        let elapsed = since.saturating_sub(cx.waited);
+        let result_hash = OnceLock::new();
+        let at = (done.attempts, since);
         self.emit_at(cx, EventKind::Completed, at, Some(arguments), |event| {
-            event.result = Some((&message, done.json_copy));
-            event.artifacts = &done.artifacts;
+            let json_copy = done.json_copy;
+            event.result_hash = Some(Digest::of_borrowed_message(
+                &message,
+                json_copy,
+                &result_hash,
+            ));
+            if !done.artifacts.is_empty() {
+                event.artifact_keys = done.artifacts.iter().map(|a| a.key.clone()).collect();
+            }
         });
         ToolResult {
             message,
@@ -286,8 +296,8 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             "{}",
             kind.as_str()
         );
-        let now = tokio::time::Instant::now();
-        let elapsed = cx.own_time_at(now);
+        let since = cx.since_received();
+        let elapsed = since.saturating_sub(cx.waited);
         let mut result = ToolResult::from_error(cx.id.clone(), cx.name.clone(), error, elapsed);
         result.waited = cx.waited;
         if cx.durable.as_ref().is_some_and(|d| d.answered_elsewhere()) {
@@ -295,12 +305,16 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             // journaled wrapper makes its result and says so.
             return result;
         }
-        self.emit_at(cx, kind, (attempt, now), Some(arguments), |event| {
-            let error = result.error.as_ref();
-            event.error = error.map(|e| (e.class(), e.kind().as_str()));
-            event.policy = policy.as_ref();
-            event.result = Some((&result.message, false));
-            event.panic = panic.as_deref();
+        let result_hash = OnceLock::new();
+        self.emit_at(cx, kind, (attempt, since), Some(arguments), |event| {
+            if let Some(error) = &result.error {
+                event.error_class = Some(error.class());
+                event.error_kind = Some(error.kind().as_str());
+            }
+            event.policy = policy;
+            let message = &result.message;
+            event.result_hash = Some(Digest::of_borrowed_message(message, false, &result_hash));
+            event.data = panic.as_deref().map(panic_data);
         });
         if let Some(kept) = kept {
             result.message.structured = kept.structured;
@@ -311,56 +325,54 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
 
     /// Emits a lifecycle event for the call, made only when a subscriber
     /// accepts its kind; `arguments` are the call's arguments where the
-    /// event is made, if the step has them.
+    /// event is made, if the step has them, and `fill` sets what the step
+    /// adds to it.
     pub(super) fn emit<'a>(
         &self,
         cx: &'a CallCx<'_, C>,
         kind: EventKind,
         attempt: u32,
         arguments: Option<&'a Value>,
-        fill: impl FnOnce(&mut Lent<'a>),
+        fill: impl FnOnce(&mut ToolEvent<'a>),
     ) {
         if self.events.wants(kind) {
-            let at = (attempt, tokio::time::Instant::now());
+            let at = (attempt, cx.since_received());
             self.emit_at(cx, kind, at, arguments, fill);
         }
     }
 
-    /// [`emit`](Self::emit) of the call's `attempt` at `now`, a reading of
-    /// the call clock already made: the event's own time and its timestamp
-    /// are counted from it. The event is lent to in-line subscribers
-    /// ([`Lent`]), and built into an owned one only for a queued
-    /// subscriber.
+    /// [`emit`](Self::emit) of the call's `attempt`, `since` the call was
+    /// received (a reading of the call clock already made): the event's
+    /// own time and its timestamp are counted from it. The event borrows
+    /// the call's parts; it is lent to in-line subscribers as made, and
+    /// kept ([`ToolEvent::into_owned`]) only for a queued subscriber.
     #[inline]
     fn emit_at<'a>(
         &self,
         cx: &'a CallCx<'_, C>,
         kind: EventKind,
-        (attempt, now): (u32, tokio::time::Instant),
+        (attempt, since): (u32, Duration),
         arguments: Option<&'a Value>,
-        fill: impl FnOnce(&mut Lent<'a>),
+        fill: impl FnOnce(&mut ToolEvent<'a>),
     ) {
         if !self.events.wants(kind) {
             return;
         }
         let ids = (cx.run.run_id(), cx.run.thread_id(), &cx.id);
-        let since = now.saturating_duration_since(cx.received);
-        let timestamp = match cx.wall {
-            Some(wall) => wall + since,
-            None => crate::events::wall_clock_at(now),
-        };
-        let mut event = Lent::new(kind, ids, &cx.name, attempt, timestamp);
-        event.elapsed = since.saturating_sub(cx.waited);
-        event.waited = cx.waited;
-        event.args = if cx.lend {
+        // `wall` is set whenever a subscriber listens.
+        let timestamp = cx.wall.map_or_else(SystemTime::now, |wall| wall + since);
+        let times = (since.saturating_sub(cx.waited), cx.waited);
+        let args_hash = if cx.lend {
             // Arguments a step disposed of (or never parsed) are `null`.
             arguments
                 .filter(|a| !a.is_null())
-                .map(|a| LentArgs::Value(a, &cx.args_hash))
+                .map(|a| Digest::of_borrowed(a, &cx.args_hash))
         } else {
-            cx.args_hash.get().map(LentArgs::Digest)
+            cx.args_hash.get().cloned()
         };
+        let mut event =
+            ToolEvent::of_call(kind, ids, &cx.name, attempt, timestamp, times, args_hash);
         fill(&mut event);
-        self.events.emit_lent(&event);
+        self.events.emit_made(&event);
     }
 }

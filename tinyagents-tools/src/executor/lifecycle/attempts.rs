@@ -133,7 +133,8 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 };
             }
             self.emit(cx, EventKind::Retrying, attempt, Some(arguments), |event| {
-                event.error = Some((error.class(), error.kind().as_str()));
+                event.error_class = Some(error.class());
+                event.error_kind = Some(error.kind().as_str());
             });
             if !back_off(cx.run, policy.delay(attempt + 1)).await {
                 return Ran {

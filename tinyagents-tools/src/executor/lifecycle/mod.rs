@@ -101,11 +101,11 @@ struct CallCx<'a, C> {
 }
 
 impl<C> CallCx<'_, C> {
-    /// The call's own time at `now`: since it was received, less the time
-    /// it waited.
-    fn own_time_at(&self, now: Instant) -> Duration {
-        now.saturating_duration_since(self.received)
-            .saturating_sub(self.waited)
+    /// The time since the call was received, read now on the call clock
+    /// (its own time is this less [`waited`](Self::waited)).
+    #[inline]
+    fn since_received(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.received)
     }
 }
 
