@@ -137,6 +137,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             if let Some(waited) = waited {
                 cx.waited += waited;
             }
+            if !changed && matches!(outcome, Ok(BeforeOutcome::Continue)) {
+                // Let through as it was: nothing to check again.
+                continue;
+            }
             let verdict = self.hook_verdict(
                 cx,
                 registered,
