@@ -219,24 +219,33 @@ impl EventBus {
             self.deliver_in_line(bit, &event);
             return;
         }
-        self.share(bit, Arc::new(event.into_owned()));
+        let event = Arc::new(event.into_owned());
+        for slot in &self.slots {
+            if slot.kinds & bit == 0 {
+                continue;
+            }
+            match slot.delivery {
+                Delivery::Inline => deliver(&*slot.subscriber, &event, &self.stats),
+                Delivery::Queued => self.enqueue(slot, &event),
+            }
+        }
     }
 
-    /// [`emit`](Self::emit) of an event its maker keeps (a call's
-    /// lifecycle event, made where the call holds its parts): in-line
-    /// subscribers borrow it there, and only a queued subscriber's kind
-    /// has a copy of it kept.
+    /// True when some queued subscriber accepts events of `kind`: an
+    /// event of it is kept ([`ToolEvent::into_owned`]) for them.
     #[inline]
-    pub(crate) fn emit_made(&self, event: &ToolEvent<'_>) {
-        let bit = event.kind.bit();
-        if self.kinds & bit == 0 {
-            return;
-        }
-        if self.queued_kinds & bit == 0 {
-            self.deliver_in_line(bit, event);
-            return;
-        }
-        self.share(bit, Arc::new(event.clone().into_owned()));
+    pub(crate) fn queues(&self, kind: EventKind) -> bool {
+        self.queued_kinds & kind.bit() != 0
+    }
+
+    /// [`emit`](Self::emit) of an event of a kind no queued subscriber
+    /// accepts ([`queues`](Self::queues) is false), kept by its maker (a
+    /// call's lifecycle event, made where the call holds its parts):
+    /// in-line subscribers borrow it there.
+    #[inline]
+    pub(crate) fn emit_in_line(&self, event: &ToolEvent<'_>) {
+        debug_assert!(!self.queues(event.kind), "a queued subscriber's kind");
+        self.deliver_in_line(event.kind.bit(), event);
     }
 
     /// Hands `event`, of the kind `bit`, to the subscribers that accept
@@ -246,20 +255,6 @@ impl EventBus {
         for slot in &self.slots {
             if slot.kinds & bit != 0 {
                 deliver(&*slot.subscriber, event, &self.stats);
-            }
-        }
-    }
-
-    /// Hands a kept `event`, of the kind `bit`, to the subscribers that
-    /// accept it: in line or queued, as each asked.
-    fn share(&self, bit: u16, event: Arc<ToolEvent<'static>>) {
-        for slot in &self.slots {
-            if slot.kinds & bit == 0 {
-                continue;
-            }
-            match slot.delivery {
-                Delivery::Inline => deliver(&*slot.subscriber, &event, &self.stats),
-                Delivery::Queued => self.enqueue(slot, &event),
             }
         }
     }

@@ -344,8 +344,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// [`emit`](Self::emit) of the call's `attempt`, `since` the call was
     /// received (a reading of the call clock already made): the event's
     /// own time and its timestamp are counted from it. The event borrows
-    /// the call's parts; it is lent to in-line subscribers as made, and
-    /// kept ([`ToolEvent::into_owned`]) only for a queued subscriber.
+    /// the call's parts; it is lent to in-line subscribers where it is
+    /// made, and kept ([`ToolEvent::into_owned`]) only for a queued
+    /// subscriber.
     #[inline]
     fn emit_at<'a>(
         &self,
@@ -373,6 +374,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         let mut event =
             ToolEvent::of_call(kind, ids, &cx.name, attempt, timestamp, times, args_hash);
         fill(&mut event);
-        self.events.emit_made(&event);
+        if self.events.queues(kind) {
+            // A queued subscriber keeps a copy: the event is moved into it.
+            self.events.emit(event);
+        } else {
+            self.events.emit_in_line(&event);
+        }
     }
 }
