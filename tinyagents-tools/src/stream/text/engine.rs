@@ -425,6 +425,36 @@ enum InPlace {
     RawValue { run: usize, limit: usize },
 }
 
+impl State {
+    /// The raw parameter value being read, when the state reads one (XML
+    /// and key-value bodies): its run, where it begins, how far it was
+    /// searched (no marker ending it starts before that) and how many
+    /// bytes the call's arguments held before it.
+    fn raw_value(&mut self) -> Option<(usize, usize, &mut usize, usize)> {
+        let State::Run(RunState {
+            run,
+            phase:
+                Phase::Body(
+                    Body::Xml {
+                        step: XmlStep::Value { from, at, .. },
+                        bytes,
+                        ..
+                    }
+                    | Body::Kv {
+                        step: KvStep::Value { from, at, .. },
+                        bytes,
+                        ..
+                    },
+                ),
+            ..
+        }) = self
+        else {
+            return None;
+        };
+        Some((*run, *from, at, *bytes))
+    }
+}
+
 /// What is known of the call being read.
 #[derive(Debug, Clone, Default)]
 struct CallInfo {
@@ -901,7 +931,18 @@ impl Engine {
 
     /// What the next piece may be read as in place, with the state as the
     /// steps left it.
-    fn in_place_now(&self) -> InPlace {
+    fn in_place_now(&mut self) -> InPlace {
+        let len = self.buf.len();
+        if let Some((run, from, at, bytes)) = self.state.as_mut().and_then(State::raw_value) {
+            return if *at == len {
+                InPlace::RawValue {
+                    run,
+                    limit: from + self.limits.max_argument_bytes.saturating_sub(bytes),
+                }
+            } else {
+                InPlace::No
+            };
+        }
         match &self.state {
             Some(State::Text) if !self.anchor && self.pos == self.buf.len() => InPlace::Text,
             Some(State::Run(RunState {
@@ -919,26 +960,6 @@ impl Engine {
                     fragment: info.index.filter(|_| info.id.is_some() && sends),
                 }
             }
-            Some(State::Run(RunState {
-                run,
-                phase:
-                    Phase::Body(
-                        Body::Xml {
-                            step: XmlStep::Value { from, at, .. },
-                            bytes,
-                            ..
-                        }
-                        | Body::Kv {
-                            step: KvStep::Value { from, at, .. },
-                            bytes,
-                            ..
-                        },
-                    ),
-                ..
-            })) if *at == self.buf.len() => InPlace::RawValue {
-                run: *run,
-                limit: from + self.limits.max_argument_bytes.saturating_sub(*bytes),
-            },
             _ => InPlace::No,
         }
     }
@@ -950,21 +971,7 @@ impl Engine {
         let in_place = mem::replace(&mut self.in_place, InPlace::No);
         if let InPlace::RawValue { .. } = in_place {
             let len = self.buf.len();
-            if let Some(State::Run(RunState {
-                phase:
-                    Phase::Body(
-                        Body::Xml {
-                            step: XmlStep::Value { at, .. },
-                            ..
-                        }
-                        | Body::Kv {
-                            step: KvStep::Value { at, .. },
-                            ..
-                        },
-                    ),
-                ..
-            })) = &mut self.state
-            {
+            if let Some((_, _, at, _)) = self.state.as_mut().and_then(State::raw_value) {
                 *at = len;
             }
             return;
@@ -997,6 +1004,21 @@ impl Engine {
     /// would do); otherwise the steps read it.
     fn read_in_place(&mut self, out: &mut Vec<StreamEvent>) -> bool {
         let len = self.buf.len();
+        if let Some((run, from, at, bytes)) = self.state.as_mut().and_then(State::raw_value) {
+            // More of a raw value: it goes on while no byte can start one
+            // of the markers that end it and it stays in bounds.
+            let budget = self.limits.max_argument_bytes.saturating_sub(bytes);
+            if len - from > budget
+                || self.c.firsts[run]
+                    .value
+                    .next(self.buf.as_bytes(), *at)
+                    .is_some()
+            {
+                return false;
+            }
+            *at = len;
+            return true;
+        }
         match &mut self.state {
             Some(State::Text) if !self.anchor => {
                 // No marker, or only the start of one at the end: what is
@@ -1098,37 +1120,6 @@ impl Engine {
                 if args.at > before {
                     push_arguments(index, &self.buf[before..args.at], out);
                 }
-                true
-            }
-            Some(State::Run(RunState {
-                run,
-                phase:
-                    Phase::Body(
-                        Body::Xml {
-                            step: XmlStep::Value { from, at, .. },
-                            bytes,
-                            ..
-                        }
-                        | Body::Kv {
-                            step: KvStep::Value { from, at, .. },
-                            bytes,
-                            ..
-                        },
-                    ),
-                ..
-            })) => {
-                // More of a raw value: it goes on while no byte can start
-                // one of the markers that end it and it stays in bounds.
-                let budget = self.limits.max_argument_bytes.saturating_sub(*bytes);
-                if len - *from > budget
-                    || self.c.firsts[*run]
-                        .value
-                        .next(self.buf.as_bytes(), *at)
-                        .is_some()
-                {
-                    return false;
-                }
-                *at = len;
                 true
             }
             _ => self.only_waits(),
