@@ -358,3 +358,150 @@ fn raw_value_pieces_that_reach_the_size_bound_exactly_are_read_and_one_byte_more
     });
     assert_eq!(refused_at, Some(3));
 }
+
+/// Outputs cut off inside each kind of piece read in place: visible text,
+/// a string of a JSON call's object, a raw parameter value.
+fn cut_inside_each_in_place_read() -> [(TextFormat, &'static str); 3] {
+    [
+        (TextFormat::hermes(), "Plain text, then more"),
+        (
+            TextFormat::hermes(),
+            "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"content\": \"abc",
+        ),
+        (
+            TextFormat::glm45(),
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Par",
+        ),
+    ]
+}
+
+#[test]
+fn pieces_after_the_end_of_the_output_add_nothing_whatever_was_being_read() {
+    for (format, output) in cut_inside_each_in_place_read() {
+        let expected = everywhere(&format, output);
+        for drain in [false, true] {
+            let mut r = reader(&format);
+            let mut events = Vec::new();
+            for piece in characters(output) {
+                r.push(piece, &mut events);
+            }
+            r.finish(&mut events);
+            assert_eq!(ModelOutput::collect(events.clone()), expected, "{output:?}");
+            let ended = if drain {
+                events.clear();
+                Vec::new()
+            } else {
+                events.clone()
+            };
+            // Plain bytes of what was being read, a quote, a marker's
+            // first byte, a whole and a half character.
+            let after: [&[u8]; 6] = [b"x", b"yz", b"\"", b"<", "é".as_bytes(), b"\xc3"];
+            for piece in after {
+                r.push(piece, &mut events);
+            }
+            r.finish(&mut events);
+            assert_eq!(events, ended, "{output:?}, drained: {drain}");
+        }
+    }
+}
+
+#[test]
+fn a_piece_after_a_held_back_utf8_byte_is_read_after_it_wherever_pieces_are_read_in_place() {
+    let cases = [
+        (TextFormat::hermes(), "Plain ", " text."),
+        (
+            TextFormat::hermes(),
+            "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"content\": \"ab",
+            "cd\"}}</tool_call>",
+        ),
+        (
+            TextFormat::glm45(),
+            "<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>ab",
+            "cd</arg_value>\n</tool_call>",
+        ),
+    ];
+    for (format, head, tail) in cases {
+        // `é` cut in two, each half a piece, after pieces read in place
+        // and before more of them.
+        let valid = format!("{head}é{tail}");
+        let mut pieces = characters(head);
+        pieces.extend([&b"\xc3"[..], b"\xa9"]);
+        pieces.extend(characters(tail));
+        let events = fed(&format, None, &pieces);
+        let out = collect(&events);
+        assert_eq!(out, everywhere(&format, &valid), "{valid:?}");
+        assert!(out.problems.is_empty());
+        // Its first byte alone, then a plain byte: the byte that cannot
+        // complete it becomes U+FFFD, before the plain byte.
+        let bad = [head.as_bytes(), b"\xc3", tail.as_bytes()].concat();
+        let mut pieces = characters(head);
+        pieces.push(b"\xc3");
+        pieces.extend(characters(tail));
+        let mut out = collect(&fed(&format, None, &pieces));
+        assert_eq!(
+            out,
+            collect(&fed(&format, None, &[bad.as_slice()])),
+            "{head:?}"
+        );
+        let problems = std::mem::take(&mut out.problems);
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].raw, "\\xc3");
+        assert_eq!(out, everywhere(&format, &format!("{head}\u{FFFD}{tail}")));
+    }
+}
+
+#[test]
+fn a_caller_that_takes_events_out_or_adds_its_own_between_pieces_gets_each_fragment_byte_once() {
+    let hermes = TextFormat::hermes();
+    let output = format!(
+        "Saving it.\n<tool_call>\n{{\"name\": \"write_file\", \"arguments\": {ARGS}}}\n</tool_call>\nDone."
+    );
+    let expected = everywhere(&hermes, &output);
+    // Events of the caller's own that the reader must never add to:
+    // another call's fragment, and a signature (Hermes writes none).
+    let mine = |i: usize| match i % 2 {
+        0 => StreamEvent::ArgumentsDelta(tinyagents_tools::stream::ArgumentsDelta {
+            index: 7,
+            fragment: format!("mine {i}"),
+        }),
+        _ => StreamEvent::ReasoningSignature(format!("mine {i}")),
+    };
+    let threes: Vec<&[u8]> = output.as_bytes().chunks(3).collect();
+    for pieces in [characters(&output), bytes(&output), threes] {
+        let mut r = reader(&hermes);
+        let (mut out, mut seen, mut put) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, piece) in pieces.iter().enumerate() {
+            r.push(piece, &mut out);
+            match i % 4 {
+                // Taken out.
+                0 => seen.append(&mut out),
+                // Taken out, then one of the caller's own put in: `out`
+                // may be as long as the reader left it.
+                1 => {
+                    seen.append(&mut out);
+                    out.push(mine(i));
+                    put.push(mine(i));
+                }
+                // Left in.
+                2 => {}
+                // One of the caller's own put after the reader's.
+                _ => {
+                    out.push(mine(i));
+                    put.push(mine(i));
+                }
+            }
+        }
+        r.finish(&mut out);
+        seen.append(&mut out);
+        let (theirs, ours): (Vec<_>, Vec<_>) = seen.into_iter().partition(|e| match e {
+            StreamEvent::ArgumentsDelta(d) => d.index == 7,
+            StreamEvent::ReasoningSignature(_) => true,
+            _ => false,
+        });
+        // The caller's own are as it made them: nothing was added to them.
+        assert_eq!(theirs, put);
+        let ours: Vec<(usize, StreamEvent)> = ours.into_iter().map(|e| (0, e)).collect();
+        assert_eq!(collect(&ours), expected);
+        assert_eq!(fragments(&ours, 0), ARGS);
+    }
+}

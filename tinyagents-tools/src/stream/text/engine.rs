@@ -765,19 +765,24 @@ impl Engine {
     }
 
     /// Decodes `piece` (holding back a UTF-8 sequence it cuts) and reads
-    /// as far as the text decides.
+    /// as far as the text decides; after the end of the output, nothing.
+    /// One test decides whether the piece is read in place: the in-place
+    /// way is set only when the output has not ended and no UTF-8
+    /// sequence is held back ([`in_place_now`](Self::in_place_now)).
     #[inline]
     pub(crate) fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
-        if self.eof || self.utf8.is_empty() && self.continue_in_place(piece, out) {
-            return;
+        if !self.continue_in_place(piece, out) {
+            self.push_steps(piece, out);
         }
-        self.push_steps(piece, out);
     }
 
     /// [`push`](Self::push)'s general way: decodes the piece into the held
     /// text and reads it with the steps.
     #[inline(never)]
     fn push_steps(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
+        if self.eof {
+            return;
+        }
         self.settle();
         self.compact();
         if let &[b] = piece
@@ -930,8 +935,12 @@ impl Engine {
     }
 
     /// What the next piece may be read as in place, with the state as the
-    /// steps left it.
+    /// steps left it: nothing while a UTF-8 sequence is held back (the
+    /// piece completes it first).
     fn in_place_now(&mut self) -> InPlace {
+        if !self.utf8.is_empty() {
+            return InPlace::No;
+        }
         let len = self.buf.len();
         if let Some((run, from, at, bytes)) = self.state.as_mut().and_then(State::raw_value) {
             return if *at == len {
