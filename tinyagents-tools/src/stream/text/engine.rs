@@ -66,6 +66,8 @@ pub(crate) struct Compiled {
     text_markers: Vec<String>,
     /// Where one of `text_markers` may start.
     text_firsts: Firsts,
+    /// What each byte is as a one-byte piece of visible text.
+    text_bytes: [TextByte; 256],
     text_hits: Vec<TextHit>,
     /// Per run: the markers that stop a call (with what they mean).
     stops: Vec<Vec<(String, Stop)>>,
@@ -185,9 +187,11 @@ impl Compiled {
         let harmony_firsts = Firsts::of(harmony_stops.iter().map(|(m, _)| m.as_str()));
         let json_whole = matches!(format.body, CallBody::JsonObject { .. })
             && stops.iter().flatten().all(|(m, _)| never_in_json_object(m));
+        let text_firsts = Firsts::of(text_markers.iter().map(String::as_str));
         Compiled {
             json_whole,
-            text_firsts: Firsts::of(text_markers.iter().map(String::as_str)),
+            text_bytes: text_bytes(&text_firsts),
+            text_firsts,
             value_ends,
             firsts,
             format,
@@ -385,6 +389,15 @@ impl Firsts {
         if self.many {
             return Some(from);
         }
+        if rest.len() < 16 {
+            // A few bytes (the text after a short piece): looked through
+            // directly, as memchr's set-up costs more.
+            let firsts = &self.bytes[..self.len];
+            return rest
+                .iter()
+                .position(|b| firsts.contains(b))
+                .map(|i| from + i);
+        }
         let [a, b, c] = self.bytes;
         let found = match self.len {
             0 => None,
@@ -397,8 +410,11 @@ impl Firsts {
 }
 
 /// How the next piece may be read where the state is, before it is
-/// decoded and without the steps: set after the steps read a piece.
+/// decoded and without the steps: set after the steps read a piece. Its
+/// tag is a byte of its own, so the way a piece is read is told by one
+/// comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 enum InPlace {
     /// By the steps.
     No,
@@ -769,8 +785,61 @@ impl Engine {
     /// One test decides whether the piece is read in place: the in-place
     /// way is set only when the output has not ended and no UTF-8
     /// sequence is held back ([`in_place_now`](Self::in_place_now)).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
+        if let &[b] = piece
+            && self.push_byte_in_place(b, out)
+        {
+            return;
+        }
+        self.push_other(piece, out);
+    }
+
+    /// The common piece, one byte, when it only continues what is read
+    /// in place: a byte of a JSON string that neither ends it nor escapes
+    /// (within the size bound), or visible text that cannot start a
+    /// marker. Inlined where the pieces are pushed: a check of the state
+    /// and of the byte, then the appends. Says whether it read the byte.
+    #[inline(always)]
+    fn push_byte_in_place(&mut self, b: u8, out: &mut Vec<StreamEvent>) -> bool {
+        match self.in_place {
+            InPlace::JsonString {
+                limit,
+                escaped: false,
+                fragment,
+            } if JSON_PLAIN[usize::from(b)] && self.buf.len() < limit => {
+                push_ascii(&mut self.buf, b);
+                if let Some(index) = fragment {
+                    match out.last_mut() {
+                        Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
+                            push_ascii(&mut last.fragment, b)
+                        }
+                        _ => push_arguments(index, &ASCII[usize::from(b)..][..1], out),
+                    }
+                }
+                true
+            }
+            InPlace::Text => match self.c.text_bytes[usize::from(b)] {
+                TextByte::Held => false,
+                class => {
+                    match out.last_mut() {
+                        Some(StreamEvent::Text(last)) => push_ascii(last, b),
+                        _ => push_text(&ASCII[usize::from(b)..][..1], out),
+                    }
+                    if class == TextByte::Content {
+                        self.ending = Ending::Content;
+                    }
+                    true
+                }
+            },
+            _ => false,
+        }
+    }
+
+    /// Every piece but the common one: read in place when it only
+    /// continues what is read there, otherwise by the steps.
+    #[inline(never)]
+    fn push_other(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
         if !self.continue_in_place(piece, out) {
             self.push_steps(piece, out);
         }
@@ -836,29 +905,17 @@ impl Engine {
                 if self.c.text_firsts.in_piece(piece) {
                     return false;
                 }
-                let content = match *piece {
-                    [b] if b.is_ascii() => {
-                        match out.last_mut() {
-                            Some(StreamEvent::Text(last)) => push_ascii(last, b),
-                            _ => out.push(StreamEvent::Text(char::from(b).to_string())),
-                        }
-                        !char::from(b).is_whitespace()
-                    }
-                    _ => {
-                        let Ok(text) = std::str::from_utf8(piece) else {
-                            return false;
-                        };
-                        if text.is_empty() {
-                            return true;
-                        }
-                        match out.last_mut() {
-                            Some(StreamEvent::Text(last)) => last.push_str(text),
-                            _ => out.push(StreamEvent::Text(text.to_owned())),
-                        }
-                        !text.trim().is_empty()
-                    }
+                let Ok(text) = std::str::from_utf8(piece) else {
+                    return false;
                 };
-                if content {
+                if text.is_empty() {
+                    return true;
+                }
+                match out.last_mut() {
+                    Some(StreamEvent::Text(last)) => push_piece(last, text),
+                    _ => push_text(text, out),
+                }
+                if !text.trim().is_empty() {
                     self.ending = Ending::Content;
                 }
                 true
@@ -868,59 +925,18 @@ impl Engine {
                 escaped,
                 fragment,
             } => {
-                // The common piece first: one plain ASCII byte.
-                if let &[b] = piece
-                    && b.is_ascii()
-                    && b != b'"'
-                    && b != b'\\'
-                    && !escaped
-                    && self.buf.len() < limit
-                {
-                    push_ascii(&mut self.buf, b);
-                    if let Some(index) = fragment {
-                        match out.last_mut() {
-                            Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
-                                push_ascii(&mut last.fragment, b)
-                            }
-                            _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
-                                index,
-                                fragment: char::from(b).to_string(),
-                            })),
-                        }
-                    }
-                    return true;
-                }
                 let Some(now) = string_goes_on(piece, escaped) else {
                     return false;
                 };
                 if self.buf.len() + piece.len() > limit {
                     return false;
                 }
-                match *piece {
-                    [b] if b.is_ascii() => {
-                        let c = char::from(b);
-                        self.buf.push(c);
-                        if let Some(index) = fragment {
-                            match out.last_mut() {
-                                Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
-                                    last.fragment.push(c)
-                                }
-                                _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
-                                    index,
-                                    fragment: c.to_string(),
-                                })),
-                            }
-                        }
-                    }
-                    _ => {
-                        let Ok(text) = std::str::from_utf8(piece) else {
-                            return false;
-                        };
-                        self.buf.push_str(text);
-                        if let Some(index) = fragment {
-                            push_arguments(index, text, out);
-                        }
-                    }
+                let Ok(text) = std::str::from_utf8(piece) else {
+                    return false;
+                };
+                push_piece(&mut self.buf, text);
+                if let Some(index) = fragment {
+                    push_arguments(index, text, out);
                 }
                 if now != escaped {
                     self.in_place = InPlace::JsonString {
@@ -3715,9 +3731,67 @@ fn push_arguments(index: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
         }
         _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
             index,
-            fragment: fragment.to_owned(),
+            fragment: started(fragment),
         })),
     }
+}
+
+/// A new text event holding `text` (the last event is not text).
+#[inline(never)]
+fn push_text(text: &str, out: &mut Vec<StreamEvent>) {
+    out.push(StreamEvent::Text(started(text)));
+}
+
+/// The text of a new event that more pieces may extend: room for a few
+/// dozen one-byte pieces before it grows, as a call's fragments or a
+/// sentence of text often are.
+fn started(text: &str) -> String {
+    let mut s = String::with_capacity(text.len().max(STARTED));
+    s.push_str(text);
+    s
+}
+
+/// The room a new event's text starts with (see [`started`]).
+const STARTED: usize = 64;
+
+/// The bytes that continue a JSON string without ending it or escaping
+/// the next: ASCII but `"` and `\\`.
+const JSON_PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    t
+};
+
+/// What a one-byte piece of visible text read in place is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TextByte {
+    /// It may start a marker, or is not ASCII: the steps read it.
+    Held,
+    /// Whitespace: shown, and the output still ends as it did.
+    Space,
+    /// Shown, and the output now ends with content.
+    Content,
+}
+
+/// Each byte's [`TextByte`] for visible text whose markers may start at
+/// `firsts`.
+fn text_bytes(firsts: &Firsts) -> [TextByte; 256] {
+    let mut t = [TextByte::Held; 256];
+    for (b, class) in t.iter_mut().enumerate().take(128) {
+        let b = b as u8;
+        if !firsts.in_piece(&[b]) {
+            *class = if char::from(b).is_whitespace() {
+                TextByte::Space
+            } else {
+                TextByte::Content
+            };
+        }
+    }
+    t
 }
 
 /// Appends `text` to `to`: a one-byte piece (ASCII) as a byte, without
@@ -3734,7 +3808,7 @@ const ASCII: &str = "\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}\u{8}\u{9}\u{a}\u{b
 
 /// Appends the ASCII byte `b` to `to`: a one-byte copy the compiler sees
 /// as one.
-#[inline]
+#[inline(always)]
 fn push_ascii(to: &mut String, b: u8) {
     let i = usize::from(b & 0x7f);
     to.push_str(&ASCII[i..i + 1]);

@@ -254,7 +254,7 @@ impl OutputReader for TextReader {
     // Inlined into the caller's loop, in the caller's crate: a piece that
     // only continues what is being read costs no call. After `finish`
     // the engine reads nothing more.
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
         self.engine.push(piece, out);
     }
