@@ -796,7 +796,7 @@ impl Engine {
     }
 
     /// The common piece, one byte, when it only continues what is read
-    /// in place: a byte of a JSON string that neither ends it nor escapes
+    /// in place: an ASCII byte of a JSON string that does not end it
     /// (within the size bound), or visible text that cannot start a
     /// marker. Inlined where the pieces are pushed: a check of the state
     /// and of the byte, then the appends. Says whether it read the byte.
@@ -805,9 +805,21 @@ impl Engine {
         match self.in_place {
             InPlace::JsonString {
                 limit,
-                escaped: false,
+                escaped,
                 fragment,
-            } if JSON_PLAIN[usize::from(b)] && self.buf.len() < limit => {
+            } if self.buf.len() < limit => {
+                if escaped || !JSON_PLAIN[usize::from(b)] {
+                    // A backslash escapes the next byte, and the byte after
+                    // one is any ASCII byte; a quote ends the string.
+                    let now = match b {
+                        b'\\' if !escaped => true,
+                        _ if escaped && b.is_ascii() => false,
+                        _ => return false,
+                    };
+                    if let InPlace::JsonString { escaped, .. } = &mut self.in_place {
+                        *escaped = now;
+                    }
+                }
                 push_ascii(&mut self.buf, b);
                 if let Some(index) = fragment {
                     match out.last_mut() {
