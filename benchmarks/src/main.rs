@@ -18,7 +18,8 @@
 //! `--stream-only` runs the streaming case alone (text formats against
 //! `tool-parser`, growth, the invariance corpus, the streamed turn; with
 //! `--json`, its JSON), `--profile-stream-1char N` its Hermes output read
-//! one character at a time `N` times, `--profile-stream-whole N` the output
+//! one character at a time `N` times (`--profile-stream-4char N`: four at a
+//! time), `--profile-stream-whole N` the output
 //! of each format both read, whole, `N` times (`STREAM_OUTPUT`,
 //! `STREAM_BYTES`: a growth output instead, see `cases::stream`).
 
@@ -40,6 +41,8 @@ type Profile = (&'static str, fn(u64));
 const PROFILES: &[Profile] = &[
     // The streaming case's Hermes output, one character at a time.
     ("--profile-stream-1char", cases::stream::profile_one_char),
+    // The same output in pieces of four characters.
+    ("--profile-stream-4char", cases::stream::profile_four_chars),
     // The streaming case's output of each format both read, read whole.
     ("--profile-stream-whole", cases::stream::profile_whole),
     // The per-call executor loop.

@@ -419,15 +419,27 @@ fn profile_outputs(default: Option<&str>) -> Vec<(TextFormat, String)> {
 /// that format's output instead, `STREAM_OUTPUT` a growth output, see
 /// [`profile_outputs`]).
 pub fn profile_one_char(n: u64) {
+    profile_chunked(n, 1);
+}
+
+/// [`profile_one_char`] with 4 characters a piece (for callgrind:
+/// `--profile-stream-4char N`, the same variables).
+pub fn profile_four_chars(n: u64) {
+    profile_chunked(n, 4);
+}
+
+/// The profile outputs (Hermes's unless told otherwise) cut into pieces of
+/// `size` characters, each read `n` times.
+fn profile_chunked(n: u64, size: usize) {
     let specs = specs();
     let outputs = profile_outputs(Some("hermes"));
     let pieces: Vec<Vec<&str>> = outputs
         .iter()
-        .map(|(_, output)| chunk_text(output, Chunking::Fixed(1)))
+        .map(|(_, output)| chunk_text(output, Chunking::Fixed(size)))
         .collect();
     for _ in 0..n {
-        for ((format, _), one) in outputs.iter().zip(&pieces) {
-            std::hint::black_box(read(format, &specs, one));
+        for ((format, _), chunked) in outputs.iter().zip(&pieces) {
+            std::hint::black_box(read(format, &specs, chunked));
         }
     }
 }
