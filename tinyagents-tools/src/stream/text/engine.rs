@@ -642,9 +642,8 @@ enum HState {
         raw_start: usize,
         args: JsonArgs,
     },
-    AfterCall {
-        raw_start: usize,
-    },
+    /// After a call's arguments: its end marker comes next.
+    AfterCall,
     Skip {
         info: CallInfo,
         kind: CallProblem,
@@ -669,12 +668,17 @@ enum Ending {
     Stop,
 }
 
-/// What a handler did.
+/// What a step did to the state it was handed (by reference: a step
+/// changes the state in place, so moving on does not move it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
     /// It moved on: run the next step.
-    Go(State),
+    Go,
     /// It needs more text (at the end of the output it never says this).
-    Wait(State),
+    Wait,
+    /// The run of calls is over: visible text follows (what a run's step,
+    /// handed the run alone, cannot write in the state itself).
+    Text,
 }
 
 /// The engine behind [`TextReader`](super::TextReader).
@@ -1301,22 +1305,26 @@ impl Engine {
         }
     }
 
+    /// Runs the steps until one waits for more text. The state is taken
+    /// out once and handed to each step by reference.
     fn drive(&mut self, out: &mut Vec<StreamEvent>) {
-        while let Some(state) = self.state.take() {
-            let flow = match state {
-                State::Text => self.text(out),
-                State::Reasoning => self.reasoning(out),
+        let Some(mut state) = self.state.take() else {
+            return;
+        };
+        loop {
+            let flow = match &mut state {
+                State::Text => self.text(&mut state, out),
+                State::Reasoning => self.reasoning(&mut state, out),
                 State::Run(rs) => self.run(rs, out),
                 State::Harmony(h) => self.harmony(h, out),
             };
             match flow {
-                Flow::Go(next) => self.state = Some(next),
-                Flow::Wait(next) => {
-                    self.state = Some(next);
-                    break;
-                }
+                Flow::Go => {}
+                Flow::Text => state = State::Text,
+                Flow::Wait => break,
             }
         }
+        self.state = Some(state);
     }
 
     // ---- searching the text -------------------------------------------
@@ -1638,23 +1646,26 @@ impl Engine {
 
     // ---- visible text and reasoning -------------------------------------
 
-    fn text(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
+    /// Visible text, `state` being [`State::Text`]: shown up to the next
+    /// marker, which `state` then becomes the reading of.
+    fn text(&mut self, state: &mut State, out: &mut Vec<StreamEvent>) -> Flow {
         if self.anchor {
             let p = self.skip_ws(self.cur);
             if p == self.buf.len() && !self.eof {
                 self.emit_text(p, out);
-                return Flow::Wait(State::Text);
+                return Flow::Wait;
             }
             self.anchor = false;
             if let Some(run) = self.bare_run_at(p) {
                 self.emit_text(p, out);
-                return Flow::Go(State::Run(RunState {
+                *state = State::Run(RunState {
                     run,
                     bare: true,
                     raw_start: p,
                     done: false,
                     phase: Phase::Open,
-                }));
+                });
+                return Flow::Go;
             }
         }
         let c = Arc::clone(&self.c);
@@ -1665,7 +1676,7 @@ impl Engine {
                 if !matches!(hit, TextHit::Opening(_)) {
                     self.consume(at + c.text_markers[which].len());
                 }
-                Flow::Go(match hit {
+                *state = match hit {
                     TextHit::Reasoning => State::Reasoning,
                     TextHit::Run(run) | TextHit::Opening(run) => State::Run(RunState {
                         run,
@@ -1674,15 +1685,16 @@ impl Engine {
                         done: false,
                         phase: Phase::Open,
                     }),
-                })
+                };
+                Flow::Go
             }
             Hit::Partial { at } => {
                 self.emit_text(at, out);
-                Flow::Wait(State::Text)
+                Flow::Wait
             }
             Hit::None => {
                 self.emit_text(self.buf.len(), out);
-                Flow::Wait(State::Text)
+                Flow::Wait
             }
         }
     }
@@ -1701,24 +1713,28 @@ impl Engine {
         })
     }
 
-    fn reasoning(&mut self, out: &mut Vec<StreamEvent>) -> Flow {
+    /// Reasoning, `state` being [`State::Reasoning`]: up to its end
+    /// marker, after which `state` is visible text.
+    fn reasoning(&mut self, state: &mut State, out: &mut Vec<StreamEvent>) -> Flow {
         let compiled = Arc::clone(&self.c);
         let Some(end) = compiled.format.reasoning.as_ref().map(|r| r.end.as_str()) else {
-            return Flow::Go(State::Text);
+            *state = State::Text;
+            return Flow::Go;
         };
         match self.find(self.cur, &[end]) {
             Hit::Found { at, .. } => {
                 self.emit_reasoning(at, out);
                 self.consume(at + end.len());
-                Flow::Go(State::Text)
+                *state = State::Text;
+                Flow::Go
             }
             Hit::Partial { at } => {
                 self.emit_reasoning(at, out);
-                Flow::Wait(State::Reasoning)
+                Flow::Wait
             }
             Hit::None => {
                 self.emit_reasoning(self.buf.len(), out);
-                Flow::Wait(State::Reasoning)
+                Flow::Wait
             }
         }
     }
@@ -1729,14 +1745,15 @@ impl Engine {
         &self.c.format.runs[run]
     }
 
-    fn run(&mut self, mut rs: RunState, out: &mut Vec<StreamEvent>) -> Flow {
-        let phase = mem::replace(&mut rs.phase, Phase::After);
-        match phase {
+    /// A run of calls: the step its phase says, which changes the phase
+    /// in place.
+    fn run(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
+        match rs.phase {
             Phase::Open => {
-                if let Join::List { open, .. } = &self.run_def(rs.run).join {
-                    let open = open.clone();
+                let compiled = Arc::clone(&self.c);
+                if let Join::List { open, .. } = &compiled.format.runs[rs.run].join {
                     let p = self.skip_ws(self.cur);
-                    match self.at(p, &open) {
+                    match self.at(p, open) {
                         Tri::Yes => {
                             if !rs.bare {
                                 self.consume(p + open.len());
@@ -1744,23 +1761,20 @@ impl Engine {
                                 self.cur = p + open.len();
                             }
                             rs.phase = Phase::ListItem;
-                            Flow::Go(State::Run(rs))
+                            Flow::Go
                         }
-                        Tri::Maybe => {
-                            rs.phase = Phase::Open;
-                            Flow::Wait(State::Run(rs))
-                        }
+                        Tri::Maybe => Flow::Wait,
                         Tri::No if self.eof && p == self.buf.len() => {
                             let raw = self.raw(rs.raw_start, self.buf.len());
                             self.truncated(CallInfo::default(), raw, out);
                             self.consume(self.buf.len());
-                            Flow::Go(State::Text)
+                            Flow::Text
                         }
                         Tri::No => self.junk(rs, p),
                     }
                 } else {
                     rs.phase = Phase::Next { first: true };
-                    Flow::Go(State::Run(rs))
+                    Flow::Go
                 }
             }
             Phase::Next { first } => self.next_call(rs, first, out),
@@ -1781,31 +1795,28 @@ impl Engine {
                     }
                     self.consume(p + close.len());
                     rs.phase = self.after_list();
-                    return Flow::Go(State::Run(rs));
+                    return Flow::Go;
                 }
                 self.begin_body(rs, p, out)
             }
-            Phase::Body(body) => self.body(rs, body, out),
+            Phase::Body(_) => self.body(rs, out),
             Phase::CallEnd => {
                 let compiled = Arc::clone(&self.c);
                 let Some(end) = compiled.format.runs[rs.run].call_end.as_deref() else {
                     rs.phase = Phase::After;
-                    return Flow::Go(State::Run(rs));
+                    return Flow::Go;
                 };
                 let p = self.skip_ws(self.cur);
                 match self.at(p, end) {
                     Tri::Yes => {
                         self.consume(p + end.len());
                         rs.phase = Phase::After;
-                        Flow::Go(State::Run(rs))
+                        Flow::Go
                     }
-                    Tri::Maybe => {
-                        rs.phase = Phase::CallEnd;
-                        Flow::Wait(State::Run(rs))
-                    }
+                    Tri::Maybe => Flow::Wait,
                     Tri::No if p == self.buf.len() => {
                         self.consume(p);
-                        Flow::Go(State::Text)
+                        Flow::Text
                     }
                     Tri::No => self.junk(rs, p),
                 }
@@ -1814,34 +1825,31 @@ impl Engine {
             Phase::ExpectEnd => {
                 let compiled = Arc::clone(&self.c);
                 let Some(end) = compiled.format.runs[rs.run].end.as_deref() else {
-                    return Flow::Go(State::Text);
+                    return Flow::Text;
                 };
                 let p = self.skip_ws(self.cur);
                 match self.at(p, end) {
                     Tri::Yes => {
                         self.consume(p + end.len());
-                        Flow::Go(State::Text)
+                        Flow::Text
                     }
-                    Tri::Maybe => {
-                        rs.phase = Phase::ExpectEnd;
-                        Flow::Wait(State::Run(rs))
-                    }
+                    Tri::Maybe => Flow::Wait,
                     Tri::No if p == self.buf.len() => {
                         self.consume(p);
-                        Flow::Go(State::Text)
+                        Flow::Text
                     }
                     Tri::No => self.junk(rs, p),
                 }
             }
-            Phase::Skip { info, kind, from } => self.skip(rs, info, kind, from, out),
+            Phase::Skip { .. } => self.skip(rs, out),
         }
     }
 
     /// The bare run was not a call after all: its text is visible text.
-    fn give_back(&mut self, rs: RunState) -> Flow {
+    fn give_back(&mut self, rs: &RunState) -> Flow {
         self.cur = rs.raw_start;
         self.pos = rs.raw_start;
-        Flow::Go(State::Text)
+        Flow::Text
     }
 
     fn after_list(&self) -> Phase {
@@ -1852,13 +1860,13 @@ impl Engine {
     /// output) reports what was begun as truncated.
     fn run_eof_or_wait(
         &mut self,
-        mut rs: RunState,
+        rs: &mut RunState,
         phase: Phase,
         out: &mut Vec<StreamEvent>,
     ) -> Flow {
         if !self.eof {
             rs.phase = phase;
-            return Flow::Wait(State::Run(rs));
+            return Flow::Wait;
         }
         if rs.bare {
             return self.give_back(rs);
@@ -1866,10 +1874,10 @@ impl Engine {
         let raw = self.raw(rs.raw_start, self.buf.len());
         self.truncated(CallInfo::default(), raw, out);
         self.consume(self.buf.len());
-        Flow::Go(State::Text)
+        Flow::Text
     }
 
-    fn next_call(&mut self, mut rs: RunState, first: bool, out: &mut Vec<StreamEvent>) -> Flow {
+    fn next_call(&mut self, rs: &mut RunState, first: bool, out: &mut Vec<StreamEvent>) -> Flow {
         let compiled = Arc::clone(&self.c);
         let run = &compiled.format.runs[rs.run];
         if !first && run.start == RunStart::BodyOpening {
@@ -1879,24 +1887,24 @@ impl Engine {
         if p == self.buf.len() {
             if !self.eof {
                 rs.phase = Phase::Next { first };
-                return Flow::Wait(State::Run(rs));
+                return Flow::Wait;
             }
             if first {
                 let raw = self.raw(rs.raw_start, p);
                 self.truncated(CallInfo::default(), raw, out);
             }
             self.consume(p);
-            return Flow::Go(State::Text);
+            return Flow::Text;
         }
         if let Some(end) = &run.end {
             match self.at(p, end) {
                 Tri::Yes => {
                     self.consume(p + end.len());
-                    return Flow::Go(State::Text);
+                    return Flow::Text;
                 }
                 Tri::Maybe => {
                     rs.phase = Phase::Next { first };
-                    return Flow::Wait(State::Run(rs));
+                    return Flow::Wait;
                 }
                 Tri::No => {}
             }
@@ -1918,13 +1926,13 @@ impl Engine {
                 }
                 Tri::Maybe => {
                     rs.phase = Phase::Next { first };
-                    Flow::Wait(State::Run(rs))
+                    Flow::Wait
                 }
                 Tri::No => self.junk(rs, p),
             };
         }
         if !first && run.end.is_none() {
-            return Flow::Go(State::Text);
+            return Flow::Text;
         }
         if !first {
             let starts: Vec<&str> = self.c.stops[rs.run]
@@ -1935,11 +1943,11 @@ impl Engine {
             match self.find_at(p, &starts) {
                 Tri::Yes => {
                     self.consume(p);
-                    return Flow::Go(State::Text);
+                    return Flow::Text;
                 }
                 Tri::Maybe => {
                     rs.phase = Phase::Next { first };
-                    return Flow::Wait(State::Run(rs));
+                    return Flow::Wait;
                 }
                 Tri::No => {}
             }
@@ -1955,19 +1963,19 @@ impl Engine {
     /// marker is markup when it follows (whitespace between); otherwise the
     /// run ends with its call, and what follows, whitespace included, is
     /// visible text.
-    fn after_opening_call(&mut self, mut rs: RunState, end: Option<&str>) -> Flow {
+    fn after_opening_call(&mut self, rs: &mut RunState, end: Option<&str>) -> Flow {
         let p = self.skip_ws(self.cur);
         if let Some(end) = end {
             match self.at(p, end) {
                 Tri::Yes => self.consume(p + end.len()),
                 Tri::Maybe => {
                     rs.phase = Phase::Next { first: false };
-                    return Flow::Wait(State::Run(rs));
+                    return Flow::Wait;
                 }
                 Tri::No => {}
             }
         }
-        Flow::Go(State::Text)
+        Flow::Text
     }
 
     /// Whether the body begins with a name written as text (whitespace
@@ -1980,7 +1988,7 @@ impl Engine {
     }
 
     /// Starts reading a call at `p`.
-    fn begin_body(&mut self, mut rs: RunState, p: usize, out: &mut Vec<StreamEvent>) -> Flow {
+    fn begin_body(&mut self, rs: &mut RunState, p: usize, out: &mut Vec<StreamEvent>) -> Flow {
         let body = match &self.c.format.body {
             CallBody::JsonObject { .. } => {
                 if p >= self.buf.len() {
@@ -2016,7 +2024,7 @@ impl Engine {
                     },
                     Tri::Maybe => {
                         rs.phase = Phase::Next { first: true };
-                        return Flow::Wait(State::Run(rs));
+                        return Flow::Wait;
                     }
                     Tri::No if p >= self.buf.len() => {
                         return self.run_eof_or_wait(rs, Phase::Next { first: true }, out);
@@ -2036,7 +2044,7 @@ impl Engine {
                 from: p,
                 at: p,
             },
-            CallBody::Harmony(_) => return Flow::Go(State::Text),
+            CallBody::Harmony(_) => return Flow::Text,
         };
         if !rs.bare {
             self.consume(p);
@@ -2044,12 +2052,12 @@ impl Engine {
             self.cur = p;
         }
         rs.phase = Phase::Body(body);
-        Flow::Go(State::Run(rs))
+        Flow::Go
     }
 
     /// Text inside a run that is no call: a malformed call from `p` to the
     /// point where calls resume.
-    fn junk(&mut self, mut rs: RunState, p: usize) -> Flow {
+    fn junk(&mut self, rs: &mut RunState, p: usize) -> Flow {
         if rs.bare {
             return self.give_back(rs);
         }
@@ -2061,26 +2069,23 @@ impl Engine {
             kind: CallProblem::MalformedMarkup,
             from: p,
         };
-        Flow::Go(State::Run(rs))
+        Flow::Go
     }
 
     /// Skips a malformed call to its end marker, the next call's start
     /// marker or the end of the output.
-    fn skip(
-        &mut self,
-        mut rs: RunState,
-        info: CallInfo,
-        kind: CallProblem,
-        from: usize,
-        out: &mut Vec<StreamEvent>,
-    ) -> Flow {
+    fn skip(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
+        let Phase::Skip { info, kind, from } = &mut rs.phase else {
+            unreachable!("a skip step skips")
+        };
         let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
         let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
-        let hit = self.find(from, &markers);
+        let hit = self.find(*from, &markers);
+        let (raw_start, kind) = (rs.raw_start, *kind);
         let report = |this: &mut Self, info: CallInfo, end: usize, out: &mut Vec<StreamEvent>| {
-            if !info.reported && end > rs.raw_start {
-                let raw = this.raw(rs.raw_start, end);
+            if !info.reported && end > raw_start {
+                let raw = this.raw(raw_start, end);
                 this.failed(info, kind, raw, out);
             }
         };
@@ -2091,38 +2096,37 @@ impl Engine {
                     Stop::RunEnd | Stop::CallEnd => at + m.len(),
                     Stop::CallStart | Stop::RunStart => at,
                 };
-                report(self, info, end, out);
+                report(self, mem::take(info), end, out);
                 self.consume(end);
                 match stop {
-                    Stop::RunEnd | Stop::RunStart => Flow::Go(State::Text),
+                    Stop::RunEnd | Stop::RunStart => Flow::Text,
                     Stop::CallEnd | Stop::CallStart => {
                         rs.phase = Phase::Next { first: false };
-                        Flow::Go(State::Run(rs))
+                        Flow::Go
                     }
                 }
             }
             Hit::Partial { .. } | Hit::None if !self.eof => {
-                let from = match hit {
+                *from = match hit {
                     Hit::Partial { at } => at,
                     _ => self.buf.len(),
                 };
                 if info.reported {
                     // Nothing of a refused call is kept.
-                    self.consume(from);
+                    self.consume(*from);
                 }
-                rs.phase = Phase::Skip { info, kind, from };
-                Flow::Wait(State::Run(rs))
+                Flow::Wait
             }
             _ => {
-                report(self, info, self.buf.len(), out);
+                report(self, mem::take(info), self.buf.len(), out);
                 self.consume(self.buf.len());
-                Flow::Go(State::Text)
+                Flow::Text
             }
         }
     }
 
     /// After a call: the run's join says what may follow.
-    fn after_call(&mut self, mut rs: RunState, out: &mut Vec<StreamEvent>) -> Flow {
+    fn after_call(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         let compiled = Arc::clone(&self.c);
         let run = &compiled.format.runs[rs.run];
         rs.bare = false;
@@ -2131,24 +2135,24 @@ impl Engine {
             Join::Single => {
                 if run.end.is_some() && !matches!(self.c.format.body, CallBody::KeyValue(_)) {
                     rs.phase = Phase::ExpectEnd;
-                    Flow::Go(State::Run(rs))
+                    Flow::Go
                 } else {
-                    Flow::Go(State::Text)
+                    Flow::Text
                 }
             }
             Join::Adjacent => {
                 if run.end.is_none() && run.call_start.is_none() {
-                    return Flow::Go(State::Text);
+                    return Flow::Text;
                 }
                 rs.phase = Phase::Next { first: false };
-                Flow::Go(State::Run(rs))
+                Flow::Go
             }
             Join::Separator(sep) => {
                 let sep = sep.trim();
                 let p = self.skip_ws(self.cur);
-                let wait = |mut rs: RunState| {
+                let wait = |rs: &mut RunState| {
                     rs.phase = Phase::After;
-                    Flow::Wait(State::Run(rs))
+                    Flow::Wait
                 };
                 if p == self.buf.len() && !self.eof {
                     return wait(rs);
@@ -2177,21 +2181,21 @@ impl Engine {
                 if p == self.buf.len() {
                     if !self.eof {
                         rs.phase = Phase::After;
-                        return Flow::Wait(State::Run(rs));
+                        return Flow::Wait;
                     }
                     self.consume(p);
-                    return Flow::Go(State::Text);
+                    return Flow::Text;
                 }
                 if self.at(p, separator) == Tri::Yes {
                     self.consume(p + separator.len());
                     rs.raw_start = self.cur;
                     rs.phase = Phase::ListItem;
-                    return Flow::Go(State::Run(rs));
+                    return Flow::Go;
                 }
                 if self.at(p, close) == Tri::Yes {
                     self.consume(p + close.len());
                     rs.phase = self.after_list();
-                    return Flow::Go(State::Run(rs));
+                    return Flow::Go;
                 }
                 rs.raw_start = p;
                 self.junk(rs, p)
@@ -2199,58 +2203,36 @@ impl Engine {
         }
     }
 
-    fn end_or_text(&mut self, mut rs: RunState) -> Flow {
+    fn end_or_text(&mut self, rs: &mut RunState) -> Flow {
         if self.run_def(rs.run).end.is_some() {
             rs.phase = Phase::ExpectEnd;
-            Flow::Go(State::Run(rs))
+            Flow::Go
         } else {
-            Flow::Go(State::Text)
+            Flow::Text
         }
     }
 
     // ---- call bodies -----------------------------------------------------
 
-    fn body(&mut self, rs: RunState, body: Body, out: &mut Vec<StreamEvent>) -> Flow {
-        // A handler that waits leaves the run's state as it was.
-        let mut saved = RunState {
-            run: rs.run,
-            bare: rs.bare,
-            raw_start: rs.raw_start,
-            done: rs.done,
-            phase: Phase::After,
+    /// A call's body, read by its format's step: a step that waits leaves
+    /// the body as far as it read it, in place.
+    fn body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
+        let Phase::Body(body) = &rs.phase else {
+            unreachable!("a body step reads a body")
         };
         match body {
-            Body::Json { info, args } => self.json_body(rs, info, args, out),
-            Body::Name { info, step } => self.name_body(rs, info, step, out),
-            Body::Xml {
-                info,
-                step,
-                args,
-                bytes,
-            } => self.xml_body(rs, info, step, args, bytes, out),
-            Body::Kv {
-                info,
-                step,
-                args,
-                bytes,
-            } => self.kv_body(rs, info, step, args, bytes, out),
-            Body::Py {
-                info,
-                scan,
-                from,
-                at,
-            } => self.py_body(rs, info, scan, from, at, out),
+            Body::Json { .. } => self.json_body(rs, out),
+            Body::Name { .. } => self.name_body(rs, out),
+            Body::Xml { .. } => self.xml_body(rs, out),
+            Body::Kv { .. } => self.kv_body(rs, out),
+            Body::Py { .. } => self.py_body(rs, out),
         }
-        .unwrap_or_else(|body| {
-            saved.phase = Phase::Body(*body);
-            Flow::Wait(State::Run(saved))
-        })
     }
 
     /// A failure met inside a call: ends the call where `stop` says.
     fn stopped(
         &mut self,
-        mut rs: RunState,
+        rs: &mut RunState,
         info: CallInfo,
         kind: CallProblem,
         at: usize,
@@ -2267,10 +2249,10 @@ impl Engine {
         self.failed(info, kind, raw, out);
         self.consume(end);
         match stop {
-            Stop::RunEnd | Stop::RunStart => Flow::Go(State::Text),
+            Stop::RunEnd | Stop::RunStart => Flow::Text,
             Stop::CallEnd | Stop::CallStart => {
                 rs.phase = Phase::Next { first: false };
-                Flow::Go(State::Run(rs))
+                Flow::Go
             }
         }
     }
@@ -2280,7 +2262,7 @@ impl Engine {
     /// where its arguments ended otherwise.
     fn fail_at_end(
         &mut self,
-        mut rs: RunState,
+        rs: &mut RunState,
         info: CallInfo,
         kind: CallProblem,
         end: usize,
@@ -2294,13 +2276,13 @@ impl Engine {
                 kind,
                 from: end,
             };
-            return Flow::Go(State::Run(rs));
+            return Flow::Go;
         }
         let raw = self.raw(rs.raw_start, end);
         self.failed(info, kind, raw, out);
         self.consume(end);
         rs.phase = Phase::CallEnd;
-        Flow::Go(State::Run(rs))
+        Flow::Go
     }
 
     /// Where a raw value that starts at `from` breaks the size bound, when
@@ -2317,7 +2299,7 @@ impl Engine {
 
     fn refuse(
         &mut self,
-        mut rs: RunState,
+        rs: &mut RunState,
         mut info: CallInfo,
         kind: CallProblem,
         mut from: usize,
@@ -2337,16 +2319,10 @@ impl Engine {
             self.consume(from);
         }
         rs.phase = Phase::Skip { info, kind, from };
-        Flow::Go(State::Run(rs))
+        Flow::Go
     }
 
-    fn json_body(
-        &mut self,
-        mut rs: RunState,
-        mut info: CallInfo,
-        mut args: JsonArgs,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Box<Body>> {
+    fn json_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         // The compiled format is shared: a reference count, not a copy of
         // the run's stop markers on every piece.
         let compiled = Arc::clone(&self.c);
@@ -2364,7 +2340,10 @@ impl Engine {
             arguments: argument_keys,
             id: id_key.as_deref(),
         };
-        let whole = self.walk_whole_call(&args, keys);
+        let Phase::Body(Body::Json { info, args }) = &mut rs.phase else {
+            unreachable!("a JSON body step reads a JSON body")
+        };
+        let whole = self.walk_whole_call(args, keys);
         let valid = whole.is_some();
         // The walk is taken while the call's steps run, and put back when
         // they wait for more text.
@@ -2378,7 +2357,7 @@ impl Engine {
                     end,
                 }
             }
-            None => self.scan_json(&mut args, stops, &[], &compiled.firsts[rs.run].json),
+            None => self.scan_json(args, stops, &[], &compiled.firsts[rs.run].json),
         };
         // The members are read as far as the scan decided the object:
         // the same bytes whatever the chunking.
@@ -2389,44 +2368,42 @@ impl Engine {
             JsonOutcome::TooLarge | JsonOutcome::TooDeep => args.from + args.scan.len(),
             JsonOutcome::Eof => self.buf.len(),
         };
-        self.walk_json_call(rs.bare, &mut info, &mut walk, args.from, decided, keys, out);
+        self.walk_json_call(rs.bare, info, &mut walk, args.from, decided, keys, out);
         // A bare object (Llama's, at the output start) that is not a call
         // is text; once it has started as a call, it is one.
         let may_give_back = rs.bare && info.id.is_none();
         match outcome {
             JsonOutcome::Need => {
                 self.walk = walk;
-                Err(Box::new(Body::Json { info, args }))
+                Flow::Wait
             }
             JsonOutcome::Eof => {
                 if may_give_back && !self.buf[args.from..].starts_with("{\"") {
-                    return Ok(self.give_back(rs));
+                    return self.give_back(rs);
                 }
+                let info = mem::take(info);
                 let raw = self.raw(rs.raw_start, self.buf.len());
                 self.truncated(info, raw, out);
                 self.consume(self.buf.len());
-                Ok(Flow::Go(State::Text))
+                Flow::Text
             }
             JsonOutcome::Stopped { at, which } => {
                 if may_give_back {
-                    return Ok(self.give_back(rs));
+                    return self.give_back(rs);
                 }
-                Ok(self.stopped(rs, info, CallProblem::MalformedArguments, at, which, out))
+                let info = mem::take(info);
+                self.stopped(rs, info, CallProblem::MalformedArguments, at, which, out)
             }
-            JsonOutcome::TooLarge => Ok(self.refuse(
-                rs,
-                info,
-                CallProblem::TooLarge,
-                args.from + args.scan.len(),
-                out,
-            )),
-            JsonOutcome::TooDeep => Ok(self.refuse(
-                rs,
-                info,
-                CallProblem::TooDeep,
-                args.from + args.scan.len(),
-                out,
-            )),
+            JsonOutcome::TooLarge | JsonOutcome::TooDeep => {
+                let kind = if matches!(outcome, JsonOutcome::TooLarge) {
+                    CallProblem::TooLarge
+                } else {
+                    CallProblem::TooDeep
+                };
+                let from = args.from + args.scan.len();
+                let info = mem::take(info);
+                self.refuse(rs, info, kind, from, out)
+            }
             JsonOutcome::Complete { start, end } => {
                 let text = &self.buf[start..end];
                 let read = read_walked_call(&self.buf, start, end, &walk, keys, valid);
@@ -2444,20 +2421,21 @@ impl Engine {
                         }
                         if info.id.is_none() {
                             let id = id.as_ref().map(ToolCallId::as_str);
-                            self.start_call(&mut info, &name, id, out);
+                            self.start_call(info, &name, id, out);
                         }
                         debug_assert_eq!(info.name.as_ref(), Some(&name));
                         let arguments = arguments.unwrap_or_else(|| "{}".to_owned());
                         if walk.follows_arguments() {
                             // The member read as it streamed is the one the
                             // call carries: what is left of it goes now.
-                            self.send_arguments(&info, &mut walk, out);
+                            self.send_arguments(info, &mut walk, out);
                         } else if self.progress {
                             out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
                                 index: info.index.unwrap_or(0),
                                 fragment: arguments.clone(),
                             }));
                         }
+                        let info = mem::take(info);
                         self.ready(
                             info,
                             RawArguments::Text(arguments),
@@ -2465,32 +2443,24 @@ impl Engine {
                             out,
                         );
                     }
-                    JsonCall::NotACall if may_give_back => return Ok(self.give_back(rs)),
+                    JsonCall::NotACall if may_give_back => return self.give_back(rs),
                     JsonCall::Invalid if may_give_back && !text.starts_with("{\"") => {
-                        return Ok(self.give_back(rs));
+                        return self.give_back(rs);
                     }
                     JsonCall::NotACall => {
-                        return Ok(self.fail_at_end(
-                            rs,
-                            info,
-                            CallProblem::MalformedMarkup,
-                            raw_end,
-                            out,
-                        ));
+                        let info = mem::take(info);
+                        let kind = CallProblem::MalformedMarkup;
+                        return self.fail_at_end(rs, info, kind, raw_end, out);
                     }
                     JsonCall::Invalid => {
-                        return Ok(self.fail_at_end(
-                            rs,
-                            info,
-                            CallProblem::MalformedArguments,
-                            raw_end,
-                            out,
-                        ));
+                        let info = mem::take(info);
+                        let kind = CallProblem::MalformedArguments;
+                        return self.fail_at_end(rs, info, kind, raw_end, out);
                     }
                 }
                 self.consume(end);
                 rs.phase = Phase::CallEnd;
-                Ok(Flow::Go(State::Run(rs)))
+                Flow::Go
             }
         }
     }
@@ -2561,13 +2531,7 @@ impl Engine {
         }
     }
 
-    fn name_body(
-        &mut self,
-        mut rs: RunState,
-        mut info: CallInfo,
-        step: NameStep,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Box<Body>> {
+    fn name_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         // The compiled format is shared: borrowed through a reference
         // count, not copied on every piece.
         let compiled = Arc::clone(&self.c);
@@ -2582,6 +2546,9 @@ impl Engine {
             unreachable!("a name body belongs to a name-then-JSON format")
         };
         let stops = &compiled.stops[rs.run];
+        let Phase::Body(Body::Name { info, step }) = &mut rs.phase else {
+            unreachable!("a name body step reads a name body")
+        };
         match step {
             NameStep::Prefix => {
                 let prefix = name_prefix.as_deref().unwrap_or_default();
@@ -2589,31 +2556,28 @@ impl Engine {
                 match self.at(p, prefix) {
                     Tri::Yes => {
                         self.consume(p + prefix.len());
-                        Ok(self.go_body(rs, info, NameStep::Name { from: self.cur }))
+                        *step = NameStep::Name { from: self.cur };
+                        Flow::Go
                     }
-                    Tri::Maybe => Err(Box::new(Body::Name {
-                        info,
-                        step: NameStep::Prefix,
-                    })),
+                    Tri::Maybe => Flow::Wait,
                     Tri::No if p == self.buf.len() && self.eof => {
+                        let info = mem::take(info);
                         let raw = self.raw(rs.raw_start, p);
                         self.truncated(info, raw, out);
                         self.consume(p);
-                        Ok(Flow::Go(State::Text))
+                        Flow::Text
                     }
-                    Tri::No if p == self.buf.len() => Err(Box::new(Body::Name {
-                        info,
-                        step: NameStep::Prefix,
-                    })),
+                    Tri::No if p == self.buf.len() => Flow::Wait,
                     // Read leniently: the name without its prefix.
-                    Tri::No => Ok(self.go_body(rs, info, NameStep::Name { from: p })),
+                    Tri::No => {
+                        *step = NameStep::Name { from: p };
+                        Flow::Go
+                    }
                 }
             }
             NameStep::Name { from } | NameStep::Id { from, .. } => {
-                let (reading_id, name) = match &step {
-                    NameStep::Id { name, .. } => (true, Some(name.clone())),
-                    _ => (false, None),
-                };
+                let from = *from;
+                let reading_id = matches!(step, NameStep::Id { .. });
                 let mut markers: Vec<&str> = vec![arguments_marker.as_str()];
                 if let (Some(m), false) = (id_marker.as_deref(), reading_id) {
                     markers.push(m);
@@ -2623,31 +2587,28 @@ impl Engine {
                 match self.find(from, &markers) {
                     // Longer than a head may be, as it streams.
                     Hit::Found { at, .. } if at - from > MAX_HEAD => {
-                        Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out))
+                        let info = mem::take(info);
+                        self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)
                     }
                     Hit::Found { at, which } if which < n_own => {
                         let head = self.buf[from..at].trim().to_owned();
                         let marker_len = markers[which].len();
                         if head.is_empty() || head.len() > MAX_HEAD {
-                            return Ok(self.refuse(
-                                rs,
-                                info,
-                                CallProblem::MalformedMarkup,
-                                at,
-                                out,
-                            ));
+                            let info = mem::take(info);
+                            return self.refuse(rs, info, CallProblem::MalformedMarkup, at, out);
                         }
                         if !reading_id && which == 1 {
                             self.consume(at + marker_len);
-                            return Ok(self.go_body(
-                                rs,
-                                info,
-                                NameStep::Id {
-                                    from: self.cur,
-                                    name: head,
-                                },
-                            ));
+                            *step = NameStep::Id {
+                                from: self.cur,
+                                name: head,
+                            };
+                            return Flow::Go;
                         }
+                        let name = match step {
+                            NameStep::Id { name, .. } => Some(mem::take(name)),
+                            _ => None,
+                        };
                         let (name, id) = match (name, form) {
                             (Some(name), _) => (name, Some(head)),
                             (None, NameForm::Plain) => (head, None),
@@ -2659,36 +2620,33 @@ impl Engine {
                                 },
                             ) => (name_in_id(&head, prefix, index_separator), Some(head)),
                         };
-                        self.start_call(&mut info, &name, id.as_deref(), out);
+                        self.start_call(info, &name, id.as_deref(), out);
                         self.consume(at + marker_len);
-                        let next = if fence.is_some() {
+                        *step = if fence.is_some() {
                             NameStep::Fence
                         } else {
                             NameStep::Args(self.json_args(self.cur))
                         };
-                        Ok(self.go_body(rs, info, next))
+                        Flow::Go
                     }
-                    Hit::Found { at, which } => Ok(self.stopped(
-                        rs,
-                        info,
-                        CallProblem::MalformedMarkup,
-                        at,
-                        which - n_own,
-                        out,
-                    )),
-                    Hit::Partial { at } if at - from <= MAX_HEAD => {
-                        Err(Box::new(Body::Name { info, step }))
+                    Hit::Found { at, which } => {
+                        let info = mem::take(info);
+                        let kind = CallProblem::MalformedMarkup;
+                        self.stopped(rs, info, kind, at, which - n_own, out)
                     }
+                    Hit::Partial { at } if at - from <= MAX_HEAD => Flow::Wait,
                     Hit::None if self.eof => {
+                        let info = mem::take(info);
                         let raw = self.raw(rs.raw_start, self.buf.len());
                         self.truncated(info, raw, out);
                         self.consume(self.buf.len());
-                        Ok(Flow::Go(State::Text))
+                        Flow::Text
                     }
-                    Hit::None if self.buf.len() - from <= MAX_HEAD => {
-                        Err(Box::new(Body::Name { info, step }))
+                    Hit::None if self.buf.len() - from <= MAX_HEAD => Flow::Wait,
+                    _ => {
+                        let info = mem::take(info);
+                        self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)
                     }
-                    _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
                 }
             }
             NameStep::Fence => {
@@ -2697,28 +2655,22 @@ impl Engine {
                 match self.at(p, open) {
                     Tri::Yes => {
                         self.consume(p + open.len());
-                        let args = self.json_args(self.cur);
-                        Ok(self.go_body(rs, info, NameStep::Args(args)))
+                        *step = NameStep::Args(self.json_args(self.cur));
+                        Flow::Go
                     }
-                    Tri::Maybe => Err(Box::new(Body::Name {
-                        info,
-                        step: NameStep::Fence,
-                    })),
-                    Tri::No if p == self.buf.len() && !self.eof => Err(Box::new(Body::Name {
-                        info,
-                        step: NameStep::Fence,
-                    })),
+                    Tri::Maybe => Flow::Wait,
+                    Tri::No if p == self.buf.len() && !self.eof => Flow::Wait,
                     Tri::No => {
-                        let args = self.json_args(self.cur);
-                        Ok(self.go_body(rs, info, NameStep::Args(args)))
+                        *step = NameStep::Args(self.json_args(self.cur));
+                        Flow::Go
                     }
                 }
             }
-            NameStep::Args(mut args) => {
+            NameStep::Args(args) => {
                 let fence_end = fence.as_ref().map(|f| [f.end.as_str()]);
-                let before = self.value_text_from(&args);
+                let before = self.value_text_from(args);
                 let outcome = self.scan_json(
-                    &mut args,
+                    args,
                     stops,
                     fence_end.as_ref().map_or(&[], |f| f),
                     &compiled.firsts[rs.run].json,
@@ -2727,24 +2679,17 @@ impl Engine {
                     self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
                 }
                 match outcome {
-                    JsonOutcome::Need => Err(Box::new(Body::Name {
-                        info,
-                        step: NameStep::Args(args),
-                    })),
+                    JsonOutcome::Need => Flow::Wait,
                     JsonOutcome::Complete { start, end } => {
                         let sent = args.at.max(before);
                         if end > sent {
                             self.emit_arguments(info.index.unwrap_or(0), sent, end, out);
                         }
+                        let info = mem::take(info);
                         let text = self.buf[start..end].to_owned();
                         if !is_json_object(&text) {
-                            return Ok(self.fail_at_end(
-                                rs,
-                                info,
-                                CallProblem::MalformedArguments,
-                                end,
-                                out,
-                            ));
+                            let kind = CallProblem::MalformedArguments;
+                            return self.fail_at_end(rs, info, kind, end, out);
                         }
                         self.ready(info, RawArguments::Text(text), rs.raw_start..end, out);
                         self.consume(end);
@@ -2756,39 +2701,39 @@ impl Engine {
                         } else {
                             rs.phase = Phase::CallEnd;
                         }
-                        Ok(Flow::Go(State::Run(rs)))
+                        Flow::Go
                     }
                     JsonOutcome::Stopped { at, which } if which < stops.len() => {
-                        Ok(self.stopped(rs, info, CallProblem::MalformedArguments, at, which, out))
+                        let info = mem::take(info);
+                        let kind = CallProblem::MalformedArguments;
+                        self.stopped(rs, info, kind, at, which, out)
                     }
                     JsonOutcome::Stopped { at, .. } => {
                         // The closing fence before the JSON closed.
+                        let info = mem::take(info);
                         rs.phase = Phase::Skip {
                             info,
                             kind: CallProblem::MalformedArguments,
                             from: at,
                         };
-                        Ok(Flow::Go(State::Run(rs)))
+                        Flow::Go
                     }
-                    JsonOutcome::TooLarge => Ok(self.refuse(
-                        rs,
-                        info,
-                        CallProblem::TooLarge,
-                        args.from + args.scan.len(),
-                        out,
-                    )),
-                    JsonOutcome::TooDeep => Ok(self.refuse(
-                        rs,
-                        info,
-                        CallProblem::TooDeep,
-                        args.from + args.scan.len(),
-                        out,
-                    )),
+                    JsonOutcome::TooLarge | JsonOutcome::TooDeep => {
+                        let kind = if matches!(outcome, JsonOutcome::TooLarge) {
+                            CallProblem::TooLarge
+                        } else {
+                            CallProblem::TooDeep
+                        };
+                        let from = args.from + args.scan.len();
+                        let info = mem::take(info);
+                        self.refuse(rs, info, kind, from, out)
+                    }
                     JsonOutcome::Eof => {
+                        let info = mem::take(info);
                         let raw = self.raw(rs.raw_start, self.buf.len());
                         self.truncated(info, raw, out);
                         self.consume(self.buf.len());
-                        Ok(Flow::Go(State::Text))
+                        Flow::Text
                     }
                 }
             }
@@ -2799,55 +2744,38 @@ impl Engine {
                     Tri::Yes => {
                         self.consume(p + close.len());
                         rs.phase = Phase::CallEnd;
-                        Ok(Flow::Go(State::Run(rs)))
+                        Flow::Go
                     }
-                    Tri::Maybe => Err(Box::new(Body::Name {
-                        info,
-                        step: NameStep::FenceEnd,
-                    })),
-                    Tri::No if p == self.buf.len() && !self.eof => Err(Box::new(Body::Name {
-                        info,
-                        step: NameStep::FenceEnd,
-                    })),
+                    Tri::Maybe => Flow::Wait,
+                    Tri::No if p == self.buf.len() && !self.eof => Flow::Wait,
                     Tri::No => {
                         rs.phase = Phase::CallEnd;
-                        Ok(Flow::Go(State::Run(rs)))
+                        Flow::Go
                     }
                 }
             }
         }
     }
 
-    fn go_body(&mut self, mut rs: RunState, info: CallInfo, step: NameStep) -> Flow {
-        rs.phase = Phase::Body(Body::Name { info, step });
-        Flow::Go(State::Run(rs))
-    }
-
-    fn xml_body(
-        &mut self,
-        mut rs: RunState,
-        mut info: CallInfo,
-        step: XmlStep,
-        mut args: Map<String, Value>,
-        mut bytes: usize,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Box<Body>> {
+    fn xml_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         let compiled = Arc::clone(&self.c);
         let CallBody::XmlParameters(x) = &compiled.format.body else {
             unreachable!("an XML body belongs to an XML-parameter format")
         };
         let stops = &compiled.stops[rs.run];
         let run_end = compiled.format.runs[rs.run].end.as_ref();
-        let wait = |info, step, args, bytes| {
-            Err(Box::new(Body::Xml {
-                info,
-                step,
-                args,
-                bytes,
-            }))
+        let Phase::Body(Body::Xml {
+            info,
+            step,
+            args,
+            bytes,
+        }) = &mut rs.phase
+        else {
+            unreachable!("an XML body step reads an XML body")
         };
         match step {
             XmlStep::Name { from } | XmlStep::ParamName { from } => {
+                let from = *from;
                 let param = matches!(step, XmlStep::ParamName { .. });
                 let mut markers = vec![x.name_end.as_str()];
                 markers.extend(stops.iter().map(|(m, _)| m.as_str()));
@@ -2855,63 +2783,51 @@ impl Engine {
                     Hit::Found { at, which: 0 } => {
                         let head = self.buf[from..at].trim().to_owned();
                         if head.is_empty() || head.len() > MAX_HEAD {
-                            return Ok(self.refuse(
-                                rs,
-                                info,
-                                CallProblem::MalformedMarkup,
-                                at,
-                                out,
-                            ));
+                            let info = mem::take(info);
+                            return self.refuse(rs, info, CallProblem::MalformedMarkup, at, out);
                         }
                         self.consume(at + x.name_end.len());
-                        let step = if param {
+                        *step = if param {
                             XmlStep::Value {
                                 key: head,
                                 from: self.cur,
                                 at: self.cur,
                             }
                         } else {
-                            self.start_call(&mut info, &head, None, out);
+                            self.start_call(info, &head, None, out);
                             XmlStep::Params
                         };
-                        rs.phase = Phase::Body(Body::Xml {
-                            info,
-                            step,
-                            args,
-                            bytes,
-                        });
-                        Ok(Flow::Go(State::Run(rs)))
+                        Flow::Go
                     }
-                    Hit::Found { at, which } => Ok(self.stopped(
-                        rs,
-                        info,
-                        CallProblem::MalformedMarkup,
-                        at,
-                        which - 1,
-                        out,
-                    )),
+                    Hit::Found { at, which } => {
+                        let info = mem::take(info);
+                        let kind = CallProblem::MalformedMarkup;
+                        self.stopped(rs, info, kind, at, which - 1, out)
+                    }
                     Hit::None if self.eof => {
-                        let raw = self.raw(rs.raw_start, self.buf.len());
-                        self.truncated(info, raw, out);
-                        self.consume(self.buf.len());
-                        Ok(Flow::Go(State::Text))
+                        let info = mem::take(info);
+                        self.eof_truncated(rs.raw_start, info, out)
                     }
                     Hit::Partial { .. } | Hit::None if self.buf.len() - from <= MAX_HEAD => {
-                        wait(info, step, args, bytes)
+                        Flow::Wait
                     }
-                    _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
+                    _ => {
+                        let info = mem::take(info);
+                        self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)
+                    }
                 }
             }
             XmlStep::Params => {
                 let p = self.skip_ws(self.cur);
                 if p == self.buf.len() {
                     if !self.eof {
-                        return wait(info, XmlStep::Params, args, bytes);
+                        return Flow::Wait;
                     }
+                    let info = mem::take(info);
                     let raw = self.raw(rs.raw_start, p);
                     self.truncated(info, raw, out);
                     self.consume(p);
-                    return Ok(Flow::Go(State::Text));
+                    return Flow::Text;
                 }
                 for (marker, kind) in [
                     (Some(&x.parameter_start), 0),
@@ -2920,64 +2836,51 @@ impl Engine {
                 ] {
                     let Some(marker) = marker else { continue };
                     match self.at(p, marker) {
-                        Tri::Yes => {
-                            return Ok(match kind {
-                                0 => {
-                                    self.consume(p + marker.len());
-                                    rs.phase = Phase::Body(Body::Xml {
-                                        info,
-                                        step: XmlStep::ParamName { from: self.cur },
-                                        args,
-                                        bytes,
-                                    });
-                                    Flow::Go(State::Run(rs))
-                                }
-                                _ => {
-                                    // The arguments close: the call is ready.
-                                    let end = if kind == 1 { p + marker.len() } else { p };
-                                    self.ready(
-                                        info,
-                                        RawArguments::Json(Value::Object(args)),
-                                        rs.raw_start..end,
-                                        out,
-                                    );
-                                    self.consume(end);
-                                    rs.done = true;
-                                    rs.phase = Phase::Next { first: false };
-                                    Flow::Go(State::Run(rs))
-                                }
-                            });
+                        Tri::Yes if kind == 0 => {
+                            self.consume(p + marker.len());
+                            *step = XmlStep::ParamName { from: self.cur };
+                            return Flow::Go;
                         }
-                        Tri::Maybe => return wait(info, XmlStep::Params, args, bytes),
+                        Tri::Yes => {
+                            // The arguments close: the call is ready.
+                            let end = if kind == 1 { p + marker.len() } else { p };
+                            let info = mem::take(info);
+                            let args = RawArguments::Json(Value::Object(mem::take(args)));
+                            self.ready(info, args, rs.raw_start..end, out);
+                            self.consume(end);
+                            rs.done = true;
+                            rs.phase = Phase::Next { first: false };
+                            return Flow::Go;
+                        }
+                        Tri::Maybe => return Flow::Wait,
                         Tri::No => {}
                     }
                 }
-                Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, p, out))
+                let info = mem::take(info);
+                self.refuse(rs, info, CallProblem::MalformedMarkup, p, out)
             }
             XmlStep::Value { key, from, at } => {
+                let from = *from;
                 let markers = &compiled.value_ends[rs.run];
-                let hit = self.find(at, markers);
-                if let Some(cut) = self.over_budget(hit, from, bytes) {
-                    return Ok(self.refuse(rs, info, CallProblem::TooLarge, cut, out));
+                let hit = self.find(*at, markers);
+                if let Some(cut) = self.over_budget(hit, from, *bytes) {
+                    let info = mem::take(info);
+                    return self.refuse(rs, info, CallProblem::TooLarge, cut, out);
                 }
                 match hit {
                     Hit::Found { at, which } => {
                         let value = trim_one_newline(&self.buf[from..at]);
-                        bytes += value.len();
+                        *bytes += value.len();
                         let schema = info
                             .name
                             .as_ref()
                             .and_then(|n| self.schemas.get(n.as_str()))
                             .map(ToolSchema::as_value);
-                        let value = typed_value(schema, &key, value);
-                        if args.insert(key, value).is_some() {
-                            return Ok(self.refuse(
-                                rs,
-                                info,
-                                CallProblem::MalformedArguments,
-                                at,
-                                out,
-                            ));
+                        let value = typed_value(schema, key, value);
+                        if args.insert(mem::take(key), value).is_some() {
+                            let info = mem::take(info);
+                            let kind = CallProblem::MalformedArguments;
+                            return self.refuse(rs, info, kind, at, out);
                         }
                         let end = if which == 0 {
                             at + markers[0].len()
@@ -2985,41 +2888,27 @@ impl Engine {
                             at
                         };
                         self.consume(end);
-                        rs.phase = Phase::Body(Body::Xml {
-                            info,
-                            step: XmlStep::Params,
-                            args,
-                            bytes,
-                        });
-                        Ok(Flow::Go(State::Run(rs)))
+                        *step = XmlStep::Params;
+                        Flow::Go
                     }
                     Hit::None if self.eof => {
-                        let raw = self.raw(rs.raw_start, self.buf.len());
-                        self.truncated(info, raw, out);
-                        self.consume(self.buf.len());
-                        Ok(Flow::Go(State::Text))
+                        let info = mem::take(info);
+                        self.eof_truncated(rs.raw_start, info, out)
                     }
-                    Hit::Partial { at } => {
-                        wait(info, XmlStep::Value { key, from, at }, args, bytes)
+                    Hit::Partial { at: p } => {
+                        *at = p;
+                        Flow::Wait
                     }
                     Hit::None => {
-                        let at = self.buf.len();
-                        wait(info, XmlStep::Value { key, from, at }, args, bytes)
+                        *at = self.buf.len();
+                        Flow::Wait
                     }
                 }
             }
         }
     }
 
-    fn kv_body(
-        &mut self,
-        mut rs: RunState,
-        mut info: CallInfo,
-        step: KvStep,
-        mut args: Map<String, Value>,
-        mut bytes: usize,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Box<Body>> {
+    fn kv_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         let compiled = Arc::clone(&self.c);
         let CallBody::KeyValue(kv) = &compiled.format.body else {
             unreachable!("a key-value body belongs to a key-value format")
@@ -3029,16 +2918,18 @@ impl Engine {
             .end
             .as_deref()
             .unwrap_or_default();
-        let wait = |info, step, args, bytes| {
-            Err(Box::new(Body::Kv {
-                info,
-                step,
-                args,
-                bytes,
-            }))
+        let Phase::Body(Body::Kv {
+            info,
+            step,
+            args,
+            bytes,
+        }) = &mut rs.phase
+        else {
+            unreachable!("a key-value body step reads a key-value body")
         };
         match step {
             KvStep::Name { from } => {
+                let from = *from;
                 // The pair markers other than a key's start cannot follow
                 // the name: met first, they make the call malformed.
                 let mut markers = vec![
@@ -3052,253 +2943,245 @@ impl Engine {
                 match self.find(from, &markers) {
                     // Longer than a name may be, as it streams.
                     Hit::Found { at, .. } if at - from > MAX_HEAD => {
-                        Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out))
+                        let info = mem::take(info);
+                        self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)
                     }
                     Hit::Found { at, which } if (1..OWN).contains(&which) => {
+                        let mut info = mem::take(info);
                         let name = self.buf[from..at].trim();
                         if !name.is_empty() && name.len() <= MAX_HEAD {
                             info.name = Some(CallName::from(name));
                         }
-                        Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, at, out))
+                        self.refuse(rs, info, CallProblem::MalformedMarkup, at, out)
                     }
                     Hit::Found { at, which } => {
                         let name = self.buf[from..at].trim().to_owned();
                         let stop = which.checked_sub(OWN);
                         let is_end = stop.is_some_and(|s| stops[s].1 == Stop::RunEnd);
                         if name.is_empty() || name.len() > MAX_HEAD || (which > 0 && !is_end) {
+                            let info = mem::take(info);
+                            let kind = CallProblem::MalformedMarkup;
                             let Some(stop) = stop else {
-                                return Ok(self.refuse(
-                                    rs,
-                                    info,
-                                    CallProblem::MalformedMarkup,
-                                    at,
-                                    out,
-                                ));
+                                return self.refuse(rs, info, kind, at, out);
                             };
-                            return Ok(self.stopped(
-                                rs,
-                                info,
-                                CallProblem::MalformedMarkup,
-                                at,
-                                stop,
-                                out,
-                            ));
+                            return self.stopped(rs, info, kind, at, stop, out);
                         }
-                        self.start_call(&mut info, &name, None, out);
+                        self.start_call(info, &name, None, out);
                         if which == 0 {
                             self.consume(at + kv.key_start.len());
-                            rs.phase = Phase::Body(Body::Kv {
-                                info,
-                                step: KvStep::Key { from: self.cur },
-                                args,
-                                bytes,
-                            });
-                            return Ok(Flow::Go(State::Run(rs)));
+                            *step = KvStep::Key { from: self.cur };
+                            return Flow::Go;
                         }
                         let end = at + run_end.len();
-                        let raw = rs.raw_start..end;
-                        self.ready(info, RawArguments::Json(Value::Object(args)), raw, out);
+                        let info = mem::take(info);
+                        let args = RawArguments::Json(Value::Object(mem::take(args)));
+                        self.ready(info, args, rs.raw_start..end, out);
                         self.consume(end);
-                        Ok(Flow::Go(State::Text))
+                        Flow::Text
                     }
-                    Hit::None if self.eof => self.eof_truncated(rs.raw_start, info, out),
-                    Hit::Partial { at } if at - from <= MAX_HEAD => {
-                        wait(info, KvStep::Name { from }, args, bytes)
+                    Hit::None if self.eof => {
+                        let info = mem::take(info);
+                        self.eof_truncated(rs.raw_start, info, out)
                     }
-                    Hit::None if self.buf.len() - from <= MAX_HEAD => {
-                        wait(info, KvStep::Name { from }, args, bytes)
+                    Hit::Partial { at } if at - from <= MAX_HEAD => Flow::Wait,
+                    Hit::None if self.buf.len() - from <= MAX_HEAD => Flow::Wait,
+                    _ => {
+                        let info = mem::take(info);
+                        self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)
                     }
-                    _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
                 }
             }
             KvStep::Pairs | KvStep::ExpectValue { .. } => {
                 let p = self.skip_ws(self.cur);
                 if p == self.buf.len() {
                     if self.eof {
+                        let info = mem::take(info);
                         return self.eof_truncated(rs.raw_start, info, out);
                     }
-                    return wait(info, step, args, bytes);
+                    return Flow::Wait;
                 }
-                let (marker, end_ok) = match &step {
+                let (marker, end_ok) = match step {
                     KvStep::Pairs => (kv.key_start.as_str(), true),
                     _ => (kv.value_start.as_str(), false),
                 };
                 match self.at(p, marker) {
                     Tri::Yes => {
                         self.consume(p + marker.len());
-                        let next = match step {
+                        *step = match step {
                             KvStep::ExpectValue { key } => KvStep::Value {
-                                key,
+                                key: mem::take(key),
                                 from: self.cur,
                                 at: self.cur,
                             },
                             _ => KvStep::Key { from: self.cur },
                         };
-                        rs.phase = Phase::Body(Body::Kv {
-                            info,
-                            step: next,
-                            args,
-                            bytes,
-                        });
-                        return Ok(Flow::Go(State::Run(rs)));
+                        return Flow::Go;
                     }
-                    Tri::Maybe => return wait(info, step, args, bytes),
+                    Tri::Maybe => return Flow::Wait,
                     Tri::No => {}
                 }
                 if end_ok {
                     match self.at(p, run_end) {
                         Tri::Yes => {
                             let end = p + run_end.len();
-                            let raw = rs.raw_start..end;
-                            self.ready(info, RawArguments::Json(Value::Object(args)), raw, out);
+                            let info = mem::take(info);
+                            let args = RawArguments::Json(Value::Object(mem::take(args)));
+                            self.ready(info, args, rs.raw_start..end, out);
                             self.consume(end);
-                            return Ok(Flow::Go(State::Text));
+                            return Flow::Text;
                         }
-                        Tri::Maybe => return wait(info, step, args, bytes),
+                        Tri::Maybe => return Flow::Wait,
                         Tri::No => {}
                     }
                 }
-                Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, p, out))
+                let info = mem::take(info);
+                self.refuse(rs, info, CallProblem::MalformedMarkup, p, out)
             }
-            KvStep::Key { from } => match self.find(from, &[kv.key_end.as_str()]) {
-                // A key as long as a name may be, whole as in pieces: the
-                // bound is where its end marker starts.
-                Hit::Found { at, .. } if at - from <= MAX_HEAD => {
-                    let key = self.buf[from..at].trim().to_owned();
-                    self.consume(at + kv.key_end.len());
-                    rs.phase = Phase::Body(Body::Kv {
-                        info,
-                        step: KvStep::ExpectValue { key },
-                        args,
-                        bytes,
-                    });
-                    Ok(Flow::Go(State::Run(rs)))
-                }
-                Hit::None if self.eof => self.eof_truncated(rs.raw_start, info, out),
-                Hit::Partial { at } if at - from <= MAX_HEAD => {
-                    wait(info, KvStep::Key { from }, args, bytes)
-                }
-                Hit::None if self.buf.len() - from <= MAX_HEAD => {
-                    wait(info, KvStep::Key { from }, args, bytes)
-                }
-                _ => Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)),
-            },
-            KvStep::Value { key, from, at } => match self.find(at, &compiled.value_ends[rs.run]) {
-                hit if self.over_budget(hit, from, bytes).is_some() => {
-                    let cut = self.over_budget(hit, from, bytes).unwrap_or(from);
-                    Ok(self.refuse(rs, info, CallProblem::TooLarge, cut, out))
-                }
-                Hit::Found { at, .. } => {
-                    let value = &self.buf[from..at];
-                    bytes += value.len();
-                    let schema = info
-                        .name
-                        .as_ref()
-                        .and_then(|n| self.schemas.get(n.as_str()))
-                        .map(ToolSchema::as_value);
-                    let value = typed_value(schema, &key, value);
-                    if args.insert(key, value).is_some() {
-                        return Ok(self.refuse(rs, info, CallProblem::MalformedArguments, at, out));
+            KvStep::Key { from } => {
+                let from = *from;
+                match self.find(from, &[kv.key_end.as_str()]) {
+                    // A key as long as a name may be, whole as in pieces:
+                    // the bound is where its end marker starts.
+                    Hit::Found { at, .. } if at - from <= MAX_HEAD => {
+                        let key = self.buf[from..at].trim().to_owned();
+                        self.consume(at + kv.key_end.len());
+                        *step = KvStep::ExpectValue { key };
+                        Flow::Go
                     }
-                    self.consume(at + kv.value_end.len());
-                    rs.phase = Phase::Body(Body::Kv {
-                        info,
-                        step: KvStep::Pairs,
-                        args,
-                        bytes,
-                    });
-                    Ok(Flow::Go(State::Run(rs)))
+                    Hit::None if self.eof => {
+                        let info = mem::take(info);
+                        self.eof_truncated(rs.raw_start, info, out)
+                    }
+                    Hit::Partial { at } if at - from <= MAX_HEAD => Flow::Wait,
+                    Hit::None if self.buf.len() - from <= MAX_HEAD => Flow::Wait,
+                    _ => {
+                        let info = mem::take(info);
+                        self.refuse(rs, info, CallProblem::MalformedMarkup, from, out)
+                    }
                 }
-                Hit::None if self.eof => self.eof_truncated(rs.raw_start, info, out),
-                Hit::Partial { at } => wait(info, KvStep::Value { key, from, at }, args, bytes),
-                _ => {
-                    let at = self.buf.len();
-                    wait(info, KvStep::Value { key, from, at }, args, bytes)
+            }
+            KvStep::Value { key, from, at } => {
+                let from = *from;
+                let hit = self.find(*at, &compiled.value_ends[rs.run]);
+                if let Some(cut) = self.over_budget(hit, from, *bytes) {
+                    let info = mem::take(info);
+                    return self.refuse(rs, info, CallProblem::TooLarge, cut, out);
                 }
-            },
+                match hit {
+                    Hit::Found { at, .. } => {
+                        let value = &self.buf[from..at];
+                        *bytes += value.len();
+                        let schema = info
+                            .name
+                            .as_ref()
+                            .and_then(|n| self.schemas.get(n.as_str()))
+                            .map(ToolSchema::as_value);
+                        let value = typed_value(schema, key, value);
+                        if args.insert(mem::take(key), value).is_some() {
+                            let info = mem::take(info);
+                            let kind = CallProblem::MalformedArguments;
+                            return self.refuse(rs, info, kind, at, out);
+                        }
+                        self.consume(at + kv.value_end.len());
+                        *step = KvStep::Pairs;
+                        Flow::Go
+                    }
+                    Hit::None if self.eof => {
+                        let info = mem::take(info);
+                        self.eof_truncated(rs.raw_start, info, out)
+                    }
+                    Hit::Partial { at: p } => {
+                        *at = p;
+                        Flow::Wait
+                    }
+                    Hit::None => {
+                        *at = self.buf.len();
+                        Flow::Wait
+                    }
+                }
+            }
         }
     }
 
+    /// A call cut off by the end of the output, its markup from
+    /// `raw_start` on.
     fn eof_truncated(
         &mut self,
         raw_start: usize,
         info: CallInfo,
         out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Box<Body>> {
+    ) -> Flow {
         let raw = self.raw(raw_start, self.buf.len());
         self.truncated(info, raw, out);
         self.consume(self.buf.len());
-        Ok(Flow::Go(State::Text))
+        Flow::Text
     }
 
-    fn py_body(
-        &mut self,
-        mut rs: RunState,
-        mut info: CallInfo,
-        mut scan: PyCallScan,
-        from: usize,
-        mut at: usize,
-        out: &mut Vec<StreamEvent>,
-    ) -> Result<Flow, Box<Body>> {
+    fn py_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
         let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
         let len = self.buf.len();
-        while at < len {
-            let b = self.bytes()[at];
+        let Phase::Body(Body::Py {
+            info,
+            scan,
+            from,
+            at,
+        }) = &mut rs.phase
+        else {
+            unreachable!("a pythonic body step reads a pythonic body")
+        };
+        let from = *from;
+        while *at < len {
+            let i = *at;
+            let b = self.bytes()[i];
             if !scan.in_string() && markers.iter().any(|m| m.as_bytes().first() == Some(&b)) {
-                match self.find_at(at, &markers) {
+                match self.find_at(i, &markers) {
                     Tri::Yes => {
                         if rs.bare && !scan.opened() {
-                            return Ok(self.give_back(rs));
+                            return self.give_back(rs);
                         }
                         let which = stops
                             .iter()
-                            .position(|(m, _)| self.bytes()[at..].starts_with(m.as_bytes()))
+                            .position(|(m, _)| self.bytes()[i..].starts_with(m.as_bytes()))
                             .unwrap_or(0);
-                        return Ok(self.stopped(
-                            rs,
-                            info,
-                            CallProblem::MalformedArguments,
-                            at,
-                            which,
-                            out,
-                        ));
+                        let info = mem::take(info);
+                        let kind = CallProblem::MalformedArguments;
+                        return self.stopped(rs, info, kind, i, which, out);
                     }
-                    Tri::Maybe => {
-                        return Err(Box::new(Body::Py {
-                            info,
-                            scan,
-                            from,
-                            at,
-                        }));
-                    }
+                    Tri::Maybe => return Flow::Wait,
                     Tri::No => {}
                 }
             }
-            if at - from > self.limits.max_argument_bytes {
-                return Ok(self.refuse(rs, info, CallProblem::TooLarge, at, out));
+            if i - from > self.limits.max_argument_bytes {
+                let info = mem::take(info);
+                return self.refuse(rs, info, CallProblem::TooLarge, i, out);
             }
             match scan.step(b) {
                 PyStep::Going => {}
                 PyStep::Opened => {
-                    let name = self.buf[from..at].trim().to_owned();
+                    let name = self.buf[from..i].trim().to_owned();
                     if rs.bare {
                         // The call is known: what came before it is markup.
                         self.pos = rs.raw_start;
                     }
-                    self.start_call(&mut info, &name, None, out);
+                    self.start_call(info, &name, None, out);
                 }
                 PyStep::NotACall => {
                     if rs.bare {
-                        return Ok(self.give_back(rs));
+                        return self.give_back(rs);
                     }
-                    return Ok(self.refuse(rs, info, CallProblem::MalformedMarkup, at, out));
+                    let info = mem::take(info);
+                    return self.refuse(rs, info, CallProblem::MalformedMarkup, i, out);
                 }
-                PyStep::TooDeep => return Ok(self.refuse(rs, info, CallProblem::TooDeep, at, out)),
+                PyStep::TooDeep => {
+                    let info = mem::take(info);
+                    return self.refuse(rs, info, CallProblem::TooDeep, i, out);
+                }
                 PyStep::Closed => {
-                    let end = at + 1;
+                    let end = i + 1;
                     let raw = rs.raw_start..end;
+                    let info = mem::take(info);
                     match parse_call(&self.buf[from..end]) {
                         Ok((_, args)) => {
                             self.ready(info, RawArguments::Json(Value::Object(args)), raw, out)
@@ -3311,26 +3194,19 @@ impl Engine {
                     self.consume(end);
                     rs.bare = false;
                     rs.phase = Phase::After;
-                    return Ok(Flow::Go(State::Run(rs)));
+                    return Flow::Go;
                 }
             }
-            at += 1;
+            *at += 1;
         }
         if !self.eof {
-            return Err(Box::new(Body::Py {
-                info,
-                scan,
-                from,
-                at,
-            }));
+            return Flow::Wait;
         }
         if rs.bare && !scan.opened() {
-            return Ok(self.give_back(rs));
+            return self.give_back(rs);
         }
-        let raw = self.raw(rs.raw_start, len);
-        self.truncated(info, raw, out);
-        self.consume(len);
-        Ok(Flow::Go(State::Text))
+        let info = mem::take(info);
+        self.eof_truncated(rs.raw_start, info, out)
     }
 
     // ---- harmony -----------------------------------------------------------
@@ -3347,7 +3223,8 @@ impl Engine {
         }
     }
 
-    fn harmony(&mut self, state: HState, out: &mut Vec<StreamEvent>) -> Flow {
+    /// Harmony's messages: the step `state` says, which changes it in place.
+    fn harmony(&mut self, state: &mut HState, out: &mut Vec<StreamEvent>) -> Flow {
         let compiled = Arc::clone(&self.c);
         let CallBody::Harmony(h) = &compiled.format.body else {
             unreachable!("harmony states belong to the harmony format")
@@ -3386,19 +3263,21 @@ impl Engine {
                         if which == 1 {
                             self.cur = after;
                         }
-                        Flow::Go(State::Harmony(next))
+                        *state = next;
+                        Flow::Go
                     }
                     Hit::Partial { at } => {
                         self.emit_text(at, out);
-                        Flow::Wait(State::Harmony(HState::Between))
+                        Flow::Wait
                     }
                     Hit::None => {
                         self.emit_text(self.buf.len(), out);
-                        Flow::Wait(State::Harmony(HState::Between))
+                        Flow::Wait
                     }
                 }
             }
             HState::Header { raw_start, from } => {
+                let (raw_start, from) = (*raw_start, *from);
                 let markers = [
                     h.message.as_str(),
                     h.start.as_str(),
@@ -3432,7 +3311,8 @@ impl Engine {
                             }
                             None => HState::Text,
                         };
-                        Flow::Go(State::Harmony(next))
+                        *state = next;
+                        Flow::Go
                     }
                     Hit::Found { at, which } => {
                         // A header that never reached its content.
@@ -3448,7 +3328,8 @@ impl Engine {
                             self.failed(info, CallProblem::MalformedMarkup, raw, out);
                         }
                         self.consume(end);
-                        Flow::Go(State::Harmony(HState::Between))
+                        *state = HState::Between;
+                        Flow::Go
                     }
                     Hit::None | Hit::Partial { .. } if self.eof => {
                         let header = self.buf[from..].to_owned();
@@ -3458,30 +3339,32 @@ impl Engine {
                             self.truncated(info, raw, out);
                         }
                         self.consume(self.buf.len());
-                        Flow::Wait(State::Harmony(HState::Between))
+                        *state = HState::Between;
+                        Flow::Wait
                     }
                     Hit::Partial { at } if at - from <= MAX_HEAD => {
                         self.cur = at;
-                        Flow::Wait(State::Harmony(HState::Header { raw_start, from }))
+                        Flow::Wait
                     }
                     Hit::None if self.buf.len() - from <= MAX_HEAD => {
                         self.cur = self.buf.len();
-                        Flow::Wait(State::Harmony(HState::Header { raw_start, from }))
+                        Flow::Wait
                     }
                     _ => {
                         // Too long for a header: skip the message.
                         self.cur = from;
-                        Flow::Go(State::Harmony(HState::Skip {
+                        *state = HState::Skip {
                             info: CallInfo::default(),
                             kind: CallProblem::MalformedMarkup,
                             raw_start,
                             from,
-                        }))
+                        };
+                        Flow::Go
                     }
                 }
             }
             HState::Text | HState::Reasoning => {
-                let reasoning = matches!(state, HState::Reasoning);
+                let reasoning = matches!(*state, HState::Reasoning);
                 let markers = [ends[0], ends[1], ends[2], h.start.as_str()];
                 let emit = |this: &mut Self, to, out: &mut Vec<StreamEvent>| {
                     if reasoning {
@@ -3497,53 +3380,54 @@ impl Engine {
                             self.harmony_closed(which);
                             self.consume(at + markers[which].len());
                         }
-                        Flow::Go(State::Harmony(HState::Between))
+                        *state = HState::Between;
+                        Flow::Go
                     }
                     Hit::Partial { at } => {
                         emit(self, at, out);
-                        Flow::Wait(State::Harmony(state))
+                        Flow::Wait
                     }
                     Hit::None => {
                         emit(self, self.buf.len(), out);
-                        Flow::Wait(State::Harmony(state))
+                        Flow::Wait
                     }
                 }
             }
             HState::Call {
                 info,
                 raw_start,
-                mut args,
+                args,
             } => {
+                let raw_start = *raw_start;
                 let stops = &compiled.harmony_stops;
-                let before = self.value_text_from(&args);
-                let outcome = self.scan_json(&mut args, stops, &[], &compiled.harmony_firsts);
+                let before = self.value_text_from(args);
+                let outcome = self.scan_json(args, stops, &[], &compiled.harmony_firsts);
                 if args.at > before {
                     self.emit_arguments(info.index.unwrap_or(0), before, args.at, out);
                 }
                 match outcome {
-                    JsonOutcome::Need => Flow::Wait(State::Harmony(HState::Call {
-                        info,
-                        raw_start,
-                        args,
-                    })),
+                    JsonOutcome::Need => Flow::Wait,
                     JsonOutcome::Complete { start, end } => {
                         let sent = args.at.max(before);
                         if end > sent {
                             self.emit_arguments(info.index.unwrap_or(0), sent, end, out);
                         }
+                        let info = mem::take(info);
                         let text = self.buf[start..end].to_owned();
                         if !is_json_object(&text) {
                             // Malformed: the call ends at its end marker.
-                            return Flow::Go(State::Harmony(HState::Skip {
+                            *state = HState::Skip {
                                 info,
                                 kind: CallProblem::MalformedArguments,
                                 raw_start,
                                 from: end,
-                            }));
+                            };
+                            return Flow::Go;
                         }
                         self.ready(info, RawArguments::Text(text), raw_start..end, out);
                         self.consume(end);
-                        Flow::Go(State::Harmony(HState::AfterCall { raw_start: end }))
+                        *state = HState::AfterCall;
+                        Flow::Go
                     }
                     JsonOutcome::Stopped { at, which } => {
                         let end = if which < 3 {
@@ -3551,10 +3435,12 @@ impl Engine {
                         } else {
                             at
                         };
+                        let info = mem::take(info);
                         let raw = self.raw(raw_start, end);
                         self.failed(info, CallProblem::MalformedArguments, raw, out);
                         self.consume(end);
-                        Flow::Go(State::Harmony(HState::Between))
+                        *state = HState::Between;
+                        Flow::Go
                     }
                     JsonOutcome::TooLarge | JsonOutcome::TooDeep => {
                         let kind = if matches!(outcome, JsonOutcome::TooLarge) {
@@ -3562,29 +3448,34 @@ impl Engine {
                         } else {
                             CallProblem::TooDeep
                         };
-                        Flow::Go(State::Harmony(HState::Skip {
+                        let from = args.at;
+                        let info = mem::take(info);
+                        *state = HState::Skip {
                             info,
                             kind,
                             raw_start,
-                            from: args.at,
-                        }))
+                            from,
+                        };
+                        Flow::Go
                     }
                     JsonOutcome::Eof => {
+                        let info = mem::take(info);
                         let raw = self.raw(raw_start, self.buf.len());
                         self.truncated(info, raw, out);
                         self.consume(self.buf.len());
-                        Flow::Wait(State::Harmony(HState::Between))
+                        *state = HState::Between;
+                        Flow::Wait
                     }
                 }
             }
-            HState::AfterCall { raw_start } => {
+            HState::AfterCall => {
                 let p = self.skip_ws(self.cur);
                 if p == self.buf.len() {
                     if self.eof {
                         self.consume(p);
-                        return Flow::Wait(State::Harmony(HState::Between));
+                        *state = HState::Between;
                     }
-                    return Flow::Wait(State::Harmony(HState::AfterCall { raw_start }));
+                    return Flow::Wait;
                 }
                 match self.find_at(p, &ends) {
                     Tri::Yes => {
@@ -3593,15 +3484,19 @@ impl Engine {
                             .find(|m| self.buf[p..].starts_with(*m))
                             .unwrap_or(&"");
                         self.consume(p + m.len());
-                        Flow::Go(State::Harmony(HState::Between))
+                        *state = HState::Between;
+                        Flow::Go
                     }
-                    Tri::Maybe => Flow::Wait(State::Harmony(HState::AfterCall { raw_start })),
-                    Tri::No => Flow::Go(State::Harmony(HState::Skip {
-                        info: CallInfo::default(),
-                        kind: CallProblem::MalformedMarkup,
-                        raw_start: p,
-                        from: p,
-                    })),
+                    Tri::Maybe => Flow::Wait,
+                    Tri::No => {
+                        *state = HState::Skip {
+                            info: CallInfo::default(),
+                            kind: CallProblem::MalformedMarkup,
+                            raw_start: p,
+                            from: p,
+                        };
+                        Flow::Go
+                    }
                 }
             }
             HState::Skip {
@@ -3610,36 +3505,37 @@ impl Engine {
                 raw_start,
                 from,
             } => {
+                let (kind, raw_start) = (*kind, *raw_start);
                 let markers = [ends[0], ends[1], ends[2], h.start.as_str()];
-                match self.find(from, &markers) {
+                match self.find(*from, &markers) {
                     Hit::Found { at, which } => {
                         let end = if which < 3 {
                             at + markers[which].len()
                         } else {
                             at
                         };
+                        let info = mem::take(info);
                         let raw = self.raw(raw_start, end);
                         self.failed(info, kind, raw, out);
                         self.consume(end);
-                        Flow::Go(State::Harmony(HState::Between))
+                        *state = HState::Between;
+                        Flow::Go
                     }
-                    Hit::Partial { at } => Flow::Wait(State::Harmony(HState::Skip {
-                        info,
-                        kind,
-                        raw_start,
-                        from: at,
-                    })),
-                    Hit::None if !self.eof => Flow::Wait(State::Harmony(HState::Skip {
-                        info,
-                        kind,
-                        raw_start,
-                        from: self.buf.len(),
-                    })),
+                    Hit::Partial { at } => {
+                        *from = at;
+                        Flow::Wait
+                    }
+                    Hit::None if !self.eof => {
+                        *from = self.buf.len();
+                        Flow::Wait
+                    }
                     Hit::None => {
+                        let info = mem::take(info);
                         let raw = self.raw(raw_start, self.buf.len());
                         self.failed(info, kind, raw, out);
                         self.consume(self.buf.len());
-                        Flow::Wait(State::Harmony(HState::Between))
+                        *state = HState::Between;
+                        Flow::Wait
                     }
                 }
             }
