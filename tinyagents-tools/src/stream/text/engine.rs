@@ -80,6 +80,17 @@ pub(crate) struct Compiled {
     value_ends: Vec<Vec<String>>,
     /// Per run: where its markers may start.
     firsts: Vec<RunFirsts>,
+    /// Per run: its stop markers alone (what a malformed call is skipped
+    /// to, and what stops a pythonic call).
+    stop_markers: Vec<Markers>,
+    /// Per run: what ends a call's name written as text, the body's own
+    /// markers first (name-then-JSON: the arguments marker, then the id
+    /// marker; XML: the name's end; key-value: its four pair markers),
+    /// then the run's stops.
+    name_ends: Vec<Markers>,
+    /// Per run: what ends a name-then-JSON call's id (its arguments
+    /// marker), then the run's stops.
+    id_ends: Vec<Markers>,
     /// A JSON-object format none of whose stop markers can be met in a
     /// valid JSON object: a call whose object is all in the text is then
     /// read by its member walk alone (see [`Engine::walk_whole_call`]).
@@ -185,11 +196,47 @@ impl Compiled {
             })
             .collect();
         let harmony_firsts = Firsts::of(harmony_stops.iter().map(|(m, _)| m.as_str()));
+        let (name_own, id_own): (Vec<&str>, Vec<&str>) = match &format.body {
+            CallBody::NameThenJson {
+                arguments_marker,
+                id_marker,
+                ..
+            } => (
+                [Some(arguments_marker), id_marker.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .map(String::as_str)
+                    .collect(),
+                vec![arguments_marker.as_str()],
+            ),
+            CallBody::XmlParameters(x) => (vec![x.name_end.as_str()], Vec::new()),
+            CallBody::KeyValue(kv) => (
+                [&kv.key_start, &kv.value_start, &kv.key_end, &kv.value_end]
+                    .into_iter()
+                    .map(String::as_str)
+                    .collect(),
+                Vec::new(),
+            ),
+            _ => (Vec::new(), Vec::new()),
+        };
+        let with_stops = |own: &[&str], stops: &[(String, Stop)]| {
+            Markers::of(
+                own.iter()
+                    .copied()
+                    .chain(stops.iter().map(|(m, _)| m.as_str())),
+            )
+        };
+        let stop_markers = stops.iter().map(|s| with_stops(&[], s)).collect();
+        let name_ends = stops.iter().map(|s| with_stops(&name_own, s)).collect();
+        let id_ends = stops.iter().map(|s| with_stops(&id_own, s)).collect();
         let json_whole = matches!(format.body, CallBody::JsonObject { .. })
             && stops.iter().flatten().all(|(m, _)| never_in_json_object(m));
         let text_firsts = Firsts::of(text_markers.iter().map(String::as_str));
         Compiled {
             json_whole,
+            stop_markers,
+            name_ends,
+            id_ends,
             text_bytes: text_bytes(&text_firsts),
             text_firsts,
             value_ends,
@@ -305,6 +352,21 @@ impl SeenIds {
             self.many.insert(id.clone());
         }
         true
+    }
+}
+
+/// A list of markers a step looks for, with where they may start.
+#[derive(Debug)]
+struct Markers {
+    list: Vec<String>,
+    firsts: Firsts,
+}
+
+impl Markers {
+    fn of<'m>(markers: impl IntoIterator<Item = &'m str>) -> Markers {
+        let list: Vec<String> = markers.into_iter().map(str::to_owned).collect();
+        let firsts = Firsts::of(list.iter().map(String::as_str));
+        Markers { list, firsts }
     }
 }
 
@@ -1396,10 +1458,10 @@ impl Engine {
     }
 
     /// Whether one of `markers` starts exactly at `p`.
-    fn find_at(&self, p: usize, markers: &[&str]) -> Tri {
+    fn find_at<S: AsRef<str>>(&self, p: usize, markers: &[S]) -> Tri {
         let mut maybe = false;
         for m in markers {
-            match self.at(p, m) {
+            match self.at(p, m.as_ref()) {
                 Tri::Yes => return Tri::Yes,
                 Tri::Maybe => maybe = true,
                 Tri::No => {}
@@ -1524,14 +1586,13 @@ impl Engine {
     fn start_call(
         &mut self,
         info: &mut CallInfo,
-        name: &str,
-        given_id: Option<&str>,
+        name: CallName,
+        given_id: Option<ToolCallId>,
         out: &mut Vec<StreamEvent>,
     ) {
         let index = self.index(info);
         let id = match given_id {
             Some(id) => {
-                let id = ToolCallId::from(id);
                 info.reused = !self.ids.insert(&id);
                 id
             }
@@ -1541,12 +1602,15 @@ impl Engine {
                 id
             }
         };
-        let name = CallName::from(name);
-        info.id = Some(id.clone());
-        info.name = Some(name.clone());
         if self.progress {
-            out.push(StreamEvent::CallStarted(CallStarted { index, id, name }));
+            out.push(StreamEvent::CallStarted(CallStarted {
+                index,
+                id: id.clone(),
+                name: name.clone(),
+            }));
         }
+        info.id = Some(id);
+        info.name = Some(name);
     }
 
     /// The call's arguments closed and read: it is ready, unless it has
@@ -1560,14 +1624,17 @@ impl Engine {
         out: &mut Vec<StreamEvent>,
     ) {
         let index = self.index(&mut info);
-        let (Some(id), Some(name)) = (info.id.clone(), info.name.clone()) else {
+        if info.id.is_none() || info.name.is_none() {
             let raw = self.raw(raw.start, raw.end);
             return self.failed(info, CallProblem::MalformedMarkup, raw, out);
-        };
+        }
         if info.reused {
             let raw = self.raw(raw.start, raw.end);
             return self.failed(info, CallProblem::ReusedId, raw, out);
         }
+        let (Some(id), Some(name)) = (info.id, info.name) else {
+            unreachable!("both were just found")
+        };
         self.ending = Ending::Call;
         out.push(StreamEvent::CallReady(ReadyCall {
             index,
@@ -1590,16 +1657,22 @@ impl Engine {
                 break;
             }
         }
-        let digits = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
+        let digits = &digits[at..];
+        let prefix = self.id_prefix.as_bytes();
         let mut id = [0u8; 64];
-        let len = self.id_prefix.len() + digits.len();
+        let len = prefix.len() + digits.len();
         match id.get_mut(..len) {
             Some(id) => {
-                id[..self.id_prefix.len()].copy_from_slice(self.id_prefix.as_bytes());
-                id[self.id_prefix.len()..].copy_from_slice(digits.as_bytes());
+                id[..prefix.len()].copy_from_slice(prefix);
+                id[prefix.len()..].copy_from_slice(digits);
                 ToolCallId::from(std::str::from_utf8(id).expect("a prefix and digits"))
             }
-            None => ToolCallId::from(format!("{}{digits}", self.id_prefix)),
+            None => {
+                let mut id = String::with_capacity(len);
+                id.push_str(&self.id_prefix);
+                id.extend(digits.iter().map(|&d| char::from(d)));
+                ToolCallId::from(id)
+            }
         }
     }
 
@@ -2080,8 +2153,8 @@ impl Engine {
         };
         let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
-        let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
-        let hit = self.find(*from, &markers);
+        let markers = &compiled.stop_markers[rs.run];
+        let hit = self.find_in(*from, &markers.list, &markers.firsts);
         let (raw_start, kind) = (rs.raw_start, *kind);
         let report = |this: &mut Self, info: CallInfo, end: usize, out: &mut Vec<StreamEvent>| {
             if !info.reported && end > raw_start {
@@ -2345,12 +2418,8 @@ impl Engine {
         };
         let whole = self.walk_whole_call(args, keys);
         let valid = whole.is_some();
-        // The walk is taken while the call's steps run, and put back when
-        // they wait for more text.
-        let mut walk = mem::replace(&mut self.walk, MemberWalk::new(0));
         let outcome = match whole {
-            Some((whole, end)) => {
-                walk = whole;
+            Some(end) => {
                 args.at = end;
                 JsonOutcome::Complete {
                     start: args.from,
@@ -2368,15 +2437,12 @@ impl Engine {
             JsonOutcome::TooLarge | JsonOutcome::TooDeep => args.from + args.scan.len(),
             JsonOutcome::Eof => self.buf.len(),
         };
-        self.walk_json_call(rs.bare, info, &mut walk, args.from, decided, keys, out);
+        self.walk_json_call(rs.bare, info, args.from, decided, keys, out);
         // A bare object (Llama's, at the output start) that is not a call
         // is text; once it has started as a call, it is one.
         let may_give_back = rs.bare && info.id.is_none();
         match outcome {
-            JsonOutcome::Need => {
-                self.walk = walk;
-                Flow::Wait
-            }
+            JsonOutcome::Need => Flow::Wait,
             JsonOutcome::Eof => {
                 if may_give_back && !self.buf[args.from..].starts_with("{\"") {
                     return self.give_back(rs);
@@ -2406,7 +2472,7 @@ impl Engine {
             }
             JsonOutcome::Complete { start, end } => {
                 let text = &self.buf[start..end];
-                let read = read_walked_call(&self.buf, start, end, &walk, keys, valid);
+                let read = read_walked_call(&self.buf, start, end, &self.walk, keys, valid);
                 let raw_end = end;
                 match read {
                     JsonCall::Call {
@@ -2420,15 +2486,15 @@ impl Engine {
                             self.pos = rs.raw_start;
                         }
                         if info.id.is_none() {
-                            let id = id.as_ref().map(ToolCallId::as_str);
-                            self.start_call(info, &name, id, out);
+                            self.start_call(info, name, id, out);
+                        } else {
+                            debug_assert_eq!(info.name.as_ref(), Some(&name));
                         }
-                        debug_assert_eq!(info.name.as_ref(), Some(&name));
                         let arguments = arguments.unwrap_or_else(|| "{}".to_owned());
-                        if walk.follows_arguments() {
+                        if self.walk.follows_arguments() {
                             // The member read as it streamed is the one the
                             // call carries: what is left of it goes now.
-                            self.send_arguments(info, &mut walk, out);
+                            self.send_arguments(info, out);
                         } else if self.progress {
                             out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
                                 index: info.index.unwrap_or(0),
@@ -2471,8 +2537,8 @@ impl Engine {
     /// scan would end it at the same byte (the format's stop markers cannot
     /// be met in valid JSON, see [`never_in_json_object`]), so the call
     /// reads as it would, in two passes fewer. `None` for anything else:
-    /// the scan reads it.
-    fn walk_whole_call(&self, args: &JsonArgs, keys: CallKeys<'_>) -> Option<(MemberWalk, usize)> {
+    /// the scan reads it. The walk is the engine's from then on.
+    fn walk_whole_call(&mut self, args: &JsonArgs, keys: CallKeys<'_>) -> Option<usize> {
         if !self.c.json_whole || args.at != args.from {
             return None;
         }
@@ -2487,7 +2553,8 @@ impl Engine {
             self.limits.max_argument_bytes,
         )?;
         let end = walk.end()?;
-        Some((walk, end))
+        self.walk = walk;
+        Some(end)
     }
 
     /// Reads a JSON-object call's members on to `to`: the call starts once
@@ -2496,21 +2563,19 @@ impl Engine {
     /// then the arguments text read so far goes out. A bare object starts
     /// only when it opens with a key (`{"`), the rule by which its end
     /// keeps it a call rather than text.
-    #[allow(clippy::too_many_arguments)]
     fn walk_json_call(
         &mut self,
         bare: bool,
         info: &mut CallInfo,
-        walk: &mut MemberWalk,
         from: usize,
         to: usize,
         keys: CallKeys<'_>,
         out: &mut Vec<StreamEvent>,
     ) {
-        walk.walk(&self.buf, to, keys);
+        self.walk.walk(&self.buf, to, keys);
         if info.id.is_none() {
-            let Some(name) = walk.name() else { return };
-            let id = match (keys.id, walk.id()) {
+            let Some(name) = self.walk.name() else { return };
+            let id = match (keys.id, self.walk.id()) {
                 (None, _) => None,
                 (Some(_), Some(id)) => id,
                 (Some(_), None) => return,
@@ -2518,15 +2583,16 @@ impl Engine {
             if bare && !self.buf[from..].starts_with("{\"") {
                 return;
             }
+            let (name, id) = (CallName::from(name), id.map(ToolCallId::from));
             self.start_call(info, name, id, out);
         }
-        self.send_arguments(info, walk, out);
+        self.send_arguments(info, out);
     }
 
-    /// Sends what has been read of a started call's arguments and not sent
-    /// yet.
-    fn send_arguments(&self, info: &CallInfo, walk: &mut MemberWalk, out: &mut Vec<StreamEvent>) {
-        if let Some((from, to)) = walk.next_fragment(&self.buf) {
+    /// Sends what the walk has read of a started call's arguments and not
+    /// sent yet.
+    fn send_arguments(&mut self, info: &CallInfo, out: &mut Vec<StreamEvent>) {
+        if let Some((from, to)) = self.walk.next_fragment(&self.buf) {
             self.emit_arguments(info.index.unwrap_or(0), from, to, out);
         }
     }
@@ -2538,9 +2604,9 @@ impl Engine {
         let CallBody::NameThenJson {
             name_prefix,
             id_marker,
-            arguments_marker,
             fence,
             name: form,
+            ..
         } = &compiled.format.body
         else {
             unreachable!("a name body belongs to a name-then-JSON format")
@@ -2578,13 +2644,15 @@ impl Engine {
             NameStep::Name { from } | NameStep::Id { from, .. } => {
                 let from = *from;
                 let reading_id = matches!(step, NameStep::Id { .. });
-                let mut markers: Vec<&str> = vec![arguments_marker.as_str()];
-                if let (Some(m), false) = (id_marker.as_deref(), reading_id) {
-                    markers.push(m);
-                }
-                let n_own = markers.len();
-                markers.extend(stops.iter().map(|(m, _)| m.as_str()));
-                match self.find(from, &markers) {
+                let (markers, n_own) = if reading_id {
+                    (&compiled.id_ends[rs.run], 1)
+                } else {
+                    (
+                        &compiled.name_ends[rs.run],
+                        1 + usize::from(id_marker.is_some()),
+                    )
+                };
+                match self.find_in(from, &markers.list, &markers.firsts) {
                     // Longer than a head may be, as it streams.
                     Hit::Found { at, .. } if at - from > MAX_HEAD => {
                         let info = mem::take(info);
@@ -2592,7 +2660,7 @@ impl Engine {
                     }
                     Hit::Found { at, which } if which < n_own => {
                         let head = self.buf[from..at].trim().to_owned();
-                        let marker_len = markers[which].len();
+                        let marker_len = markers.list[which].len();
                         if head.is_empty() || head.len() > MAX_HEAD {
                             let info = mem::take(info);
                             return self.refuse(rs, info, CallProblem::MalformedMarkup, at, out);
@@ -2620,7 +2688,8 @@ impl Engine {
                                 },
                             ) => (name_in_id(&head, prefix, index_separator), Some(head)),
                         };
-                        self.start_call(info, &name, id.as_deref(), out);
+                        let id = id.as_deref().map(ToolCallId::from);
+                        self.start_call(info, CallName::from(name), id, out);
                         self.consume(at + marker_len);
                         *step = if fence.is_some() {
                             NameStep::Fence
@@ -2762,7 +2831,6 @@ impl Engine {
         let CallBody::XmlParameters(x) = &compiled.format.body else {
             unreachable!("an XML body belongs to an XML-parameter format")
         };
-        let stops = &compiled.stops[rs.run];
         let run_end = compiled.format.runs[rs.run].end.as_ref();
         let Phase::Body(Body::Xml {
             info,
@@ -2777,9 +2845,8 @@ impl Engine {
             XmlStep::Name { from } | XmlStep::ParamName { from } => {
                 let from = *from;
                 let param = matches!(step, XmlStep::ParamName { .. });
-                let mut markers = vec![x.name_end.as_str()];
-                markers.extend(stops.iter().map(|(m, _)| m.as_str()));
-                match self.find(from, &markers) {
+                let markers = &compiled.name_ends[rs.run];
+                match self.find_in(from, &markers.list, &markers.firsts) {
                     Hit::Found { at, which: 0 } => {
                         let head = self.buf[from..at].trim().to_owned();
                         if head.is_empty() || head.len() > MAX_HEAD {
@@ -2794,7 +2861,7 @@ impl Engine {
                                 at: self.cur,
                             }
                         } else {
-                            self.start_call(info, &head, None, out);
+                            self.start_call(info, CallName::from(head.as_str()), None, out);
                             XmlStep::Params
                         };
                         Flow::Go
@@ -2862,7 +2929,7 @@ impl Engine {
             XmlStep::Value { key, from, at } => {
                 let from = *from;
                 let markers = &compiled.value_ends[rs.run];
-                let hit = self.find(*at, markers);
+                let hit = self.find_in(*at, markers, &compiled.firsts[rs.run].value);
                 if let Some(cut) = self.over_budget(hit, from, *bytes) {
                     let info = mem::take(info);
                     return self.refuse(rs, info, CallProblem::TooLarge, cut, out);
@@ -2932,15 +2999,9 @@ impl Engine {
                 let from = *from;
                 // The pair markers other than a key's start cannot follow
                 // the name: met first, they make the call malformed.
-                let mut markers = vec![
-                    kv.key_start.as_str(),
-                    kv.value_start.as_str(),
-                    kv.key_end.as_str(),
-                    kv.value_end.as_str(),
-                ];
+                let markers = &compiled.name_ends[rs.run];
                 const OWN: usize = 4;
-                markers.extend(stops.iter().map(|(m, _)| m.as_str()));
-                match self.find(from, &markers) {
+                match self.find_in(from, &markers.list, &markers.firsts) {
                     // Longer than a name may be, as it streams.
                     Hit::Found { at, .. } if at - from > MAX_HEAD => {
                         let info = mem::take(info);
@@ -2966,7 +3027,7 @@ impl Engine {
                             };
                             return self.stopped(rs, info, kind, at, stop, out);
                         }
-                        self.start_call(info, &name, None, out);
+                        self.start_call(info, CallName::from(name.as_str()), None, out);
                         if which == 0 {
                             self.consume(at + kv.key_start.len());
                             *step = KvStep::Key { from: self.cur };
@@ -3062,7 +3123,8 @@ impl Engine {
             }
             KvStep::Value { key, from, at } => {
                 let from = *from;
-                let hit = self.find(*at, &compiled.value_ends[rs.run]);
+                let ends = &compiled.value_ends[rs.run];
+                let hit = self.find_in(*at, ends, &compiled.firsts[rs.run].value);
                 if let Some(cut) = self.over_budget(hit, from, *bytes) {
                     let info = mem::take(info);
                     return self.refuse(rs, info, CallProblem::TooLarge, cut, out);
@@ -3120,7 +3182,7 @@ impl Engine {
     fn py_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
-        let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
+        let markers = &compiled.stop_markers[rs.run].list;
         let len = self.buf.len();
         let Phase::Body(Body::Py {
             info,
@@ -3136,7 +3198,7 @@ impl Engine {
             let i = *at;
             let b = self.bytes()[i];
             if !scan.in_string() && markers.iter().any(|m| m.as_bytes().first() == Some(&b)) {
-                match self.find_at(i, &markers) {
+                match self.find_at(i, markers) {
                     Tri::Yes => {
                         if rs.bare && !scan.opened() {
                             return self.give_back(rs);
@@ -3165,7 +3227,7 @@ impl Engine {
                         // The call is known: what came before it is markup.
                         self.pos = rs.raw_start;
                     }
-                    self.start_call(info, &name, None, out);
+                    self.start_call(info, CallName::from(name.as_str()), None, out);
                 }
                 PyStep::NotACall => {
                     if rs.bare {
@@ -3299,7 +3361,8 @@ impl Engine {
                                     .strip_prefix(h.recipient_prefix.as_str())
                                     .unwrap_or(&recipient)
                                     .to_owned();
-                                self.start_call(&mut info, &name, None, out);
+                                let name = CallName::from(name.as_str());
+                                self.start_call(&mut info, name, None, out);
                                 HState::Call {
                                     info,
                                     raw_start,
