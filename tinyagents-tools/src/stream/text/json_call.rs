@@ -117,6 +117,18 @@ fn string_value(value: &str) -> Option<std::borrow::Cow<'_, str>> {
     }
 }
 
+/// Just after the JSON string that begins at `at` of `b`, when it holds no
+/// escape nor control character: such a string is valid JSON as it is
+/// (the text is UTF-8), read without a parser. `None` for anything else,
+/// which serde_json then reads.
+fn plain_string_end(b: &[u8], at: usize) -> Option<usize> {
+    if b.get(at) != Some(&b'"') {
+        return None;
+    }
+    let close = at + 1 + memchr::memchr2(b'"', b'\\', &b[at + 1..])?;
+    (b[close] == b'"' && !b[at + 1..close].iter().any(|&c| c < 0x20)).then_some(close + 1)
+}
+
 /// An id member's value as the call's id: a string without escapes, its
 /// text between the quotes. Any other value gives no id.
 fn id_text(value: &str) -> Option<&str> {
@@ -316,10 +328,15 @@ impl MemberWalk {
                     return None;
                 }
                 let value = ws(i + 1);
-                let mut values = serde_json::Deserializer::from_str(&text[value..])
-                    .into_iter::<serde::de::IgnoredAny>();
-                values.next()?.ok()?;
-                walk.at = value + values.byte_offset();
+                walk.at = match plain_string_end(b, value) {
+                    Some(end) => end,
+                    None => {
+                        let mut values = serde_json::Deserializer::from_str(&text[value..])
+                            .into_iter::<serde::de::IgnoredAny>();
+                        values.next()?.ok()?;
+                        value + values.byte_offset()
+                    }
+                };
                 // Only an array or object nests, no deeper than it is long
                 // nor than it has brackets (strings' included); past both,
                 // its depth is scanned.
