@@ -80,16 +80,16 @@ pub(crate) struct Compiled {
     value_ends: Vec<Vec<String>>,
     /// Per run: where its markers may start.
     firsts: Vec<RunFirsts>,
-    /// Per run: its stop markers alone (what a malformed call is skipped
-    /// to, and what stops a pythonic call).
+    /// Per run of a pythonic format: its stop markers alone, what stops a
+    /// call (none for the other formats).
     stop_markers: Vec<Markers>,
     /// Per run: what ends a call's name written as text, the body's own
     /// markers first (name-then-JSON: the arguments marker, then the id
     /// marker; XML: the name's end; key-value: its four pair markers),
-    /// then the run's stops.
+    /// then the run's stops (none for the other bodies).
     name_ends: Vec<Markers>,
-    /// Per run: what ends a name-then-JSON call's id (its arguments
-    /// marker), then the run's stops.
+    /// Per run of a name-then-JSON format that writes ids: what ends a
+    /// call's id (its arguments marker), then the run's stops.
     id_ends: Vec<Markers>,
     /// A JSON-object format none of whose stop markers can be met in a
     /// valid JSON object: a call whose object is all in the text is then
@@ -196,29 +196,35 @@ impl Compiled {
             })
             .collect();
         let harmony_firsts = Firsts::of(harmony_stops.iter().map(|(m, _)| m.as_str()));
-        let (name_own, id_own): (Vec<&str>, Vec<&str>) = match &format.body {
+        // Only the lists the body's steps search are made.
+        let (name_own, id_own): (Option<Vec<&str>>, Option<Vec<&str>>) = match &format.body {
             CallBody::NameThenJson {
                 arguments_marker,
                 id_marker,
                 ..
             } => (
-                [Some(arguments_marker), id_marker.as_ref()]
-                    .into_iter()
-                    .flatten()
-                    .map(String::as_str)
-                    .collect(),
-                vec![arguments_marker.as_str()],
+                Some(
+                    [Some(arguments_marker), id_marker.as_ref()]
+                        .into_iter()
+                        .flatten()
+                        .map(String::as_str)
+                        .collect(),
+                ),
+                id_marker.as_ref().map(|_| vec![arguments_marker.as_str()]),
             ),
-            CallBody::XmlParameters(x) => (vec![x.name_end.as_str()], Vec::new()),
+            CallBody::XmlParameters(x) => (Some(vec![x.name_end.as_str()]), None),
             CallBody::KeyValue(kv) => (
-                [&kv.key_start, &kv.value_start, &kv.key_end, &kv.value_end]
-                    .into_iter()
-                    .map(String::as_str)
-                    .collect(),
-                Vec::new(),
+                Some(
+                    [&kv.key_start, &kv.value_start, &kv.key_end, &kv.value_end]
+                        .into_iter()
+                        .map(String::as_str)
+                        .collect(),
+                ),
+                None,
             ),
-            _ => (Vec::new(), Vec::new()),
+            _ => (None, None),
         };
+        let pythonic = matches!(format.body, CallBody::Pythonic).then_some(Vec::new());
         let with_stops = |own: &[&str], stops: &[(String, Stop)]| {
             Markers::of(
                 own.iter()
@@ -226,9 +232,13 @@ impl Compiled {
                     .chain(stops.iter().map(|(m, _)| m.as_str())),
             )
         };
-        let stop_markers = stops.iter().map(|s| with_stops(&[], s)).collect();
-        let name_ends = stops.iter().map(|s| with_stops(&name_own, s)).collect();
-        let id_ends = stops.iter().map(|s| with_stops(&id_own, s)).collect();
+        let lists = |own: Option<Vec<&str>>| match own {
+            Some(own) => stops.iter().map(|s| with_stops(&own, s)).collect(),
+            None => Vec::new(),
+        };
+        let stop_markers = lists(pythonic);
+        let name_ends = lists(name_own);
+        let id_ends = lists(id_own);
         let json_whole = matches!(format.body, CallBody::JsonObject { .. })
             && stops.iter().flatten().all(|(m, _)| never_in_json_object(m));
         let text_firsts = Firsts::of(text_markers.iter().map(String::as_str));
@@ -2153,8 +2163,8 @@ impl Engine {
         };
         let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
-        let markers = &compiled.stop_markers[rs.run];
-        let hit = self.find_in(*from, &markers.list, &markers.firsts);
+        let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
+        let hit = self.find(*from, &markers);
         let (raw_start, kind) = (rs.raw_start, *kind);
         let report = |this: &mut Self, info: CallInfo, end: usize, out: &mut Vec<StreamEvent>| {
             if !info.reported && end > raw_start {
