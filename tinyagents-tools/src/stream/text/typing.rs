@@ -28,12 +28,12 @@ pub(crate) fn typed_value(schema: Option<&Value>, key: &str, raw: &str) -> Value
         let props = resolve(root, root).get("properties")?;
         Some(resolve(root, props.get(key)?))
     });
-    let mut types = Vec::new();
-    if let (Some(root), Some(p)) = (schema, property) {
-        collect_types(root, p, &mut types, 0);
-    }
-    if types.iter().any(|t| t == "string") {
-        if raw.trim() == "null" && types.iter().any(|t| t == "null") {
+    let types = match (schema, property) {
+        (Some(root), Some(p)) => types_of(root, p, 0),
+        _ => Types::NONE,
+    };
+    if types.has(Types::STRING) {
+        if types.has(Types::NULL) && raw.trim() == "null" {
             return Value::Null;
         }
         return Value::String(raw.to_owned());
@@ -66,9 +66,7 @@ pub(crate) fn typed_value(schema: Option<&Value>, key: &str, raw: &str) -> Value
 /// The grammars offer the same spellings, so that they accept what the
 /// reader reads.
 pub(crate) fn python_scalars(root: &Value, property: &Value) -> Vec<(&'static str, Value)> {
-    let mut types = Vec::new();
-    collect_types(root, property, &mut types, 0);
-    if types.iter().any(|t| t == "string") {
+    if types_of(root, property, 0).has(Types::STRING) {
         return Vec::new();
     }
     [
@@ -133,48 +131,77 @@ fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
     }
 }
 
+/// A set of JSON type names, one bit each: what a schema allows, read
+/// without building a list of names for every value typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Types(u8);
+
+impl Types {
+    const NONE: Types = Types(0);
+    const STRING: Types = Types(1);
+    const NULL: Types = Types(2);
+    const OTHER: Types = Types(4);
+
+    /// The type named `name` (`string`, `null`, or any other name).
+    fn named(name: &str) -> Types {
+        match name {
+            "string" => Types::STRING,
+            "null" => Types::NULL,
+            _ => Types::OTHER,
+        }
+    }
+
+    /// The type of the literal `value` (an `enum` or `const` member).
+    fn of_literal(value: &Value) -> Types {
+        match value {
+            Value::String(_) => Types::STRING,
+            Value::Null => Types::NULL,
+            _ => Types::OTHER,
+        }
+    }
+
+    fn has(self, t: Types) -> bool {
+        self.0 & t.0 != 0
+    }
+
+    fn with(self, t: Types) -> Types {
+        Types(self.0 | t.0)
+    }
+}
+
 /// The JSON types a schema allows, read from `type`, `enum`/`const` and
 /// the alternatives of `anyOf`/`oneOf`/`allOf`.
-fn collect_types(root: &Value, schema: &Value, out: &mut Vec<String>, depth: usize) {
+fn types_of(root: &Value, schema: &Value, depth: usize) -> Types {
     if depth > 8 {
-        return;
+        return Types::NONE;
     }
     let schema = resolve(root, schema);
+    let mut types = Types::NONE;
     match schema.get("type") {
-        Some(Value::String(t)) => out.push(t.clone()),
+        Some(Value::String(t)) => types = types.with(Types::named(t)),
         Some(Value::Array(ts)) => {
-            out.extend(ts.iter().filter_map(Value::as_str).map(str::to_owned))
+            for t in ts.iter().filter_map(Value::as_str) {
+                types = types.with(Types::named(t));
+            }
         }
         _ => {}
     }
-    let literal_types = |values: &[Value], out: &mut Vec<String>| {
-        for v in values {
-            out.push(
-                match v {
-                    Value::String(_) => "string",
-                    Value::Null => "null",
-                    Value::Bool(_) => "boolean",
-                    Value::Number(_) => "number",
-                    Value::Array(_) => "array",
-                    Value::Object(_) => "object",
-                }
-                .to_owned(),
-            );
-        }
-    };
     if let Some(Value::Array(values)) = schema.get("enum") {
-        literal_types(values, out);
+        for v in values {
+            types = types.with(Types::of_literal(v));
+        }
     }
     if let Some(value) = schema.get("const") {
-        literal_types(std::slice::from_ref(value), out);
+        types = types.with(Types::of_literal(value));
     }
     for key in ["anyOf", "oneOf", "allOf"] {
         if let Some(Value::Array(alternatives)) = schema.get(key) {
             for alt in alternatives {
-                collect_types(root, alt, out, depth + 1);
+                types = types.with(types_of(root, alt, depth + 1));
             }
         }
     }
+    types
 }
 
 #[cfg(test)]
