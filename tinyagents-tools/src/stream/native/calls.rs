@@ -221,7 +221,6 @@ impl Calls {
     /// second time, the value cannot be part of the arguments: the open
     /// call fails as malformed, and after the close it is trailing text.
     pub(super) fn value(&mut self, pos: usize, value: &Value, out: &mut Vec<StreamEvent>) {
-        let limits = self.limits;
         let call = &mut self.calls[pos];
         match call.state {
             State::Over => return,
@@ -237,15 +236,7 @@ impl Calls {
             State::Open => {}
         }
         call.args = Args::Json;
-        let within = depth(value) <= limits.max_argument_depth
-            && compact_json_len(value) <= limits.max_argument_bytes;
-        if !within {
-            // Refused exactly as its compact text would be while streaming.
-            let text = compact_prefix(value, limits.max_argument_bytes, limits.max_argument_depth);
-            self.fragment(pos, &text, out);
-            return;
-        }
-        let text = serde_json::to_string(value).unwrap_or_default();
+        let (Ok(text) | Err(text)) = compact_within(self.limits, value);
         self.fragment(pos, &text, out);
     }
 
@@ -311,19 +302,17 @@ impl Calls {
         out: &mut Vec<StreamEvent>,
     ) -> usize {
         let pos = self.open(Args::Json, id, name, out);
-        let limits = self.limits;
         let call = &mut self.calls[pos];
         call.signature = signature.map(Box::from);
-        let within = depth(value) <= limits.max_argument_depth
-            && compact_json_len(value) <= limits.max_argument_bytes;
-        if !within {
-            // Refused exactly as its compact text would be while streaming.
-            let text = compact_prefix(value, limits.max_argument_bytes, limits.max_argument_depth);
-            self.fragment(pos, &text, out);
-            self.end(pos, false, out);
-            return pos;
-        }
-        call.text = serde_json::to_string(value).unwrap_or_default();
+        let text = match compact_within(self.limits, value) {
+            Ok(text) => text,
+            Err(refused) => {
+                self.fragment(pos, &refused, out);
+                self.end(pos, false, out);
+                return pos;
+            }
+        };
+        call.text = text;
         if delta && call.started {
             out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
                 index: pos,
@@ -498,6 +487,23 @@ impl Call {
             name: self.name.clone(),
             raw: std::mem::take(&mut self.text),
         })
+    }
+}
+
+/// `value`'s compact JSON text when it is within `limits`' size and
+/// depth; otherwise `Err` with the prefix a stream of that text would have
+/// delivered when the limit refused it, so that it is refused exactly so.
+fn compact_within(limits: StreamLimits, value: &Value) -> Result<String, String> {
+    if depth(value) <= limits.max_argument_depth
+        && compact_json_len(value) <= limits.max_argument_bytes
+    {
+        Ok(serde_json::to_string(value).unwrap_or_default())
+    } else {
+        Err(compact_prefix(
+            value,
+            limits.max_argument_bytes,
+            limits.max_argument_depth,
+        ))
     }
 }
 

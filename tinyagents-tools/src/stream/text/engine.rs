@@ -1592,6 +1592,27 @@ impl Engine {
         })
     }
 
+    /// Adds the raw parameter `value` under `key` to a call's arguments,
+    /// typed by its tool's input schema, and counts its bytes. Says whether
+    /// the key was new (a repeated key makes the call malformed).
+    fn add_raw_value(
+        &self,
+        info: &CallInfo,
+        key: &mut String,
+        value: &str,
+        args: &mut Map<String, Value>,
+        bytes: &mut usize,
+    ) -> bool {
+        *bytes += value.len();
+        let schema = info
+            .name
+            .as_ref()
+            .and_then(|n| self.schemas.get(n.as_str()))
+            .map(ToolSchema::as_value);
+        let value = typed_value(schema, key, value);
+        args.insert(mem::take(key), value).is_none()
+    }
+
     /// The call's name is known: gives it its index and id and says so.
     fn start_call(
         &mut self,
@@ -2947,14 +2968,7 @@ impl Engine {
                 match hit {
                     Hit::Found { at, which } => {
                         let value = trim_one_newline(&self.buf[from..at]);
-                        *bytes += value.len();
-                        let schema = info
-                            .name
-                            .as_ref()
-                            .and_then(|n| self.schemas.get(n.as_str()))
-                            .map(ToolSchema::as_value);
-                        let value = typed_value(schema, key, value);
-                        if args.insert(mem::take(key), value).is_some() {
+                        if !self.add_raw_value(info, key, value, args, bytes) {
                             let info = mem::take(info);
                             let kind = CallProblem::MalformedArguments;
                             return self.refuse(rs, info, kind, at, out);
@@ -3142,14 +3156,7 @@ impl Engine {
                 match hit {
                     Hit::Found { at, .. } => {
                         let value = &self.buf[from..at];
-                        *bytes += value.len();
-                        let schema = info
-                            .name
-                            .as_ref()
-                            .and_then(|n| self.schemas.get(n.as_str()))
-                            .map(ToolSchema::as_value);
-                        let value = typed_value(schema, key, value);
-                        if args.insert(mem::take(key), value).is_some() {
+                        if !self.add_raw_value(info, key, value, args, bytes) {
                             let info = mem::take(info);
                             let kind = CallProblem::MalformedArguments;
                             return self.refuse(rs, info, kind, at, out);
