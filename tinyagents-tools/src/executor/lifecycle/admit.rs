@@ -41,9 +41,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         if cx.run.cancellation().is_cancelled() {
             return Err(Stop::rejected(ToolError::cancelled()));
         }
-        let Some(registered) = self.registry.resolve(&cx.name) else {
-            let close = self.registry.closest_name(&cx.name, |n| turn.advertises(n));
-            let e = ToolError::unknown_tool_suggesting(&cx.name, close);
+        let Some(registered) = self.registry.resolve(cx.name) else {
+            let close = self.registry.closest_name(cx.name, |n| turn.advertises(n));
+            let e = ToolError::unknown_tool_suggesting(cx.name, close);
             return Err(Stop::rejected(e));
         };
         let spec = registered.spec();
@@ -110,7 +110,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         limits::admit(&self.config.limits, turn.counter(), counts, name).map_err(Stop::rejected)?;
         if registered.takes_draw() {
             let kept = cx.durable.as_deref().and_then(|d| d.stored.record.draw);
-            cx.draw = Some(kept.unwrap_or_else(|| cx.run.draw(turn.index(), &cx.id)));
+            cx.draw = Some(kept.unwrap_or_else(|| cx.run.draw(turn.index(), cx.id)));
         }
         Ok(())
     }

@@ -359,7 +359,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         if !self.events.wants(kind) {
             return;
         }
-        let ids = (cx.run.run_id(), cx.run.thread_id(), &cx.id);
+        let ids = (cx.run.run_id(), cx.run.thread_id(), cx.id);
         // `wall` is set whenever a subscriber listens.
         let timestamp = cx.wall.map_or_else(SystemTime::now, |wall| wall + since);
         let times = (since.saturating_sub(cx.waited), cx.waited);
@@ -372,7 +372,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             cx.args_hash.get().cloned()
         };
         let mut event =
-            ToolEvent::of_call(kind, ids, &cx.name, attempt, timestamp, times, args_hash);
+            ToolEvent::of_call(kind, ids, cx.name, attempt, timestamp, times, args_hash);
         fill(&mut event);
         if self.events.queues(kind) {
             // A queued subscriber keeps a copy: the event is moved into it.

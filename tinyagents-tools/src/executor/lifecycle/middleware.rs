@@ -183,8 +183,8 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     ) -> CallView<'a, S, C> {
         CallView {
             spec: registered.spec(),
-            called_name: &cx.name,
-            call_id: &cx.id,
+            called_name: cx.name,
+            call_id: cx.id,
             run: cx.run,
             turn,
             state: &*self.state,
@@ -270,8 +270,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
 
     /// Step 7: the `after_tool` hooks of the middleware that ran
     /// `before_tool`, in reverse order; they may change the outcome in
-    /// `ran`. (A call no hook saw has none to run.) Everything it reads is
-    /// borrowed, so that the future the call awaits in place stays small.
+    /// `ran`, which the future keeps and gives back. (A call no hook saw
+    /// has none to run.) Everything else it reads is borrowed, so that the
+    /// future the call awaits in place stays small, and the call keeps no
+    /// room for `ran` beside it.
     pub(super) fn after_tool<'a>(
         &'a self,
         cx: &'a CallCx<'_, C>,
@@ -279,20 +281,20 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         registered: &'a RegisteredTool<S, C>,
         before: &'a mut Before,
         arguments: &'a Value,
-        ran: &'a mut Ran,
-    ) -> impl Future<Output = ()> + Send + 'a {
-        let mut after = AfterToolCtx {
-            call: self.call_view(cx, turn, registered),
-            arguments,
-            attempts: ran.attempts,
-            outcome: &mut ran.outcome,
-            extensions: &mut before.extensions,
-            probe: Probe::new(TypeId::of::<()>()),
-        };
+        mut ran: Ran,
+    ) -> impl Future<Output = Ran> + Send + 'a {
+        let call = self.call_view(cx, turn, registered);
         let entered = &self.middleware[..before.entered];
-        // A block, not an `async fn`: the context is made before it and
-        // kept once.
+        // A block, not an `async fn`: what it borrows is kept once.
         async move {
+            let mut after = AfterToolCtx {
+                call,
+                arguments,
+                attempts: ran.attempts,
+                outcome: &mut ran.outcome,
+                extensions: &mut before.extensions,
+                probe: Probe::new(TypeId::of::<()>()),
+            };
             for slot in entered.iter().rev() {
                 if !slot.calls(AFTER) {
                     continue;
@@ -301,6 +303,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 slot.middleware.after_tool(&mut after).await;
                 slot.learn(AFTER, after.probe);
             }
+            ran
         }
     }
 }

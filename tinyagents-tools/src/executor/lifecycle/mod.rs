@@ -63,9 +63,9 @@ struct CallCx<'a, C> {
     /// The call's `execute_tool` span ([`call_span`]).
     span: &'a tracing::Span,
     /// The call's id.
-    id: ToolCallId,
-    /// The called name (masked); the result takes it.
-    name: CallName,
+    id: &'a ToolCallId,
+    /// The called name (masked); the result takes a copy.
+    name: &'a CallName,
     /// When the call arrived (with its batch, or alone when streamed), on
     /// tokio's clock.
     received: Instant,
@@ -122,12 +122,11 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
     /// `panicked`.
     ///
     /// The call is taken apart before the future is made: the future keeps
-    /// its parts, not the whole call beside them (112 bytes less), and its
-    /// arguments once, in the [`args::Pending`] step 2 parses them in.
-    /// Its size matters: a caller moves the unpolled future (the benchmark's
-    /// loop three times, about 0.4 instructions a call for each byte). Not
-    /// boxed: glibc serves a box this size (over tcache's 1,032 B) for more
-    /// than the moves it saves (440 instructions against 201 in callgrind).
+    /// its parts, not the whole call beside them, and its arguments once,
+    /// in the [`args::Pending`] step 2 parses them in. Its state is boxed:
+    /// a caller moves the unpolled future (often several times) and moves
+    /// two words, and the box, within glibc's thread cache (1,032 B; a
+    /// lib test pins it), is served from there.
     pub(crate) fn execute_in(
         &self,
         run: &RunContext<C>,
@@ -145,7 +144,7 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             ..
         } = call;
         let parts = (id, name, args::Pending::new(arguments));
-        Either::Left(self.execute_parts(run, turn, parts, batch, None))
+        Either::Left(Box::pin(self.execute_parts(run, turn, parts, batch, None)))
     }
 
     /// [`execute_in`](Self::execute_in) of a call's id, name and arguments.
@@ -162,44 +161,50 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
         &self,
         run: &'a RunContext<C>,
         turn: &Turn,
-        (id, name, mut arguments): (ToolCallId, CallName, args::Pending),
+        (id, mut name, mut arguments): (ToolCallId, CallName, args::Pending),
         batch: Option<Place<'_>>,
         durable: Option<&'a mut DurableCx>,
     ) -> impl Future<Output = ToolResult> + Send {
+        // What the future keeps across its waits is kept once: the call's
+        // id and name where they were given (the name masked in place, the
+        // steps' context borrowing both), no step's local beside them.
         async move {
-            let (received, waited) = arrival(batch);
             // Built once per call: it masks the called name here and serves
             // the steps until the tool (and its own policy) is known.
             let redactor = redactor_for(None, run);
-            let name = masked(name, redactor.as_deref());
+            mask(&mut name, redactor.as_deref());
             let span = call_span(&name, &id);
-            let mut cx = CallCx {
-                run,
-                span: &span,
-                id,
-                name,
-                received,
-                waited,
-                args_hash: OnceLock::new(),
-                lend: false,
-                redactor,
-                seen_live: false,
-                wall: self.events.is_active().then(|| match batch {
-                    // Received just now.
-                    None => SystemTime::now(),
-                    Some(_) => crate::events::wall_clock_at(received),
-                }),
-                durable,
-                draw: None,
+            let mut cx = {
+                let (received, waited) = arrival(batch);
+                CallCx {
+                    run,
+                    span: &span,
+                    id: &id,
+                    name: &name,
+                    received,
+                    waited,
+                    args_hash: OnceLock::new(),
+                    lend: false,
+                    redactor,
+                    seen_live: false,
+                    wall: self.events.is_active().then(|| match batch {
+                        // Received just now.
+                        None => SystemTime::now(),
+                        Some(_) => crate::events::wall_clock_at(received),
+                    }),
+                    durable,
+                    draw: None,
+                }
             };
             // The arguments stay here, raw then parsed, so that the call's
             // last event can still read them (whatever step it stopped at).
             let outcome = {
                 // Each poll runs in the call's span (entered by reference:
                 // the future keeps no second handle to it), with panics kept
-                // quiet and caught.
-                let steps = self.steps(&mut cx, turn, &mut arguments, batch);
-                let mut steps = panics::Quiet(pin!(steps));
+                // quiet and caught. (The steps' future is made where it is
+                // pinned, not moved there.)
+                let mut steps =
+                    panics::Quiet(pin!(self.steps(&mut cx, turn, &mut arguments, batch)));
                 std::future::poll_fn(|task| {
                     let _in_span = span.enter();
                     let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -249,24 +254,31 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
             } else {
                 Permits::default()
             };
-            let mut before = if self.middleware.is_empty() {
-                None
-            } else {
-                Some(self.before_tool(cx, turn, registered, arguments).await?)
-            };
-            let runs_body = before.as_ref().is_none_or(|b| b.answered.is_none());
-            if runs_body {
-                if cx.durable.is_some() {
-                    Box::pin(self.write_ahead(cx, registered, arguments)).await?;
+            // The hooks' outcome and the tool's end with this block: the
+            // wait after it keeps no room for them.
+            let Formatted { done, to_store } = {
+                let mut before = if self.middleware.is_empty() {
+                    None
+                } else {
+                    Some(self.before_tool(cx, turn, registered, arguments).await?)
+                };
+                let runs_body = before.as_ref().is_none_or(|b| b.answered.is_none());
+                if runs_body {
+                    if cx.durable.is_some() {
+                        Box::pin(self.write_ahead(cx, registered, arguments)).await?;
+                    }
+                    self.emit_started(cx, registered, arguments);
                 }
-                self.emit_started(cx, registered, arguments);
-            }
-            let mut ran = step!(self.run_tool(cx, registered, arguments, before.as_mut()));
-            if let Some(before) = before.as_mut().filter(|b| self.has_after_tool(b)) {
-                self.after_tool(cx, turn, registered, before, arguments, &mut ran)
-                    .await;
-            }
-            let Formatted { done, to_store } = self.format_message(cx, registered, ran)?;
+                let ran = step!(self.run_tool(cx, registered, arguments, before.as_mut()));
+                let ran = match before.as_mut().filter(|b| self.has_after_tool(b)) {
+                    Some(before) => {
+                        self.after_tool(cx, turn, registered, before, arguments, ran)
+                            .await
+                    }
+                    None => ran,
+                };
+                self.format_message(cx, registered, ran)?
+            };
             match to_store {
                 None => Ok(done),
                 Some(to_store) => Box::pin(self.store_artifacts(done, *to_store)).await,
@@ -289,11 +301,10 @@ fn arrival(batch: Option<Place<'_>>) -> (Instant, Duration) {
     }
 }
 
-/// The called name as the call may show it (events, span, result).
-fn masked(name: CallName, redactor: Option<&Redactor>) -> CallName {
-    match redactor.map(|r| r.text(&name)) {
-        Some(Cow::Owned(masked)) => CallName::from(masked),
-        _ => name,
+/// Masks the called name as the call may show it (events, span, result).
+fn mask(name: &mut CallName, redactor: Option<&Redactor>) {
+    if let Some(Cow::Owned(masked)) = redactor.map(|r| r.text(name)) {
+        *name = CallName::from(masked);
     }
 }
 
@@ -337,10 +348,11 @@ mod tests {
         }
     }
 
-    /// The size of `execute`'s future for a tool of the default shape
-    /// (1,416 B before its parameters were kept once and its arguments in
-    /// one place).
-    const FUTURE_BOUND: usize = 1_184;
+    /// The size of a call's state, on the heap, for a tool of the default
+    /// shape (1,184 B before its steps kept their hooks' outcome and the
+    /// tool's only while they needed them): at most glibc's largest
+    /// thread-cached block, 1,032 B, which its box is served from.
+    const STATE_BOUND: usize = 1_032;
 
     #[tokio::test]
     async fn the_call_future_stays_within_its_size_and_answers() {
@@ -352,12 +364,22 @@ mod tests {
         registry.register(Ping(spec)).unwrap();
         let executor: ToolExecutor = ToolExecutor::builder(registry, ()).build().unwrap();
         let (run, turn) = (RunContext::empty(), Turn::new(1));
-        let future = executor.execute(&run, &turn, ToolCall::new("c1", "ping", "{}"));
-        let bytes = std::mem::size_of_val(&future);
-        assert!(
-            bytes <= FUTURE_BOUND,
-            "the call's future is {bytes} B, over {FUTURE_BOUND} B"
+        let parts = (
+            ToolCallId::from("c0"),
+            CallName::from("ping"),
+            args::Pending::new(crate::call::RawArguments::Text("{}".into())),
         );
+        let state = executor.execute_parts(&run, &turn, parts, None, None);
+        let bytes = std::mem::size_of_val(&state);
+        assert!(
+            bytes <= STATE_BOUND,
+            "the call's state is {bytes} B, over {STATE_BOUND} B"
+        );
+        assert_eq!(state.await.text(), "pong");
+        // What a caller holds and moves is the box: two words.
+        let future = executor.execute(&run, &turn, ToolCall::new("c1", "ping", "{}"));
+        let words = std::mem::size_of_val(&future) / std::mem::size_of::<usize>();
+        assert!(words <= 2, "the call's future is {words} words");
         assert_eq!(future.await.text(), "pong");
     }
 }
