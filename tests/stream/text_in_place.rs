@@ -467,7 +467,14 @@ fn a_caller_that_takes_events_out_or_adds_its_own_between_pieces_gets_each_fragm
         _ => StreamEvent::ReasoningSignature(format!("mine {i}")),
     };
     let threes: Vec<&[u8]> = output.as_bytes().chunks(3).collect();
-    for pieces in [characters(&output), bytes(&output), threes] {
+    let four_characters: Vec<&[u8]> = tinyagents_tools::testkit::chunk_text(
+        &output,
+        tinyagents_tools::testkit::Chunking::Fixed(4),
+    )
+    .into_iter()
+    .map(str::as_bytes)
+    .collect();
+    for pieces in [characters(&output), bytes(&output), threes, four_characters] {
         let mut r = reader(&hermes);
         let (mut out, mut seen, mut put) = (Vec::new(), Vec::new(), Vec::new());
         for (i, piece) in pieces.iter().enumerate() {
@@ -503,5 +510,217 @@ fn a_caller_that_takes_events_out_or_adds_its_own_between_pieces_gets_each_fragm
         let ours: Vec<(usize, StreamEvent)> = ours.into_iter().map(|e| (0, e)).collect();
         assert_eq!(collect(&ours), expected);
         assert_eq!(fragments(&ours, 0), ARGS);
+    }
+}
+
+/// `text` cut into pieces of `n` bytes, the first `offset` bytes long
+/// (so every cut position of pieces of `n` bytes is met by some offset).
+fn pieces_of(text: &str, n: usize, offset: usize) -> Vec<&[u8]> {
+    let b = text.as_bytes();
+    let first = offset.min(b.len());
+    let mut pieces = vec![&b[..first]];
+    pieces.extend(b[first..].chunks(n));
+    pieces.retain(|p| !p.is_empty());
+    pieces
+}
+
+/// Arguments whose strings hold each escape next to another: an escaped
+/// quote, an escaped backslash just before the closing quote, `\n`, and
+/// a value after them.
+const ESCAPES: &str = r#"{"content": "x\"y\\z\\\"w\n\\", "path": "a\\b", "append": true}"#;
+
+#[test]
+fn multi_byte_pieces_that_end_inside_an_escape_or_hold_a_quote_keep_the_string_exact() {
+    let hermes = TextFormat::hermes();
+    let output = format!(
+        "Saving.\n<tool_call>\n{{\"name\": \"write_file\", \"arguments\": {ESCAPES}}}\n</tool_call>"
+    );
+    let expected = everywhere(&hermes, &output);
+    assert_eq!(argument_texts(&expected), [ESCAPES]);
+    // Pieces of 2 to 5 bytes at every offset: some end just after a
+    // backslash (the next starts with the byte it escapes), some hold a
+    // backslash and the byte it escapes, some hold the closing quote in
+    // their middle, with the bytes after the string.
+    for n in 2..=5 {
+        for offset in 0..n {
+            let pieces = pieces_of(&output, n, offset);
+            let events = fed(&hermes, None, &pieces);
+            assert_eq!(collect(&events), expected, "{n} bytes, from {offset}");
+            assert_eq!(fragments(&events, 0), ESCAPES, "{n} bytes, from {offset}");
+        }
+    }
+    // Each piece ends just after a backslash that escapes the next byte,
+    // or holds the closing quote with what follows it.
+    let head = "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"content\": \"";
+    let pieces: Vec<&[u8]> = vec![
+        head.as_bytes(),
+        br#"ab\"#,
+        br#""c\"#,
+        br#"\\"#,
+        br#""d"#,
+        br#"e", "#,
+        br#""path": "p"}}</tool_call>"#,
+    ];
+    let output: String = pieces
+        .iter()
+        .map(|p| std::str::from_utf8(p).unwrap())
+        .collect();
+    let expected = everywhere(&hermes, &output);
+    let events = fed(&hermes, None, &pieces);
+    assert_eq!(collect(&events), expected);
+    let args = r#"{"content": "ab\"c\\\"de", "path": "p"}"#;
+    assert_eq!(argument_texts(&expected), [args]);
+    assert_eq!(fragments(&events, 0), args);
+}
+
+#[test]
+fn multi_byte_pieces_cut_inside_a_character_are_decoded_whole_in_text_and_in_strings() {
+    let hermes = TextFormat::hermes();
+    // Characters of 2, 3 and 4 bytes, next to each other and to ASCII, in
+    // the text and in a string of the arguments.
+    let args = r#"{"city": "São Paulo €🦀 ñé€x🦀🦀"}"#;
+    let output = format!(
+        "Olá, ça coûte 5 € 🦀🦀 ok.<tool_call>{{\"name\": \"get_weather\", \"arguments\": {args}}}</tool_call>"
+    );
+    let expected = everywhere(&hermes, &output);
+    assert!(expected.problems.is_empty());
+    assert_eq!(expected.text(), "Olá, ça coûte 5 € 🦀🦀 ok.");
+    assert_eq!(argument_texts(&expected), [args]);
+    for n in 2..=6 {
+        for offset in 0..n {
+            let pieces = pieces_of(&output, n, offset);
+            let events = fed(&hermes, None, &pieces);
+            assert!(
+                events
+                    .iter()
+                    .all(|(_, e)| !matches!(e, StreamEvent::Problem(_))),
+                "{n} bytes, from {offset}"
+            );
+            assert_eq!(collect(&events), expected, "{n} bytes, from {offset}");
+            assert_eq!(fragments(&events, 0), args, "{n} bytes, from {offset}");
+        }
+    }
+    // A piece that is not UTF-8 at all, inside the string and in the
+    // text: U+FFFD and a problem each, as whole.
+    let bad = [
+        "A\u{e9}b<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"P".as_bytes(),
+        b"\xff\xfeab",
+        b"\"}}</tool_call>x",
+        b"\xc3(z",
+    ];
+    let joined = bad.concat();
+    let mut out = collect(&fed(&hermes, None, &bad));
+    assert_eq!(out, collect(&fed(&hermes, None, &[joined.as_slice()])));
+    assert_eq!(std::mem::take(&mut out.problems).len(), 3);
+    assert_eq!(out.text(), "A\u{e9}bx\u{FFFD}(z");
+    assert_eq!(
+        argument_texts(&out),
+        ["{\"city\": \"P\u{FFFD}\u{FFFD}ab\"}"]
+    );
+}
+
+#[test]
+fn a_text_piece_holding_a_marker_s_first_byte_where_no_marker_starts_is_shown_at_once() {
+    let hermes = TextFormat::hermes();
+    let pieces: Vec<&[u8]> = [
+        "a<b ",
+        "x<<c",
+        "< 1 ",
+        "c <t",
+        "ool_",
+        "call",
+        ">{\"name\": \"get_location\", \"arguments\": {}}</tool_call>",
+    ]
+    .iter()
+    .map(|p| p.as_bytes())
+    .collect();
+    let output: String = pieces
+        .iter()
+        .map(|p| std::str::from_utf8(p).unwrap())
+        .collect();
+    let expected = everywhere(&hermes, &output);
+    assert_eq!(expected.text(), "a<b x<<c< 1 c ");
+    assert_eq!(expected.calls().count(), 1);
+    let events = fed(&hermes, None, &pieces);
+    assert_eq!(collect(&events), expected);
+    let texts: Vec<(usize, &str)> = events
+        .iter()
+        .filter_map(|(n, e)| match e {
+            StreamEvent::Text(t) => Some((*n, t.as_str())),
+            _ => None,
+        })
+        .collect();
+    // `<b`, `<<c` and `< ` start no marker: shown with their piece; `<t`
+    // at the end of a piece may, and waits for the next.
+    assert_eq!(texts, [(1, "a<b "), (2, "x<<c"), (3, "< 1 "), (4, "c ")]);
+}
+
+#[test]
+fn whitespace_of_any_width_after_a_call_leaves_the_output_ending_with_the_call() {
+    let hermes = TextFormat::hermes();
+    let call = "<tool_call>{\"name\": \"get_location\", \"arguments\": {}}</tool_call>";
+    // No-break space (2 bytes), ideographic space (3), then ASCII
+    // whitespace: the output still ends with its call.
+    let spaces = format!("{call}\n\u{a0} \u{3000}\t\u{a0}\u{a0}\n");
+    // The same, then a letter: it ends with text.
+    let text = format!("{spaces}\u{e9}");
+    for (output, reason) in [
+        (&spaces, tinyagents_tools::stream::FinishReason::ToolCalls),
+        (&text, tinyagents_tools::stream::FinishReason::EndOfStream),
+    ] {
+        let expected = everywhere(&hermes, output);
+        assert_eq!(expected.finish.as_ref().map(|f| &f.reason), Some(&reason));
+        for n in 1..=4 {
+            for offset in 0..n {
+                let pieces = pieces_of(output, n, offset);
+                assert_eq!(
+                    collect(&fed(&hermes, None, &pieces)),
+                    expected,
+                    "{n} bytes, from {offset}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn multi_byte_pieces_that_cross_the_size_bound_are_refused_at_the_piece_holding_its_first_byte_past()
+ {
+    let limits = StreamLimits {
+        max_argument_bytes: 64,
+        max_argument_depth: 4,
+    };
+    let hermes = TextFormat::hermes();
+    // The 65th byte of the object is the one that breaks the bound (a
+    // backslash that an escape's backslash escapes); the string holds
+    // escapes and characters of two bytes on the way.
+    let filler = r#"é\\x\"yz"#.repeat(6);
+    let output = format!("<tool_call>{HEAD}{filler}\"}}}}</tool_call>ok");
+    let past = "<tool_call>".len() + 64;
+    assert_eq!(&output[past - 1..=past], r"\\");
+    let expected = everywhere_with(|| reader(&hermes).with_limits(limits), &output, 8);
+    let failed = expected.failed().next().expect("refused");
+    assert_eq!(failed.kind, CallProblem::TooLarge);
+    assert_eq!(expected.text(), "ok");
+    for n in 2..=5 {
+        for offset in 0..n {
+            let pieces = pieces_of(&output, n, offset);
+            let events = fed(&hermes, Some(limits), &pieces);
+            assert_eq!(collect(&events), expected, "{n} bytes, from {offset}");
+            // The piece that holds byte `past`, counted from 1.
+            let mut end = 0;
+            let holding = pieces
+                .iter()
+                .position(|p| {
+                    end += p.len();
+                    end > past
+                })
+                .map(|i| i + 1);
+            let refused_at = events.iter().find_map(|(i, e)| match e {
+                StreamEvent::CallFailed(f) if f.kind == CallProblem::TooLarge => Some(*i),
+                _ => None,
+            });
+            assert_eq!(refused_at, holding, "{n} bytes, from {offset}");
+        }
     }
 }

@@ -896,19 +896,11 @@ impl Engine {
                         *escaped = now;
                     }
                 }
-                push_ascii(&mut self.buf, b);
-                if let Some(index) = fragment {
-                    match out.last_mut() {
-                        Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
-                            push_ascii(&mut last.fragment, b)
-                        }
-                        _ => push_arguments(index, &ASCII[usize::from(b)..][..1], out),
-                    }
-                }
+                self.push_string_byte(b, fragment, out);
                 true
             }
             InPlace::Text => match self.c.text_bytes[usize::from(b)] {
-                TextByte::Held => false,
+                TextByte::Held | TextByte::High => false,
                 class => {
                     match out.last_mut() {
                         Some(StreamEvent::Text(last)) => push_ascii(last, b),
@@ -921,6 +913,21 @@ impl Engine {
                 }
             },
             _ => false,
+        }
+    }
+
+    /// Appends the ASCII byte `b` of a JSON string read in place: to the
+    /// held text and to the call's fragment (when its bytes are sent).
+    #[inline(always)]
+    fn push_string_byte(&mut self, b: u8, fragment: Option<usize>, out: &mut Vec<StreamEvent>) {
+        push_ascii(&mut self.buf, b);
+        if let Some(index) = fragment {
+            match out.last_mut() {
+                Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
+                    push_ascii(&mut last.fragment, b)
+                }
+                _ => push_arguments(index, &ASCII[usize::from(b)..][..1], out),
+            }
         }
     }
 
@@ -973,6 +980,10 @@ impl Engine {
     /// here.
     #[inline]
     fn continue_in_place(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) -> bool {
+        if piece.is_empty() {
+            // Nothing to read: what is read in place goes on as it was.
+            return self.in_place != InPlace::No;
+        }
         match self.in_place {
             InPlace::No => false,
             InPlace::RawValue { run, limit } => {
@@ -980,30 +991,21 @@ impl Engine {
                 {
                     return false;
                 }
-                match *piece {
-                    [b] if b.is_ascii() => push_ascii(&mut self.buf, b),
-                    _ => match std::str::from_utf8(piece) {
-                        Ok(text) => self.buf.push_str(text),
-                        Err(_) => return false,
-                    },
-                }
+                let Some(piece) = Piece::of(piece, piece.is_ascii()) else {
+                    return false;
+                };
+                piece.push_to(&mut self.buf);
                 true
             }
             InPlace::Text => {
-                if self.c.text_firsts.in_piece(piece) {
-                    return false;
-                }
-                let Ok(text) = std::str::from_utf8(piece) else {
+                let Some((piece, content)) = self.text_run(piece) else {
                     return false;
                 };
-                if text.is_empty() {
-                    return true;
-                }
                 match out.last_mut() {
-                    Some(StreamEvent::Text(last)) => push_piece(last, text),
-                    _ => push_text(text, out),
+                    Some(StreamEvent::Text(last)) => piece.push_to(last),
+                    _ => out.push(StreamEvent::Text(piece.started())),
                 }
-                if !text.trim().is_empty() {
+                if content {
                     self.ending = Ending::Content;
                 }
                 true
@@ -1013,18 +1015,18 @@ impl Engine {
                 escaped,
                 fragment,
             } => {
-                let Some(now) = string_goes_on(piece, escaped) else {
-                    return false;
-                };
                 if self.buf.len() + piece.len() > limit {
                     return false;
                 }
-                let Ok(text) = std::str::from_utf8(piece) else {
+                let Some((piece, now)) = string_run(piece, escaped) else {
                     return false;
                 };
-                push_piece(&mut self.buf, text);
+                let from = self.buf.len();
+                piece.push_to(&mut self.buf);
                 if let Some(index) = fragment {
-                    push_arguments(index, text, out);
+                    // The fragment is the text just appended: copied, not
+                    // checked again.
+                    push_arguments(index, &self.buf[from..], out);
                 }
                 if now != escaped {
                     self.in_place = InPlace::JsonString {
@@ -1036,6 +1038,58 @@ impl Engine {
                 true
             }
         }
+    }
+
+    /// `piece` as visible text that no marker starts in (nothing is held
+    /// back before it), with whether it holds more than whitespace; `None`
+    /// when a marker may start in it or it is not whole UTF-8. A short
+    /// piece is read in one pass over the compiled table, a byte that may
+    /// start a marker tried against the markers where it is (`a<b` is
+    /// text in Hermes); a long one is searched for the markers' first
+    /// bytes.
+    #[inline(never)]
+    fn text_run<'p>(&self, piece: &'p [u8]) -> Option<(Piece<'p>, bool)> {
+        let c = &*self.c;
+        if piece.len() > SHORT_PIECE {
+            if c.text_firsts.in_piece(piece) {
+                return None;
+            }
+            let text = std::str::from_utf8(piece).ok()?;
+            return Some((Piece::Text(text), !text.trim().is_empty()));
+        }
+        let (mut content, mut ascii) = (false, true);
+        for (i, &b) in piece.iter().enumerate() {
+            match c.text_bytes[usize::from(b)] {
+                TextByte::Content => content = true,
+                TextByte::Space => {}
+                TextByte::High => ascii = false,
+                TextByte::Held => {
+                    let rest = &piece[i..];
+                    if c.text_markers
+                        .iter()
+                        .any(|m| at(rest, false, 0, m) != Tri::No)
+                    {
+                        return None;
+                    }
+                    if b.is_ascii() {
+                        content |= !char::from(b).is_whitespace();
+                    } else {
+                        ascii = false;
+                    }
+                }
+            }
+        }
+        let piece = Piece::of(piece, ascii)?;
+        if !content {
+            // Only ASCII whitespace and other characters: those may be
+            // whitespace too.
+            content = match piece {
+                Piece::Ascii(_) => false,
+                Piece::Char(c) => !c.is_whitespace(),
+                Piece::Text(text) => !text.trim().is_empty(),
+            };
+        }
+        Some((piece, content))
     }
 
     /// What the next piece may be read as in place, with the state as the
@@ -3712,16 +3766,115 @@ fn value_text_from(b: &[u8], args: &JsonArgs) -> usize {
 
 /// A fragment of call `index`'s arguments: appended to the last event
 /// when that is a fragment of the same call.
-fn push_arguments(index: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
+fn push_arguments<'p>(index: usize, fragment: impl Into<Piece<'p>>, out: &mut Vec<StreamEvent>) {
+    let fragment = fragment.into();
     match out.last_mut() {
         Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
-            push_piece(&mut last.fragment, fragment)
+            fragment.push_to(&mut last.fragment)
         }
         _ => out.push(StreamEvent::ArgumentsDelta(ArgumentsDelta {
             index,
-            fragment: started(fragment),
+            fragment: fragment.started(),
         })),
     }
+}
+
+/// A piece known to be text: a short one all ASCII, appended byte by
+/// byte (it needs neither the UTF-8 check nor a copy call), or checked
+/// UTF-8.
+#[derive(Debug, Clone, Copy)]
+enum Piece<'p> {
+    Ascii(&'p [u8]),
+    /// One character of two bytes (as most accented Latin letters are),
+    /// decoded without the general UTF-8 check.
+    Char(char),
+    Text(&'p str),
+}
+
+impl<'p> Piece<'p> {
+    /// `bytes` as text, `ascii` when they are all ASCII; `None` when they
+    /// are not whole UTF-8.
+    fn of(bytes: &'p [u8], ascii: bool) -> Option<Piece<'p>> {
+        match *bytes {
+            _ if ascii && bytes.len() <= SHORT_PIECE => {
+                debug_assert!(bytes.is_ascii());
+                Some(Piece::Ascii(bytes))
+            }
+            [a @ 0xc2..=0xdf, b @ 0x80..=0xbf] => {
+                char::from_u32(u32::from(a & 0x1f) << 6 | u32::from(b & 0x3f)).map(Piece::Char)
+            }
+            _ => std::str::from_utf8(bytes).ok().map(Piece::Text),
+        }
+    }
+
+    #[inline(always)]
+    fn push_to(self, to: &mut String) {
+        match self {
+            Piece::Ascii(&[a, b, c, d]) => {
+                push_ascii(to, a);
+                push_ascii(to, b);
+                push_ascii(to, c);
+                push_ascii(to, d);
+            }
+            Piece::Ascii(bytes) => {
+                for &b in bytes {
+                    push_ascii(to, b);
+                }
+            }
+            Piece::Char(c) => to.push(c),
+            Piece::Text(text) => push_piece(to, text),
+        }
+    }
+
+    /// The text of a new event that more pieces may extend (see
+    /// [`started`]).
+    fn started(self) -> String {
+        let mut s = String::with_capacity(self.len().max(STARTED));
+        self.push_to(&mut s);
+        s
+    }
+
+    fn len(self) -> usize {
+        match self {
+            Piece::Ascii(bytes) => bytes.len(),
+            Piece::Char(c) => c.len_utf8(),
+            Piece::Text(text) => text.len(),
+        }
+    }
+}
+
+impl<'p> From<&'p str> for Piece<'p> {
+    fn from(text: &'p str) -> Piece<'p> {
+        Piece::Text(text)
+    }
+}
+
+/// The longest piece read in one pass over a byte table; a longer one
+/// is searched with `memchr` and checked as UTF-8 at once.
+const SHORT_PIECE: usize = 16;
+
+/// How `piece` continues a JSON string (`escaped`: the byte before it is
+/// a backslash that escapes the next), as text, with whether its last
+/// byte is such a backslash; `None` when a quote ends the string in it
+/// or it is not whole UTF-8. A short piece is read in one pass: each
+/// byte's part in the string and whether it is ASCII.
+fn string_run(piece: &[u8], mut escaped: bool) -> Option<(Piece<'_>, bool)> {
+    if piece.len() > SHORT_PIECE {
+        let now = string_goes_on(piece, escaped)?;
+        return Some((Piece::Text(std::str::from_utf8(piece).ok()?), now));
+    }
+    let mut high = 0;
+    for &b in piece {
+        high |= b;
+        if JSON_PLAIN[usize::from(b)] || escaped {
+            escaped = false;
+        } else if b == b'\\' {
+            escaped = true;
+        } else if b == b'"' {
+            return None;
+        }
+    }
+    Some((Piece::of(piece, high < 0x80)?, escaped))
 }
 
 /// A new text event holding `text` (the last event is not text).
@@ -3734,9 +3887,7 @@ fn push_text(text: &str, out: &mut Vec<StreamEvent>) {
 /// dozen one-byte pieces before it grows, as a call's fragments or a
 /// sentence of text often are.
 fn started(text: &str) -> String {
-    let mut s = String::with_capacity(text.len().max(STARTED));
-    s.push_str(text);
-    s
+    Piece::Text(text).started()
 }
 
 /// The room a new event's text starts with (see [`started`]).
@@ -3757,8 +3908,11 @@ const JSON_PLAIN: [bool; 256] = {
 /// What a one-byte piece of visible text read in place is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TextByte {
-    /// It may start a marker, or is not ASCII: the steps read it.
+    /// It may start a marker: the steps read it alone.
     Held,
+    /// A byte of a character longer than one byte that cannot start a
+    /// marker: alone it is not whole; the steps read it.
+    High,
     /// Whitespace: shown, and the output still ends as it did.
     Space,
     /// Shown, and the output now ends with content.
@@ -3769,10 +3923,12 @@ enum TextByte {
 /// `firsts`.
 fn text_bytes(firsts: &Firsts) -> [TextByte; 256] {
     let mut t = [TextByte::Held; 256];
-    for (b, class) in t.iter_mut().enumerate().take(128) {
+    for (b, class) in t.iter_mut().enumerate() {
         let b = b as u8;
         if !firsts.in_piece(&[b]) {
-            *class = if char::from(b).is_whitespace() {
+            *class = if !b.is_ascii() {
+                TextByte::High
+            } else if char::from(b).is_whitespace() {
                 TextByte::Space
             } else {
                 TextByte::Content
