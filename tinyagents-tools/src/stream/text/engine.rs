@@ -980,12 +980,10 @@ impl Engine {
     /// here.
     #[inline]
     fn continue_in_place(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) -> bool {
-        if piece.is_empty() {
-            // Nothing to read: what is read in place goes on as it was.
-            return self.in_place != InPlace::No;
-        }
         match self.in_place {
             InPlace::No => false,
+            // Nothing to read: what is read in place goes on as it was.
+            _ if piece.is_empty() => true,
             InPlace::RawValue { run, limit } => {
                 if self.buf.len() + piece.len() > limit || self.c.firsts[run].value.in_piece(piece)
                 {
@@ -3886,7 +3884,9 @@ fn push_text(text: &str, out: &mut Vec<StreamEvent>) {
 /// dozen one-byte pieces before it grows, as a call's fragments or a
 /// sentence of text often are.
 fn started(text: &str) -> String {
-    Piece::Text(text).started()
+    let mut s = String::with_capacity(text.len().max(STARTED));
+    s.push_str(text);
+    s
 }
 
 /// The room a new event's text starts with (see [`started`]).
