@@ -972,12 +972,12 @@ impl Engine {
 
     /// Reads a piece that only continues what the state reads, before it
     /// is decoded into the held text and without the steps (see
-    /// [`InPlace`]): visible text with no byte that may start a marker,
-    /// bytes that continue a string of a JSON call's object, or a raw
-    /// parameter value's bytes that cannot start its end, within the size
-    /// bound. Says whether it read the piece (what it does is what
-    /// the steps would do); a piece that is not whole UTF-8 is never read
-    /// here.
+    /// [`InPlace`]): visible text where no marker starts, bytes that
+    /// continue a string of a JSON call's object, or a raw parameter
+    /// value's bytes that cannot start its end, within the size bound (a
+    /// short piece read in one pass, see [`Piece`]). Says whether it read
+    /// the piece (what it does is what the steps would do); a piece that
+    /// is not whole UTF-8 is never read here.
     #[inline]
     fn continue_in_place(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) -> bool {
         match self.in_place {
