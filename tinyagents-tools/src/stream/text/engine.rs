@@ -95,6 +95,9 @@ pub(crate) struct Compiled {
     /// valid JSON object: a call whose object is all in the text is then
     /// read by its member walk alone (see [`Engine::walk_whole_call`]).
     json_whole: bool,
+    /// The markers each step that may wait on a partial one looks for,
+    /// by [`Compiled::wait_slot`].
+    waits: Vec<WaitList>,
 }
 
 impl Compiled {
@@ -242,7 +245,9 @@ impl Compiled {
         let json_whole = matches!(format.body, CallBody::JsonObject { .. })
             && stops.iter().flatten().all(|(m, _)| never_in_json_object(m));
         let text_firsts = Firsts::of(text_markers.iter().map(String::as_str));
+        let waits = wait_lists(&format, &text_markers, &value_ends, &name_ends, &id_ends);
         Compiled {
+            waits,
             json_whole,
             stop_markers,
             name_ends,
@@ -274,7 +279,95 @@ fn opening_run_stops(body: &CallBody) -> Vec<(String, Stop)> {
     }
 }
 
+/// The marker lists of the steps that may wait on a partial marker (see
+/// [`WaitOn`]), by [`Compiled::wait_slot`]: the ones outside runs, then
+/// each run's.
+fn wait_lists(
+    format: &TextFormat,
+    text_markers: &[String],
+    value_ends: &[Vec<String>],
+    name_ends: &[Markers],
+    id_ends: &[Markers],
+) -> Vec<WaitList> {
+    let mut waits: Vec<WaitList> = (0..WAITS * (1 + format.runs.len()))
+        .map(|_| WaitList::default())
+        .collect();
+    let mut set = |run: Option<usize>, on: WaitOn, markers: Vec<&str>| {
+        let list = &mut waits[Compiled::wait_slot(run, on)];
+        list.markers = markers.into_iter().map(str::to_owned).collect();
+        list.ws = on.after_whitespace();
+    };
+    set(
+        None,
+        WaitOn::Text,
+        text_markers.iter().map(String::as_str).collect(),
+    );
+    if let Some(r) = &format.reasoning {
+        set(None, WaitOn::Reasoning, vec![r.end.as_str()]);
+    }
+    for (i, run) in format.runs.iter().enumerate() {
+        let r = Some(i);
+        set(
+            r,
+            WaitOn::Value,
+            value_ends[i].iter().map(String::as_str).collect(),
+        );
+        if let Some(m) = name_ends.get(i) {
+            set(r, WaitOn::Name, m.list.iter().map(String::as_str).collect());
+        }
+        if let Some(m) = id_ends.get(i) {
+            set(r, WaitOn::Id, m.list.iter().map(String::as_str).collect());
+        }
+        let end = run.end.as_deref();
+        set(r, WaitOn::End, end.into_iter().collect());
+        set(
+            r,
+            WaitOn::CallEnd,
+            run.call_end.as_deref().into_iter().collect(),
+        );
+        set(
+            r,
+            WaitOn::Next,
+            end.into_iter().chain(run.call_start.as_deref()).collect(),
+        );
+        match &format.body {
+            CallBody::KeyValue(kv) => {
+                set(r, WaitOn::Key, vec![kv.key_end.as_str()]);
+                set(
+                    r,
+                    WaitOn::Pairs,
+                    [Some(kv.key_start.as_str()), end]
+                        .into_iter()
+                        .flatten()
+                        .collect(),
+                );
+                set(r, WaitOn::ExpectValue, vec![kv.value_start.as_str()]);
+            }
+            CallBody::XmlParameters(x) => set(
+                r,
+                WaitOn::Params,
+                [
+                    Some(x.parameter_start.as_str()),
+                    Some(x.function_end.as_str()),
+                    end,
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+            ),
+            _ => {}
+        }
+    }
+    waits
+}
+
 impl Compiled {
+    /// Where the markers step `on` of run `run` (`None`: outside runs)
+    /// waits on are in [`Compiled::waits`].
+    fn wait_slot(run: Option<usize>, on: WaitOn) -> usize {
+        run.map_or(0, |r| r + 1) * WAITS + on as usize
+    }
+
     /// The compiled parts of `format`, shared by the readers one thread
     /// makes of an equal format: they depend on the format alone and never
     /// change, and a reader is made per turn, so the last format a thread
@@ -378,6 +471,68 @@ impl Markers {
         let firsts = Firsts::of(list.iter().map(String::as_str));
         Markers { list, firsts }
     }
+}
+
+/// A step that waits when the text ends inside one of the markers it
+/// looks for: while the text only goes on inside one of them (none of
+/// them whole yet), the step would wait again, changed in nothing, so a
+/// piece that only does that is appended without the steps (see
+/// [`InPlace::Marker`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WaitOn {
+    /// Visible text: the markers that start a run or reasoning.
+    Text,
+    /// Reasoning: its end marker.
+    Reasoning,
+    /// A raw parameter value: the markers that end it.
+    Value,
+    /// A name written as text: what ends it (see [`Compiled::name_ends`]).
+    Name,
+    /// An id written as text (see [`Compiled::id_ends`]).
+    Id,
+    /// A key-value call's key: the key's end marker.
+    Key,
+    /// Between a key-value call's pairs, after whitespace: the next key's
+    /// start, or the run's end.
+    Pairs,
+    /// After a key, after whitespace: the value's start marker.
+    ExpectValue,
+    /// Between an XML call's parameters, after whitespace: the next
+    /// parameter's start, the function's end or the run's end.
+    Params,
+    /// After a call, after whitespace: its end marker.
+    CallEnd,
+    /// After whitespace: the run's end marker.
+    End,
+    /// Before a call, after whitespace: the run's end or the call's start
+    /// marker.
+    Next,
+}
+
+/// The number of [`WaitOn`] kinds.
+const WAITS: usize = 12;
+
+impl WaitOn {
+    /// Whether the step skips whitespace before the markers it looks for.
+    fn after_whitespace(self) -> bool {
+        matches!(
+            self,
+            WaitOn::Pairs
+                | WaitOn::ExpectValue
+                | WaitOn::Params
+                | WaitOn::CallEnd
+                | WaitOn::End
+                | WaitOn::Next
+        )
+    }
+}
+
+/// The markers a step of [`WaitOn`] looks for, and whether whitespace may
+/// come before them.
+#[derive(Debug, Default)]
+struct WaitList {
+    markers: Vec<String>,
+    ws: bool,
 }
 
 /// Where the markers a run's steps look for may start.
@@ -511,6 +666,15 @@ enum InPlace {
     /// `limit` (the size bound); the value's search then goes on from
     /// the end of the text ([`Engine::settle`]).
     RawValue { run: usize, limit: usize },
+    /// The steps wait because the text from `at` on is the start of one
+    /// of the markers of list `slot` ([`Compiled::wait_slot`]; `mask`:
+    /// those it may still become), or, for a list that whitespace may
+    /// precede, because only whitespace follows `at`: a piece that leaves
+    /// the text inside one of them (none of them whole), or, before one,
+    /// in whitespace, is appended, and the steps, which would wait again
+    /// changed in nothing, run once a marker is whole or none can be
+    /// ([`Engine::continue_marker`]).
+    Marker { at: usize, slot: usize, mask: u32 },
 }
 
 impl State {
@@ -777,6 +941,10 @@ pub(crate) struct Engine {
     /// to a [`ModelOutput`](crate::stream::ModelOutput).
     progress: bool,
     in_place: InPlace,
+    /// Set by the step that waits because the text ends inside a marker
+    /// it looks for (or in whitespace before one): where that marker
+    /// starts and the list it is one of (its [`Compiled::wait_slot`]).
+    partial: Option<(usize, usize)>,
 }
 
 impl Engine {
@@ -817,6 +985,7 @@ impl Engine {
             walk: MemberWalk::new(0),
             progress: true,
             in_place: InPlace::No,
+            partial: None,
         }
     }
 
@@ -964,10 +1133,102 @@ impl Engine {
             pending.drain(..pending.len() - kept);
             self.utf8 = pending;
         }
+        self.partial = None;
         if !self.read_in_place(out) {
             self.drive(out);
         }
         self.in_place = self.in_place_now();
+    }
+
+    /// The text from `at` on is the start of a marker of list `slot` the
+    /// steps wait on (or, for a list whitespace may precede, nothing):
+    /// [`InPlace::Marker`] with the markers it may still become, or
+    /// [`InPlace::No`] when it is none of them (or one is whole).
+    fn marker_in_place(&self, at: usize, slot: usize) -> InPlace {
+        let tail = &self.bytes()[at..];
+        let mut mask = 0u32;
+        for (i, m) in self.c.waits[slot].markers.iter().enumerate() {
+            let m = m.as_bytes();
+            if tail.starts_with(m) || i >= 32 {
+                return InPlace::No;
+            }
+            if m.starts_with(tail) {
+                mask |= 1 << i;
+            }
+        }
+        if mask == 0 {
+            return InPlace::No;
+        }
+        InPlace::Marker { at, slot, mask }
+    }
+
+    /// A piece after the start of a marker the steps wait on
+    /// ([`InPlace::Marker`]): appended when the text then still ends
+    /// inside one of the markers it may become (and none is whole), or,
+    /// before one that whitespace may precede, in whitespace; the steps
+    /// would wait again, changed in nothing. Says whether it read the
+    /// piece; a piece that makes a marker whole, or none, or cuts a
+    /// character of one, is left to the steps.
+    fn continue_marker(&mut self, at: usize, slot: usize, mask: u32, piece: &[u8]) -> bool {
+        let list = &self.c.waits[slot];
+        let held = self.buf.len() - at;
+        let ws = if held == 0 && list.ws {
+            piece.iter().take_while(|b| b.is_ascii_whitespace()).count()
+        } else {
+            0
+        };
+        let rest = &piece[ws..];
+        let (at, mut left, mut text) = (at + ws, 0u32, None);
+        if !rest.is_empty() {
+            let mut bits = mask;
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let m = &list.markers[i];
+                let need = &m.as_bytes()[held..];
+                if rest.len() >= need.len() {
+                    if rest.starts_with(need) {
+                        // Whole: the steps read it.
+                        return false;
+                    }
+                } else if need.starts_with(rest) {
+                    left |= 1 << i;
+                    text = text.or_else(|| m.get(held..held + rest.len()));
+                }
+            }
+            if left == 0 {
+                return false;
+            }
+        } else {
+            left = mask;
+        }
+        // Whitespace is ASCII; the rest is a marker's start, appended
+        // from the marker itself when it ends at a character boundary.
+        let text = match text {
+            Some(text) => text,
+            None if rest.is_empty() => "",
+            None => return false,
+        };
+        for &b in &piece[..ws] {
+            push_ascii(&mut self.buf, b);
+        }
+        self.buf.push_str(text);
+        self.in_place = InPlace::Marker {
+            at,
+            slot,
+            mask: left,
+        };
+        true
+    }
+
+    /// The step that returns this waits because the text ends inside one
+    /// of the markers of `on` starting at `at` (or, where whitespace may
+    /// precede them, in whitespace, `at` being the end of the text).
+    fn wait_on(&mut self, at: usize, run: Option<usize>, on: WaitOn) -> Flow {
+        if !self.eof {
+            self.partial = Some((at, Compiled::wait_slot(run, on)));
+        }
+        Flow::Wait
     }
 
     /// Reads a piece that only continues what the state reads, before it
@@ -984,6 +1245,7 @@ impl Engine {
             InPlace::No => false,
             // Nothing to read: what is read in place goes on as it was.
             _ if piece.is_empty() => true,
+            InPlace::Marker { at, slot, mask } => self.continue_marker(at, slot, mask, piece),
             InPlace::RawValue { run, limit } => {
                 if self.buf.len() + piece.len() > limit || self.c.firsts[run].value.in_piece(piece)
                 {
@@ -1091,8 +1353,12 @@ impl Engine {
     /// steps left it: nothing while a UTF-8 sequence is held back (the
     /// piece completes it first).
     fn in_place_now(&mut self) -> InPlace {
+        let partial = self.partial.take();
         if !self.utf8.is_empty() {
             return InPlace::No;
+        }
+        if let Some((at, slot)) = partial {
+            return self.marker_in_place(at, slot);
         }
         let len = self.buf.len();
         if let Some((run, from, at, bytes)) = self.state.as_mut().and_then(State::raw_value) {
@@ -1189,7 +1455,10 @@ impl Engine {
                 let shown = match c.text_firsts.next(self.buf.as_bytes(), self.cur) {
                     None => len,
                     Some(_) => match self.find_in(self.cur, &c.text_markers, &c.text_firsts) {
-                        Hit::Partial { at } => at,
+                        Hit::Partial { at } => {
+                            self.partial = Some((at, Compiled::wait_slot(None, WaitOn::Text)));
+                            at
+                        }
                         Hit::None => len,
                         Hit::Found { .. } => return false,
                     },
@@ -1843,7 +2112,7 @@ impl Engine {
             }
             Hit::Partial { at } => {
                 self.emit_text(at, out);
-                Flow::Wait
+                self.wait_on(at, None, WaitOn::Text)
             }
             Hit::None => {
                 self.emit_text(self.buf.len(), out);
@@ -1883,7 +2152,7 @@ impl Engine {
             }
             Hit::Partial { at } => {
                 self.emit_reasoning(at, out);
-                Flow::Wait
+                self.wait_on(at, None, WaitOn::Reasoning)
             }
             Hit::None => {
                 self.emit_reasoning(self.buf.len(), out);
@@ -1966,7 +2235,7 @@ impl Engine {
                         rs.phase = Phase::After;
                         Flow::Go
                     }
-                    Tri::Maybe => Flow::Wait,
+                    Tri::Maybe => self.wait_on(p, Some(rs.run), WaitOn::CallEnd),
                     Tri::No if p == self.buf.len() => {
                         self.consume(p);
                         Flow::Text
@@ -1986,7 +2255,7 @@ impl Engine {
                         self.consume(p + end.len());
                         Flow::Text
                     }
-                    Tri::Maybe => Flow::Wait,
+                    Tri::Maybe => self.wait_on(p, Some(rs.run), WaitOn::End),
                     Tri::No if p == self.buf.len() => {
                         self.consume(p);
                         Flow::Text
@@ -2040,7 +2309,7 @@ impl Engine {
         if p == self.buf.len() {
             if !self.eof {
                 rs.phase = Phase::Next { first };
-                return Flow::Wait;
+                return self.wait_on(p, Some(rs.run), WaitOn::Next);
             }
             if first {
                 let raw = self.raw(rs.raw_start, p);
@@ -2057,7 +2326,7 @@ impl Engine {
                 }
                 Tri::Maybe => {
                     rs.phase = Phase::Next { first };
-                    return Flow::Wait;
+                    return self.wait_on(p, Some(rs.run), WaitOn::Next);
                 }
                 Tri::No => {}
             }
@@ -2079,7 +2348,7 @@ impl Engine {
                 }
                 Tri::Maybe => {
                     rs.phase = Phase::Next { first };
-                    Flow::Wait
+                    self.wait_on(p, Some(rs.run), WaitOn::Next)
                 }
                 Tri::No => self.junk(rs, p),
             };
@@ -2123,7 +2392,7 @@ impl Engine {
                 Tri::Yes => self.consume(p + end.len()),
                 Tri::Maybe => {
                     rs.phase = Phase::Next { first: false };
-                    return Flow::Wait;
+                    return self.wait_on(p, Some(rs.run), WaitOn::End);
                 }
                 Tri::No => {}
             }
@@ -2783,7 +3052,10 @@ impl Engine {
                         let kind = CallProblem::MalformedMarkup;
                         self.stopped(rs, info, kind, at, which - n_own, out)
                     }
-                    Hit::Partial { at } if at - from <= MAX_HEAD => Flow::Wait,
+                    Hit::Partial { at } if at - from <= MAX_HEAD => {
+                        let on = if reading_id { WaitOn::Id } else { WaitOn::Name };
+                        self.wait_on(at, Some(rs.run), on)
+                    }
                     Hit::None if self.eof => {
                         let info = mem::take(info);
                         let raw = self.raw(rs.raw_start, self.buf.len());
@@ -2968,7 +3240,7 @@ impl Engine {
                 let p = self.skip_ws(self.cur);
                 if p == self.buf.len() {
                     if !self.eof {
-                        return Flow::Wait;
+                        return self.wait_on(p, Some(rs.run), WaitOn::Params);
                     }
                     let info = mem::take(info);
                     let raw = self.raw(rs.raw_start, p);
@@ -2999,7 +3271,7 @@ impl Engine {
                             rs.phase = Phase::Next { first: false };
                             return Flow::Go;
                         }
-                        Tri::Maybe => return Flow::Wait,
+                        Tri::Maybe => return self.wait_on(p, Some(rs.run), WaitOn::Params),
                         Tri::No => {}
                     }
                 }
@@ -3037,7 +3309,7 @@ impl Engine {
                     }
                     Hit::Partial { at: p } => {
                         *at = p;
-                        Flow::Wait
+                        self.wait_on(p, Some(rs.run), WaitOn::Value)
                     }
                     Hit::None => {
                         *at = self.buf.len();
@@ -3117,7 +3389,9 @@ impl Engine {
                         let info = mem::take(info);
                         self.eof_truncated(rs.raw_start, info, out)
                     }
-                    Hit::Partial { at } if at - from <= MAX_HEAD => Flow::Wait,
+                    Hit::Partial { at } if at - from <= MAX_HEAD => {
+                        self.wait_on(at, Some(rs.run), WaitOn::Name)
+                    }
                     Hit::None if self.buf.len() - from <= MAX_HEAD => Flow::Wait,
                     _ => {
                         let info = mem::take(info);
@@ -3127,12 +3401,16 @@ impl Engine {
             }
             KvStep::Pairs | KvStep::ExpectValue { .. } => {
                 let p = self.skip_ws(self.cur);
+                let on = match step {
+                    KvStep::Pairs => WaitOn::Pairs,
+                    _ => WaitOn::ExpectValue,
+                };
                 if p == self.buf.len() {
                     if self.eof {
                         let info = mem::take(info);
                         return self.eof_truncated(rs.raw_start, info, out);
                     }
-                    return Flow::Wait;
+                    return self.wait_on(p, Some(rs.run), on);
                 }
                 let (marker, end_ok) = match step {
                     KvStep::Pairs => (kv.key_start.as_str(), true),
@@ -3151,7 +3429,7 @@ impl Engine {
                         };
                         return Flow::Go;
                     }
-                    Tri::Maybe => return Flow::Wait,
+                    Tri::Maybe => return self.wait_on(p, Some(rs.run), on),
                     Tri::No => {}
                 }
                 if end_ok {
@@ -3164,7 +3442,7 @@ impl Engine {
                             self.consume(end);
                             return Flow::Text;
                         }
-                        Tri::Maybe => return Flow::Wait,
+                        Tri::Maybe => return self.wait_on(p, Some(rs.run), on),
                         Tri::No => {}
                     }
                 }
@@ -3186,7 +3464,9 @@ impl Engine {
                         let info = mem::take(info);
                         self.eof_truncated(rs.raw_start, info, out)
                     }
-                    Hit::Partial { at } if at - from <= MAX_HEAD => Flow::Wait,
+                    Hit::Partial { at } if at - from <= MAX_HEAD => {
+                        self.wait_on(at, Some(rs.run), WaitOn::Key)
+                    }
                     Hit::None if self.buf.len() - from <= MAX_HEAD => Flow::Wait,
                     _ => {
                         let info = mem::take(info);
@@ -3220,7 +3500,7 @@ impl Engine {
                     }
                     Hit::Partial { at: p } => {
                         *at = p;
-                        Flow::Wait
+                        self.wait_on(p, Some(rs.run), WaitOn::Value)
                     }
                     Hit::None => {
                         *at = self.buf.len();
