@@ -1432,19 +1432,32 @@ impl Engine {
     /// would do); otherwise the steps read it.
     fn read_in_place(&mut self, out: &mut Vec<StreamEvent>) -> bool {
         let len = self.buf.len();
-        if let Some((run, from, at, bytes)) = self.state.as_mut().and_then(State::raw_value) {
-            // More of a raw value: it goes on while no byte can start one
-            // of the markers that end it and it stays in bounds.
+        if let Some((run, from, &mut searched, bytes)) =
+            self.state.as_mut().and_then(State::raw_value)
+        {
+            // More of a raw value: it goes on while it holds none of the
+            // markers that end it and stays in bounds; the text may end
+            // inside one, as long as the value before it is in bounds.
             let budget = self.limits.max_argument_bytes.saturating_sub(bytes);
-            if len - from > budget
-                || self.c.firsts[run]
-                    .value
-                    .next(self.buf.as_bytes(), *at)
-                    .is_some()
-            {
+            let c = &*self.c;
+            let firsts = &c.firsts[run].value;
+            let to = match firsts.next(self.buf.as_bytes(), searched) {
+                None => len,
+                Some(_) => match self.find_in(searched, &c.value_ends[run], firsts) {
+                    Hit::Partial { at } => at,
+                    Hit::None => len,
+                    Hit::Found { .. } => return false,
+                },
+            };
+            if to - from > budget {
                 return false;
             }
-            *at = len;
+            if to < len {
+                self.partial = Some((to, Compiled::wait_slot(Some(run), WaitOn::Value)));
+            }
+            if let Some((_, _, at, _)) = self.state.as_mut().and_then(State::raw_value) {
+                *at = to;
+            }
             return true;
         }
         match &mut self.state {
@@ -1559,50 +1572,71 @@ impl Engine {
 
     /// Whether the text decoded so far leaves a step of a call's markup
     /// waiting, with nothing to say yet: a name or a key with no byte
-    /// that may start the marker ending it, or the whitespace or the
-    /// partial marker between a key-value call's pairs. Such a step is
-    /// left as it is (what the steps would do is give it back unchanged).
-    fn only_waits(&self) -> bool {
+    /// that may start the marker ending it (or only the start of one at
+    /// the end), or the whitespace or the partial marker between calls or
+    /// between a key-value call's pairs. Such a step is left as it is
+    /// (what the steps would do is give it back unchanged); where it waits
+    /// on a partial marker, that is noted as the step would note it.
+    fn only_waits(&mut self) -> bool {
+        match self.waits_here() {
+            Some(partial) => {
+                self.partial = partial;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// [`only_waits`](Self::only_waits)' test: `None` when the steps would
+    /// do more than wait, otherwise the partial marker they would wait on
+    /// (where it starts and its list), if any.
+    fn waits_here(&self) -> Option<Option<(usize, usize)>> {
         let Some(State::Run(RunState { run, phase, .. })) = &self.state else {
-            return false;
+            return None;
         };
+        let run = *run;
         let len = self.buf.len();
-        let def = &self.c.format.runs[*run];
+        let def = &self.c.format.runs[run];
+        let wait = |p: usize, on: WaitOn| Some(Some((p, Compiled::wait_slot(Some(run), on))));
         let body = match phase {
             Phase::Body(body) => body,
             // Between calls: whitespace, or the start of the marker that
             // comes next.
             Phase::CallEnd | Phase::ExpectEnd => {
-                let end = match phase {
-                    Phase::CallEnd => &def.call_end,
-                    _ => &def.end,
+                let (end, on) = match phase {
+                    Phase::CallEnd => (&def.call_end, WaitOn::CallEnd),
+                    _ => (&def.end, WaitOn::End),
                 };
                 let p = self.skip_ws(self.cur);
-                return end
-                    .as_deref()
-                    .is_some_and(|end| self.at(p, end) == Tri::Maybe);
+                let end = end.as_deref()?;
+                return match self.at(p, end) {
+                    Tri::Maybe => wait(p, on),
+                    _ => None,
+                };
             }
             Phase::Next { first } => {
                 let p = self.skip_ws(self.cur);
                 if !first && def.start == RunStart::BodyOpening {
                     // Only its end marker may follow a bare call.
-                    return def
-                        .end
-                        .as_deref()
-                        .is_some_and(|end| self.at(p, end) == Tri::Maybe);
+                    let end = def.end.as_deref()?;
+                    return match self.at(p, end) {
+                        Tri::Maybe => wait(p, WaitOn::End),
+                        _ => None,
+                    };
                 }
                 if p == len {
-                    return true;
+                    return wait(p, WaitOn::Next);
                 }
                 let maybe =
                     |m: &Option<String>| m.as_deref().map(|m| self.at(p, m)).unwrap_or(Tri::No);
                 return match maybe(&def.end) {
-                    Tri::Maybe => true,
-                    Tri::Yes => false,
-                    Tri::No => maybe(&def.call_start) == Tri::Maybe,
+                    Tri::Maybe => wait(p, WaitOn::Next),
+                    Tri::Yes => None,
+                    Tri::No if maybe(&def.call_start) == Tri::Maybe => wait(p, WaitOn::Next),
+                    Tri::No => None,
                 };
             }
-            _ => return false,
+            _ => return None,
         };
         match (body, &self.c.format.body) {
             (
@@ -1616,8 +1650,24 @@ impl Engine {
                 },
                 _,
             ) => {
-                len - from <= MAX_HEAD
-                    && self.c.firsts[*run].head.next(self.bytes(), *from).is_none()
+                if len - from > MAX_HEAD {
+                    return None;
+                }
+                if self.c.firsts[run].head.next(self.bytes(), *from).is_none() {
+                    return Some(None);
+                }
+                let (markers, on) = match body {
+                    Body::Name {
+                        step: NameStep::Id { .. },
+                        ..
+                    } => (self.c.id_ends.get(run)?, WaitOn::Id),
+                    _ => (self.c.name_ends.get(run)?, WaitOn::Name),
+                };
+                match self.find_in(*from, &markers.list, &markers.firsts) {
+                    Hit::Partial { at } => wait(at, on),
+                    Hit::None => Some(None),
+                    Hit::Found { .. } => None,
+                }
             }
             (
                 Body::Kv {
@@ -1626,9 +1676,9 @@ impl Engine {
                 },
                 CallBody::KeyValue(kv),
             ) => match self.find(*from, &[kv.key_end.as_str()]) {
-                Hit::Partial { at } => at - from <= MAX_HEAD,
-                Hit::None => len - from <= MAX_HEAD,
-                Hit::Found { .. } => false,
+                Hit::Partial { at } if at - from <= MAX_HEAD => wait(at, WaitOn::Key),
+                Hit::None if len - from <= MAX_HEAD => Some(None),
+                _ => None,
             },
             (
                 Body::Kv {
@@ -1637,26 +1687,30 @@ impl Engine {
                 },
                 CallBody::KeyValue(kv),
             ) => {
+                let pairs = matches!(step, KvStep::Pairs);
+                let (marker, on) = if pairs {
+                    (&kv.key_start, WaitOn::Pairs)
+                } else {
+                    (&kv.value_start, WaitOn::ExpectValue)
+                };
                 let p = self.skip_ws(self.cur);
                 if p == len {
-                    return true;
+                    return wait(p, on);
                 }
-                let pairs = matches!(step, KvStep::Pairs);
-                let marker = if pairs {
-                    &kv.key_start
-                } else {
-                    &kv.value_start
-                };
                 match self.at(p, marker) {
-                    Tri::Maybe => true,
-                    Tri::Yes => false,
+                    Tri::Maybe => wait(p, on),
+                    Tri::Yes => None,
                     Tri::No => {
                         let run_end = def.end.as_deref();
-                        pairs && run_end.is_some_and(|end| self.at(p, end) == Tri::Maybe)
+                        if pairs && run_end.is_some_and(|end| self.at(p, end) == Tri::Maybe) {
+                            wait(p, on)
+                        } else {
+                            None
+                        }
                     }
                 }
             }
-            _ => false,
+            _ => None,
         }
     }
 
