@@ -1116,13 +1116,17 @@ impl Engine {
         if self.eof {
             return;
         }
+        // A piece after a partial marker it did not only continue makes a
+        // marker whole (or shows it was none): the steps read it.
+        let decides_marker = matches!(self.in_place, InPlace::Marker { .. });
         self.settle();
         self.compact();
-        if let &[b] = piece
-            && b.is_ascii()
-            && self.utf8.is_empty()
-        {
-            push_ascii(&mut self.buf, b);
+        if self.utf8.is_empty() && piece.len() <= SHORT_ASCII && piece.is_ascii() {
+            // A short ASCII piece (markup, mostly) is whole text: appended
+            // byte by byte, without the UTF-8 check and the copy.
+            for &b in piece {
+                push_ascii(&mut self.buf, b);
+            }
         } else if self.utf8.is_empty() {
             let rest = decode_into(&mut self.buf, piece, false, out);
             self.utf8.extend_from_slice(rest);
@@ -1134,7 +1138,7 @@ impl Engine {
             self.utf8 = pending;
         }
         self.partial = None;
-        if !self.read_in_place(out) {
+        if decides_marker || !self.read_in_place(out) {
             self.drive(out);
         }
         self.in_place = self.in_place_now();
@@ -4222,6 +4226,10 @@ fn started(text: &str) -> String {
     s.push_str(text);
     s
 }
+
+/// The longest piece [`Engine::push_steps`] appends byte by byte when it
+/// is all ASCII.
+const SHORT_ASCII: usize = 8;
 
 /// The room a new event's text starts with (see [`started`]).
 const STARTED: usize = 64;
