@@ -27,6 +27,7 @@ mod text_finish;
 mod text_formats;
 mod text_in_place;
 mod text_invariance;
+mod text_markup;
 mod text_peers;
 mod text_render;
 mod text_rules;

@@ -1,0 +1,403 @@
+//! A piece that only continues a marker the reader waits on (the start of
+//! `<tool_call>`, `</arg_value>`, `<parameter=`, `<|tool_call_begin|>`, or
+//! the whitespace before one) is appended where the reader is, without
+//! its steps; these are the edges of that way: a marker cut anywhere, a
+//! marker's start that turns out to be none, one the output cuts off, one
+//! continued by a character of several bytes or half of one, and a value
+//! that breaks the size bound while the text ends inside its end marker.
+
+use tinyagents_tools::stream::text::{TextFormat, TextReader};
+use tinyagents_tools::stream::{CallProblem, ModelOutput, OutputReader, StreamEvent, StreamLimits};
+
+use super::text_support::{calls, everywhere, everywhere_with, reader, whole};
+
+/// `pieces` read by `r`, then the end: the output collected.
+fn read(mut r: TextReader, pieces: &[&[u8]]) -> ModelOutput {
+    let mut events = Vec::new();
+    for piece in pieces {
+        r.push(piece, &mut events);
+    }
+    r.finish(&mut events);
+    ModelOutput::collect(events)
+}
+
+/// The longest middle piece [`every_two_cuts`] makes: longer than any
+/// marker of the formats read here (Kimi K2's longest has 28 bytes).
+const MIDDLE: usize = 32;
+
+/// `text` cut in three pieces at every pair of byte offsets at most
+/// [`MIDDLE`] apart (each marker is then cut at every byte, once and
+/// twice, with more text on either side), each read by a reader from
+/// `make`: panics where one differs from `expected`.
+fn every_two_cuts(make: impl Fn() -> TextReader, text: &str, expected: &ModelOutput) {
+    let b = text.as_bytes();
+    for i in 0..=b.len() {
+        for j in i..=b.len().min(i + MIDDLE) {
+            let got = read(make(), &[&b[..i], &b[i..j], &b[j..]]);
+            assert_eq!(&got, expected, "cut at {i} and {j} of {text:?}");
+        }
+    }
+}
+
+/// An output of `format` with prose, two calls and prose between and
+/// after, as the format writes them (several markers of several bytes).
+fn two_calls(format: &TextFormat) -> String {
+    match format.name.as_str() {
+        "glm45" => "Let me check. <tool_call>get_weather\n<arg_key>city</arg_key>\n\
+                    <arg_value>Paris</arg_value>\n<arg_key>days</arg_key>\n\
+                    <arg_value>3</arg_value>\n</tool_call> and \
+                    <tool_call>get_location</tool_call> done <"
+            .to_owned(),
+        "hermes" => "Let me check. <tool_call>\n{\"name\": \"get_weather\", \"arguments\": \
+                     {\"city\": \"Paris\", \"days\": 3}}\n</tool_call>\n and <tool_call> \
+                     {\"name\": \"get_location\", \"arguments\": {}} </tool_call> done <"
+            .to_owned(),
+        "qwen3-coder" => "Let me check. <tool_call>\n<function=get_weather>\n\
+                          <parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n\
+                          </parameter>\n</function>\n</tool_call> and \
+                          <function=get_location>\n</function> done <"
+            .to_owned(),
+        "kimi-k2" => "Let me check. <|tool_calls_section_begin|> <|tool_call_begin|>\
+                      functions.get_weather:0<|tool_call_argument_begin|>\
+                      {\"city\": \"Paris\", \"days\": 3}<|tool_call_end|>\n\
+                      <|tool_call_begin|>functions.get_location:1\
+                      <|tool_call_argument_begin|>{}<|tool_call_end|>\
+                      <|tool_calls_section_end|> done <"
+            .to_owned(),
+        other => panic!("no output for {other}"),
+    }
+}
+
+fn formats() -> [TextFormat; 4] {
+    [
+        TextFormat::glm45(),
+        TextFormat::hermes(),
+        TextFormat::qwen3_coder(),
+        TextFormat::kimi_k2(),
+    ]
+}
+
+#[test]
+fn a_marker_cut_at_every_byte_reads_as_the_whole_text() {
+    for format in formats() {
+        let output = two_calls(&format);
+        let expected = everywhere(&format, &output);
+        assert_eq!(
+            calls(&expected),
+            [
+                (
+                    "get_weather".to_owned(),
+                    serde_json::json!({"city": "Paris", "days": 3})
+                ),
+                ("get_location".to_owned(), serde_json::json!({})),
+            ],
+            "{}",
+            format.name
+        );
+        // The `<` the output ends with is a marker's start cut off: text.
+        assert!(expected.text().ends_with(" done <"), "{}", format.name);
+        every_two_cuts(|| reader(&format), &output, &expected);
+    }
+}
+
+#[test]
+fn the_start_of_a_marker_that_turns_out_to_be_none_is_text_or_value_again_in_order() {
+    let glm = TextFormat::glm45();
+    let output = "a <tool_cal> b <tool_call\n<tool_call>get_weather\n\
+                  <arg_key>ci</arg_ke ty</arg_key>\n\
+                  <arg_value>Par</arg_valu is <arg_value></arg_value>\n</tool_call>";
+    let out = everywhere(&glm, output);
+    assert_eq!(out.text(), "a <tool_cal> b <tool_call\n");
+    assert_eq!(
+        calls(&out),
+        [(
+            "get_weather".to_owned(),
+            serde_json::json!({"ci</arg_ke ty": "Par</arg_valu is <arg_value>"})
+        )]
+    );
+    every_two_cuts(|| reader(&glm), output, &out);
+
+    // Visible text held back as a marker's start goes out, in order, as
+    // soon as a piece shows it is none, and nothing is shown before.
+    let hermes = TextFormat::hermes();
+    let mut r = reader(&hermes);
+    let mut events = Vec::new();
+    for piece in ["one <", "too", "l_c", "all"] {
+        r.push(piece.as_bytes(), &mut events);
+    }
+    assert_eq!(events, [StreamEvent::Text("one ".to_owned())]);
+    r.push(b"x two", &mut events);
+    let text: String = events
+        .iter()
+        .map(|e| match e {
+            StreamEvent::Text(t) => t.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(text, "one <tool_callx two");
+
+    let qwen = TextFormat::qwen3_coder();
+    let output = "<tool_call>\n<function=write_file>\n<parameter=path>\na.md\n</parameter>\n\
+                  <parameter=content>\nx </paramete y </function y\n</parameter>\n\
+                  </function>\n</tool_call>";
+    let out = everywhere(&qwen, output);
+    assert_eq!(
+        calls(&out),
+        [(
+            "write_file".to_owned(),
+            serde_json::json!({"path": "a.md", "content": "x </paramete y </function y"})
+        )]
+    );
+    every_two_cuts(|| reader(&qwen), output, &out);
+}
+
+#[test]
+fn a_marker_the_output_cuts_off_is_text_or_a_truncated_call() {
+    // (format, output, its text, its truncated calls, its failed ones)
+    let cases = [
+        (
+            TextFormat::hermes(),
+            "Just text <tool_ca",
+            "Just text <tool_ca",
+            0,
+            0,
+        ),
+        (TextFormat::hermes(), "<tool_call>\n  ", "", 1, 0),
+        (
+            TextFormat::glm45(),
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_va",
+            "",
+            1,
+            0,
+        ),
+        (
+            TextFormat::glm45(),
+            "<tool_call>get_weather\n<arg_key>city</arg_k",
+            "",
+            1,
+            0,
+        ),
+        (
+            TextFormat::glm45(),
+            "<tool_call>get_weather\n<arg_ke",
+            "",
+            1,
+            0,
+        ),
+        (
+            TextFormat::qwen3_coder(),
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</param",
+            "",
+            1,
+            0,
+        ),
+        // Between parameters, the end of the output is no parameter.
+        (
+            TextFormat::qwen3_coder(),
+            "<tool_call>\n<function=get_weather>\n<param",
+            "",
+            0,
+            1,
+        ),
+        // Where a call's start marker should be, the start of one is none.
+        (
+            TextFormat::kimi_k2(),
+            "<|tool_calls_section_begin|><|tool_call_beg",
+            "",
+            0,
+            1,
+        ),
+        (
+            TextFormat::kimi_k2(),
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0\
+             <|tool_call_arg",
+            "",
+            1,
+            0,
+        ),
+    ];
+    for (format, output, text, truncated, failed) in cases {
+        let out = everywhere(&format, output);
+        assert_eq!(out.text(), text, "{output:?}");
+        assert_eq!(out.truncated().count(), truncated, "{output:?}");
+        assert_eq!(out.failed().count(), failed, "{output:?}");
+        every_two_cuts(|| reader(&format), output, &out);
+    }
+    // A complete Hermes call before a cut-off end marker stays a call.
+    let out = whole(
+        &TextFormat::hermes(),
+        "<tool_call>{\"name\": \"get_location\", \"arguments\": {}}\n</tool_",
+    );
+    assert_eq!(out.calls().count(), 1);
+}
+
+#[test]
+fn a_marker_s_start_continued_by_a_character_of_several_bytes_or_half_of_one_is_decoded_whole() {
+    // `é` (2 bytes) and `🦀` (4) right after a marker's start, and a
+    // format whose own markers are not ASCII, cut inside their characters.
+    let glm = TextFormat::glm45();
+    let output = "<tool_calé <tool_🦀 <tool_call>get_weather\n<arg_key>city</arg_key>\
+                  <arg_value>S</arg_é o</arg_🦀</arg_value></tool_call>";
+    let out = everywhere(&glm, output);
+    assert_eq!(out.text(), "<tool_calé <tool_🦀 ");
+    assert_eq!(
+        calls(&out),
+        [(
+            "get_weather".to_owned(),
+            serde_json::json!({"city": "S</arg_é o</arg_🦀"})
+        )]
+    );
+    every_two_cuts(|| reader(&glm), output, &out);
+    // A byte at a time: each half of a character is held back until the
+    // next piece.
+    let bytes: Vec<&[u8]> = output.as_bytes().chunks(1).collect();
+    assert_eq!(read(reader(&glm), &bytes), out);
+
+    let tags = TextFormat::tags("[ÉTAPE]", "[/ÉTAPE]");
+    let output = "avant [ÉTA [É🦀 [ÉTAPE]{\"name\": \"get_location\", \"args\": {}}[/ÉTAPE] après";
+    let out = everywhere(&tags, output);
+    assert_eq!(out.text(), "avant [ÉTA [É🦀  après");
+    assert_eq!(out.calls().count(), 1);
+    every_two_cuts(|| reader(&tags), output, &out);
+}
+
+#[test]
+fn a_value_that_breaks_the_size_bound_inside_its_end_marker_is_refused_at_the_same_byte() {
+    let limits = StreamLimits {
+        max_argument_bytes: 16,
+        ..StreamLimits::default()
+    };
+    let make = |format: &TextFormat| {
+        let format = format.clone();
+        move || reader(&format).with_limits(limits)
+    };
+    let x = "x".repeat(17);
+    for (format, head, end, tail) in [
+        (
+            TextFormat::glm45(),
+            "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>",
+            "</arg_value>",
+            "\n</tool_call>ok",
+        ),
+        (
+            TextFormat::qwen3_coder(),
+            "<tool_call>\n<function=write_file>\n<parameter=path>",
+            "</parameter>",
+            "\n</function>\n</tool_call>ok",
+        ),
+    ] {
+        // 16 bytes, the bound, then the end marker: read; 17: refused,
+        // with what arrived up to one byte past the bound.
+        let fits = format!("{head}{}{end}{tail}", &x[..16]);
+        let out = everywhere_with(make(&format), &fits, 8);
+        assert_eq!(
+            calls(&out),
+            [(
+                "write_file".to_owned(),
+                serde_json::json!({"path": &x[..16]})
+            )],
+            "{}",
+            format.name
+        );
+        every_two_cuts(make(&format), &fits, &out);
+        let over = format!("{head}{x}{end}{tail}");
+        let out = everywhere_with(make(&format), &over, 8);
+        let failed = out.failed().next().expect("refused");
+        assert_eq!(failed.kind, CallProblem::TooLarge, "{}", format.name);
+        assert_eq!(failed.raw, format!("{head}{x}"), "{}", format.name);
+        assert_eq!(out.text(), "ok", "{}", format.name);
+        every_two_cuts(make(&format), &over, &out);
+        // The bound is broken by the value's 17th byte alone, whatever
+        // the pieces of the end marker after it.
+        let cut = head.len() + 16;
+        let pieces: Vec<&[u8]> = vec![
+            &over.as_bytes()[..cut],
+            &over.as_bytes()[cut..cut + 1],
+            &over.as_bytes()[cut + 1..cut + 4],
+            &over.as_bytes()[cut + 4..],
+        ];
+        let mut r = make(&format)();
+        let mut events = Vec::new();
+        for (n, piece) in pieces.iter().enumerate() {
+            r.push(piece, &mut events);
+            let refused = events.iter().any(
+                |e| matches!(e, StreamEvent::CallFailed(f) if f.kind == CallProblem::TooLarge),
+            );
+            assert_eq!(refused, n >= 1, "{} after piece {n}", format.name);
+        }
+    }
+}
+
+#[test]
+fn whitespace_before_a_marker_alone_in_its_pieces_is_markup_as_in_the_whole_text() {
+    let hermes = TextFormat::hermes();
+    let output = "<tool_call>\n \n\t{\"name\": \"get_location\", \"arguments\": {}}\n\n  \n</tool_call>\n \
+                  <tool_call>\n \n x</tool_call>after";
+    let out = everywhere(&hermes, output);
+    assert_eq!(out.calls().count(), 1);
+    let failed = out.failed().next().expect("malformed");
+    assert_eq!(failed.kind, CallProblem::MalformedMarkup);
+    assert_eq!(out.text(), "\n after");
+    every_two_cuts(|| reader(&hermes), output, &out);
+    let glm = TextFormat::glm45();
+    let output = "<tool_call>get_weather\n \n<arg_key>city</arg_key> \n \
+                  <arg_value>Paris</arg_value>\n \n</tool_call>";
+    let out = everywhere(&glm, output);
+    assert_eq!(
+        calls(&out),
+        [(
+            "get_weather".to_owned(),
+            serde_json::json!({"city": "Paris"})
+        )]
+    );
+    every_two_cuts(|| reader(&glm), output, &out);
+}
+
+/// The calls' events of `pieces` read by a reader of `format`: each with
+/// how many bytes had been pushed when it came out (text and argument
+/// fragments left out: how they are cut follows the pieces).
+fn call_events(format: &TextFormat, pieces: &[&[u8]]) -> Vec<(usize, StreamEvent)> {
+    let mut r = reader(format);
+    let (mut events, mut timed, mut pushed) = (Vec::new(), Vec::new(), 0);
+    for piece in pieces {
+        r.push(piece, &mut events);
+        pushed += piece.len();
+        timed.extend(events.drain(..).map(|e| (pushed, e)));
+    }
+    r.finish(&mut events);
+    timed.extend(events.drain(..).map(|e| (pushed, e)));
+    timed.retain(|(_, e)| {
+        !matches!(
+            e,
+            StreamEvent::Text(_) | StreamEvent::Reasoning(_) | StreamEvent::ArgumentsDelta(_)
+        )
+    });
+    timed
+}
+
+#[test]
+fn a_call_s_events_come_out_with_the_piece_that_holds_the_byte_deciding_them() {
+    // Fed a byte at a time, each call event comes out after the byte that
+    // decides it (a marker's last byte, mostly); in any pieces, it comes
+    // out with the piece that holds that byte, not a piece later.
+    for format in formats() {
+        let output = two_calls(&format);
+        let b = output.as_bytes();
+        let bytes: Vec<&[u8]> = b.chunks(1).collect();
+        let decided = call_events(&format, &bytes);
+        assert!(decided.len() >= 4, "{}: {decided:?}", format.name);
+        for i in 0..=b.len() {
+            for j in i..=b.len().min(i + MIDDLE) {
+                let got = call_events(&format, &[&b[..i], &b[i..j], &b[j..]]);
+                let expected: Vec<(usize, StreamEvent)> = decided
+                    .iter()
+                    .map(|(at, e)| {
+                        let with = [i, j, b.len()].into_iter().find(|end| end >= at);
+                        (with.unwrap_or(b.len()), e.clone())
+                    })
+                    .collect();
+                assert_eq!(got, expected, "{} cut at {i} and {j}", format.name);
+            }
+        }
+    }
+}
