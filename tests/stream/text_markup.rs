@@ -353,11 +353,10 @@ fn whitespace_before_a_marker_alone_in_its_pieces_is_markup_as_in_the_whole_text
     every_two_cuts(|| reader(&glm), output, &out);
 }
 
-/// The calls' events of `pieces` read by a reader of `format`: each with
-/// how many bytes had been pushed when it came out (text and argument
-/// fragments left out: how they are cut follows the pieces).
-fn call_events(format: &TextFormat, pieces: &[&[u8]]) -> Vec<(usize, StreamEvent)> {
-    let mut r = reader(format);
+/// The calls' events of `pieces` read by `r`: each with how many bytes
+/// had been pushed when it came out (text and argument fragments left
+/// out: how they are cut follows the pieces).
+fn call_events(mut r: TextReader, pieces: &[&[u8]]) -> Vec<(usize, StreamEvent)> {
     let (mut events, mut timed, mut pushed) = (Vec::new(), Vec::new(), 0);
     for piece in pieces {
         r.push(piece, &mut events);
@@ -375,29 +374,97 @@ fn call_events(format: &TextFormat, pieces: &[&[u8]]) -> Vec<(usize, StreamEvent
     timed
 }
 
+/// Fed a byte at a time, each call event of `text` comes out after the
+/// byte that decides it (a marker's last byte, mostly); cut in three
+/// pieces anywhere ([`MIDDLE`] apart at most), it must come out with the
+/// piece that holds that byte, not a piece later.
+fn decided_at_the_same_byte(make: impl Fn() -> TextReader, text: &str) {
+    let b = text.as_bytes();
+    let bytes: Vec<&[u8]> = b.chunks(1).collect();
+    let decided = call_events(make(), &bytes);
+    assert!(!decided.is_empty(), "{text:?}");
+    for i in 0..=b.len() {
+        for j in i..=b.len().min(i + MIDDLE) {
+            let got = call_events(make(), &[&b[..i], &b[i..j], &b[j..]]);
+            let expected: Vec<(usize, StreamEvent)> = decided
+                .iter()
+                .map(|(at, e)| {
+                    let with = [i, j, b.len()].into_iter().find(|end| end >= at);
+                    (with.unwrap_or(b.len()), e.clone())
+                })
+                .collect();
+            assert_eq!(got, expected, "cut at {i} and {j} of {text:?}");
+        }
+    }
+}
+
 #[test]
 fn a_call_s_events_come_out_with_the_piece_that_holds_the_byte_deciding_them() {
-    // Fed a byte at a time, each call event comes out after the byte that
-    // decides it (a marker's last byte, mostly); in any pieces, it comes
-    // out with the piece that holds that byte, not a piece later.
     for format in formats() {
         let output = two_calls(&format);
-        let b = output.as_bytes();
-        let bytes: Vec<&[u8]> = b.chunks(1).collect();
-        let decided = call_events(&format, &bytes);
-        assert!(decided.len() >= 4, "{}: {decided:?}", format.name);
-        for i in 0..=b.len() {
-            for j in i..=b.len().min(i + MIDDLE) {
-                let got = call_events(&format, &[&b[..i], &b[i..j], &b[j..]]);
-                let expected: Vec<(usize, StreamEvent)> = decided
-                    .iter()
-                    .map(|(at, e)| {
-                        let with = [i, j, b.len()].into_iter().find(|end| end >= at);
-                        (with.unwrap_or(b.len()), e.clone())
-                    })
-                    .collect();
-                assert_eq!(got, expected, "{} cut at {i} and {j}", format.name);
-            }
-        }
+        decided_at_the_same_byte(|| reader(&format), &output);
+    }
+}
+
+#[test]
+fn a_json_call_s_punctuation_read_a_byte_at_a_time_keeps_its_fragments_and_bounds() {
+    // Whitespace, colons, commas and numbers between a JSON call's
+    // strings, a byte at a time: the arguments go out as written, whole
+    // as in pieces.
+    let hermes = TextFormat::hermes();
+    let args = "{ \"path\" :\t\"a.md\" ,\n \"content\": \"x\", \"lines\": [ 1 ,2.5e3, -3 ], \"append\": false }";
+    let output = format!(
+        "<tool_call>\n{{ \"name\" : \"write_file\" ,  \"arguments\" :  {args} }}\n</tool_call>"
+    );
+    let out = everywhere(&hermes, &output);
+    assert_eq!(super::text_support::argument_texts(&out), [args]);
+    let mut r = reader(&hermes);
+    let mut events = Vec::new();
+    for piece in output.as_bytes().chunks(1) {
+        r.push(piece, &mut events);
+    }
+    r.finish(&mut events);
+    let sent: String = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ArgumentsDelta(d) => Some(d.fragment.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent, args);
+    decided_at_the_same_byte(|| reader(&hermes), &output);
+
+    // The arguments before the name (Llama's bare object): nothing goes
+    // out until the name is read, then all of it, in order.
+    let llama = TextFormat::llama3_json();
+    let args = "{\"city\": \"Paris\", \"days\": 3}";
+    let output = format!("{{\"parameters\": {args} , \"name\": \"get_weather\"}}");
+    let out = everywhere(&llama, &output);
+    assert_eq!(super::text_support::argument_texts(&out), [args]);
+    decided_at_the_same_byte(|| reader(&llama), &output);
+
+    // A stop marker that begins with a letter: a number's `E` may start it.
+    let tags = TextFormat::tags("CALL", "END");
+    let output = "CALL{\"name\": \"f\", \"args\": {\"n\": 1E5, \"m\": [1, 2]}}END and \
+                  CALL{\"name\": \"f\", \"args\": {\"n\": 1END after";
+    let out = everywhere(&tags, output);
+    assert_eq!(out.calls().count(), 1);
+    assert_eq!(out.failed().count(), 1);
+    decided_at_the_same_byte(|| reader(&tags), output);
+
+    // The size bound met on a space or a comma: refused at that byte.
+    let call = "{\"name\": \"f\", \"arguments\": {\"a\": 1, \"b\": 2}}";
+    let output = format!("<tool_call>{call}</tool_call>ok");
+    for bound in [call.find(", \"b").unwrap(), call.find(" 2").unwrap()] {
+        let limits = StreamLimits {
+            max_argument_bytes: bound,
+            ..StreamLimits::default()
+        };
+        let make = || reader(&hermes).with_limits(limits);
+        let out = everywhere_with(make, &output, 8);
+        let failed = out.failed().next().expect("refused");
+        assert_eq!(failed.kind, CallProblem::TooLarge);
+        assert_eq!(failed.raw, format!("<tool_call>{}", &call[..bound + 1]));
+        decided_at_the_same_byte(make, &output);
     }
 }

@@ -158,6 +158,24 @@ impl JsonScanner {
         self.seen += n;
     }
 
+    /// Whether `b`, next, would change nothing but the count: a byte
+    /// outside strings inside an array or object that neither opens nor
+    /// closes one nor starts a string (whitespace, a colon, a comma, a
+    /// number's or a literal's), within the size bound; then
+    /// [`skip_counted`](Self::skip_counted) is what [`push`](Self::push)
+    /// of it does.
+    pub(crate) fn only_counts(&self, b: u8) -> bool {
+        self.state == State::Nested
+            && self.seen < self.max_bytes
+            && !matches!(b, b'"' | b'[' | b']' | b'{' | b'}')
+    }
+
+    /// Counts a byte [`only_counts`](Self::only_counts) said only counts.
+    pub(crate) fn skip_counted(&mut self) {
+        debug_assert!(self.state == State::Nested && self.seen < self.max_bytes);
+        self.seen += 1;
+    }
+
     /// Tells the scanner the text ended: a top-level number or literal is
     /// then complete (it had no byte after it to show its end).
     pub fn finish(&mut self) -> Scan {

@@ -675,6 +675,13 @@ enum InPlace {
     /// changed in nothing, run once a marker is whole or none can be
     /// ([`Engine::continue_marker`]).
     Marker { at: usize, slot: usize, mask: u32 },
+    /// Between the tokens of a JSON call's object of run `run`, outside
+    /// its strings (the scanner and the walk at the end of the text): a
+    /// one-byte piece that only moves them on (whitespace, a colon, a
+    /// comma, a number's byte inside the arguments) is counted by both
+    /// and appended, and sent when it continues the call's arguments
+    /// ([`Engine::continue_json_member`]).
+    JsonMember { run: usize },
 }
 
 impl State {
@@ -1225,6 +1232,49 @@ impl Engine {
         true
     }
 
+    /// A one-byte piece between the tokens of a JSON call's object
+    /// ([`InPlace::JsonMember`]): read as the steps would read it, when
+    /// it cannot start a marker and only moves the scanner and the member
+    /// walk on, the call started or its name not known yet (then it is
+    /// not sent). Says whether it read the piece.
+    fn continue_json_member(
+        &mut self,
+        run: usize,
+        piece: &[u8],
+        out: &mut Vec<StreamEvent>,
+    ) -> bool {
+        let &[b] = piece else { return false };
+        if !b.is_ascii() || self.c.firsts[run].json.in_piece(piece) {
+            return false;
+        }
+        let len = self.buf.len();
+        let Some(State::Run(RunState {
+            phase: Phase::Body(Body::Json { info, args }),
+            ..
+        })) = &mut self.state
+        else {
+            return false;
+        };
+        if args.at != len || !args.scan.only_counts(b) {
+            return false;
+        }
+        let index = match info.index {
+            Some(index) if info.id.is_some() => Some(index),
+            _ if self.walk.name().is_none() => None,
+            _ => return false,
+        };
+        let Some(sends) = self.walk.only_moves(len, b) else {
+            return false;
+        };
+        args.scan.skip_counted();
+        args.at += 1;
+        push_ascii(&mut self.buf, b);
+        if let (Some(index), true) = (index, sends) {
+            push_arguments(index, &ASCII[usize::from(b)..][..1], out);
+        }
+        true
+    }
+
     /// The step that returns this waits because the text ends inside one
     /// of the markers of `on` starting at `at` (or, where whitespace may
     /// precede them, in whitespace, `at` being the end of the text).
@@ -1250,6 +1300,7 @@ impl Engine {
             // Nothing to read: what is read in place goes on as it was.
             _ if piece.is_empty() => true,
             InPlace::Marker { at, slot, mask } => self.continue_marker(at, slot, mask, piece),
+            InPlace::JsonMember { run } => self.continue_json_member(run, piece, out),
             InPlace::RawValue { run, limit } => {
                 if self.buf.len() + piece.len() > limit || self.c.firsts[run].value.in_piece(piece)
                 {
@@ -1378,13 +1429,18 @@ impl Engine {
         match &self.state {
             Some(State::Text) if !self.anchor && self.pos == self.buf.len() => InPlace::Text,
             Some(State::Run(RunState {
+                run,
                 phase: Phase::Body(Body::Json { info, args }),
                 ..
             })) if args.at == self.buf.len() => {
                 let (Some(escaped), Some(sends)) =
                     (args.scan.string_escape(), self.walk.in_string_at(args.at))
                 else {
-                    return InPlace::No;
+                    return if args.scan.only_counts(b' ') {
+                        InPlace::JsonMember { run: *run }
+                    } else {
+                        InPlace::No
+                    };
                 };
                 InPlace::JsonString {
                     limit: args.at + args.scan.room(),

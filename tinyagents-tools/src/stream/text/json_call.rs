@@ -502,6 +502,39 @@ impl MemberWalk {
         }
     }
 
+    /// Reads `byte` at `at` when it only moves the walk on (whitespace
+    /// between tokens, the colon after a key, the comma after a member, a
+    /// byte that [`JsonScanner::only_counts`] inside a member value's
+    /// array or object), as [`walk`](Self::walk) would: `None`, changing
+    /// nothing, for any other byte; otherwise whether the byte continues
+    /// the arguments text handed out so far, which then counts as handed
+    /// out.
+    pub(super) fn only_moves(&mut self, at: usize, byte: u8) -> Option<bool> {
+        let sending = matches!(self.arguments, Some((_, None)));
+        if self.at != at || (sending && self.sent != at) {
+            return None;
+        }
+        let next = match &mut self.step {
+            Step::InValue { scan, .. } if scan.only_counts(byte) => {
+                scan.skip_counted();
+                None
+            }
+            Step::InKey { .. } | Step::InValue { .. } | Step::Done | Step::Lost => return None,
+            _ if byte.is_ascii_whitespace() => None,
+            Step::Colon { role } if byte == b':' => Some(Step::Value { role: *role }),
+            Step::After if byte == b',' => Some(Step::Key),
+            _ => return None,
+        };
+        if let Some(step) = next {
+            self.step = step;
+        }
+        self.at += 1;
+        if sending {
+            self.sent = self.at;
+        }
+        Some(sending)
+    }
+
     /// What the member under `key` is to the call: the first of the name,
     /// id or preferred arguments key; a key that is more than one of them
     /// is followed as none (the whole read decides).
