@@ -158,22 +158,26 @@ impl JsonScanner {
         self.seen += n;
     }
 
-    /// Whether `b`, next, would change nothing but the count: a byte
-    /// outside strings inside an array or object that neither opens nor
-    /// closes one nor starts a string (whitespace, a colon, a comma, a
-    /// number's or a literal's), within the size bound; then
-    /// [`skip_counted`](Self::skip_counted) is what [`push`](Self::push)
-    /// of it does.
-    pub(crate) fn only_counts(&self, b: u8) -> bool {
+    /// Whether the last byte scanned is inside an array or object,
+    /// outside its strings.
+    pub(crate) fn nested(&self) -> bool {
         self.state == State::Nested
-            && self.seen < self.max_bytes
-            && !matches!(b, b'"' | b'[' | b']' | b'{' | b'}')
     }
 
-    /// Counts a byte [`only_counts`](Self::only_counts) said only counts.
-    pub(crate) fn skip_counted(&mut self) {
-        debug_assert!(self.state == State::Nested && self.seen < self.max_bytes);
-        self.seen += 1;
+    /// Scans one more byte when the value then stays incomplete and
+    /// within the bounds: what [`push`](Self::push) of it does. Says
+    /// whether it did; otherwise nothing changed (the byte ends the value
+    /// or breaks a bound, for `push` to say).
+    pub(crate) fn step_within(&mut self, b: u8) -> bool {
+        if matches!(self.state, State::Done(_)) {
+            return false;
+        }
+        let mut next = self.clone();
+        if next.step(b, 0).is_some() {
+            return false;
+        }
+        *self = next;
+        true
     }
 
     /// Tells the scanner the text ended: a top-level number or literal is

@@ -678,8 +678,9 @@ enum InPlace {
     /// Between the tokens of a JSON call's object of run `run`, outside
     /// its strings (the scanner and the walk at the end of the text): a
     /// one-byte piece that only moves them on (whitespace, a colon, a
-    /// comma, a number's byte inside the arguments) is counted by both
-    /// and appended, and sent when it continues the call's arguments
+    /// comma, a quote that opens a string, a value's first byte, any byte
+    /// inside the arguments that does not end them) is read by both and
+    /// appended, and sent when it continues the call's arguments
     /// ([`Engine::continue_json_member`]).
     JsonMember { run: usize },
 }
@@ -1128,6 +1129,17 @@ impl Engine {
         let decides_marker = matches!(self.in_place, InPlace::Marker { .. });
         self.settle();
         self.compact();
+        if let (&[_], Some(State::Run(RunState { run, .. }))) = (piece, &self.state)
+            && self.utf8.is_empty()
+        {
+            // The quote that ends a string of a JSON call's arguments (what
+            // was read in place before it now counted): read in place too.
+            let run = *run;
+            if self.continue_json_member(run, piece, out) {
+                self.in_place = self.in_place_now();
+                return;
+            }
+        }
         if self.utf8.is_empty() && piece.len() <= SHORT_ASCII && piece.is_ascii() {
             // A short ASCII piece (markup, mostly) is whole text: appended
             // byte by byte, without the UTF-8 check and the copy.
@@ -1232,11 +1244,12 @@ impl Engine {
         true
     }
 
-    /// A one-byte piece between the tokens of a JSON call's object
-    /// ([`InPlace::JsonMember`]): read as the steps would read it, when
-    /// it cannot start a marker and only moves the scanner and the member
-    /// walk on, the call started or its name not known yet (then it is
-    /// not sent). Says whether it read the piece.
+    /// A one-byte piece of a JSON call's object ([`InPlace::JsonMember`],
+    /// or the quote that ends a string of its arguments): read as the
+    /// steps would read it, when it cannot start a marker and only moves
+    /// the scanner and the member walk on (it ends no key, no member's
+    /// value and not the object), the call started or its name not known
+    /// yet (then nothing is sent). Says whether it read the piece.
     fn continue_json_member(
         &mut self,
         run: usize,
@@ -1255,7 +1268,11 @@ impl Engine {
         else {
             return false;
         };
-        if args.at != len || !args.scan.only_counts(b) {
+        if args.at != len {
+            return false;
+        }
+        let mut scan = args.scan.clone();
+        if !scan.step_within(b) {
             return false;
         }
         let index = match info.index {
@@ -1266,11 +1283,15 @@ impl Engine {
         let Some(sends) = self.walk.only_moves(len, b) else {
             return false;
         };
-        args.scan.skip_counted();
+        args.scan = scan;
         args.at += 1;
         push_ascii(&mut self.buf, b);
         if let (Some(index), true) = (index, sends) {
             push_arguments(index, &ASCII[usize::from(b)..][..1], out);
+        }
+        if b == b'"' {
+            // A string begins: its bytes are read in place as a string's.
+            self.in_place = self.in_place_now();
         }
         true
     }
@@ -1436,7 +1457,7 @@ impl Engine {
                 let (Some(escaped), Some(sends)) =
                     (args.scan.string_escape(), self.walk.in_string_at(args.at))
                 else {
-                    return if args.scan.only_counts(b' ') {
+                    return if args.scan.nested() {
                         InPlace::JsonMember { run: *run }
                     } else {
                         InPlace::No

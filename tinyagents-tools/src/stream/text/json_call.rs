@@ -502,37 +502,63 @@ impl MemberWalk {
         }
     }
 
-    /// Reads `byte` at `at` when it only moves the walk on (whitespace
-    /// between tokens, the colon after a key, the comma after a member, a
-    /// byte that [`JsonScanner::only_counts`] inside a member value's
-    /// array or object), as [`walk`](Self::walk) would: `None`, changing
-    /// nothing, for any other byte; otherwise whether the byte continues
-    /// the arguments text handed out so far, which then counts as handed
-    /// out.
+    /// Reads `byte` at `at` when it only moves the walk on, as
+    /// [`walk`](Self::walk) would: whitespace between tokens, the colon
+    /// after a key, the comma after a member, the quote that opens a key,
+    /// the first byte of a member's value, or a byte of a key or value
+    /// that does not end it ([`JsonScanner::step_within`]). `None`,
+    /// changing nothing, for any other byte (one that ends a key, a value
+    /// or the object); otherwise whether the byte continues the arguments
+    /// text handed out so far, which then counts as handed out.
     pub(super) fn only_moves(&mut self, at: usize, byte: u8) -> Option<bool> {
-        let sending = matches!(self.arguments, Some((_, None)));
-        if self.at != at || (sending && self.sent != at) {
+        if self.at != at || (matches!(self.arguments, Some((_, None))) && self.sent != at) {
             return None;
         }
         let next = match &mut self.step {
-            Step::InValue { scan, .. } if scan.only_counts(byte) => {
-                scan.skip_counted();
+            Step::InKey { scan, .. } | Step::InValue { scan, .. } => {
+                if !scan.step_within(byte) {
+                    return None;
+                }
                 None
             }
-            Step::InKey { .. } | Step::InValue { .. } | Step::Done | Step::Lost => return None,
+            Step::Done | Step::Lost => return None,
             _ if byte.is_ascii_whitespace() => None,
             Step::Colon { role } if byte == b':' => Some(Step::Value { role: *role }),
             Step::After if byte == b',' => Some(Step::Key),
+            Step::FirstKey | Step::Key if byte == b'"' => {
+                let mut scan = JsonScanner::new(usize::MAX, usize::MAX);
+                if !scan.step_within(byte) {
+                    return None;
+                }
+                Some(Step::InKey { from: at, scan })
+            }
+            Step::Value { role } => {
+                let role = *role;
+                let mut scan = JsonScanner::new(usize::MAX, usize::MAX);
+                if !scan.step_within(byte) {
+                    return None;
+                }
+                if role == Role::Arguments {
+                    self.arguments = Some((at, None));
+                    self.sent = at;
+                }
+                Some(Step::InValue {
+                    role,
+                    from: at,
+                    scan,
+                })
+            }
             _ => return None,
         };
         if let Some(step) = next {
             self.step = step;
         }
         self.at += 1;
-        if sending {
+        let sends = matches!(self.arguments, Some((_, None)));
+        if sends {
             self.sent = self.at;
         }
-        Some(sending)
+        Some(sends)
     }
 
     /// What the member under `key` is to the call: the first of the name,
