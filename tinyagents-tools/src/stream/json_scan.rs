@@ -194,7 +194,9 @@ impl JsonScanner {
         }
     }
 
-    /// One byte at offset `i` of the current piece.
+    /// One byte at offset `i` of the current piece (inlined in
+    /// [`push`](Self::push)'s loop).
+    #[inline(always)]
     fn step(&mut self, b: u8, i: usize) -> Option<Scan> {
         if self.state == State::Bare && !continues_bare(b) {
             return Some(Scan::Complete { end: i });

@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::mem;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -95,9 +95,9 @@ pub(crate) struct Compiled {
     /// valid JSON object: a call whose object is all in the text is then
     /// read by its member walk alone (see [`Engine::walk_whole_call`]).
     json_whole: bool,
-    /// The markers each step that may wait on a partial one looks for,
-    /// by [`Compiled::wait_slot`].
-    waits: Vec<WaitList>,
+    /// The markers each step that may wait on a partial one looks for
+    /// (see [`Compiled::waits`]).
+    waits: OnceLock<Vec<WaitList>>,
 }
 
 impl Compiled {
@@ -245,9 +245,8 @@ impl Compiled {
         let json_whole = matches!(format.body, CallBody::JsonObject { .. })
             && stops.iter().flatten().all(|(m, _)| never_in_json_object(m));
         let text_firsts = Firsts::of(text_markers.iter().map(String::as_str));
-        let waits = wait_lists(&format, &text_markers, &value_ends, &name_ends, &id_ends);
         Compiled {
-            waits,
+            waits: OnceLock::new(),
             json_whole,
             stop_markers,
             name_ends,
@@ -282,13 +281,9 @@ fn opening_run_stops(body: &CallBody) -> Vec<(String, Stop)> {
 /// The marker lists of the steps that may wait on a partial marker (see
 /// [`WaitOn`]), by [`Compiled::wait_slot`]: the ones outside runs, then
 /// each run's.
-fn wait_lists(
-    format: &TextFormat,
-    text_markers: &[String],
-    value_ends: &[Vec<String>],
-    name_ends: &[Markers],
-    id_ends: &[Markers],
-) -> Vec<WaitList> {
+fn wait_lists(c: &Compiled) -> Vec<WaitList> {
+    let (format, text_markers, value_ends) = (&c.format, &c.text_markers, &c.value_ends);
+    let (name_ends, id_ends) = (&c.name_ends, &c.id_ends);
     let mut waits: Vec<WaitList> = (0..WAITS * (1 + format.runs.len()))
         .map(|_| WaitList::default())
         .collect();
@@ -366,6 +361,13 @@ impl Compiled {
     /// waits on are in [`Compiled::waits`].
     fn wait_slot(run: Option<usize>, on: WaitOn) -> usize {
         run.map_or(0, |r| r + 1) * WAITS + on as usize
+    }
+
+    /// The markers of the steps that may wait on a partial one, by
+    /// [`Compiled::wait_slot`]: made the first time a reader of the
+    /// format waits on one (a whole text never does).
+    fn waits(&self) -> &[WaitList] {
+        self.waits.get_or_init(|| wait_lists(self))
     }
 
     /// The compiled parts of `format`, shared by the readers one thread
@@ -1170,7 +1172,7 @@ impl Engine {
     fn marker_in_place(&self, at: usize, slot: usize) -> InPlace {
         let tail = &self.bytes()[at..];
         let mut mask = 0u32;
-        for (i, m) in self.c.waits[slot].markers.iter().enumerate() {
+        for (i, m) in self.c.waits()[slot].markers.iter().enumerate() {
             let m = m.as_bytes();
             if tail.starts_with(m) || i >= 32 {
                 return InPlace::No;
@@ -1193,7 +1195,7 @@ impl Engine {
     /// piece; a piece that makes a marker whole, or none, or cuts a
     /// character of one, is left to the steps.
     fn continue_marker(&mut self, at: usize, slot: usize, mask: u32, piece: &[u8]) -> bool {
-        let list = &self.c.waits[slot];
+        let list = &self.c.waits()[slot];
         let held = self.buf.len() - at;
         let ws = if held == 0 && list.ws {
             piece.iter().take_while(|b| b.is_ascii_whitespace()).count()
