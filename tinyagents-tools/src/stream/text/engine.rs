@@ -1131,7 +1131,14 @@ impl Engine {
         let decides_marker = matches!(self.in_place, InPlace::Marker { .. });
         self.settle();
         self.compact();
-        if let (&[_], Some(State::Run(RunState { run, .. }))) = (piece, &self.state)
+        if let (
+            &[_],
+            Some(State::Run(RunState {
+                run,
+                phase: Phase::Body(Body::Json { .. }),
+                ..
+            })),
+        ) = (piece, &self.state)
             && self.utf8.is_empty()
         {
             // The quote that ends a string of a JSON call's arguments (what
@@ -1142,7 +1149,12 @@ impl Engine {
                 return;
             }
         }
-        if self.utf8.is_empty() && piece.len() <= SHORT_ASCII && piece.is_ascii() {
+        if let &[b] = piece
+            && b.is_ascii()
+            && self.utf8.is_empty()
+        {
+            push_ascii(&mut self.buf, b);
+        } else if self.utf8.is_empty() && piece.len() <= SHORT_ASCII && piece.is_ascii() {
             // A short ASCII piece (markup, mostly) is whole text: appended
             // byte by byte, without the UTF-8 check and the copy.
             for &b in piece {
