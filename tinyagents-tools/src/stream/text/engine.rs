@@ -1285,15 +1285,15 @@ impl Engine {
         if args.at != len {
             return false;
         }
-        let mut scan = args.scan.clone();
-        if !scan.step_within(b) {
-            return false;
-        }
         let index = match info.index {
             Some(index) if info.id.is_some() => Some(index),
             _ if self.walk.name().is_none() => None,
             _ => return false,
         };
+        let mut scan = args.scan.clone();
+        if !scan.step_within(b) {
+            return false;
+        }
         let Some(sends) = self.walk.only_moves(len, b) else {
             return false;
         };
@@ -1471,7 +1471,10 @@ impl Engine {
                 let (Some(escaped), Some(sends)) =
                     (args.scan.string_escape(), self.walk.in_string_at(args.at))
                 else {
-                    return if args.scan.nested() {
+                    // A call whose name is known but that has not started
+                    // (its id is still to come) is read by the steps.
+                    let startable = info.id.is_some() || self.walk.name().is_none();
+                    return if args.scan.nested() && startable {
                         InPlace::JsonMember { run: *run }
                     } else {
                         InPlace::No
