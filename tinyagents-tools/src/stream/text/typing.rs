@@ -25,7 +25,7 @@ use serde_json::Value;
 /// whose input schema is `schema` (when the tool is known).
 pub(crate) fn typed_value(schema: Option<&Value>, key: &str, raw: &str) -> Value {
     let property = schema.and_then(|root| {
-        let props = resolve(root, root).get("properties")?;
+        let props = field(resolve(root, root), "properties")?;
         Some(resolve(root, props.get(key)?))
     });
     let types = match (schema, property) {
@@ -91,38 +91,57 @@ fn allows(root: &Value, schema: &Value, value: &Value, depth: usize) -> bool {
         return schema == &Value::Bool(true);
     };
     let type_name = if value.is_null() { "null" } else { "boolean" };
-    let typed = match obj.get("type") {
+    let typed = match field(schema, "type") {
         Some(Value::String(t)) => t == type_name,
         Some(Value::Array(ts)) => ts.iter().any(|t| t == type_name),
         _ => true,
     };
-    let listed = match (obj.get("enum"), obj.get("const")) {
+    let listed = match (field(schema, "enum"), field(schema, "const")) {
         (Some(Value::Array(values)), _) => values.contains(value),
         (_, Some(constant)) => constant == value,
         _ => true,
     };
-    let any_of = ["anyOf", "oneOf"].iter().all(|key| match obj.get(*key) {
-        Some(Value::Array(alternatives)) => alternatives
-            .iter()
-            .any(|alt| allows(root, alt, value, depth + 1)),
-        _ => true,
-    });
-    let all_of = match obj.get("allOf") {
+    let any_of = ["anyOf", "oneOf"]
+        .iter()
+        .all(|key| match field(schema, key) {
+            Some(Value::Array(alternatives)) => alternatives
+                .iter()
+                .any(|alt| allows(root, alt, value, depth + 1)),
+            _ => true,
+        });
+    let all_of = match field(schema, "allOf") {
         Some(Value::Array(parts)) => parts.iter().all(|p| allows(root, p, value, depth + 1)),
         _ => true,
     };
-    let constrained = obj.get("type").is_some()
-        || obj.contains_key("enum")
-        || obj.contains_key("const")
-        || obj.contains_key("anyOf")
-        || obj.contains_key("oneOf")
-        || obj.contains_key("allOf");
+    let constrained = obj.keys().any(|k| {
+        matches!(
+            k.as_str(),
+            "type" | "enum" | "const" | "anyOf" | "oneOf" | "allOf"
+        )
+    });
     constrained && typed && listed && any_of && all_of
 }
 
+/// The member `key` of `schema` when it is an object. A schema object
+/// holds few keywords, and every raw value typed reads several of them:
+/// a small object is searched by comparing its keys, which costs less
+/// than hashing `key` for each keyword (the map's own lookup serves a
+/// larger one, such as `properties`).
+fn field<'a>(schema: &'a Value, key: &str) -> Option<&'a Value> {
+    let obj = schema.as_object()?;
+    if obj.len() > SMALL_SCHEMA {
+        return obj.get(key);
+    }
+    obj.iter().find_map(|(k, v)| (k == key).then_some(v))
+}
+
+/// The most members a schema object is searched by comparing keys
+/// ([`field`]).
+const SMALL_SCHEMA: usize = 8;
+
 /// Follows a local `$ref` (`#/$defs/X`, `#/definitions/X`) once.
 fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    match schema.get("$ref").and_then(Value::as_str) {
+    match field(schema, "$ref").and_then(Value::as_str) {
         Some(pointer) => pointer
             .strip_prefix('#')
             .and_then(|p| root.pointer(p))
@@ -176,29 +195,31 @@ fn types_of(root: &Value, schema: &Value, depth: usize) -> Types {
         return Types::NONE;
     }
     let schema = resolve(root, schema);
+    let Some(obj) = schema.as_object() else {
+        return Types::NONE;
+    };
+    // One pass over the keywords: the types are a union, in any order.
     let mut types = Types::NONE;
-    match schema.get("type") {
-        Some(Value::String(t)) => types = types.with(Types::named(t)),
-        Some(Value::Array(ts)) => {
-            for t in ts.iter().filter_map(Value::as_str) {
-                types = types.with(Types::named(t));
+    for (keyword, value) in obj {
+        match (keyword.as_str(), value) {
+            ("type", Value::String(t)) => types = types.with(Types::named(t)),
+            ("type", Value::Array(ts)) => {
+                for t in ts.iter().filter_map(Value::as_str) {
+                    types = types.with(Types::named(t));
+                }
             }
-        }
-        _ => {}
-    }
-    if let Some(Value::Array(values)) = schema.get("enum") {
-        for v in values {
-            types = types.with(Types::of_literal(v));
-        }
-    }
-    if let Some(value) = schema.get("const") {
-        types = types.with(Types::of_literal(value));
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        if let Some(Value::Array(alternatives)) = schema.get(key) {
-            for alt in alternatives {
-                types = types.with(types_of(root, alt, depth + 1));
+            ("enum", Value::Array(values)) => {
+                for v in values {
+                    types = types.with(Types::of_literal(v));
+                }
             }
+            ("const", value) => types = types.with(Types::of_literal(value)),
+            ("anyOf" | "oneOf" | "allOf", Value::Array(alternatives)) => {
+                for alt in alternatives {
+                    types = types.with(types_of(root, alt, depth + 1));
+                }
+            }
+            _ => {}
         }
     }
     types
@@ -237,6 +258,32 @@ mod tests {
         assert_eq!(typed_value(s, "other", "{\"a\": 1}"), json!({"a": 1}));
         assert_eq!(typed_value(s, "other", "\"quoted\""), json!("\"quoted\""));
         assert_eq!(typed_value(None, "x", "plain words"), json!("plain words"));
+    }
+
+    #[test]
+    fn keywords_are_read_in_small_and_large_schema_objects_alike() {
+        // More members than are searched by comparing keys: the map's own
+        // lookup reads them, with the same result.
+        let large = json!({
+            "title": "Count", "description": "How many.", "examples": [1, 2],
+            "default": 1, "minimum": 0, "maximum": 9, "multipleOf": 1,
+            "deprecated": false, "type": "integer"
+        });
+        let schema = json!({
+            "type": "object", "title": "T", "description": "D", "required": [],
+            "additionalProperties": false, "examples": [], "default": {},
+            "deprecated": false, "$comment": "nine members",
+            "properties": {
+                "count": large,
+                "label": {"description": "A label.", "type": "string"},
+                "flag": {"anyOf": [{"type": "boolean"}], "description": "On?"},
+            }
+        });
+        let s = Some(&schema);
+        assert_eq!(typed_value(s, "count", "42"), json!(42));
+        assert_eq!(typed_value(s, "label", "42"), json!("42"));
+        assert_eq!(typed_value(s, "flag", "True"), json!(true));
+        assert_eq!(typed_value(s, "count", "True"), json!("True"));
     }
 
     #[test]
