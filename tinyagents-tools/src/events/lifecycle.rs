@@ -16,7 +16,7 @@ impl<'a> ToolEvent<'a> {
     /// `timestamp` with the call's own and waiting time so far (`times`)
     /// and the digest of its arguments, every other part empty for the
     /// step to fill.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn of_call(
         kind: EventKind,
         ids: (&RunId, &ThreadId, &ToolCallId),

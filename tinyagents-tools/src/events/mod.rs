@@ -283,11 +283,13 @@ impl EventBus {
 }
 
 /// Hands one event to a subscriber, counting a panic.
+#[inline]
 fn deliver(subscriber: &dyn EventSubscriber, event: &ToolEvent<'_>, stats: &BusStats) {
     guarded(stats, || subscriber.on_event(event));
 }
 
 /// Runs a subscriber's code, catching and counting a panic.
+#[inline]
 fn guarded(stats: &BusStats, subscriber: impl FnOnce()) {
     if catch_unwind(AssertUnwindSafe(subscriber)).is_err() {
         stats.panics.fetch_add(1, Ordering::Relaxed);

@@ -138,7 +138,9 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                 cx.waited += waited;
             }
             if !changed && matches!(outcome, Ok(BeforeOutcome::Continue)) {
-                // Let through as it was: nothing to check again.
+                // Let through as it was: nothing to check again (and
+                // nothing to drop: `Continue` owns nothing).
+                std::mem::forget(outcome);
                 continue;
             }
             let verdict = self.hook_verdict(
