@@ -1058,11 +1058,7 @@ impl Engine {
     #[inline(always)]
     fn push_byte_in_place(&mut self, b: u8, out: &mut Vec<StreamEvent>) -> bool {
         match self.in_place {
-            InPlace::JsonString {
-                limit,
-                escaped,
-                fragment,
-            } if self.buf.len() < limit => {
+            InPlace::JsonString { limit, escaped, .. } if self.buf.len() < limit => {
                 if escaped || !JSON_PLAIN[usize::from(b)] {
                     // A backslash escapes the next byte, and the byte after
                     // one is any ASCII byte; a quote ends the string.
@@ -1075,7 +1071,7 @@ impl Engine {
                         *escaped = now;
                     }
                 }
-                self.push_string_byte(b, fragment, out);
+                self.push_string_byte(b, out);
                 true
             }
             InPlace::Text => match self.c.text_bytes[usize::from(b)] {
@@ -1096,11 +1092,17 @@ impl Engine {
     }
 
     /// Appends the ASCII byte `b` of a JSON string read in place: to the
-    /// held text and to the call's fragment (when its bytes are sent).
+    /// held text and to the call's fragment (when its bytes are sent). The
+    /// call's index is read after the held text's append, so it is not
+    /// kept in a register across it.
     #[inline(always)]
-    fn push_string_byte(&mut self, b: u8, fragment: Option<usize>, out: &mut Vec<StreamEvent>) {
+    fn push_string_byte(&mut self, b: u8, out: &mut Vec<StreamEvent>) {
         push_ascii(&mut self.buf, b);
-        if let Some(index) = fragment {
+        if let InPlace::JsonString {
+            fragment: Some(index),
+            ..
+        } = self.in_place
+        {
             match out.last_mut() {
                 Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
                     push_ascii(&mut last.fragment, b)
@@ -1114,8 +1116,62 @@ impl Engine {
     /// continues what is read there, otherwise by the steps.
     #[inline(never)]
     fn push_other(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
+        if let Some(c) = one_char(piece)
+            && self.push_char_in_place(piece[0], c, out)
+        {
+            return;
+        }
         if !self.continue_in_place(piece, out) {
             self.push_steps(piece, out);
+        }
+    }
+
+    /// A piece that is one whole character longer than a byte (`c`, whose
+    /// first byte is `lead`), when it only continues what is read in
+    /// place: a JSON string (within the size bound, not after a backslash),
+    /// visible text (no marker starts with `lead`) or a raw value (none
+    /// that ends it does, within the bound). It is appended as a character,
+    /// without the UTF-8 check and the piece's scan; says whether it read
+    /// the piece (what it does is what [`continue_in_place`] would do).
+    ///
+    /// [`continue_in_place`]: Self::continue_in_place
+    #[inline(always)]
+    fn push_char_in_place(&mut self, lead: u8, c: char, out: &mut Vec<StreamEvent>) -> bool {
+        match self.in_place {
+            InPlace::JsonString {
+                limit,
+                escaped: false,
+                fragment,
+            } if self.buf.len() + c.len_utf8() <= limit => {
+                self.buf.push(c);
+                if let Some(index) = fragment {
+                    match out.last_mut() {
+                        Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
+                            last.fragment.push(c)
+                        }
+                        _ => push_arguments(index, Piece::Char(c), out),
+                    }
+                }
+                true
+            }
+            InPlace::Text if self.c.text_bytes[usize::from(lead)] == TextByte::High => {
+                match out.last_mut() {
+                    Some(StreamEvent::Text(last)) => last.push(c),
+                    _ => out.push(StreamEvent::Text(Piece::Char(c).started())),
+                }
+                if !c.is_whitespace() {
+                    self.ending = Ending::Content;
+                }
+                true
+            }
+            InPlace::RawValue { run, limit }
+                if self.buf.len() + c.len_utf8() <= limit
+                    && !self.c.firsts[run].value.in_piece(&[lead]) =>
+            {
+                self.buf.push(c);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -4212,8 +4268,8 @@ fn push_arguments<'p>(index: usize, fragment: impl Into<Piece<'p>>, out: &mut Ve
 #[derive(Debug, Clone, Copy)]
 enum Piece<'p> {
     Ascii(&'p [u8]),
-    /// One character of two bytes (as most accented Latin letters are),
-    /// decoded without the general UTF-8 check.
+    /// One character longer than a byte (two, as most accented Latin
+    /// letters are, or more), decoded without the general UTF-8 check.
     Char(char),
     Text(&'p str),
 }
@@ -4276,6 +4332,34 @@ impl<'p> From<&'p str> for Piece<'p> {
     fn from(text: &'p str) -> Piece<'p> {
         Piece::Text(text)
     }
+}
+
+/// `bytes` as one character, when they are exactly one whole UTF-8
+/// sequence of two to four bytes (overlong forms, surrogates and code
+/// points past U+10FFFF are not): the common piece fed a character at a
+/// time that is not ASCII, decoded without the general UTF-8 check.
+#[inline(always)]
+fn one_char(bytes: &[u8]) -> Option<char> {
+    let low = |b: u8| u32::from(b & 0x3f);
+    let code = match *bytes {
+        [a @ 0xc2..=0xdf, b @ 0x80..=0xbf] => u32::from(a & 0x1f) << 6 | low(b),
+        [a @ 0xe0..=0xef, b @ 0x80..=0xbf, c @ 0x80..=0xbf] => {
+            let code = u32::from(a & 0x0f) << 12 | low(b) << 6 | low(c);
+            if code < 0x800 {
+                return None;
+            }
+            code
+        }
+        [a @ 0xf0..=0xf4, b @ 0x80..=0xbf, c @ 0x80..=0xbf, d @ 0x80..=0xbf] => {
+            let code = u32::from(a & 0x07) << 18 | low(b) << 12 | low(c) << 6 | low(d);
+            if code < 0x1_0000 {
+                return None;
+            }
+            code
+        }
+        _ => return None,
+    };
+    char::from_u32(code)
 }
 
 /// The longest piece read in one pass over a byte table; a longer one
