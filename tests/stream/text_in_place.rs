@@ -724,3 +724,206 @@ fn multi_byte_pieces_that_cross_the_size_bound_are_refused_at_the_piece_holding_
         }
     }
 }
+
+/// Characters of two, three and four bytes, and a string of them between
+/// ASCII.
+const WIDE: &str = "é€🦀 aé€b🦀";
+
+#[test]
+fn whole_characters_of_two_three_and_four_bytes_continue_what_is_read_in_place() {
+    let hermes = TextFormat::hermes();
+    let glm = TextFormat::glm45();
+    let args = format!(r#"{{"path": "{WIDE}", "content": "x\"{WIDE}\\"}}"#);
+    let json = format!(
+        "{WIDE}<tool_call>{{\"name\": \"write_file\", \"arguments\": {args}}}</tool_call>{WIDE}"
+    );
+    let raw = format!(
+        "{WIDE}<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>{WIDE}</arg_value>\n</tool_call>{WIDE}"
+    );
+    for (format, output) in [(&hermes, &json), (&glm, &raw)] {
+        let expected = everywhere(format, output);
+        assert_eq!(expected.calls().count(), 1, "{output:?}");
+        assert_eq!(expected.text(), format!("{WIDE}{WIDE}"));
+        let pieces = characters(output);
+        let events = fed(format, None, &pieces);
+        assert_eq!(collect(&events), expected, "{output:?}");
+        // Visible text is shown with the piece that holds it: each
+        // character of the text before the call at its own piece.
+        let shown: Vec<(usize, &str)> = events
+            .iter()
+            .filter_map(|(n, e)| match e {
+                StreamEvent::Text(t) => Some((*n, t.as_str())),
+                _ => None,
+            })
+            .take(WIDE.chars().count())
+            .collect();
+        let each: Vec<(usize, &str)> = characters(WIDE)
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| (i + 1, std::str::from_utf8(c).unwrap()))
+            .collect();
+        assert_eq!(shown, each, "{output:?}");
+    }
+    // Fed a character at a time, taken out after each piece: every byte of
+    // the arguments once, in order, each character with its own piece.
+    let events = fed(&hermes, None, &characters(&json));
+    assert_eq!(fragments(&events, 0), args);
+    let start = json.find("<tool_call>").unwrap()
+        + r#"<tool_call>{"name": "write_file", "arguments": {"path": ""#.len();
+    let first = json[..start].chars().count();
+    let sent: Vec<(usize, &str)> = events
+        .iter()
+        .filter_map(|(n, e)| match e {
+            StreamEvent::ArgumentsDelta(d) => Some((*n, d.fragment.as_str())),
+            _ => None,
+        })
+        .skip_while(|(n, _)| *n <= first)
+        .take(WIDE.chars().count())
+        .collect();
+    let each: Vec<(usize, &str)> = characters(WIDE)
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| (first + i + 1, std::str::from_utf8(c).unwrap()))
+        .collect();
+    assert_eq!(sent, each);
+}
+
+#[test]
+fn a_wide_character_that_reaches_the_size_bound_is_read_and_one_past_it_is_refused_at_its_piece() {
+    let hermes = TextFormat::hermes();
+    let glm = TextFormat::glm45();
+    let hermes_head = format!("<tool_call>{HEAD}");
+    let glm_head = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>";
+    let json = |value: &str| format!("{hermes_head}{value}\"}}}}</tool_call>ok");
+    let raw = |value: &str| format!("{glm_head}{value}</arg_value>\n</tool_call>ok");
+    // A JSON object's bound (64 bytes: the head holds 34, the string's end
+    // 3) and a raw value's (16 bytes); `past`: where the first byte past
+    // the bound is in the output; `longest`: the longest value that reads.
+    type Write<'a> = &'a dyn Fn(&str) -> String;
+    let cases: [(&TextFormat, Write, usize, &str, usize, usize); 2] = [
+        (
+            &hermes,
+            &json,
+            64,
+            &hermes_head,
+            "<tool_call>".len() + 64,
+            27,
+        ),
+        (&glm, &raw, 16, glm_head, glm_head.len() + 16, 16),
+    ];
+    for (format, write, bound, head, past, longest) in cases {
+        let limits = StreamLimits {
+            max_argument_bytes: bound,
+            max_argument_depth: 4,
+        };
+        let make = || reader(format).with_limits(limits);
+        for wide in ["é", "€", "🦀"] {
+            // `extra` 0: the character's last byte is the bound's, and the
+            // `y` after it breaks it; 1: the character crosses the bound.
+            for extra in [0, 1] {
+                let fill = "x".repeat(past - head.len() - wide.len() + extra);
+                let output = write(&format!("{fill}{wide}y"));
+                let expected = everywhere_with(make, &output, 8);
+                let failed = expected.failed().next().expect("refused");
+                assert_eq!(failed.kind, CallProblem::TooLarge);
+                assert_eq!(expected.text(), "ok");
+                let pieces = characters(&output);
+                let events = fed(format, Some(limits), &pieces);
+                assert_eq!(collect(&events), expected, "{output:?}");
+                let refused_at = events.iter().find_map(|(n, e)| match e {
+                    StreamEvent::CallFailed(f) if f.kind == CallProblem::TooLarge => Some(*n),
+                    _ => None,
+                });
+                // The piece that holds byte `past`, counted from 1: the `y`,
+                // or the character that crosses the bound.
+                let mut end = 0;
+                let holding = pieces.iter().position(|p| {
+                    end += p.len();
+                    end > past
+                });
+                assert_eq!(refused_at, holding.map(|i| i + 1), "{output:?}");
+                let breaking: &[u8] = if extra == 0 { b"y" } else { wide.as_bytes() };
+                assert_eq!(pieces[holding.unwrap()], breaking, "{output:?}");
+            }
+            // A value at the bound exactly, ending with the character: read,
+            // as whole and a character at a time.
+            let output = write(&format!("{}{wide}", "x".repeat(longest - wide.len())));
+            let expected = everywhere_with(make, &output, 8);
+            assert_eq!(expected.calls().count(), 1, "{output:?}");
+            assert_eq!(
+                collect(&fed(format, Some(limits), &characters(&output))),
+                expected
+            );
+        }
+    }
+}
+
+#[test]
+fn a_wide_character_cut_in_two_pieces_after_whole_ones_read_in_place_is_decoded_whole() {
+    let cases = [
+        (TextFormat::hermes(), "Plain é€ ", " é text."),
+        (
+            TextFormat::hermes(),
+            "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"content\": \"é€",
+            "🦀\"}}</tool_call>",
+        ),
+        (
+            TextFormat::glm45(),
+            "<tool_call>write_file\n<arg_key>content</arg_key>\n<arg_value>é€",
+            "🦀</arg_value>\n</tool_call>",
+        ),
+    ];
+    for (format, head, tail) in cases {
+        for wide in ["€", "🦀"] {
+            for cut in 1..wide.len() {
+                let valid = format!("{head}{wide}{tail}");
+                let mut pieces = characters(head);
+                pieces.extend([&wide.as_bytes()[..cut], &wide.as_bytes()[cut..]]);
+                pieces.extend(characters(tail));
+                let events = fed(&format, None, &pieces);
+                let out = collect(&events);
+                assert_eq!(out, everywhere(&format, &valid), "{valid:?} cut at {cut}");
+                assert!(out.problems.is_empty());
+                if format.name == "hermes" && head.contains("arguments") {
+                    assert_eq!(
+                        fragments(&events, 0),
+                        format!("{{\"content\": \"é€{wide}🦀\"}}")
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pieces_shaped_like_one_wide_character_that_are_not_utf8_are_replaced_as_read_whole() {
+    // Overlong forms, a surrogate, a code point past U+10FFFF, and lead
+    // bytes that begin no character, each one piece.
+    let bad: [&[u8]; 8] = [
+        b"\xc0\x80",
+        b"\xc1\xbf",
+        b"\xe0\x80\x80",
+        b"\xe0\x9f\xbf",
+        b"\xed\xa0\x80",
+        b"\xf0\x8f\xbf\xbf",
+        b"\xf4\x90\x80\x80",
+        b"\xf5\x80\x80\x80",
+    ];
+    for (format, head) in cut_inside_each_in_place_read() {
+        let tail = match format.name.as_str() {
+            "hermes" if head.contains("arguments") => "z\"}}</tool_call>",
+            "hermes" => " z",
+            _ => "z</arg_value>\n</tool_call>",
+        };
+        for sequence in bad {
+            let all = [head.as_bytes(), sequence, tail.as_bytes()].concat();
+            let expected = reader(&format).read_all([all.as_slice()]);
+            assert!(!expected.problems.is_empty(), "{sequence:x?}");
+            let mut pieces = characters(head);
+            pieces.push(sequence);
+            pieces.extend(characters(tail));
+            let events = fed(&format, None, &pieces);
+            assert_eq!(collect(&events), expected, "{head:?} then {sequence:x?}");
+        }
+    }
+}

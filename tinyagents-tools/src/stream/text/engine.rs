@@ -655,10 +655,13 @@ enum InPlace {
     /// appended, while the text stays within `limit` (the size bound),
     /// and counted by the scanner and the walk only when the steps next
     /// run ([`Engine::settle`]). `escaped`: the last byte is a backslash
-    /// that escapes the next; `fragment`: they are call `index`'s
-    /// arguments, sent as they come.
+    /// that escapes the next; `plain_below`: `limit`, or 0 after such a
+    /// backslash, so that one comparison tells a byte may be read as a
+    /// plain one ([`InPlace::json_string`]); `fragment`: they are call
+    /// `index`'s arguments, sent as they come.
     JsonString {
         limit: usize,
+        plain_below: usize,
         escaped: bool,
         fragment: Option<usize>,
     },
@@ -685,6 +688,19 @@ enum InPlace {
     /// appended, and sent when it continues the call's arguments
     /// ([`Engine::continue_json_member`]).
     JsonMember { run: usize },
+}
+
+impl InPlace {
+    /// [`InPlace::JsonString`] within `limit`, after a backslash that
+    /// escapes the next byte when `escaped`.
+    fn json_string(limit: usize, escaped: bool, fragment: Option<usize>) -> InPlace {
+        InPlace::JsonString {
+            limit,
+            plain_below: if escaped { 0 } else { limit },
+            escaped,
+            fragment,
+        }
+    }
 }
 
 impl State {
@@ -1037,14 +1053,22 @@ impl Engine {
 
     /// Decodes `piece` (holding back a UTF-8 sequence it cuts) and reads
     /// as far as the text decides; after the end of the output, nothing.
-    /// One test decides whether the piece is read in place: the in-place
-    /// way is set only when the output has not ended and no UTF-8
-    /// sequence is held back ([`in_place_now`](Self::in_place_now)).
+    /// A piece of one byte, or of one character of two, is first tried
+    /// where the state is read in place (the in-place way is set only
+    /// when the output has not ended and no UTF-8 sequence is held back,
+    /// [`in_place_now`](Self::in_place_now)); every other, or one that
+    /// does not only continue it, takes one out-of-line call.
     #[inline(always)]
     pub(crate) fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
-        if let &[b] = piece
-            && self.push_byte_in_place(b, out)
+        if let &[b] = piece {
+            if self.push_byte_in_place(b, out) {
+                return;
+            }
+        } else if let &[lead, _] = piece
+            && lead >= 0xc2
+            && self.push_wide(piece, out)
         {
+            // One character of two bytes.
             return;
         }
         self.push_other(piece, out);
@@ -1058,19 +1082,27 @@ impl Engine {
     #[inline(always)]
     fn push_byte_in_place(&mut self, b: u8, out: &mut Vec<StreamEvent>) -> bool {
         match self.in_place {
-            InPlace::JsonString { limit, escaped, .. } if self.buf.len() < limit => {
-                if escaped || !JSON_PLAIN[usize::from(b)] {
-                    // A backslash escapes the next byte, and the byte after
-                    // one is any ASCII byte; a quote ends the string.
-                    let now = match b {
-                        b'\\' if !escaped => true,
-                        _ if escaped && b.is_ascii() => false,
-                        _ => return false,
-                    };
-                    if let InPlace::JsonString { escaped, .. } = &mut self.in_place {
-                        *escaped = now;
-                    }
-                }
+            // The common byte: one test for the bound and the escape.
+            InPlace::JsonString { plain_below, .. }
+                if self.buf.len() < plain_below && JSON_PLAIN[usize::from(b)] =>
+            {
+                self.push_string_byte(b, out);
+                true
+            }
+            InPlace::JsonString {
+                limit,
+                escaped,
+                fragment,
+                ..
+            } if self.buf.len() < limit => {
+                // A backslash escapes the next byte, and the byte after one
+                // is any ASCII byte; a quote ends the string.
+                let now = match b {
+                    b'\\' if !escaped => true,
+                    _ if escaped && b.is_ascii() => false,
+                    _ => return false,
+                };
+                self.in_place = InPlace::json_string(limit, now, fragment);
                 self.push_string_byte(b, out);
                 true
             }
@@ -1112,37 +1144,31 @@ impl Engine {
         }
     }
 
-    /// Every piece but the common one: read in place when it only
-    /// continues what is read there, otherwise by the steps.
-    #[inline(never)]
-    fn push_other(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
-        if let Some(c) = one_char(piece)
-            && self.push_char_in_place(piece[0], c, out)
-        {
-            return;
-        }
-        if !self.continue_in_place(piece, out) {
-            self.push_steps(piece, out);
-        }
-    }
-
-    /// A piece that is one whole character longer than a byte (`c`, whose
-    /// first byte is `lead`), when it only continues what is read in
-    /// place: a JSON string (within the size bound, not after a backslash),
-    /// visible text (no marker starts with `lead`) or a raw value (none
-    /// that ends it does, within the bound). It is appended as a character,
-    /// without the UTF-8 check and the piece's scan; says whether it read
-    /// the piece (what it does is what [`continue_in_place`] would do).
+    /// A piece of two bytes whose first may begin a character (as most
+    /// accented Latin letters are; a longer character takes the general
+    /// way, as testing for it would cost every longer piece), when it is
+    /// one whole character that only continues what is
+    /// read in place: a JSON string (within the size bound, not after a
+    /// backslash), visible text (no marker starts with its first byte) or
+    /// a raw value (none that ends it does, within the bound). It is
+    /// decoded by its length and appended as a character, without the
+    /// piece's scan and the UTF-8 check; says whether it read the piece
+    /// (what it does is what [`continue_in_place`] would do).
     ///
     /// [`continue_in_place`]: Self::continue_in_place
-    #[inline(always)]
-    fn push_char_in_place(&mut self, lead: u8, c: char, out: &mut Vec<StreamEvent>) -> bool {
+    #[inline(never)]
+    fn push_wide(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) -> bool {
+        let Some(c) = one_char(piece) else {
+            return false;
+        };
+        let lead = usize::from(piece[0]);
         match self.in_place {
             InPlace::JsonString {
                 limit,
                 escaped: false,
                 fragment,
-            } if self.buf.len() + c.len_utf8() <= limit => {
+                ..
+            } if self.buf.len() + piece.len() <= limit => {
                 self.buf.push(c);
                 if let Some(index) = fragment {
                     match out.last_mut() {
@@ -1154,7 +1180,7 @@ impl Engine {
                 }
                 true
             }
-            InPlace::Text if self.c.text_bytes[usize::from(lead)] == TextByte::High => {
+            InPlace::Text if self.c.text_bytes[lead] == TextByte::High => {
                 match out.last_mut() {
                     Some(StreamEvent::Text(last)) => last.push(c),
                     _ => out.push(StreamEvent::Text(Piece::Char(c).started())),
@@ -1165,13 +1191,22 @@ impl Engine {
                 true
             }
             InPlace::RawValue { run, limit }
-                if self.buf.len() + c.len_utf8() <= limit
-                    && !self.c.firsts[run].value.in_piece(&[lead]) =>
+                if self.buf.len() + piece.len() <= limit
+                    && !self.c.firsts[run].value.in_piece(&piece[..1]) =>
             {
                 self.buf.push(c);
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Every piece but the common one: read in place when it only
+    /// continues what is read there, otherwise by the steps.
+    #[inline(never)]
+    fn push_other(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
+        if !self.continue_in_place(piece, out) {
+            self.push_steps(piece, out);
         }
     }
 
@@ -1420,6 +1455,7 @@ impl Engine {
                 limit,
                 escaped,
                 fragment,
+                ..
             } => {
                 if self.buf.len() + piece.len() > limit {
                     return false;
@@ -1432,11 +1468,7 @@ impl Engine {
                     push_arguments(index, piece, out);
                 }
                 if now != escaped {
-                    self.in_place = InPlace::JsonString {
-                        limit,
-                        escaped: now,
-                        fragment,
-                    };
+                    self.in_place = InPlace::json_string(limit, now, fragment);
                 }
                 true
             }
@@ -1536,11 +1568,11 @@ impl Engine {
                         InPlace::No
                     };
                 };
-                InPlace::JsonString {
-                    limit: args.at + args.scan.room(),
+                InPlace::json_string(
+                    args.at + args.scan.room(),
                     escaped,
-                    fragment: info.index.filter(|_| info.id.is_some() && sends),
-                }
+                    info.index.filter(|_| info.id.is_some() && sends),
+                )
             }
             _ => InPlace::No,
         }
@@ -4350,7 +4382,12 @@ fn one_char(bytes: &[u8]) -> Option<char> {
             }
             code
         }
-        [a @ 0xf0..=0xf4, b @ 0x80..=0xbf, c @ 0x80..=0xbf, d @ 0x80..=0xbf] => {
+        [
+            a @ 0xf0..=0xf4,
+            b @ 0x80..=0xbf,
+            c @ 0x80..=0xbf,
+            d @ 0x80..=0xbf,
+        ] => {
             let code = u32::from(a & 0x07) << 18 | low(b) << 12 | low(c) << 6 | low(d);
             if code < 0x1_0000 {
                 return None;
@@ -4628,6 +4665,47 @@ fn parse_header(h: &HarmonyMarkers, header: &str) -> (Option<String>, Option<Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_char_reads_exactly_the_sequences_utf8_makes_one_character_of() {
+        // Every sequence of two and three bytes, and every four-byte one
+        // whose first byte may begin one (each continuation byte in or
+        // out of range), against the standard library's check.
+        let check = |bytes: &[u8]| {
+            let std = std::str::from_utf8(bytes).ok().and_then(|s| {
+                let mut chars = s.chars();
+                chars.next().filter(|_| chars.next().is_none())
+            });
+            assert_eq!(one_char(bytes), std, "{bytes:x?}");
+        };
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                check(&[a, b]);
+                for c in 0..=255u8 {
+                    check(&[a, b, c]);
+                }
+            }
+        }
+        let edges = [0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff];
+        for a in 0xf0..=0xffu8 {
+            for b in 0..=255u8 {
+                for c in edges {
+                    for d in edges {
+                        check(&[a, b, c, d]);
+                    }
+                }
+            }
+        }
+        // Every character, and the lengths no character has.
+        for c in (0..=0x10_ffff).filter_map(char::from_u32) {
+            let mut buf = [0; 4];
+            let bytes = c.encode_utf8(&mut buf).as_bytes();
+            let expected = (bytes.len() > 1).then_some(c);
+            assert_eq!(one_char(bytes), expected, "{c:?}");
+        }
+        assert_eq!(one_char(b""), None);
+        assert_eq!(one_char("\u{e9}\u{e9}\u{e9}".as_bytes()), None);
+    }
 
     #[test]
     fn a_harmony_recipient_is_read_in_the_role_part_or_after_the_channel() {
