@@ -5,7 +5,16 @@
 //! marker's start that turns out to be none, one the output cuts off, one
 //! continued by a character of several bytes or half of one, and a value
 //! that breaks the size bound while the text ends inside its end marker.
+//! A JSON call's object is read in place a byte at a time too, keys' and
+//! member values' first and last bytes included: the edges of that way are
+//! a key or value closed in place and followed by a bad byte, a value that
+//! closes at the size or depth bound, the object's last brace cut from the
+//! one before or in a piece with the end marker, and many calls in one
+//! stream, each event coming out with the piece that decides it.
 
+use std::collections::BTreeMap;
+
+use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::stream::text::{TextFormat, TextReader};
 use tinyagents_tools::stream::{CallProblem, ModelOutput, OutputReader, StreamEvent, StreamLimits};
 
@@ -467,4 +476,337 @@ fn a_json_call_s_punctuation_read_a_byte_at_a_time_keeps_its_fragments_and_bound
         assert_eq!(failed.raw, format!("<tool_call>{}", &call[..bound + 1]));
         decided_at_the_same_byte(make, &output);
     }
+}
+
+/// Fed `size` bytes at a time (characters cut anywhere), each call event
+/// of `text` comes out with the piece that holds the byte deciding it, as
+/// found feeding a byte at a time.
+fn decided_in_pieces_of(make: impl Fn() -> TextReader, text: &str, sizes: &[usize]) {
+    let b = text.as_bytes();
+    let decided = call_events(make(), &b.chunks(1).collect::<Vec<_>>());
+    assert!(!decided.is_empty(), "{text:?}");
+    for &size in sizes {
+        let got = call_events(make(), &b.chunks(size).collect::<Vec<_>>());
+        let expected: Vec<(usize, StreamEvent)> = decided
+            .iter()
+            .map(|(at, e)| {
+                (
+                    at.div_ceil(size).saturating_mul(size).min(b.len()),
+                    e.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(got, expected, "pieces of {size} of {text:?}");
+    }
+}
+
+/// Fed in pieces of 1 to 8 bytes, each ready call's argument fragments,
+/// joined in order, are the arguments it is ready with; `ready` calls at
+/// least are.
+fn fragments_are_the_arguments(make: impl Fn() -> TextReader, text: &str, ready: usize) {
+    for size in 1..=8 {
+        let mut r = make();
+        let mut events = Vec::new();
+        for piece in text.as_bytes().chunks(size) {
+            r.push(piece, &mut events);
+        }
+        r.finish(&mut events);
+        let mut sent: BTreeMap<usize, String> = BTreeMap::new();
+        let mut carried = Vec::new();
+        for event in &events {
+            match event {
+                StreamEvent::ArgumentsDelta(d) => {
+                    sent.entry(d.index).or_default().push_str(&d.fragment)
+                }
+                StreamEvent::CallReady(c) => match &c.call.arguments {
+                    RawArguments::Text(t) => carried.push((c.index, t.clone())),
+                    RawArguments::Json(v) => carried.push((c.index, v.to_string())),
+                },
+                _ => {}
+            }
+        }
+        assert!(carried.len() >= ready, "pieces of {size} of {text:?}");
+        for (index, arguments) in carried {
+            let fragments = sent.get(&index).map_or("", String::as_str);
+            assert_eq!(
+                fragments, arguments,
+                "call {index}, pieces of {size} of {text:?}"
+            );
+        }
+    }
+}
+
+/// `n` calls as the many-calls benchmark writes them: a sentence, then a
+/// `write_file` call whose content holds escaped quotes, braces and `é`.
+fn many_calls(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "Next, I will save this part of the notes.\n<tool_call>\n{{\"name\": \
+                 \"write_file\", \"arguments\": {{\"path\": \"notes/{i}.md\", \"content\": \
+                 \"line of notes, with \\\"quotes\\\", {{braces}} and \u{e9}\\n\"}}}}\n\
+                 </tool_call>\n"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn many_calls_fed_one_and_four_characters_come_out_each_with_its_deciding_piece() {
+    let hermes = TextFormat::hermes();
+    let output = many_calls(4);
+    let out = everywhere(&hermes, &output);
+    let content = "line of notes, with \"quotes\", {braces} and \u{e9}\n";
+    let expected: Vec<(String, serde_json::Value)> = (0..4)
+        .map(|i| {
+            let args = serde_json::json!({"path": format!("notes/{i}.md"), "content": content});
+            ("write_file".to_owned(), args)
+        })
+        .collect();
+    assert_eq!(calls(&out), expected);
+    assert_eq!(
+        out.text(),
+        "Next, I will save this part of the notes.\n\n".repeat(4)
+    );
+    // Each call starts with its name's closing quote and is ready with
+    // the object's last brace, fed a byte at a time.
+    let b = output.as_bytes();
+    let events = call_events(reader(&hermes), &b.chunks(1).collect::<Vec<_>>());
+    let name_ends: Vec<usize> = output
+        .match_indices("\"write_file\"")
+        .map(|(at, m)| at + m.len())
+        .collect();
+    let object_ends: Vec<usize> = output
+        .match_indices("}}\n</tool_call>")
+        .map(|(at, _)| at + 2)
+        .collect();
+    let mut at = Vec::new();
+    for (pushed, event) in &events {
+        match event {
+            StreamEvent::CallStarted(_) => at.push(("started", *pushed)),
+            StreamEvent::CallReady(_) => at.push(("ready", *pushed)),
+            StreamEvent::Finished(_) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    let expected_at: Vec<(&str, usize)> = name_ends
+        .iter()
+        .zip(&object_ends)
+        .flat_map(|(&name, &object)| [("started", name), ("ready", object)])
+        .collect();
+    assert_eq!(at, expected_at);
+    decided_in_pieces_of(|| reader(&hermes), &output, &[2, 3, 4, 5, 7, 16]);
+    fragments_are_the_arguments(|| reader(&hermes), &output, 4);
+    let chars = tinyagents_tools::testkit::chunk_text(
+        &output,
+        tinyagents_tools::testkit::Chunking::Fixed(4),
+    );
+    let four = reader(&hermes).read_all(chars.iter().map(|p| p.as_bytes()));
+    assert_eq!(four, out);
+}
+
+#[test]
+fn a_key_or_value_closed_in_place_then_a_bad_byte_fails_that_call_alone() {
+    let hermes = TextFormat::hermes();
+    let good = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>";
+    let bad = [
+        // After a key's closing quote, no colon.
+        "{\"name\" x \"f\"}",
+        // After the name's closing quote, no comma.
+        "{\"name\": \"f\"x, \"arguments\": {}}",
+        // After the arguments' closing brace, a byte that is no comma.
+        "{\"name\": \"f\", \"arguments\": {\"a\": 1}x}",
+        // After a number that ends a member, a second value.
+        "{\"name\": \"f\", \"arguments\": 12 3}",
+        // A key whose closing quote comes after a control character.
+        "{\"name\u{1}\": \"f\", \"arguments\": {}}",
+    ];
+    for call in bad {
+        let output = format!("<tool_call>{call}</tool_call> then {good} end");
+        let out = everywhere(&hermes, &output);
+        let failed: Vec<_> = out.failed().collect();
+        assert_eq!(failed.len(), 1, "{output:?}");
+        assert_eq!(
+            failed[0].kind,
+            CallProblem::MalformedArguments,
+            "{output:?}"
+        );
+        assert_eq!(failed[0].raw, format!("<tool_call>{call}</tool_call>"));
+        assert_eq!(
+            calls(&out),
+            [("f".to_owned(), serde_json::json!({"a": 1}))],
+            "{output:?}"
+        );
+        assert_eq!(out.text(), " then  end", "{output:?}");
+        decided_at_the_same_byte(|| reader(&hermes), &output);
+    }
+}
+
+#[test]
+fn keys_and_values_the_walk_leaves_to_the_steps_read_as_the_whole_text() {
+    let hermes = TextFormat::hermes();
+    let cases = [
+        // An escaped key: the steps unescape it.
+        (
+            "{\"na\\u006de\": \"f\", \"arguments\": {\"a\": 1}}",
+            Some(("f", serde_json::json!({"a": 1}))),
+        ),
+        // The first member of a key counts; numbers, literals and arrays
+        // end members as strings and objects do.
+        (
+            "{\"n\": 12, \"name\": \"f\", \"t\": true , \"l\": [1, [2]], \
+             \"arguments\": {\"a\": [1, 2.5e3]}, \"arguments\": {\"b\": 2}, \"z\": null}",
+            Some(("f", serde_json::json!({"a": [1, 2500.0]}))),
+        ),
+        // A name that is no string: no call.
+        ("{\"name\": 3, \"arguments\": {}}", None),
+        // A name with an escape: unescaped.
+        (
+            "{\"name\": \"f\\u0067\", \"arguments\": {}}",
+            Some(("fg", serde_json::json!({}))),
+        ),
+    ];
+    for (call, expected) in cases {
+        let output = format!("a <tool_call>\n{call}\n</tool_call> b");
+        let out = everywhere(&hermes, &output);
+        match expected {
+            Some((name, args)) => {
+                assert_eq!(calls(&out), [(name.to_owned(), args)], "{output:?}");
+                fragments_are_the_arguments(|| reader(&hermes), &output, 1);
+            }
+            None => {
+                assert_eq!(out.calls().count(), 0, "{output:?}");
+                let failed = out.failed().next().expect("failed");
+                assert_eq!(failed.kind, CallProblem::MalformedMarkup, "{output:?}");
+            }
+        }
+        decided_at_the_same_byte(|| reader(&hermes), &output);
+    }
+}
+
+#[test]
+fn arguments_written_before_the_name_or_an_id_after_them_go_out_whole() {
+    // Llama's bare object, its arguments before its name: they go out when
+    // the name's closing quote starts the call, all of them.
+    let llama = TextFormat::llama3_json();
+    let output = "{\"parameters\": {\"city\": \"Paris\", \"days\": [3, 4]}, \"name\": \
+                  \"get_weather\"}; {\"name\": \"get_location\", \"parameters\": {}}";
+    let out = everywhere(&llama, output);
+    assert_eq!(out.calls().count(), 2);
+    fragments_are_the_arguments(|| reader(&llama), output, 2);
+    decided_at_the_same_byte(|| reader(&llama), output);
+
+    // Mistral's id member, after the arguments or before the name: the call
+    // starts once both its name and its id are read.
+    let mistral = TextFormat::mistral();
+    let output = "[TOOL_CALLS] [{\"name\": \"get_weather\", \"arguments\": {\"city\": \
+                  \"Paris\"}, \"id\": \"abc123def\"}, {\"id\": \"xyz987uvw\", \"name\": \
+                  \"get_location\", \"arguments\": {}}]";
+    let out = everywhere(&mistral, output);
+    assert_eq!(
+        super::text_support::ids(&out),
+        ["abc123def".to_owned(), "xyz987uvw".to_owned()]
+    );
+    fragments_are_the_arguments(|| reader(&mistral), output, 2);
+    decided_at_the_same_byte(|| reader(&mistral), output);
+}
+
+#[test]
+fn a_member_value_that_closes_at_the_size_or_depth_bound_is_refused_at_that_byte() {
+    let hermes = TextFormat::hermes();
+    let call = "{\"name\": \"f\", \"arguments\": {\"a\": \"xy\", \"b\": [[1]]}}";
+    let output = format!("<tool_call>{call}</tool_call>ok");
+    // The object's bytes up to the bound are allowed: a bound at a byte
+    // that closes a key or a value (the name's, the arguments' key, a
+    // string and an array inside them, the arguments) refuses that byte,
+    // a bound at the byte after it the next.
+    let closing = [
+        call.find("\"f\"").unwrap() + 2,
+        call.find("arguments\"").unwrap() + 9,
+        call.find("xy\"").unwrap() + 2,
+        call.find("]]").unwrap() + 1,
+        call.len() - 2,
+    ];
+    for bound in closing.into_iter().flat_map(|at| [at, at + 1]) {
+        let limits = StreamLimits {
+            max_argument_bytes: bound,
+            ..StreamLimits::default()
+        };
+        let make = || reader(&hermes).with_limits(limits);
+        let out = everywhere_with(make, &output, 8);
+        let failed = out.failed().next().expect("refused");
+        assert_eq!(failed.kind, CallProblem::TooLarge, "bound {bound}");
+        assert_eq!(
+            failed.raw,
+            format!("<tool_call>{}", &call[..=bound]),
+            "bound {bound}"
+        );
+        assert_eq!(out.text(), "ok");
+        decided_at_the_same_byte(make, &output);
+    }
+    // Depth: the object is one level, the arguments two, `b`'s array three
+    // and four; a bound of three refuses the inner array's bracket.
+    let limits = StreamLimits {
+        max_argument_depth: 3,
+        ..StreamLimits::default()
+    };
+    let make = || reader(&hermes).with_limits(limits);
+    let out = everywhere_with(make, &output, 8);
+    let failed = out.failed().next().expect("refused");
+    assert_eq!(failed.kind, CallProblem::TooDeep);
+    let inner = call.find("[[").unwrap() + 1;
+    assert_eq!(failed.raw, format!("<tool_call>{}", &call[..=inner]));
+    decided_at_the_same_byte(make, &output);
+    // A bound of four: the arrays close within it, the call is ready.
+    let limits = StreamLimits {
+        max_argument_depth: 4,
+        ..StreamLimits::default()
+    };
+    let out = everywhere_with(|| reader(&hermes).with_limits(limits), &output, 8);
+    assert_eq!(out.calls().count(), 1);
+}
+
+#[test]
+fn the_object_s_last_brace_cut_from_the_one_before_or_with_the_end_marker_reads_alike() {
+    let hermes = TextFormat::hermes();
+    let output =
+        "x <tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": \"}}\"}}\n</tool_call>\ny";
+    let expected = everywhere(&hermes, output);
+    assert_eq!(
+        calls(&expected),
+        [("f".to_owned(), serde_json::json!({"a": "}}"}))]
+    );
+    let end = output.rfind("}}").unwrap();
+    let marker = output.find("\n</tool_call>").unwrap();
+    let b = output.as_bytes();
+    for pieces in [
+        // `}` `}` in two pieces.
+        vec![&b[..end + 1], &b[end + 1..]],
+        // `}}` alone.
+        vec![&b[..end], &b[end..end + 2], &b[end + 2..]],
+        // Both braces with the end marker and what follows.
+        vec![&b[..end], &b[end..]],
+        // The last `}` with the end marker only.
+        vec![&b[..end + 1], &b[end + 1..marker + 13], &b[marker + 13..]],
+        // Both braces with the end marker, after a byte at a time.
+        b[..end].chunks(1).chain([&b[end..]]).collect(),
+    ] {
+        let got = read(reader(&hermes), &pieces);
+        assert_eq!(got, expected, "{pieces:?}");
+        // The call is ready with the piece that holds the last brace.
+        let events = call_events(reader(&hermes), &pieces);
+        let ready = events
+            .iter()
+            .find(|(_, e)| matches!(e, StreamEvent::CallReady(_)))
+            .map(|(at, _)| *at);
+        let with_brace = pieces
+            .iter()
+            .scan(0, |pushed, p| {
+                *pushed += p.len();
+                Some(*pushed)
+            })
+            .find(|&pushed| pushed > end + 1);
+        assert_eq!(ready, with_brace, "{pieces:?}");
+    }
+    decided_at_the_same_byte(|| reader(&hermes), output);
 }

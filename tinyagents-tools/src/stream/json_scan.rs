@@ -168,15 +168,57 @@ impl JsonScanner {
     /// within the bounds: what [`push`](Self::push) of it does. Says
     /// whether it did; otherwise nothing changed (the byte ends the value
     /// or breaks a bound, for `push` to say).
+    ///
+    /// Decided before anything changes, as [`step`](Self::step) would
+    /// decide it: a byte past the size bound, a quote or bracket that
+    /// closes the value, an opening bracket past the depth bound or a
+    /// byte that ends a top-level number or literal is not read.
+    #[inline]
     pub(crate) fn step_within(&mut self, b: u8) -> bool {
-        if matches!(self.state, State::Done(_)) {
+        if self.seen >= self.max_bytes {
             return false;
         }
-        let mut next = self.clone();
-        if next.step(b, 0).is_some() {
-            return false;
-        }
-        *self = next;
+        let state = match self.state {
+            State::InString { escaped: true } => State::InString { escaped: false },
+            State::InString { escaped: false } => match b {
+                b'\\' => State::InString { escaped: true },
+                b'"' if self.depth == 0 => return false,
+                b'"' => State::Nested,
+                _ => return self.count(),
+            },
+            State::Before | State::Nested => match b {
+                b' ' | b'\t' | b'\n' | b'\r' if self.state == State::Before => {
+                    return self.count();
+                }
+                b'"' => State::InString { escaped: false },
+                b'[' | b'{' => {
+                    if self.depth >= self.max_depth {
+                        return false;
+                    }
+                    self.depth += 1;
+                    State::Nested
+                }
+                b']' | b'}' => {
+                    if self.depth <= 1 {
+                        return false;
+                    }
+                    self.depth -= 1;
+                    State::Nested
+                }
+                _ if self.state == State::Before => State::Bare,
+                _ => return self.count(),
+            },
+            State::Bare if continues_bare(b) => return self.count(),
+            State::Bare | State::Done(_) => return false,
+        };
+        self.state = state;
+        self.count()
+    }
+
+    /// Counts one more byte read by [`step_within`](Self::step_within).
+    #[inline(always)]
+    fn count(&mut self) -> bool {
+        self.seen += 1;
         true
     }
 
@@ -448,6 +490,40 @@ mod tests {
         // At the bound: one byte more is refused.
         assert_eq!(scan.push("y"), Scan::TooLarge);
         assert_eq!(JsonScanner::new(12, 64).string_escape(), None);
+    }
+
+    #[test]
+    fn a_byte_stepped_within_is_read_as_push_reads_it_and_an_ending_one_is_refused() {
+        // Every byte of each text (ASCII, as the bytes read in place are),
+        // at each bound: `step_within` reads it exactly when `push` of it
+        // leaves the value incomplete, and then leaves the state `push`
+        // leaves; otherwise it changes nothing.
+        let texts = [
+            r#"  {"a": "x\"y", "b": [1, {"c": null}], "d": -2.5e3, "e": true} tail"#,
+            r#""a \\ \" end" x"#,
+            "12.5, 3",
+            "[[[[]]]]",
+            "}",
+            "  true}",
+        ];
+        for text in texts {
+            for (max_bytes, max_depth) in [(1 << 20, 64), (9, 64), (1 << 20, 2), (3, 1)] {
+                let mut pushed = JsonScanner::new(max_bytes, max_depth);
+                let mut stepped = JsonScanner::new(max_bytes, max_depth);
+                for (i, &b) in text.as_bytes().iter().enumerate() {
+                    let before = format!("{stepped:?}");
+                    let within = stepped.step_within(b);
+                    let scan = pushed.push(&text[i..=i]);
+                    let case = format!("{text:?} byte {i} at {max_bytes}/{max_depth}");
+                    assert_eq!(within, scan == Scan::Incomplete, "{case}");
+                    if !within {
+                        assert_eq!(format!("{stepped:?}"), before, "{case}");
+                        break;
+                    }
+                    assert_eq!(format!("{stepped:?}"), format!("{pushed:?}"), "{case}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -1217,29 +1217,19 @@ impl Engine {
         if self.eof {
             return;
         }
-        // A piece after a partial marker it did not only continue makes a
-        // marker whole (or shows it was none): the steps read it.
-        let decides_marker = matches!(self.in_place, InPlace::Marker { .. });
+        let was = self.in_place;
         self.settle();
-        self.compact();
-        if let (
-            &[_],
-            Some(State::Run(RunState {
-                run,
-                phase: Phase::Body(Body::Json { .. }),
-                ..
-            })),
-        ) = (piece, &self.state)
-            && self.utf8.is_empty()
+        if let (&[_], InPlace::JsonString { .. }, Some(State::Run(RunState { run, .. }))) =
+            (piece, was, &self.state)
         {
-            // The quote that ends a string of a JSON call's arguments (what
+            // The quote that ends a string of a JSON call's object (what
             // was read in place before it now counted): read in place too.
             let run = *run;
             if self.continue_json_member(run, piece, out) {
-                self.in_place = self.in_place_now();
                 return;
             }
         }
+        self.compact();
         if let &[b] = piece
             && b.is_ascii()
             && self.utf8.is_empty()
@@ -1262,7 +1252,16 @@ impl Engine {
             self.utf8 = pending;
         }
         self.partial = None;
-        if decides_marker || !self.read_in_place(out) {
+        // A piece after a partial marker it did not only continue makes a
+        // marker whole (or shows it was none), and a byte the in-place
+        // read of a JSON object declined ends the object, breaks a bound
+        // or may start a marker: the steps read them.
+        let decided = match was {
+            InPlace::Marker { .. } => true,
+            InPlace::JsonMember { .. } => piece.len() == 1,
+            _ => false,
+        };
+        if decided || !self.read_in_place(out) {
             self.drive(out);
         }
         self.in_place = self.in_place_now();
@@ -1350,11 +1349,15 @@ impl Engine {
     }
 
     /// A one-byte piece of a JSON call's object ([`InPlace::JsonMember`],
-    /// or the quote that ends a string of its arguments): read as the
-    /// steps would read it, when it cannot start a marker and only moves
-    /// the scanner and the member walk on (it ends no key, no member's
-    /// value and not the object), the call started or its name not known
-    /// yet (then nothing is sent). Says whether it read the piece.
+    /// or the quote that ends a string of it): read as the steps would
+    /// read it, when it cannot start a marker, the scanner reads it with
+    /// the object still open and within the bounds, and the member walk
+    /// follows it ([`MemberWalk::step`]: whitespace, punctuation, the
+    /// first and last bytes of keys and member values); the call started,
+    /// or its name not known yet (then nothing is sent, and a byte that
+    /// ends the name starts the call, as the steps would start it there).
+    /// Says whether it read the piece; the way the next piece is read in
+    /// place is then set.
     fn continue_json_member(
         &mut self,
         run: usize,
@@ -1362,9 +1365,23 @@ impl Engine {
         out: &mut Vec<StreamEvent>,
     ) -> bool {
         let &[b] = piece else { return false };
-        if !b.is_ascii() || self.c.firsts[run].json.in_piece(piece) {
+        let c = &*self.c;
+        if !b.is_ascii() || c.firsts[run].json.in_piece(piece) {
             return false;
         }
+        let CallBody::JsonObject {
+            name_key,
+            argument_keys,
+            id_key,
+        } = &c.format.body
+        else {
+            return false;
+        };
+        let keys = CallKeys {
+            name: name_key,
+            arguments: argument_keys,
+            id: id_key.as_deref(),
+        };
         let len = self.buf.len();
         let Some(State::Run(RunState {
             phase: Phase::Body(Body::Json { info, args }),
@@ -1373,32 +1390,72 @@ impl Engine {
         else {
             return false;
         };
-        if args.at != len {
+        let started = info.id.is_some();
+        if args.at != len || (!started && self.walk.name().is_some()) {
             return false;
         }
-        let index = match info.index {
-            Some(index) if info.id.is_some() => Some(index),
-            _ if self.walk.name().is_none() => None,
-            _ => return false,
-        };
         let mut scan = args.scan.clone();
         if !scan.step_within(b) {
             return false;
         }
-        let Some(sends) = self.walk.only_moves(len, b) else {
+        push_ascii(&mut self.buf, b);
+        let Some(sends) = self.walk.step(&self.buf, len, keys, started) else {
+            self.buf.truncate(len);
             return false;
         };
         args.scan = scan;
-        args.at += 1;
-        push_ascii(&mut self.buf, b);
-        if let (Some(index), true) = (index, sends) {
-            push_arguments(index, &ASCII[usize::from(b)..][..1], out);
-        }
-        if b == b'"' {
-            // A string begins: its bytes are read in place as a string's.
+        args.at = len + 1;
+        if started {
+            if let (true, Some(index)) = (sends, info.index) {
+                push_arguments(index, &ASCII[usize::from(b)..][..1], out);
+            }
+        } else if self.walk.name().is_some() {
+            // The byte ended the name: the call starts (and what the walk
+            // read of its arguments goes out) as the steps would start it.
+            self.start_json_call(out);
             self.in_place = self.in_place_now();
+            return true;
         }
+        self.in_place = json_in_place(&self.walk, run, info, args);
         true
+    }
+
+    /// The JSON-object call read in place whose name the walk now knows:
+    /// started as [`json_body`](Self::json_body) starts it (unless its id
+    /// is still to come, or a bare object has not shown itself a call).
+    fn start_json_call(&mut self, out: &mut Vec<StreamEvent>) {
+        let compiled = Arc::clone(&self.c);
+        let CallBody::JsonObject {
+            name_key,
+            argument_keys,
+            id_key,
+        } = &compiled.format.body
+        else {
+            return;
+        };
+        let keys = CallKeys {
+            name: name_key,
+            arguments: argument_keys,
+            id: id_key.as_deref(),
+        };
+        let Some(State::Run(RunState {
+            bare,
+            phase: Phase::Body(Body::Json { info, args }),
+            ..
+        })) = &mut self.state
+        else {
+            return;
+        };
+        let (bare, from, to) = (*bare, args.from, args.at);
+        let mut taken = mem::take(info);
+        self.walk_json_call(bare, &mut taken, from, to, keys, out);
+        if let Some(State::Run(RunState {
+            phase: Phase::Body(Body::Json { info, .. }),
+            ..
+        })) = &mut self.state
+        {
+            *info = taken;
+        }
     }
 
     /// The step that returns this waits because the text ends inside one
@@ -1555,25 +1612,7 @@ impl Engine {
                 run,
                 phase: Phase::Body(Body::Json { info, args }),
                 ..
-            })) if args.at == self.buf.len() => {
-                let (Some(escaped), Some(sends)) =
-                    (args.scan.string_escape(), self.walk.in_string_at(args.at))
-                else {
-                    // A call whose name is known but that has not started
-                    // (its id is still to come) is read by the steps.
-                    let startable = info.id.is_some() || self.walk.name().is_none();
-                    return if args.scan.nested() && startable {
-                        InPlace::JsonMember { run: *run }
-                    } else {
-                        InPlace::No
-                    };
-                };
-                InPlace::json_string(
-                    args.at + args.scan.room(),
-                    escaped,
-                    info.index.filter(|_| info.id.is_some() && sends),
-                )
-            }
+            })) if args.at == self.buf.len() => json_in_place(&self.walk, *run, info, args),
             _ => InPlace::No,
         }
     }
@@ -4190,6 +4229,29 @@ impl Engine {
             }
         }
     }
+}
+
+/// How the next piece of a JSON call's object may be read in place, the
+/// scanner and the walk having read it to the end of the text: inside a
+/// string, its bytes ([`InPlace::JsonString`], sent when the string is of
+/// the started call's arguments); between tokens, one byte at a time
+/// ([`InPlace::JsonMember`]), unless the name is known and the call has
+/// not started (its id is still to come: the steps read it).
+fn json_in_place(walk: &MemberWalk, run: usize, info: &CallInfo, args: &JsonArgs) -> InPlace {
+    let (Some(escaped), Some(sends)) = (args.scan.string_escape(), walk.in_string_at(args.at))
+    else {
+        let startable = info.id.is_some() || walk.name().is_none();
+        return if args.scan.nested() && startable {
+            InPlace::JsonMember { run }
+        } else {
+            InPlace::No
+        };
+    };
+    InPlace::json_string(
+        args.at + args.scan.room(),
+        escaped,
+        info.index.filter(|_| info.id.is_some() && sends),
+    )
 }
 
 /// Scans a JSON value in `buf` for its end, stopping at a marker met

@@ -502,24 +502,68 @@ impl MemberWalk {
         }
     }
 
-    /// Reads `byte` at `at` when it only moves the walk on, as
-    /// [`walk`](Self::walk) would: whitespace between tokens, the colon
-    /// after a key, the comma after a member, the quote that opens a key,
-    /// the first byte of a member's value, or a byte of a key or value
-    /// that does not end it ([`JsonScanner::step_within`]). `None`,
-    /// changing nothing, for any other byte (one that ends a key, a value
-    /// or the object); otherwise whether the byte continues the arguments
-    /// text handed out so far, which then counts as handed out.
-    pub(super) fn only_moves(&mut self, at: usize, byte: u8) -> Option<bool> {
-        if self.at != at || (matches!(self.arguments, Some((_, None))) && self.sent != at) {
+    /// Reads the byte at `at` of `text` (the walk is there) as
+    /// [`walk`](Self::walk) would, when it is one the walk follows without
+    /// a parser and it does not end the object: whitespace between tokens,
+    /// the colon after a key, the comma after a member, the quote that
+    /// opens a key or closes one without escapes, a member value's first
+    /// byte, a byte that ends a value (its closing quote or bracket, or
+    /// what follows a number or literal but the object's `}`) or any byte
+    /// inside a key or value. `None`, changing nothing, for any other byte.
+    /// `sending`: the arguments text read so far has been handed out (the
+    /// call started); a byte of the arguments member then counts as handed
+    /// out, and the answer, `Some(sends)`, says whether it was one.
+    pub(super) fn step(
+        &mut self,
+        text: &str,
+        at: usize,
+        keys: CallKeys<'_>,
+        sending: bool,
+    ) -> Option<bool> {
+        let open = matches!(self.arguments, Some((_, None)));
+        if self.at != at || (sending && open && self.sent != at) {
             return None;
         }
+        let byte = text.as_bytes()[at];
+        // The arguments member ended with this byte, which is part of it.
+        let mut closed = false;
         let next = match &mut self.step {
-            Step::InKey { scan, .. } | Step::InValue { scan, .. } => {
-                if !scan.step_within(byte) {
-                    return None;
+            Step::InKey { from, scan } => {
+                if scan.step_within(byte) {
+                    None
+                } else {
+                    // Its closing quote (a key is a string, scanned
+                    // without bounds).
+                    let plain = &text[*from + 1..at];
+                    if plain.bytes().any(|c| c == b'\\' || c < 0x20) {
+                        return None;
+                    }
+                    Some(Step::Colon {
+                        role: self.role(plain, keys),
+                    })
                 }
-                None
+            }
+            Step::InValue { role, from, scan } => {
+                if scan.step_within(byte) {
+                    None
+                } else {
+                    // The value ends: with this byte (a string's closing
+                    // quote, an array's or object's bracket), or before it
+                    // (a number or literal).
+                    let (role, from) = (*role, *from);
+                    if matches!(text.as_bytes()[from], b'"' | b'[' | b'{') {
+                        self.at = at + 1;
+                        self.value_ended(role, from, text);
+                        closed = role == Role::Arguments;
+                        Some(Step::After)
+                    } else if byte == b',' || byte.is_ascii_whitespace() {
+                        self.at = at;
+                        self.value_ended(role, from, text);
+                        Some(if byte == b',' { Step::Key } else { Step::After })
+                    } else {
+                        return None;
+                    }
+                }
             }
             Step::Done | Step::Lost => return None,
             _ if byte.is_ascii_whitespace() => None,
@@ -527,9 +571,7 @@ impl MemberWalk {
             Step::After if byte == b',' => Some(Step::Key),
             Step::FirstKey | Step::Key if byte == b'"' => {
                 let mut scan = JsonScanner::new(usize::MAX, usize::MAX);
-                if !scan.step_within(byte) {
-                    return None;
-                }
+                scan.step_within(byte);
                 Some(Step::InKey { from: at, scan })
             }
             Step::Value { role } => {
@@ -553,8 +595,8 @@ impl MemberWalk {
         if let Some(step) = next {
             self.step = step;
         }
-        self.at += 1;
-        let sends = matches!(self.arguments, Some((_, None)));
+        self.at = at + 1;
+        let sends = sending && (closed || matches!(self.arguments, Some((_, None))));
         if sends {
             self.sent = self.at;
         }
@@ -709,6 +751,64 @@ mod tests {
                 assert_eq!(fragments, expected, "{text} {size}");
             }
         }
+    }
+
+    #[test]
+    fn a_byte_stepped_leaves_the_walk_as_walking_to_it_does() {
+        // A byte at a time: `step` where it reads the byte, `walk` where it
+        // does not; the two walks agree after every byte, and `step` never
+        // reads the object's last brace nor what follows.
+        let preferred = ["parameters".to_owned(), "arguments".to_owned()];
+        let cases = [
+            r#"{"name": "f", "parameters": {"a": "}\"{", "b": [1, {"c": null}]}}"#,
+            "{ \"id\" : \"abc123\" ,\r\n\t\"na\\u006de\":\"f\" , \"parameters\" : 12.5e3 }",
+            r#"{"arguments": {"x": 1}, "name": "g", "parameters": [1, 2], "id": 7}"#,
+            r#"{"name": "f", "name": "g", "parameters": "s", "parameters": {}}"#,
+            r#"{"name": "é🦀", "other": {"name": "x"}, "parameters": true, "n": 1,"m":2}"#,
+            r#"{"name" x, "parameters": 1}"#,
+            r#"{"name": "f", "parameters": 12 3}"#,
+            r#"{"name": 3}; {"name": "g"}"#,
+        ];
+        for text in cases {
+            let (mut stepped, mut walked) = (MemberWalk::new(0), MemberWalk::new(0));
+            let mut read = 0;
+            for at in 0..text.len() {
+                walked.walk(text, at + 1, keys(&preferred));
+                if !text.is_char_boundary(at) || !text.as_bytes()[at].is_ascii() {
+                    stepped.walk(text, at + 1, keys(&preferred));
+                } else if stepped.step(text, at, keys(&preferred), false).is_some() {
+                    read += 1;
+                    assert!(walked.end().is_none_or(|end| end > at + 1), "{text} {at}");
+                } else {
+                    stepped.walk(text, at + 1, keys(&preferred));
+                }
+                assert_eq!(format!("{stepped:?}"), format!("{walked:?}"), "{text} {at}");
+            }
+            assert!(read > 0, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_started_call_s_arguments_go_out_byte_by_byte_as_they_are_stepped() {
+        let preferred = ["arguments".to_owned()];
+        let text = r#"{"name": "f", "arguments": {"a": [1, "x"]}, "n": 2}"#;
+        let mut walk = MemberWalk::new(0);
+        walk.walk(text, 1, keys(&preferred));
+        let mut sent = String::new();
+        for at in 1..text.len() {
+            match walk.step(text, at, keys(&preferred), true) {
+                Some(true) => sent.push_str(&text[at..=at]),
+                Some(false) => {}
+                None => {
+                    walk.walk(text, at + 1, keys(&preferred));
+                    if let Some((from, to)) = walk.next_fragment(text) {
+                        sent.push_str(&text[from..to]);
+                    }
+                }
+            }
+        }
+        assert_eq!(sent, r#"{"a": [1, "x"]}"#);
+        assert_eq!(walk.end(), Some(text.len()));
     }
 
     /// What a read gives, as values to compare.
