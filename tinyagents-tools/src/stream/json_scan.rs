@@ -173,7 +173,7 @@ impl JsonScanner {
     /// decide it: a byte past the size bound, a quote or bracket that
     /// closes the value, an opening bracket past the depth bound or a
     /// byte that ends a top-level number or literal is not read.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn step_within(&mut self, b: u8) -> bool {
         if self.seen >= self.max_bytes {
             return false;

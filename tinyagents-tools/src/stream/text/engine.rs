@@ -191,8 +191,10 @@ impl Compiled {
             .zip(&value_ends)
             .map(|(stops, ends)| {
                 let stops = || stops.iter().map(|(m, _)| m.as_str());
+                let json = Firsts::of(stops().chain(fence_end));
                 RunFirsts {
-                    json: Firsts::of(stops().chain(fence_end)),
+                    json,
+                    json_ascii: json.ascii(),
                     value: Firsts::of(ends.iter().map(String::as_str)),
                     head: Firsts::of(own_heads.iter().copied().chain(stops())),
                 }
@@ -543,6 +545,9 @@ struct RunFirsts {
     /// A marker that stops a JSON scan (the run's stops, and the closing
     /// fence of a fenced body).
     json: Firsts,
+    /// The ASCII bytes that may start one of `json`'s markers, a bit each
+    /// (every one when any byte may).
+    json_ascii: u128,
     /// A marker that ends a raw parameter value.
     value: Firsts,
     /// A marker that ends a call's name written as text (name-then-JSON
@@ -601,6 +606,18 @@ impl Firsts {
             }
         }
         firsts
+    }
+
+    /// The ASCII bytes where a marker may start, as the bits of their
+    /// codes: every one when more than three bytes may.
+    fn ascii(&self) -> u128 {
+        if self.many {
+            return u128::MAX;
+        }
+        self.bytes[..self.len]
+            .iter()
+            .filter(|b| b.is_ascii())
+            .fold(0, |mask, &b| mask | 1 << b)
     }
 
     /// Whether a marker may start in `piece`.
@@ -1358,6 +1375,7 @@ impl Engine {
     /// ends the name starts the call, as the steps would start it there).
     /// Says whether it read the piece; the way the next piece is read in
     /// place is then set.
+    #[inline(always)]
     fn continue_json_member(
         &mut self,
         run: usize,
@@ -1366,22 +1384,9 @@ impl Engine {
     ) -> bool {
         let &[b] = piece else { return false };
         let c = &*self.c;
-        if !b.is_ascii() || c.firsts[run].json.in_piece(piece) {
+        if b >= 0x80 || c.firsts[run].json_ascii >> b & 1 != 0 {
             return false;
         }
-        let CallBody::JsonObject {
-            name_key,
-            argument_keys,
-            id_key,
-        } = &c.format.body
-        else {
-            return false;
-        };
-        let keys = CallKeys {
-            name: name_key,
-            arguments: argument_keys,
-            id: id_key.as_deref(),
-        };
         let len = self.buf.len();
         let Some(State::Run(RunState {
             phase: Phase::Body(Body::Json { info, args }),
@@ -1394,29 +1399,51 @@ impl Engine {
         if args.at != len || (!started && self.walk.name().is_some()) {
             return false;
         }
-        let mut scan = args.scan.clone();
-        if !scan.step_within(b) {
+        let before = args.scan.clone();
+        if !args.scan.step_within(b) {
             return false;
         }
         push_ascii(&mut self.buf, b);
+        let keys = || match &c.format.body {
+            CallBody::JsonObject {
+                name_key,
+                argument_keys,
+                id_key,
+            } => CallKeys {
+                name: name_key,
+                arguments: argument_keys,
+                id: id_key.as_deref(),
+            },
+            _ => unreachable!("a JSON body belongs to a JSON-object format"),
+        };
         let Some(sends) = self.walk.step(&self.buf, len, keys, started) else {
             self.buf.truncate(len);
+            args.scan = before;
             return false;
         };
-        args.scan = scan;
         args.at = len + 1;
-        if started {
-            if let (true, Some(index)) = (sends, info.index) {
-                push_arguments(index, &ASCII[usize::from(b)..][..1], out);
+        match (started, info.index) {
+            (true, Some(index)) if sends => match out.last_mut() {
+                Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
+                    push_ascii(&mut last.fragment, b)
+                }
+                _ => push_arguments(index, &ASCII[usize::from(b)..][..1], out),
+            },
+            (false, _) if self.walk.name().is_some() => {
+                // The byte ended the name: the call starts (and what the
+                // walk read of its arguments goes out) as the steps would
+                // start it.
+                self.start_json_call(out);
+                self.in_place = self.in_place_now();
+                return true;
             }
-        } else if self.walk.name().is_some() {
-            // The byte ended the name: the call starts (and what the walk
-            // read of its arguments goes out) as the steps would start it.
-            self.start_json_call(out);
-            self.in_place = self.in_place_now();
-            return true;
+            _ => {}
         }
-        self.in_place = json_in_place(&self.walk, run, info, args);
+        // Inside the object, the scanner is in a string or between tokens.
+        self.in_place = match args.scan.string_escape() {
+            Some(_) => json_in_place(&self.walk, run, info, args),
+            None => InPlace::JsonMember { run },
+        };
         true
     }
 

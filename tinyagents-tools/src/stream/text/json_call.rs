@@ -512,57 +512,75 @@ impl MemberWalk {
     /// inside a key or value. `None`, changing nothing, for any other byte.
     /// `sending`: the arguments text read so far has been handed out (the
     /// call started); a byte of the arguments member then counts as handed
-    /// out, and the answer, `Some(sends)`, says whether it was one.
-    pub(super) fn step(
+    /// out, and the answer, `Some(sends)`, says whether it was one. `keys`
+    /// are asked for only when a key ends.
+    #[inline(always)]
+    pub(super) fn step<'k>(
         &mut self,
         text: &str,
         at: usize,
-        keys: CallKeys<'_>,
+        keys: impl FnOnce() -> CallKeys<'k>,
         sending: bool,
     ) -> Option<bool> {
         let open = matches!(self.arguments, Some((_, None)));
         if self.at != at || (sending && open && self.sent != at) {
             return None;
         }
-        let byte = text.as_bytes()[at];
+        let byte = *text.as_bytes().get(at)?;
+        if let Step::InKey { scan, .. } | Step::InValue { scan, .. } = &mut self.step
+            && scan.step_within(byte)
+        {
+            // Inside a key or value: only the arguments member may be open.
+            self.at = at + 1;
+            let sends = sending && open;
+            if sends {
+                self.sent = self.at;
+            }
+            return Some(sends);
+        }
+        self.step_between(text, at, byte, keys, sending)
+    }
+
+    /// [`step`](Self::step) of a byte that is not inside a key or value.
+    #[inline(never)]
+    fn step_between<'k>(
+        &mut self,
+        text: &str,
+        at: usize,
+        byte: u8,
+        keys: impl FnOnce() -> CallKeys<'k>,
+        sending: bool,
+    ) -> Option<bool> {
         // The arguments member ended with this byte, which is part of it.
         let mut closed = false;
         let next = match &mut self.step {
-            Step::InKey { from, scan } => {
-                if scan.step_within(byte) {
-                    None
-                } else {
-                    // Its closing quote (a key is a string, scanned
-                    // without bounds).
-                    let plain = &text[*from + 1..at];
-                    if plain.bytes().any(|c| c == b'\\' || c < 0x20) {
-                        return None;
-                    }
-                    Some(Step::Colon {
-                        role: self.role(plain, keys),
-                    })
+            Step::InKey { from, .. } => {
+                // Its closing quote (a key is a string, scanned without
+                // bounds).
+                let plain = &text[*from + 1..at];
+                if plain.bytes().any(|c| c == b'\\' || c < 0x20) {
+                    return None;
                 }
+                Some(Step::Colon {
+                    role: self.role(plain, keys()),
+                })
             }
-            Step::InValue { role, from, scan } => {
-                if scan.step_within(byte) {
-                    None
+            Step::InValue { role, from, .. } => {
+                // The value ends: with this byte (a string's closing quote,
+                // an array's or object's bracket), or before it (a number
+                // or literal).
+                let (role, from) = (*role, *from);
+                if matches!(text.as_bytes()[from], b'"' | b'[' | b'{') {
+                    self.at = at + 1;
+                    self.value_ended(role, from, text);
+                    closed = role == Role::Arguments;
+                    Some(Step::After)
+                } else if byte == b',' || byte.is_ascii_whitespace() {
+                    self.at = at;
+                    self.value_ended(role, from, text);
+                    Some(if byte == b',' { Step::Key } else { Step::After })
                 } else {
-                    // The value ends: with this byte (a string's closing
-                    // quote, an array's or object's bracket), or before it
-                    // (a number or literal).
-                    let (role, from) = (*role, *from);
-                    if matches!(text.as_bytes()[from], b'"' | b'[' | b'{') {
-                        self.at = at + 1;
-                        self.value_ended(role, from, text);
-                        closed = role == Role::Arguments;
-                        Some(Step::After)
-                    } else if byte == b',' || byte.is_ascii_whitespace() {
-                        self.at = at;
-                        self.value_ended(role, from, text);
-                        Some(if byte == b',' { Step::Key } else { Step::After })
-                    } else {
-                        return None;
-                    }
+                    return None;
                 }
             }
             Step::Done | Step::Lost => return None,
@@ -776,7 +794,7 @@ mod tests {
                 walked.walk(text, at + 1, keys(&preferred));
                 if !text.is_char_boundary(at) || !text.as_bytes()[at].is_ascii() {
                     stepped.walk(text, at + 1, keys(&preferred));
-                } else if stepped.step(text, at, keys(&preferred), false).is_some() {
+                } else if stepped.step(text, at, || keys(&preferred), false).is_some() {
                     read += 1;
                     assert!(walked.end().is_none_or(|end| end > at + 1), "{text} {at}");
                 } else {
@@ -796,7 +814,7 @@ mod tests {
         walk.walk(text, 1, keys(&preferred));
         let mut sent = String::new();
         for at in 1..text.len() {
-            match walk.step(text, at, keys(&preferred), true) {
+            match walk.step(text, at, || keys(&preferred), true) {
                 Some(true) => sent.push_str(&text[at..=at]),
                 Some(false) => {}
                 None => {
