@@ -1234,10 +1234,16 @@ impl Engine {
         if self.eof {
             return;
         }
-        let was = self.in_place;
+        let (marker, member, string) = match self.in_place {
+            InPlace::Marker { .. } => (true, false, false),
+            InPlace::JsonMember { .. } => (false, true, false),
+            InPlace::JsonString { .. } => (false, false, true),
+            _ => (false, false, false),
+        };
         self.settle();
-        if let (&[_], InPlace::JsonString { .. }, Some(State::Run(RunState { run, .. }))) =
-            (piece, was, &self.state)
+        if string
+            && piece.len() == 1
+            && let Some(State::Run(RunState { run, .. })) = &self.state
         {
             // The quote that ends a string of a JSON call's object (what
             // was read in place before it now counted): read in place too.
@@ -1273,12 +1279,7 @@ impl Engine {
         // marker whole (or shows it was none), and a byte the in-place
         // read of a JSON object declined ends the object, breaks a bound
         // or may start a marker: the steps read them.
-        let decided = match was {
-            InPlace::Marker { .. } => true,
-            InPlace::JsonMember { .. } => piece.len() == 1,
-            _ => false,
-        };
-        if decided || !self.read_in_place(out) {
+        if marker || (member && piece.len() == 1) || !self.read_in_place(out) {
             self.drive(out);
         }
         self.in_place = self.in_place_now();
@@ -1375,7 +1376,6 @@ impl Engine {
     /// ends the name starts the call, as the steps would start it there).
     /// Says whether it read the piece; the way the next piece is read in
     /// place is then set.
-    #[inline(always)]
     fn continue_json_member(
         &mut self,
         run: usize,
