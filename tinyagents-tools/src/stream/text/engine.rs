@@ -3217,7 +3217,10 @@ impl Engine {
     /// id member has ended: the id a call starts with is the one it keeps),
     /// then the arguments text read so far goes out. A bare object starts
     /// only when it opens with a key (`{"`), the rule by which its end
-    /// keeps it a call rather than text.
+    /// keeps it a call rather than text. Inlined in the JSON body's step
+    /// (the whole-text read's way), whose only other caller is the rare
+    /// call started in place.
+    #[inline(always)]
     fn walk_json_call(
         &mut self,
         bare: bool,
