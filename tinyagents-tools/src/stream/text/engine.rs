@@ -1404,17 +1404,9 @@ impl Engine {
             return false;
         }
         push_ascii(&mut self.buf, b);
-        let keys = || match &c.format.body {
-            CallBody::JsonObject {
-                name_key,
-                argument_keys,
-                id_key,
-            } => CallKeys {
-                name: name_key,
-                arguments: argument_keys,
-                id: id_key.as_deref(),
-            },
-            _ => unreachable!("a JSON body belongs to a JSON-object format"),
+        let keys = || {
+            CallKeys::of(&c.format.body)
+                .unwrap_or_else(|| unreachable!("a JSON body belongs to a JSON-object format"))
         };
         let Some(sends) = self.walk.step(&self.buf, len, keys, started) else {
             self.buf.truncate(len);
@@ -1452,18 +1444,8 @@ impl Engine {
     /// is still to come, or a bare object has not shown itself a call).
     fn start_json_call(&mut self, out: &mut Vec<StreamEvent>) {
         let compiled = Arc::clone(&self.c);
-        let CallBody::JsonObject {
-            name_key,
-            argument_keys,
-            id_key,
-        } = &compiled.format.body
-        else {
+        let Some(keys) = CallKeys::of(&compiled.format.body) else {
             return;
-        };
-        let keys = CallKeys {
-            name: name_key,
-            arguments: argument_keys,
-            id: id_key.as_deref(),
         };
         let Some(State::Run(RunState {
             bare,
@@ -1736,12 +1718,7 @@ impl Engine {
                 phase: Phase::Body(Body::Json { info, args }),
                 ..
             })) => {
-                let CallBody::JsonObject {
-                    name_key,
-                    argument_keys,
-                    id_key,
-                } = &self.c.format.body
-                else {
+                let Some(keys) = CallKeys::of(&self.c.format.body) else {
                     return false;
                 };
                 let mut probe = args.clone();
@@ -1760,11 +1737,6 @@ impl Engine {
                     return false;
                 }
                 *args = probe;
-                let keys = CallKeys {
-                    name: name_key,
-                    arguments: argument_keys,
-                    id: id_key.as_deref(),
-                };
                 self.walk.walk(&self.buf, args.at, keys);
                 let Some(index) = info.index.filter(|_| info.id.is_some()) else {
                     // Not started: the walk may now know its name (and the
@@ -3055,18 +3027,8 @@ impl Engine {
         // the run's stop markers on every piece.
         let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
-        let CallBody::JsonObject {
-            name_key,
-            argument_keys,
-            id_key,
-        } = &compiled.format.body
-        else {
+        let Some(keys) = CallKeys::of(&compiled.format.body) else {
             unreachable!("a JSON body belongs to a JSON-object format")
-        };
-        let keys = CallKeys {
-            name: name_key,
-            arguments: argument_keys,
-            id: id_key.as_deref(),
         };
         let Phase::Body(Body::Json { info, args }) = &mut rs.phase else {
             unreachable!("a JSON body step reads a JSON body")

@@ -12,6 +12,7 @@ use std::mem;
 
 use crate::ids::{CallName, ToolCallId};
 use crate::stream::json_scan::{JsonScanner, Scan};
+use crate::stream::text::format::CallBody;
 
 /// The keys a JSON-object call is read by.
 #[derive(Debug, Clone, Copy)]
@@ -22,6 +23,25 @@ pub(super) struct CallKeys<'a> {
     pub(super) arguments: &'a [String],
     /// The call id's key, when the format has one.
     pub(super) id: Option<&'a str>,
+}
+
+impl<'a> CallKeys<'a> {
+    /// The keys of a JSON-object call body; `None` for other bodies.
+    #[inline]
+    pub(super) fn of(body: &'a CallBody) -> Option<Self> {
+        match body {
+            CallBody::JsonObject {
+                name_key,
+                argument_keys,
+                id_key,
+            } => Some(CallKeys {
+                name: name_key,
+                arguments: argument_keys,
+                id: id_key.as_deref(),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// What a JSON-object call body reads as.
