@@ -927,3 +927,125 @@ fn pieces_shaped_like_one_wide_character_that_are_not_utf8_are_replaced_as_read_
         }
     }
 }
+
+/// A call whose arguments nest arrays and objects, with strings holding
+/// escapes, brackets, a marker and non-ASCII, written after its name.
+const NESTED: &str = r#"{"name": "f", "arguments": {"a": [1, {"b": "x\"]}\\"}, [[]], "<tool_call> é"], "c": {"d": null, "e": -1.5e3}}}"#;
+
+#[test]
+fn every_byte_inside_nested_arguments_is_sent_at_the_piece_that_carries_it() {
+    // Fed a byte at a time (and a character at a time), the fragments
+    // sent by the time each piece is read are exactly the arguments text
+    // up to that piece: nothing inside the arguments' arrays, objects and
+    // strings waits for the value to close.
+    let hermes = TextFormat::hermes();
+    let output = format!("<tool_call>{NESTED}</tool_call>");
+    let expected = everywhere(&hermes, &output);
+    let arguments = &argument_texts(&expected)[0];
+    let from = output.find(r#"{"a""#).unwrap();
+    for pieces in [bytes(&output), characters(&output)] {
+        let mut r = reader(&hermes);
+        let (mut events, mut sent, mut at) = (Vec::new(), String::new(), 0);
+        for piece in &pieces {
+            r.push(piece, &mut events);
+            at += piece.len();
+            for e in events.drain(..) {
+                if let StreamEvent::ArgumentsDelta(d) = e {
+                    sent.push_str(&d.fragment);
+                }
+            }
+            let end = at.saturating_sub(from).min(arguments.len());
+            // Up to the arguments' last byte, all of what arrived is out.
+            assert_eq!(
+                sent,
+                &arguments[..arguments.floor_char_boundary(end)],
+                "after {at} bytes"
+            );
+        }
+        assert_eq!(&sent, arguments);
+    }
+}
+
+#[test]
+fn the_depth_bound_inside_the_arguments_is_broken_at_the_byte_that_opens_one_level_too_many() {
+    let limits = StreamLimits {
+        max_argument_bytes: 1 << 20,
+        max_argument_depth: 5,
+    };
+    let hermes = TextFormat::hermes();
+    let make = || reader(&hermes).with_limits(limits);
+    // The call object, the arguments and three arrays inside them: five
+    // levels, the bound; one more array breaks it.
+    let fits = r#"<tool_call>{"name": "f", "arguments": {"a": [[["x"]]]}}</tool_call>"#;
+    assert_eq!(everywhere_with(make, fits, 8).calls().count(), 1);
+    let deep = r#"<tool_call>{"name": "f", "arguments": {"a": [[[["x"]]]]}}</tool_call>ok"#;
+    let expected = everywhere_with(make, deep, 8);
+    let failed = expected.failed().next().expect("refused");
+    assert_eq!(failed.kind, CallProblem::TooDeep);
+    assert_eq!(expected.text(), "ok");
+    // Byte by byte it is refused as the fourth `[` arrives, not later.
+    let fourth = deep.find("[[[[").unwrap() + 4;
+    let events = fed(&hermes, Some(limits), &bytes(deep));
+    assert_eq!(collect(&events), expected);
+    let refused_at = events.iter().find_map(|(n, e)| match e {
+        StreamEvent::CallFailed(f) if f.kind == CallProblem::TooDeep => Some(*n),
+        _ => None,
+    });
+    assert_eq!(refused_at, Some(fourth));
+}
+
+#[test]
+fn the_size_bound_inside_the_arguments_is_broken_at_the_first_byte_past_it_outside_strings_too() {
+    let limits = StreamLimits {
+        max_argument_bytes: 40,
+        max_argument_depth: 8,
+    };
+    let hermes = TextFormat::hermes();
+    let head = r#"<tool_call>{"name": "f", "arguments": {"a": ["#;
+    for n in [1, 2, 3, 4, 6] {
+        // Numbers and commas, no strings: the bytes that cross the bound
+        // are between tokens.
+        let list = vec!["1"; n].join(", ");
+        let output = format!("{head}{list}]}}}}</tool_call>ok");
+        let expected = everywhere_with(|| reader(&hermes).with_limits(limits), &output, 8);
+        let events = fed(&hermes, Some(limits), &bytes(&output));
+        assert_eq!(collect(&events), expected, "{n}");
+        let object = &output["<tool_call>".len()..output.find("</tool_call>").unwrap()];
+        match expected.failed().next() {
+            Some(failed) => {
+                assert!(object.len() > 40, "{n}: {object}");
+                assert_eq!(failed.kind, CallProblem::TooLarge, "{n}");
+                // What arrived up to one byte past the bound.
+                assert_eq!(failed.raw, &output[..head.find('{').unwrap() + 41], "{n}");
+                // Byte by byte, refused as that byte arrives.
+                let refused_at = events.iter().find_map(|(i, e)| match e {
+                    StreamEvent::CallFailed(f) if f.kind == CallProblem::TooLarge => Some(*i),
+                    _ => None,
+                });
+                assert_eq!(refused_at, Some(head.find('{').unwrap() + 41), "{n}");
+            }
+            None => assert!(object.len() <= 40, "{n}: {object}"),
+        }
+    }
+}
+
+#[test]
+fn a_marker_outside_the_strings_of_nested_arguments_ends_the_call_as_read_whole() {
+    let hermes = TextFormat::hermes();
+    for output in [
+        r#"<tool_call>{"name": "f", "arguments": {"a": [1, </tool_call>after"#,
+        r#"<tool_call>{"name": "f", "arguments": {"a": {"b": 2 <tool_call>{"name": "g", "arguments": {}}</tool_call>"#,
+        r#"<tool_call>{"name": "f", "arguments": {"a": ["</tool_call>", 3]}}</tool_call>"#,
+    ] {
+        let expected = everywhere(&hermes, output);
+        let events = fed(&hermes, None, &bytes(output));
+        assert_eq!(collect(&events), expected, "{output}");
+        assert_eq!(collect(&fed(&hermes, None, &characters(output))), expected);
+    }
+    // The marker inside a string is the string's.
+    let out = whole(
+        &hermes,
+        r#"<tool_call>{"name": "f", "arguments": {"a": ["</tool_call>", 3]}}</tool_call>"#,
+    );
+    assert_eq!(argument_texts(&out), [r#"{"a": ["</tool_call>", 3]}"#]);
+}

@@ -158,6 +158,34 @@ impl JsonScanner {
         self.seen += n;
     }
 
+    /// How deep the last byte scanned is inside arrays and objects (0
+    /// outside them).
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// How many more arrays or objects may open, nested where the last
+    /// byte scanned is, before the depth bound is broken.
+    pub(crate) fn depth_room(&self) -> usize {
+        self.max_depth.saturating_sub(self.depth)
+    }
+
+    /// Counts `n` bytes inside the arrays and objects of the value that
+    /// leave it open and within the bounds, after which it is `depth`
+    /// deep and in a string when `string` is `Some(escaped)` (see
+    /// [`string_escape`](Self::string_escape)): the state
+    /// [`push`](Self::push) of them would leave, read by whoever knows
+    /// where they end.
+    pub(crate) fn skip_nested(&mut self, n: usize, depth: usize, string: Option<bool>) {
+        debug_assert!(n <= self.room() && (1..=self.max_depth).contains(&depth));
+        self.seen += n;
+        self.depth = depth;
+        self.state = match string {
+            Some(escaped) => State::InString { escaped },
+            None => State::Nested,
+        };
+    }
+
     /// Whether the last byte scanned is inside an array or object,
     /// outside its strings.
     pub(crate) fn nested(&self) -> bool {

@@ -672,13 +672,12 @@ enum InPlace {
     /// appended, while the text stays within `limit` (the size bound),
     /// and counted by the scanner and the walk only when the steps next
     /// run ([`Engine::settle`]). `escaped`: the last byte is a backslash
-    /// that escapes the next; `plain_below`: `limit`, or 0 after such a
-    /// backslash, so that one comparison tells a byte may be read as a
-    /// plain one ([`InPlace::json_string`]); `fragment`: they are call
-    /// `index`'s arguments, sent as they come.
+    /// that escapes the next; `fragment`: they are call `index`'s
+    /// arguments, sent as they come. (The engine keeps the bound a plain
+    /// byte is read under, and the fragment's call, beside it: see
+    /// [`Plain`].)
     JsonString {
         limit: usize,
-        plain_below: usize,
         escaped: bool,
         fragment: Option<usize>,
     },
@@ -705,6 +704,95 @@ enum InPlace {
     /// appended, and sent when it continues the call's arguments
     /// ([`Engine::continue_json_member`]).
     JsonMember { run: usize },
+    /// Inside the array or object of a started call's arguments member
+    /// (the call's arguments, sent as they come), the scanner and the
+    /// walk where this began: every byte that does not close the value,
+    /// break a bound or may start a marker (outside its strings) is
+    /// appended, sent and followed by [`ArgsInPlace`] alone; the scanner
+    /// and the walk read them at once when the steps next run
+    /// ([`Engine::settle`]).
+    JsonArgs(ArgsInPlace),
+}
+
+/// Where [`InPlace::JsonArgs`] is in the arguments' value: the brackets
+/// and strings of it read in place since the scanner last ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ArgsInPlace {
+    /// The JSON call's run.
+    run: usize,
+    /// The held text's length past which a byte breaks the size bound.
+    limit: usize,
+    /// The call's index.
+    index: usize,
+    /// Arrays and objects open inside the value (1: directly inside it).
+    depth: u32,
+    /// How many more may open before the depth bound breaks.
+    room: u32,
+    /// Inside a string of it, and after a backslash that escapes the
+    /// next byte.
+    string: bool,
+    escaped: bool,
+}
+
+impl ArgsInPlace {
+    /// Reads the ASCII byte `b` as the scanner would, when it leaves the
+    /// value open and within the depth bound and, outside a string, may
+    /// start none of the markers that stop the call (`json_ascii`: their
+    /// first bytes). Says whether it did; otherwise nothing changed.
+    #[inline(always)]
+    fn step(&mut self, b: u8, json_ascii: u128) -> bool {
+        if b >= 0x80 {
+            return false;
+        }
+        if self.string {
+            match b {
+                _ if self.escaped => self.escaped = false,
+                b'\\' => self.escaped = true,
+                b'"' => self.string = false,
+                _ => {}
+            }
+            return true;
+        }
+        if json_ascii >> b & 1 != 0 {
+            return false;
+        }
+        match b {
+            b'"' => self.string = true,
+            b'[' | b'{' => {
+                if self.room == 0 {
+                    return false;
+                }
+                self.depth += 1;
+                self.room -= 1;
+            }
+            b']' | b'}' => {
+                // The value's own closing bracket is the steps' to read.
+                if self.depth <= 1 {
+                    return false;
+                }
+                self.depth -= 1;
+                self.room += 1;
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// Reads `piece` (whole UTF-8) as [`step`](Self::step) reads each of
+    /// its bytes, a byte past ASCII only inside a string and not after a
+    /// backslash (as a character's bytes are there); `None`, changing
+    /// nothing, unless every byte was read.
+    fn steps(mut self, piece: &[u8], json_ascii: u128) -> Option<ArgsInPlace> {
+        for &b in piece {
+            if b >= 0x80 && self.string && !self.escaped {
+                continue;
+            }
+            if !self.step(b, json_ascii) {
+                return None;
+            }
+        }
+        Some(self)
+    }
 }
 
 impl InPlace {
@@ -713,9 +801,50 @@ impl InPlace {
     fn json_string(limit: usize, escaped: bool, fragment: Option<usize>) -> InPlace {
         InPlace::JsonString {
             limit,
-            plain_below: if escaped { 0 } else { limit },
             escaped,
             fragment,
+        }
+    }
+}
+
+/// The common byte's test, kept beside [`InPlace`] so that it reads no
+/// tag: inside a JSON string read in place and not after a backslash
+/// ([`InPlace::JsonString`]), a byte that neither ends the string nor
+/// escapes the next is appended while the held text is shorter than
+/// `below` (the string's `limit`; 0 in every other state, so that one
+/// comparison tells), and sent as call `fragment`'s arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Plain {
+    below: usize,
+    fragment: Option<usize>,
+}
+
+impl Plain {
+    /// The test for the state `in_place`.
+    fn of(in_place: InPlace) -> Plain {
+        match in_place {
+            InPlace::JsonString {
+                limit,
+                escaped: false,
+                fragment,
+            } => Plain {
+                below: limit,
+                fragment,
+            },
+            InPlace::JsonArgs(ArgsInPlace {
+                limit,
+                index,
+                string: true,
+                escaped: false,
+                ..
+            }) => Plain {
+                below: limit,
+                fragment: Some(index),
+            },
+            _ => Plain {
+                below: 0,
+                fragment: None,
+            },
         }
     }
 }
@@ -984,6 +1113,9 @@ pub(crate) struct Engine {
     /// to a [`ModelOutput`](crate::stream::ModelOutput).
     progress: bool,
     in_place: InPlace,
+    /// The common byte's test for `in_place` (set with it, by
+    /// [`Engine::set_in_place`]).
+    plain: Plain,
     /// Set by the step that waits because the text ends inside a marker
     /// it looks for (or in whitespace before one): where that marker
     /// starts and the list it is one of (its [`Compiled::wait_slot`]).
@@ -1028,8 +1160,17 @@ impl Engine {
             walk: MemberWalk::new(0),
             progress: true,
             in_place: InPlace::No,
+            plain: Plain::of(InPlace::No),
             partial: None,
         }
+    }
+
+    /// Sets the way the next piece is read in place, and the common
+    /// byte's test with it.
+    #[inline(always)]
+    fn set_in_place(&mut self, in_place: InPlace) {
+        self.in_place = in_place;
+        self.plain = Plain::of(in_place);
     }
 
     /// The output begins inside reasoning (before the first piece): a
@@ -1077,15 +1218,9 @@ impl Engine {
     /// does not only continue it, takes one out-of-line call.
     #[inline(always)]
     pub(crate) fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
-        if let &[b] = piece {
-            if self.push_byte_in_place(b, out) {
-                return;
-            }
-        } else if let &[lead, _] = piece
-            && lead >= 0xc2
-            && self.push_wide(piece, out)
+        if let &[b] = piece
+            && self.push_byte_in_place(b, out)
         {
-            // One character of two bytes.
             return;
         }
         self.push_other(piece, out);
@@ -1094,33 +1229,39 @@ impl Engine {
     /// The common piece, one byte, when it only continues what is read
     /// in place: an ASCII byte of a JSON string that does not end it
     /// (within the size bound), or visible text that cannot start a
-    /// marker. Inlined where the pieces are pushed: a check of the state
-    /// and of the byte, then the appends. Says whether it read the byte.
+    /// marker. Inlined where the pieces are pushed: a check of the byte
+    /// against [`Plain`], then the appends (other states: a check of the
+    /// state). Says whether it read the byte.
     #[inline(always)]
     fn push_byte_in_place(&mut self, b: u8, out: &mut Vec<StreamEvent>) -> bool {
-        match self.in_place {
-            // The common byte: one test for the bound and the escape.
-            InPlace::JsonString { plain_below, .. }
-                if self.buf.len() < plain_below && JSON_PLAIN[usize::from(b)] =>
-            {
-                self.push_string_byte(b, out);
-                true
+        // The common byte: one test for the state, the bound and the
+        // escape, one for the byte.
+        if self.buf.len() < self.plain.below && JSON_PLAIN[usize::from(b)] {
+            push_ascii(&mut self.buf, b);
+            if let Some(index) = self.plain.fragment {
+                push_fragment_byte(index, b, out);
             }
+            return true;
+        }
+        match self.in_place {
             InPlace::JsonString {
                 limit,
                 escaped,
                 fragment,
-                ..
             } if self.buf.len() < limit => {
                 // A backslash escapes the next byte, and the byte after one
                 // is any ASCII byte; a quote ends the string.
                 let now = match b {
                     b'\\' if !escaped => true,
                     _ if escaped && b.is_ascii() => false,
+                    b'"' if !escaped => return self.close_string_in_place(out),
                     _ => return false,
                 };
-                self.in_place = InPlace::json_string(limit, now, fragment);
-                self.push_string_byte(b, out);
+                self.set_in_place(InPlace::json_string(limit, now, fragment));
+                push_ascii(&mut self.buf, b);
+                if let Some(index) = fragment {
+                    push_fragment_byte(index, b, out);
+                }
                 true
             }
             InPlace::Text => match self.c.text_bytes[usize::from(b)] {
@@ -1136,29 +1277,90 @@ impl Engine {
                     true
                 }
             },
+            InPlace::JsonMember { run } => self.continue_json_member(run, b, out),
+            InPlace::JsonArgs(mut read) if read.string && self.buf.len() < read.limit => {
+                // As in a string above; its closing quote too.
+                match b {
+                    b'\\' if !read.escaped => read.escaped = true,
+                    _ if read.escaped && b.is_ascii() => read.escaped = false,
+                    b'"' if !read.escaped => read.string = false,
+                    _ => return false,
+                }
+                self.set_in_place(InPlace::JsonArgs(read));
+                push_ascii(&mut self.buf, b);
+                push_fragment_byte(read.index, b, out);
+                true
+            }
+            InPlace::JsonArgs(_) => self.continue_json_args(b, out),
             _ => false,
         }
     }
 
-    /// Appends the ASCII byte `b` of a JSON string read in place: to the
-    /// held text and to the call's fragment (when its bytes are sent). The
-    /// call's index is read after the held text's append, so it is not
-    /// kept in a register across it.
-    #[inline(always)]
-    fn push_string_byte(&mut self, b: u8, out: &mut Vec<StreamEvent>) {
-        push_ascii(&mut self.buf, b);
-        if let InPlace::JsonString {
-            fragment: Some(index),
-            ..
-        } = self.in_place
-        {
-            match out.last_mut() {
-                Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
-                    push_ascii(&mut last.fragment, b)
-                }
-                _ => push_arguments(index, &ASCII[usize::from(b)..][..1], out),
-            }
+    /// A piece of more than one byte inside a started call's arguments
+    /// array or object ([`InPlace::JsonArgs`], `args`): appended and sent
+    /// when [`ArgsInPlace::steps`] reads all of it within the size bound
+    /// and it is whole UTF-8. Says whether it read the piece.
+    #[inline(never)]
+    fn continue_json_args_piece(
+        &mut self,
+        args: ArgsInPlace,
+        piece: &[u8],
+        out: &mut Vec<StreamEvent>,
+    ) -> bool {
+        if self.buf.len() + piece.len() > args.limit {
+            return false;
         }
+        let Some(next) = args.steps(piece, self.c.firsts[args.run].json_ascii) else {
+            return false;
+        };
+        let Some(text) = Piece::of(piece, piece.is_ascii()) else {
+            return false;
+        };
+        text.push_to(&mut self.buf);
+        push_arguments(args.index, text, out);
+        self.set_in_place(InPlace::JsonArgs(next));
+        true
+    }
+
+    /// A one-byte piece inside a started call's arguments array or object
+    /// ([`InPlace::JsonArgs`]) that is not a plain byte of a string:
+    /// appended and sent when [`ArgsInPlace::step`] reads it within the
+    /// size bound. Says whether it read the byte.
+    #[inline(never)]
+    fn continue_json_args(&mut self, b: u8, out: &mut Vec<StreamEvent>) -> bool {
+        let InPlace::JsonArgs(mut args) = self.in_place else {
+            return false;
+        };
+        if self.buf.len() >= args.limit || !args.step(b, self.c.firsts[args.run].json_ascii) {
+            return false;
+        }
+        // `b` is ASCII: a character of one byte.
+        self.buf.push(char::from(b));
+        match out.last_mut() {
+            Some(StreamEvent::ArgumentsDelta(last)) if last.index == args.index => {
+                last.fragment.push(char::from(b))
+            }
+            _ => push_arguments(args.index, Piece::Char(char::from(b)), out),
+        }
+        self.set_in_place(InPlace::JsonArgs(args));
+        true
+    }
+
+    /// The quote that ends a string of a JSON call's object read in place
+    /// (not after a backslash): what [`push_steps`](Self::push_steps)
+    /// does with it first, without the way there. The bytes read in place
+    /// are counted, then the quote is read as the object's next byte
+    /// ([`continue_json_member`](Self::continue_json_member)); when that
+    /// declines it, the steps read it, finding the bytes counted (says
+    /// whether it read the quote).
+    #[inline(never)]
+    fn close_string_in_place(&mut self, out: &mut Vec<StreamEvent>) -> bool {
+        self.settle();
+        let Some(State::Run(RunState { run, .. })) = &self.state else {
+            return false;
+        };
+        let run = *run;
+        self.continue_json_member(run, b'"', out)
     }
 
     /// A piece of two bytes whose first may begin a character (as most
@@ -1180,14 +1382,12 @@ impl Engine {
         };
         let lead = usize::from(piece[0]);
         match self.in_place {
-            InPlace::JsonString {
-                limit,
-                escaped: false,
-                fragment,
-                ..
-            } if self.buf.len() + piece.len() <= limit => {
+            // Inside a string, not after a backslash (see [`Plain`]).
+            InPlace::JsonString { .. } | InPlace::JsonArgs(_)
+                if self.buf.len() + piece.len() <= self.plain.below =>
+            {
                 self.buf.push(c);
-                if let Some(index) = fragment {
+                if let Some(index) = self.plain.fragment {
                     match out.last_mut() {
                         Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
                             last.fragment.push(c)
@@ -1222,6 +1422,13 @@ impl Engine {
     /// continues what is read there, otherwise by the steps.
     #[inline(never)]
     fn push_other(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
+        if let &[lead, _] = piece
+            && lead >= 0xc2
+            && self.push_wide(piece, out)
+        {
+            // One character of two bytes.
+            return;
+        }
         if !self.continue_in_place(piece, out) {
             self.push_steps(piece, out);
         }
@@ -1237,7 +1444,7 @@ impl Engine {
         let (marker, member, string) = match self.in_place {
             InPlace::Marker { .. } => (true, false, false),
             InPlace::JsonMember { .. } => (false, true, false),
-            InPlace::JsonString { .. } => (false, false, true),
+            InPlace::JsonString { .. } | InPlace::JsonArgs(_) => (false, false, true),
             _ => (false, false, false),
         };
         self.settle();
@@ -1248,7 +1455,7 @@ impl Engine {
             // The quote that ends a string of a JSON call's object (what
             // was read in place before it now counted): read in place too.
             let run = *run;
-            if self.continue_json_member(run, piece, out) {
+            if self.continue_json_member(run, piece[0], out) {
                 return;
             }
         }
@@ -1282,7 +1489,8 @@ impl Engine {
         if marker || (member && piece.len() == 1) || !self.read_in_place(out) {
             self.drive(out);
         }
-        self.in_place = self.in_place_now();
+        let next = self.in_place_now();
+        self.set_in_place(next);
     }
 
     /// The text from `at` on is the start of a marker of list `slot` the
@@ -1358,6 +1566,9 @@ impl Engine {
             push_ascii(&mut self.buf, b);
         }
         self.buf.push_str(text);
+        // Read after a marker's start: the common byte's test was and
+        // stays off ([`Plain`]).
+        debug_assert_eq!(self.plain, Plain::of(self.in_place));
         self.in_place = InPlace::Marker {
             at,
             slot,
@@ -1376,13 +1587,7 @@ impl Engine {
     /// ends the name starts the call, as the steps would start it there).
     /// Says whether it read the piece; the way the next piece is read in
     /// place is then set.
-    fn continue_json_member(
-        &mut self,
-        run: usize,
-        piece: &[u8],
-        out: &mut Vec<StreamEvent>,
-    ) -> bool {
-        let &[b] = piece else { return false };
+    fn continue_json_member(&mut self, run: usize, b: u8, out: &mut Vec<StreamEvent>) -> bool {
         let c = &*self.c;
         if b >= 0x80 || c.firsts[run].json_ascii >> b & 1 != 0 {
             return false;
@@ -1415,27 +1620,25 @@ impl Engine {
         };
         args.at = len + 1;
         match (started, info.index) {
-            (true, Some(index)) if sends => match out.last_mut() {
-                Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
-                    push_ascii(&mut last.fragment, b)
-                }
-                _ => push_arguments(index, &ASCII[usize::from(b)..][..1], out),
-            },
+            (true, Some(index)) if sends => push_fragment_byte(index, b, out),
             (false, _) if self.walk.name().is_some() => {
                 // The byte ended the name: the call starts (and what the
                 // walk read of its arguments goes out) as the steps would
                 // start it.
                 self.start_json_call(out);
-                self.in_place = self.in_place_now();
+                let next = self.in_place_now();
+                self.set_in_place(next);
                 return true;
             }
             _ => {}
         }
         // Inside the object, the scanner is in a string or between tokens.
-        self.in_place = match args.scan.string_escape() {
+        let next = match args.scan.string_escape() {
             Some(_) => json_in_place(&self.walk, run, info, args),
-            None => InPlace::JsonMember { run },
+            None => json_args_in_place(&self.walk, run, info, args)
+                .unwrap_or(InPlace::JsonMember { run }),
         };
+        self.set_in_place(next);
         true
     }
 
@@ -1492,7 +1695,11 @@ impl Engine {
             // Nothing to read: what is read in place goes on as it was.
             _ if piece.is_empty() => true,
             InPlace::Marker { at, slot, mask } => self.continue_marker(at, slot, mask, piece),
-            InPlace::JsonMember { run } => self.continue_json_member(run, piece, out),
+            InPlace::JsonMember { run } => match *piece {
+                [b] => self.continue_json_member(run, b, out),
+                _ => false,
+            },
+            InPlace::JsonArgs(args) => self.continue_json_args_piece(args, piece, out),
             InPlace::RawValue { run, limit } => {
                 if self.buf.len() + piece.len() > limit || self.c.firsts[run].value.in_piece(piece)
                 {
@@ -1534,7 +1741,7 @@ impl Engine {
                     push_arguments(index, piece, out);
                 }
                 if now != escaped {
-                    self.in_place = InPlace::json_string(limit, now, fragment);
+                    self.set_in_place(InPlace::json_string(limit, now, fragment));
                 }
                 true
             }
@@ -1630,7 +1837,32 @@ impl Engine {
     /// scanner and the walk that had not counted them, before the steps
     /// run again.
     fn settle(&mut self) {
-        let in_place = mem::replace(&mut self.in_place, InPlace::No);
+        let in_place = self.in_place;
+        self.set_in_place(InPlace::No);
+        if let InPlace::JsonArgs(read) = in_place {
+            // The scanner and the walk count the bytes, which end neither
+            // the value nor the call and break no bound, and are left
+            // where the read in place ends (what it read was sent).
+            let Some(State::Run(RunState {
+                phase: Phase::Body(Body::Json { args, .. }),
+                ..
+            })) = &mut self.state
+            else {
+                unreachable!("the arguments are read in place only in a JSON body")
+            };
+            let n = self.buf.len() - args.at;
+            if n > 0 {
+                let (depth, string) = (read.depth as usize, read.string.then_some(read.escaped));
+                let Some(entry) = self.walk.skip_in_arguments(n, depth, string) else {
+                    unreachable!("the walk is in the arguments read in place")
+                };
+                // The scanner is as much deeper (or less deep) as the walk.
+                let outer = args.scan.depth() + depth - entry;
+                args.scan.skip_nested(n, outer, string);
+                args.at += n;
+            }
+            return;
+        }
         if let InPlace::RawValue { .. } = in_place {
             let len = self.buf.len();
             if let Some((_, _, at, _)) = self.state.as_mut().and_then(State::raw_value) {
@@ -4230,6 +4462,9 @@ impl Engine {
 /// ([`InPlace::JsonMember`]), unless the name is known and the call has
 /// not started (its id is still to come: the steps read it).
 fn json_in_place(walk: &MemberWalk, run: usize, info: &CallInfo, args: &JsonArgs) -> InPlace {
+    if let Some(in_args) = json_args_in_place(walk, run, info, args) {
+        return in_args;
+    }
     let (Some(escaped), Some(sends)) = (args.scan.string_escape(), walk.in_string_at(args.at))
     else {
         let startable = info.id.is_some() || walk.name().is_none();
@@ -4244,6 +4479,32 @@ fn json_in_place(walk: &MemberWalk, run: usize, info: &CallInfo, args: &JsonArgs
         escaped,
         info.index.filter(|_| info.id.is_some() && sends),
     )
+}
+
+/// [`InPlace::JsonArgs`], when the walk is inside the arguments' array
+/// or object of the started call, everything before handed out, and the
+/// scanner there too.
+#[inline]
+fn json_args_in_place(
+    walk: &MemberWalk,
+    run: usize,
+    info: &CallInfo,
+    args: &JsonArgs,
+) -> Option<InPlace> {
+    let (depth, string) = walk.in_arguments_at(args.at)?;
+    let index = info.index.filter(|_| info.id.is_some())?;
+    if string != args.scan.string_escape() {
+        return None;
+    }
+    Some(InPlace::JsonArgs(ArgsInPlace {
+        run,
+        limit: args.at + args.scan.room(),
+        index,
+        depth: u32::try_from(depth).ok()?,
+        room: u32::try_from(args.scan.depth_room()).unwrap_or(u32::MAX),
+        string: string.is_some(),
+        escaped: string == Some(true),
+    }))
 }
 
 /// Scans a JSON value in `buf` for its end, stopping at a marker met
@@ -4335,6 +4596,18 @@ fn value_text_from(b: &[u8], args: &JsonArgs) -> usize {
 
 /// A fragment of call `index`'s arguments: appended to the last event
 /// when that is a fragment of the same call.
+/// Appends the ASCII byte `b` to call `index`'s arguments: to the last
+/// event when it is that call's fragment, otherwise as a new one.
+#[inline(always)]
+fn push_fragment_byte(index: usize, b: u8, out: &mut Vec<StreamEvent>) {
+    match out.last_mut() {
+        Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
+            push_ascii(&mut last.fragment, b)
+        }
+        _ => push_arguments(index, &ASCII[usize::from(b)..][..1], out),
+    }
+}
+
 fn push_arguments<'p>(index: usize, fragment: impl Into<Piece<'p>>, out: &mut Vec<StreamEvent>) {
     let fragment = fragment.into();
     match out.last_mut() {
@@ -4812,6 +5085,40 @@ mod tests {
             "get_weather"
         );
         assert_eq!(name_in_id("functions.a:b", "functions.", ":"), "a:b");
+    }
+
+    #[test]
+    fn bytes_inside_a_started_call_s_arguments_are_read_in_place_up_to_their_closing_bracket() {
+        let c = Arc::new(Compiled::new(TextFormat::hermes()));
+        let mut engine = Engine::new(
+            c,
+            HashMap::new(),
+            StreamLimits::default(),
+            Cow::Borrowed("c"),
+        );
+        let text = r#"<tool_call>{"name": "f", "arguments": {"a": [1, {"b": "x\"]}\\"}, "é"], "c": {}}}</tool_call>"#;
+        let from = text.find(r#"{"a""#).unwrap();
+        // The arguments' closing brace.
+        let to = text.rfind("}}</tool_call>").unwrap();
+        let mut out = Vec::new();
+        let mut i = 0;
+        for ch in text.chars() {
+            let piece = &text.as_bytes()[i..i + ch.len_utf8()];
+            // From the byte after the arguments' `{` to their `}` (which the
+            // steps read), every piece meets the arguments read in place.
+            let in_args = matches!(engine.in_place, InPlace::JsonArgs(_));
+            assert_eq!(in_args, i > from && i <= to, "at {i} ({ch:?})");
+            engine.push(piece, &mut out);
+            i += piece.len();
+        }
+        engine.finish(&mut out);
+        let output = crate::stream::ModelOutput::collect(out);
+        let call = output.calls().next().expect("a call");
+        let arguments = match &call.arguments {
+            RawArguments::Text(t) => t.clone(),
+            RawArguments::Json(v) => v.to_string(),
+        };
+        assert_eq!(arguments, text[from..=to], "{output:?}");
     }
 
     #[test]

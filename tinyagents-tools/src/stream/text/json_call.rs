@@ -508,6 +508,54 @@ impl MemberWalk {
         Some(matches!(self.arguments, Some((_, None))) && self.sent == at)
     }
 
+    /// Whether the walk is at `at` inside the array or object of the
+    /// arguments member, all of its text before `at` handed out:
+    /// `Some((depth, string))`, `depth` 1 directly inside it, `string`
+    /// whether the walk is in one of its strings there (`Some(escaped)`,
+    /// as [`JsonScanner::string_escape`]). Every byte from there on is
+    /// the scanner's alone until the value closes: [`walk`](Self::walk)
+    /// reads them at once.
+    pub(super) fn in_arguments_at(&self, at: usize) -> Option<(usize, Option<bool>)> {
+        let Step::InValue {
+            role: Role::Arguments,
+            scan,
+            ..
+        } = &self.step
+        else {
+            return None;
+        };
+        if self.at != at || self.sent != at || scan.depth() == 0 {
+            return None;
+        }
+        Some((scan.depth(), scan.string_escape()))
+    }
+
+    /// Reads `n` bytes inside the arguments' array or object (see
+    /// [`in_arguments_at`](Self::in_arguments_at)), all handed out, after
+    /// which the walk is `depth` deep in it and in a string of it when
+    /// `string` is `Some(escaped)`: the state [`walk`](Self::walk) of
+    /// them would leave. Gives the depth the walk was at before them.
+    pub(super) fn skip_in_arguments(
+        &mut self,
+        n: usize,
+        depth: usize,
+        string: Option<bool>,
+    ) -> Option<usize> {
+        let Step::InValue {
+            role: Role::Arguments,
+            scan,
+            ..
+        } = &mut self.step
+        else {
+            return None;
+        };
+        let before = scan.depth();
+        scan.skip_nested(n, depth, string);
+        self.at += n;
+        self.sent = self.at;
+        Some(before)
+    }
+
     /// Reads `n` bytes that continue the string the walk is in (see
     /// [`in_string_at`](Self::in_string_at) and
     /// [`JsonScanner::skip_in_string`]), the last leaving it `escaped` or
