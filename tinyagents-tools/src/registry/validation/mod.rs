@@ -32,6 +32,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
+use crate::util::names::same_name;
+
 mod error;
 pub use error::SchemaError;
 
@@ -352,35 +354,6 @@ impl FlatSchema {
         };
         Some((i, &props[i].1))
     }
-}
-
-/// Whether two names are the same, bytes compared in line: a name is short,
-/// and a call of `memcmp` costs more than the comparison.
-#[inline]
-fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    // Two loads from each end, overlapping when the name is shorter than
-    // twice their width: together they cover every byte.
-    if n >= 8 {
-        if n > 16 {
-            return a == b;
-        }
-        let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap());
-        return word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8);
-    }
-    if n >= 4 {
-        let word = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap());
-        return word(a, 0) == word(b, 0) && word(a, n - 4) == word(b, n - 4);
-    }
-    if n >= 2 {
-        let word = |s: &[u8], at: usize| u16::from_le_bytes(s[at..at + 2].try_into().unwrap());
-        return word(a, 0) == word(b, 0) && word(a, n - 2) == word(b, n - 2);
-    }
-    n == 0 || a[0] == b[0]
 }
 
 impl Leaf {

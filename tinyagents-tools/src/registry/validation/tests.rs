@@ -403,28 +403,6 @@ fn a_format_only_jsonschema_checks_needs_the_feature() {
     );
 }
 
-#[test]
-fn names_compared_in_line_agree_with_byte_equality() {
-    // Every length up to past the in-line widths, each pair differing in
-    // one byte at every position, or in length only.
-    for n in 0..=40usize {
-        let a: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-        assert!(super::same_name(&a, &a.clone()), "{a}");
-        for at in 0..n {
-            let mut b = a.clone().into_bytes();
-            b[at] = b'Z';
-            let b = String::from_utf8(b).unwrap();
-            assert!(!super::same_name(&a, &b), "{a} vs {b}");
-            assert!(!super::same_name(&b, &a), "{b} vs {a}");
-        }
-        let longer = format!("{a}a");
-        assert!(!super::same_name(&a, &longer));
-        assert!(!super::same_name(&longer, &a));
-    }
-    assert!(super::same_name("", ""));
-    assert!(!super::same_name("é", "e\u{301}"));
-}
-
 /// A flat schema of `names`, each an integer, all required.
 fn integers_named(names: &[String]) -> Value {
     let properties: serde_json::Map<String, Value> = names
