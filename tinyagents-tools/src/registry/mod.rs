@@ -26,6 +26,7 @@ use crate::tool::Shared;
 use crate::tool::Tool;
 use crate::tool::service::ToolService;
 use crate::util::fasthash::NameMap;
+use crate::util::names::same_name;
 
 #[cfg(feature = "collect")]
 pub(crate) mod collect;
@@ -108,6 +109,10 @@ pub use crate::registry::validation::SchemaError;
 #[cfg(feature = "json-schema-full")]
 pub use crate::registry::validation::compile_schema;
 
+/// Up to how many tools a name is looked for by comparing it with each
+/// registered name instead of by its hash.
+const SCANNED_NAMES: usize = 8;
+
 /// The tools an executor may run, by canonical name and by alias.
 ///
 /// ```
@@ -133,6 +138,9 @@ pub use crate::registry::validation::compile_schema;
 /// ```
 pub struct ToolRegistry<S = (), C = ()> {
     tools: Vec<Arc<RegisteredTool<S, C>>>,
+    /// The canonical name of each tool, in the order of `tools` (a few are
+    /// looked through in line faster than hashed).
+    names: Vec<Arc<str>>,
     by_name: NameMap<Arc<str>, usize>,
     aliases: NameMap<String, usize>,
     version: RegistryVersion,
@@ -159,6 +167,7 @@ impl<S, C> Default for ToolRegistry<S, C> {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         ToolRegistry {
             tools: Vec::new(),
+            names: Vec::new(),
             by_name: NameMap::default(),
             aliases: NameMap::default(),
             version: RegistryVersion {
@@ -202,6 +211,7 @@ impl<S: Shared, C: Shared> ToolRegistry<S, C> {
                 for added in self.tools.drain(before..) {
                     self.by_name.remove(added.spec().name.as_str());
                 }
+                self.names.truncate(before);
                 // The same tools again: the same version, so work cached
                 // for it stays valid.
                 self.version = version;
@@ -285,7 +295,9 @@ impl<S: Shared, C: Shared> ToolRegistry<S, C> {
         };
         let index = self.tools.len();
         self.version.generation += 1;
-        self.by_name.insert(Arc::from(name), index);
+        let canonical = Arc::<str>::from(name);
+        self.by_name.insert(Arc::clone(&canonical), index);
+        self.names.push(canonical);
         let takes_draw = spec.takes_draw();
         self.tools.push(Arc::new(RegisteredTool {
             tool,
@@ -325,6 +337,12 @@ impl<S: Shared, C: Shared> ToolRegistry<S, C> {
 
     /// The tool with canonical name `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<RegisteredTool<S, C>>> {
+        // A few names are compared in line, with no hash: the same answer,
+        // as `names` holds the keys of `by_name` at their indices.
+        if self.names.len() <= SCANNED_NAMES {
+            let index = self.names.iter().position(|n| same_name(n, name))?;
+            return Some(&self.tools[index]);
+        }
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
@@ -436,4 +454,106 @@ fn check_alias(alias: &str) -> Result<(), RegistryError> {
         return Err(err(NameError::TooLong { len: alias.len() }));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use async_trait::async_trait;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::runtime::ToolRuntime;
+    use crate::spec::ToolSafety;
+    use crate::tool::CallResult;
+
+    struct Named(ToolSpec);
+
+    #[async_trait]
+    impl Tool for Named {
+        fn spec(&self) -> &ToolSpec {
+            &self.0
+        }
+
+        async fn call(&self, _: &(), _: &ToolRuntime, _: Value) -> CallResult {
+            Ok(ToolOutput::text("ok"))
+        }
+    }
+
+    fn named(name: &str) -> Named {
+        let spec = ToolSpec::builder(name, "A tool.")
+            .safety(ToolSafety::pure())
+            .build()
+            .unwrap();
+        Named(spec)
+    }
+
+    #[test]
+    fn a_name_is_found_alike_by_comparison_and_by_hash() {
+        // Registries on both sides of the in-line bound, with names that
+        // share prefixes and lengths; every lookup agrees with the hash map.
+        let names = [
+            "add",
+            "adds",
+            "ad",
+            "sub",
+            "search_files",
+            "search_filez",
+            "read_file_contents_now",
+            "read_file_contents_nov",
+            "x",
+            "y",
+            "mul",
+            "div",
+        ];
+        let probes = [
+            "",
+            "a",
+            "add",
+            "ADD",
+            "add ",
+            "adds",
+            "search_files",
+            "read_file_contents",
+            "read_file_contents_now",
+            "read_file_contents_nox",
+            "y",
+            "z",
+            "div",
+            "mod",
+        ];
+        for count in 0..=names.len() {
+            let mut registry = ToolRegistry::new();
+            for name in &names[..count] {
+                registry.register(named(name)).unwrap();
+            }
+            assert_eq!(registry.names.len(), count);
+            for probe in probes.iter().chain(&names) {
+                let hashed = registry.by_name.get(*probe).copied();
+                let found = registry.get(probe).map(|t| t.index);
+                assert_eq!(found, hashed, "{probe} among {count}");
+                if let Some(tool) = registry.get(probe) {
+                    assert_eq!(tool.spec().name.as_str(), *probe);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_alias_is_resolved_and_a_refused_tool_leaves_no_name() {
+        let mut registry = ToolRegistry::new();
+        registry.register(named("add")).unwrap();
+        registry.add_alias("add", "plus").unwrap();
+        assert!(registry.register(named("add")).is_err());
+        assert_eq!(registry.names.len(), 1);
+        assert!(
+            registry.get("plus").is_none(),
+            "an alias is not a canonical name"
+        );
+        assert_eq!(
+            registry.resolve("plus").unwrap().spec().name.as_str(),
+            "add"
+        );
+        assert_eq!(registry.resolve("add").unwrap().index, 0);
+        assert!(registry.resolve("minus").is_none());
+    }
 }

@@ -21,6 +21,7 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::error::{ErrorClass, ToolError};
 use crate::util::fasthash::NameMap;
+use crate::util::names::same_name;
 
 /// How many calls may be admitted. `None` means unlimited.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,7 +169,7 @@ impl ToolCounts {
         for slot in &self.slots {
             // Slots fill in order: the first empty one ends the search.
             let slot = slot.get()?;
-            if &*slot.name == tool {
+            if same_name(&slot.name, tool) {
                 return Some(&slot.calls);
             }
         }

@@ -68,16 +68,17 @@ pub(crate) fn dispose(value: Value) {
 
 /// Bounds an already parsed value ([`check_value_bounds`]) and reads its
 /// numbers as JSON Schema does ([`normalize_numbers`]); a flat object, the
-/// common shape, in one pass.
+/// common shape, in one pass that ends at its first array or object (the
+/// two walks then do it all: what the pass normalized stays so).
 pub(super) fn bound_and_normalize(
     value: &mut Value,
     limits: ArgumentLimits,
 ) -> Result<(), ToolError> {
     if let Value::Object(map) = value
         && limits.max_depth >= 1
-        && map.values().all(|v| !v.is_array() && !v.is_object())
     {
         let mut size = 2;
+        let mut flat = true;
         for (k, v) in map.iter_mut() {
             size += k.len() + 4;
             match v {
@@ -88,13 +89,19 @@ pub(super) fn bound_and_normalize(
                         *v = float(f);
                     }
                 }
+                Value::Array(_) | Value::Object(_) => {
+                    flat = false;
+                    break;
+                }
                 _ => size += 8,
             }
         }
-        if size > limits.max_bytes {
-            return Err(too_large(size, limits.max_bytes));
+        if flat {
+            if size > limits.max_bytes {
+                return Err(too_large(size, limits.max_bytes));
+            }
+            return Ok(());
         }
-        return Ok(());
     }
     check_value_bounds(value, limits)?;
     normalize_numbers(value);
@@ -172,19 +179,28 @@ mod tests {
             max_bytes,
             max_depth: 8,
         };
+        let shallow = |max_bytes| ArgumentLimits {
+            max_bytes,
+            max_depth: 1,
+        };
         let samples = [
             serde_json::json!({"n": 5.0, "x": 2.5, "s": "héllo", "b": true, "z": null}),
             serde_json::json!({"n": 1e3, "deep": {"m": -7.0}, "list": [1.0, "a"]}),
+            // Floats and strings before the first nested value, and after.
+            serde_json::json!({"f": 2.0, "g": 0.25, "s": "abc", "list": [3.0], "h": 4.0}),
+            serde_json::json!({"a": 1, "o": {}, "f": 5.0}),
             serde_json::json!({}),
         ];
         for sample in samples {
-            for max in [0, 10, 30, 60, 1 << 20] {
+            for (max, limits) in [0, 10, 30, 60, 1 << 20]
+                .into_iter()
+                .flat_map(|max| [(max, limits(max)), (max, shallow(max))])
+            {
                 let mut one = sample.clone();
                 let mut two = sample.clone();
                 let merged =
-                    bound_and_normalize(&mut one, limits(max)).map_err(|e| e.message().to_owned());
-                let walked =
-                    check_value_bounds(&two, limits(max)).map_err(|e| e.message().to_owned());
+                    bound_and_normalize(&mut one, limits).map_err(|e| e.message().to_owned());
+                let walked = check_value_bounds(&two, limits).map_err(|e| e.message().to_owned());
                 assert_eq!(merged, walked, "{sample} within {max} bytes");
                 if walked.is_ok() {
                     normalize_numbers(&mut two);

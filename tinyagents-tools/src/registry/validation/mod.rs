@@ -32,6 +32,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
+use crate::util::names::same_name;
+
 mod error;
 pub use error::SchemaError;
 
@@ -133,12 +135,14 @@ impl InputValidator {
 /// A schema of a flat object whose properties are checked directly.
 #[derive(Debug)]
 struct FlatSchema {
-    /// Declared properties, sorted by name.
+    /// Declared properties, in the schema's order (the order a struct
+    /// declares its fields in, which callers mostly send them in).
     properties: Box<[(Box<str>, Leaf)]>,
+    /// Positions in `properties`, sorted by name (for a binary search when
+    /// there are many).
+    by_name: Box<[u8]>,
     /// Per property (same order): whether it is required.
     required: u64,
-    /// How many properties are required.
-    required_count: u32,
     /// Required names that are not declared properties: each must still be
     /// present.
     required_undeclared: Box<[Box<str>]>,
@@ -159,6 +163,11 @@ struct Leaf {
     /// The four bounds folded into one inclusive range, for integer values
     /// (the common case: one comparison each way).
     integers: (i128, i128),
+    /// What an `i64` value needs, folded when compiled: `None` when no
+    /// `i64` is valid (the kinds allow no number, `enum` or `const` asks for
+    /// a string, or the range holds no `i64`), else `integers` within the
+    /// `i64` range.
+    i64s: Option<(i64, i64)>,
     min_length: Option<u64>,
     max_length: Option<u64>,
     /// `enum` (or `const`) of strings: the value must be one of them.
@@ -175,6 +184,7 @@ impl Default for Leaf {
             exclusive_minimum: None,
             exclusive_maximum: None,
             integers: (i128::MIN, i128::MAX),
+            i64s: Some((i64::MIN, i64::MAX)),
             min_length: None,
             max_length: None,
             one_of: None,
@@ -265,25 +275,22 @@ impl FlatSchema {
         if !typed_object || properties.len() > 64 {
             return None;
         }
-        properties.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut by_name: Vec<u8> = (0..properties.len() as u8).collect();
+        by_name.sort_by(|&a, &b| properties[a as usize].0.cmp(&properties[b as usize].0));
         required_names.sort_unstable();
         required_names.dedup();
         let mut required = 0u64;
-        let mut required_count = 0;
         let mut required_undeclared = Vec::new();
         for name in required_names {
-            match properties.binary_search_by(|(p, _)| (**p).cmp(name)) {
-                Ok(i) => {
-                    required |= 1 << i;
-                    required_count += 1;
-                }
-                Err(_) => required_undeclared.push(name.into()),
+            match properties.iter().position(|(p, _)| **p == *name) {
+                Some(i) => required |= 1 << i,
+                None => required_undeclared.push(name.into()),
             }
         }
         Some(FlatSchema {
             properties: properties.into(),
+            by_name: by_name.into(),
             required,
-            required_count,
             required_undeclared: required_undeclared.into(),
             open,
         })
@@ -294,33 +301,56 @@ impl FlatSchema {
             return false;
         };
         let mut seen = 0u64;
+        // Where the next key is looked for first: after the last one found
+        // (keys mostly come in the schema's order).
+        let mut next = 0;
         for (key, value) in map {
-            match self.property(key) {
+            match self.property(key, next) {
                 Some((i, leaf)) => {
                     if !leaf.is_valid(value) {
                         return false;
                     }
                     seen |= 1 << i;
+                    next = i + 1;
                 }
                 None if self.open && undeclared(key) => {}
                 None => return false,
             }
         }
-        (seen & self.required).count_ones() == self.required_count
+        // Every required bit is a declared property's, set when it is seen.
+        seen & self.required == self.required
             && self
                 .required_undeclared
                 .iter()
                 .all(|n| map.contains_key(&**n))
     }
 
-    /// The declared property `key` and its position.
+    /// The declared property `key` and its position, looked for at `hint`
+    /// first.
     #[inline]
-    fn property(&self, key: &str) -> Option<(usize, &Leaf)> {
+    fn property(&self, key: &str, hint: usize) -> Option<(usize, &Leaf)> {
+        let props = &self.properties;
+        if let Some((name, leaf)) = props.get(hint)
+            && same_name(name, key)
+        {
+            return Some((hint, leaf));
+        }
+        self.search(key)
+    }
+
+    /// [`property`](Self::property) when `key` is not at the hint: looked
+    /// for among all (out of line, the rare case).
+    #[inline(never)]
+    fn search(&self, key: &str) -> Option<(usize, &Leaf)> {
         let props = &self.properties;
         let i = if props.len() <= 8 {
-            props.iter().position(|(name, _)| **name == *key)?
+            props.iter().position(|(name, _)| same_name(name, key))?
         } else {
-            props.binary_search_by(|(name, _)| (**name).cmp(key)).ok()?
+            let found = self
+                .by_name
+                .binary_search_by(|&i| (*props[i as usize].0).cmp(key))
+                .ok()?;
+            self.by_name[found] as usize
         };
         Some((i, &props[i].1))
     }
@@ -402,6 +432,7 @@ impl Leaf {
             low.into_iter().flatten().max().unwrap_or(i128::MIN),
             high.into_iter().flatten().min().unwrap_or(i128::MAX),
         );
+        leaf.i64s = leaf.i64_range();
         Some(leaf)
     }
 
@@ -412,12 +443,21 @@ impl Leaf {
         if let Value::Number(n) = value
             && let Some(i) = n.as_i64()
         {
-            let (low, high) = self.integers;
-            return self.kinds & (Kinds::NUMBER | Kinds::INTEGER) != 0
-                && self.one_of.is_none()
-                && (low..=high).contains(&i128::from(i));
+            return self.i64s.is_some_and(|(low, high)| low <= i && i <= high);
         }
         self.is_valid_other(value)
+    }
+
+    /// The range of `i64` values this leaf accepts ([`Leaf::i64s`]).
+    fn i64_range(&self) -> Option<(i64, i64)> {
+        if self.kinds & (Kinds::NUMBER | Kinds::INTEGER) == 0 || self.one_of.is_some() {
+            return None;
+        }
+        let (low, high) = self.integers;
+        let low = low.max(i128::from(i64::MIN));
+        let high = high.min(i128::from(i64::MAX));
+        // An empty range (no `i64` in it) accepts none.
+        (low <= high).then_some((low as i64, high as i64))
     }
 
     /// [`is_valid`](Self::is_valid) of a value that is not an `i64`.

@@ -402,3 +402,105 @@ fn a_format_only_jsonschema_checks_needs_the_feature() {
         }
     );
 }
+
+/// A flat schema of `names`, each an integer, all required.
+fn integers_named(names: &[String]) -> Value {
+    let properties: serde_json::Map<String, Value> = names
+        .iter()
+        .map(|n| (n.clone(), json!({"type": "integer"})))
+        .collect();
+    json!({"type": "object", "properties": properties, "required": names,
+           "additionalProperties": false})
+}
+
+#[test]
+fn a_property_is_found_from_any_hint_and_in_any_order() {
+    // Few properties (a linear search) and many (a binary search over the
+    // sorted positions), declared out of alphabetical order.
+    for count in [3usize, 8, 9, 20] {
+        let names: Vec<String> = (0..count).rev().map(|i| format!("p{i:02}")).collect();
+        let schema = integers_named(&names);
+        let validator = compiled(&schema);
+        let flat = validator.checks.flat.as_ref().expect("flat");
+        for (declared, name) in names.iter().enumerate() {
+            for hint in 0..=count + 1 {
+                let (at, _) = flat.property(name, hint).expect("declared");
+                assert_eq!(at, declared, "{name} from hint {hint}");
+            }
+            assert!(flat.property(&format!("{name}x"), declared).is_none());
+        }
+        // Keys in the schema's order, reversed, and sorted: one answer.
+        let in_order: serde_json::Map<String, Value> =
+            names.iter().map(|n| (n.clone(), json!(1))).collect();
+        let reversed: serde_json::Map<String, Value> =
+            names.iter().rev().map(|n| (n.clone(), json!(1))).collect();
+        let mut sorted_names = names.clone();
+        sorted_names.sort();
+        let sorted: serde_json::Map<String, Value> =
+            sorted_names.iter().map(|n| (n.clone(), json!(1))).collect();
+        for map in [in_order, reversed, sorted] {
+            let mut value = Value::Object(map);
+            assert!(validator.is_valid(&value), "{value}");
+            assert_agree(&validator, &schema, &value);
+            // One key missing, one of the wrong type, one unknown.
+            let object = value.as_object_mut().unwrap();
+            object.insert(names[count / 2].clone(), json!("x"));
+            assert!(!validator.is_valid(&value));
+            assert_agree(&validator, &schema, &value);
+            let object = value.as_object_mut().unwrap();
+            object.shift_remove(&names[count / 2]);
+            assert!(!validator.is_valid(&value));
+            assert_agree(&validator, &schema, &value);
+            let object = value.as_object_mut().unwrap();
+            object.insert(names[count / 2].clone(), json!(2));
+            object.insert("zz".into(), json!(2));
+            assert!(!validator.is_valid(&value));
+            assert_agree(&validator, &schema, &value);
+        }
+    }
+}
+
+#[test]
+fn integer_ranges_past_i64_answer_as_the_general_validator() {
+    let two_63 = 9_223_372_036_854_775_808u64;
+    let schemas = [
+        json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": two_63}}}),
+        json!({"type": "object", "properties": {"n": {"type": "integer",
+               "exclusiveMinimum": i64::MAX}}}),
+        json!({"type": "object", "properties": {"n": {"type": "integer",
+               "exclusiveMaximum": i64::MIN}}}),
+        json!({"type": "object", "properties": {"n": {"type": "integer",
+               "minimum": 5, "maximum": 4}}}),
+        json!({"type": "object", "properties": {"n": {"type": "number",
+               "minimum": i64::MIN, "maximum": two_63}}}),
+        json!({"type": "object", "properties": {"n": {"type": "string"}}}),
+        json!({"type": "object", "properties": {"n": {"enum": ["1"]}}}),
+        json!({"type": "object", "properties": {"n": {"minimum": -1, "maximum": 1}}}),
+    ];
+    let values = [
+        json!(i64::MIN),
+        json!(i64::MIN + 1),
+        json!(-1),
+        json!(0),
+        json!(1),
+        json!(4),
+        json!(5),
+        json!(i64::MAX),
+        json!(two_63),
+        json!(u64::MAX),
+        json!(0.5),
+    ];
+    for schema in &schemas {
+        let validator = compiled(schema);
+        assert!(validator.is_flat(), "{schema}");
+        for n in &values {
+            assert_agree(&validator, schema, &json!({ "n": n }));
+        }
+    }
+    // And what they answer: nothing in the first three, the lowest i64 in
+    // the fifth.
+    let none = compiled(&schemas[0]);
+    assert!(!none.is_valid(&json!({"n": i64::MAX})));
+    assert!(none.is_valid(&json!({"n": two_63})));
+    assert!(compiled(&schemas[4]).is_valid(&json!({"n": i64::MIN})));
+}
