@@ -691,36 +691,54 @@ fn multi_byte_pieces_that_cross_the_size_bound_are_refused_at_the_piece_holding_
         max_argument_depth: 4,
     };
     let hermes = TextFormat::hermes();
-    // The 65th byte of the object is the one that breaks the bound (a
-    // backslash that an escape's backslash escapes); the string holds
-    // escapes and characters of two bytes on the way.
-    let filler = r#"é\\x\"yz"#.repeat(6);
-    let output = format!("<tool_call>{HEAD}{filler}\"}}}}</tool_call>ok");
+    // The 65th byte of the object is the one that breaks the bound. In
+    // the first output it is a backslash that an escape's backslash
+    // escapes, and the string holds escapes and characters of two bytes
+    // on the way; in the second it is a plain byte of a string inside an
+    // array of the arguments, reached by plain pieces of up to eight
+    // bytes.
+    let escapes = format!(
+        "<tool_call>{HEAD}{}\"}}}}</tool_call>ok",
+        r#"é\\x\"yz"#.repeat(6)
+    );
+    let nested = format!(
+        "<tool_call>{}{}\"]}}}}</tool_call>ok",
+        r#"{"name": "f", "arguments": {"a": [1, ""#,
+        "abcdefgh".repeat(8)
+    );
     let past = "<tool_call>".len() + 64;
-    assert_eq!(&output[past - 1..=past], r"\\");
-    let expected = everywhere_with(|| reader(&hermes).with_limits(limits), &output, 8);
-    let failed = expected.failed().next().expect("refused");
-    assert_eq!(failed.kind, CallProblem::TooLarge);
-    assert_eq!(expected.text(), "ok");
-    for n in 2..=5 {
-        for offset in 0..n {
-            let pieces = pieces_of(&output, n, offset);
-            let events = fed(&hermes, Some(limits), &pieces);
-            assert_eq!(collect(&events), expected, "{n} bytes, from {offset}");
-            // The piece that holds byte `past`, counted from 1.
-            let mut end = 0;
-            let holding = pieces
-                .iter()
-                .position(|p| {
-                    end += p.len();
-                    end > past
-                })
-                .map(|i| i + 1);
-            let refused_at = events.iter().find_map(|(i, e)| match e {
-                StreamEvent::CallFailed(f) if f.kind == CallProblem::TooLarge => Some(*i),
-                _ => None,
-            });
-            assert_eq!(refused_at, holding, "{n} bytes, from {offset}");
+    assert_eq!(&escapes[past - 1..=past], r"\\");
+    assert!(
+        nested[past - 8..=past]
+            .bytes()
+            .all(|b| b.is_ascii_lowercase())
+    );
+    for output in [escapes, nested] {
+        let expected = everywhere_with(|| reader(&hermes).with_limits(limits), &output, 8);
+        let failed = expected.failed().next().expect("refused");
+        assert_eq!(failed.kind, CallProblem::TooLarge);
+        assert_eq!(failed.raw, &output[..=past]);
+        assert_eq!(expected.text(), "ok");
+        for n in 2..=8 {
+            for offset in 0..n {
+                let pieces = pieces_of(&output, n, offset);
+                let events = fed(&hermes, Some(limits), &pieces);
+                assert_eq!(collect(&events), expected, "{n} bytes, from {offset}");
+                // The piece that holds byte `past`, counted from 1.
+                let mut end = 0;
+                let holding = pieces
+                    .iter()
+                    .position(|p| {
+                        end += p.len();
+                        end > past
+                    })
+                    .map(|i| i + 1);
+                let refused_at = events.iter().find_map(|(i, e)| match e {
+                    StreamEvent::CallFailed(f) if f.kind == CallProblem::TooLarge => Some(*i),
+                    _ => None,
+                });
+                assert_eq!(refused_at, holding, "{n} bytes, from {offset}");
+            }
         }
     }
 }

@@ -745,11 +745,10 @@ impl ArgsInPlace {
             return false;
         }
         if self.string {
-            match b {
-                _ if self.escaped => self.escaped = false,
-                b'\\' => self.escaped = true,
-                b'"' => self.string = false,
-                _ => {}
+            match string_byte(b, self.escaped) {
+                StringByte::Close => self.string = false,
+                StringByte::Escape => self.escaped = true,
+                StringByte::Plain => self.escaped = false,
             }
             return true;
         }
@@ -841,12 +840,15 @@ impl Plain {
                 below: limit,
                 fragment: Some(index),
             },
-            _ => Plain {
-                below: 0,
-                fragment: None,
-            },
+            _ => Plain::NONE,
         }
     }
+
+    /// The test no byte passes: every state but a JSON string's.
+    const NONE: Plain = Plain {
+        below: 0,
+        fragment: None,
+    };
 }
 
 impl State {
@@ -1160,7 +1162,7 @@ impl Engine {
             walk: MemberWalk::new(0),
             progress: true,
             in_place: InPlace::No,
-            plain: Plain::of(InPlace::No),
+            plain: Plain::NONE,
             partial: None,
         }
     }
@@ -1214,7 +1216,7 @@ impl Engine {
     /// A piece of one byte, or of one character of two, is first tried
     /// where the state is read in place (the in-place way is set only
     /// when the output has not ended and no UTF-8 sequence is held back,
-    /// [`in_place_now`](Self::in_place_now)); every other, or one that
+    /// [`set_in_place_now`](Self::set_in_place_now)); every other, or one that
     /// does not only continue it, takes one out-of-line call.
     #[inline(always)]
     pub(crate) fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
@@ -1249,13 +1251,15 @@ impl Engine {
                 escaped,
                 fragment,
             } if self.buf.len() < limit => {
-                // A backslash escapes the next byte, and the byte after one
-                // is any ASCII byte; a quote ends the string.
-                let now = match b {
-                    b'\\' if !escaped => true,
-                    _ if escaped && b.is_ascii() => false,
-                    b'"' if !escaped => return self.close_string_in_place(out),
-                    _ => return false,
+                // The plain byte not after a backslash took the way above;
+                // one past ASCII is not a character alone.
+                if !b.is_ascii() {
+                    return false;
+                }
+                let now = match string_byte(b, escaped) {
+                    StringByte::Close => return self.close_string_in_place(out),
+                    StringByte::Escape => true,
+                    StringByte::Plain => false,
                 };
                 self.set_in_place(InPlace::json_string(limit, now, fragment));
                 push_ascii(&mut self.buf, b);
@@ -1280,26 +1284,31 @@ impl Engine {
             InPlace::JsonMember { run } => self.continue_json_member(run, b, out),
             InPlace::JsonArgs(mut read) if read.string && self.buf.len() < read.limit => {
                 // As in a string above; its closing quote too.
-                match b {
-                    b'\\' if !read.escaped => read.escaped = true,
-                    _ if read.escaped && b.is_ascii() => read.escaped = false,
-                    b'"' if !read.escaped => read.string = false,
-                    _ => return false,
+                if !b.is_ascii() {
+                    return false;
+                }
+                match string_byte(b, read.escaped) {
+                    StringByte::Close => read.string = false,
+                    StringByte::Escape => read.escaped = true,
+                    StringByte::Plain => read.escaped = false,
                 }
                 self.set_in_place(InPlace::JsonArgs(read));
                 push_ascii(&mut self.buf, b);
                 push_fragment_byte(read.index, b, out);
                 true
             }
-            InPlace::JsonArgs(_) => self.continue_json_args(b, out),
+            InPlace::JsonArgs(read) => self.continue_json_args(read, b, out),
             _ => false,
         }
     }
 
     /// A piece of more than one byte inside a started call's arguments
     /// array or object ([`InPlace::JsonArgs`], `args`): appended and sent
-    /// when [`ArgsInPlace::steps`] reads all of it within the size bound
-    /// and it is whole UTF-8. Says whether it read the piece.
+    /// when it is whole UTF-8 within the size bound and either only
+    /// continues a string of the value ([`string_run`], the common piece:
+    /// one pass, and the state changes only when the escape does) or
+    /// [`ArgsInPlace::steps`] reads all of it. Says whether it read the
+    /// piece.
     #[inline(never)]
     fn continue_json_args_piece(
         &mut self,
@@ -1310,27 +1319,38 @@ impl Engine {
         if self.buf.len() + piece.len() > args.limit {
             return false;
         }
-        let Some(next) = args.steps(piece, self.c.firsts[args.run].json_ascii) else {
-            return false;
-        };
-        let Some(text) = Piece::of(piece, piece.is_ascii()) else {
-            return false;
+        let (text, next) = if args.string
+            && let Some((text, escaped)) = string_run(piece, args.escaped)
+        {
+            (text, ArgsInPlace { escaped, ..args })
+        } else {
+            let Some(next) = args.steps(piece, self.c.firsts[args.run].json_ascii) else {
+                return false;
+            };
+            let Some(text) = Piece::of(piece, piece.is_ascii()) else {
+                return false;
+            };
+            (text, next)
         };
         text.push_to(&mut self.buf);
         push_arguments(args.index, text, out);
-        self.set_in_place(InPlace::JsonArgs(next));
+        if next != args {
+            self.set_in_place(InPlace::JsonArgs(next));
+        }
         true
     }
 
     /// A one-byte piece inside a started call's arguments array or object
-    /// ([`InPlace::JsonArgs`]) that is not a plain byte of a string:
+    /// ([`InPlace::JsonArgs`], `args`) that is not a byte of a string:
     /// appended and sent when [`ArgsInPlace::step`] reads it within the
     /// size bound. Says whether it read the byte.
     #[inline(never)]
-    fn continue_json_args(&mut self, b: u8, out: &mut Vec<StreamEvent>) -> bool {
-        let InPlace::JsonArgs(mut args) = self.in_place else {
-            return false;
-        };
+    fn continue_json_args(
+        &mut self,
+        mut args: ArgsInPlace,
+        b: u8,
+        out: &mut Vec<StreamEvent>,
+    ) -> bool {
         if self.buf.len() >= args.limit || !args.step(b, self.c.firsts[args.run].json_ascii) {
             return false;
         }
@@ -1422,6 +1442,19 @@ impl Engine {
     /// continues what is read there, otherwise by the steps.
     #[inline(never)]
     fn push_other(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
+        if (2..=SHORT_PIECE).contains(&piece.len())
+            && self.buf.len() + piece.len() <= self.plain.below
+            && piece.iter().all(|&b| JSON_PLAIN[usize::from(b)])
+        {
+            // The common piece of more than one byte inside a JSON
+            // string: plain bytes, ASCII, none ending the string or
+            // escaping the next (see [`Plain`]).
+            Piece::Ascii(piece).push_to(&mut self.buf);
+            if let Some(index) = self.plain.fragment {
+                push_arguments(index, Piece::Ascii(piece), out);
+            }
+            return;
+        }
         if let &[lead, _] = piece
             && lead >= 0xc2
             && self.push_wide(piece, out)
@@ -1489,8 +1522,7 @@ impl Engine {
         if marker || (member && piece.len() == 1) || !self.read_in_place(out) {
             self.drive(out);
         }
-        let next = self.in_place_now();
-        self.set_in_place(next);
+        self.set_in_place_now();
     }
 
     /// The text from `at` on is the start of a marker of list `slot` the
@@ -1626,8 +1658,7 @@ impl Engine {
                 // walk read of its arguments goes out) as the steps would
                 // start it.
                 self.start_json_call(out);
-                let next = self.in_place_now();
-                self.set_in_place(next);
+                self.set_in_place_now();
                 return true;
             }
             _ => {}
@@ -1800,20 +1831,25 @@ impl Engine {
         Some((piece, content))
     }
 
-    /// What the next piece may be read as in place, with the state as the
-    /// steps left it: nothing while a UTF-8 sequence is held back (the
-    /// piece completes it first).
-    fn in_place_now(&mut self) -> InPlace {
+    /// Sets what the next piece may be read as in place, with the state
+    /// as the steps left it: nothing while a UTF-8 sequence is held back
+    /// (the piece completes it first). Only a JSON body's states have a
+    /// common byte's test ([`Plain`]); the others set none without
+    /// matching the state they set.
+    fn set_in_place_now(&mut self) {
+        self.plain = Plain::NONE;
         let partial = self.partial.take();
         if !self.utf8.is_empty() {
-            return InPlace::No;
+            self.in_place = InPlace::No;
+            return;
         }
         if let Some((at, slot)) = partial {
-            return self.marker_in_place(at, slot);
+            self.in_place = self.marker_in_place(at, slot);
+            return;
         }
         let len = self.buf.len();
         if let Some((run, from, at, bytes)) = self.state.as_mut().and_then(State::raw_value) {
-            return if *at == len {
+            self.in_place = if *at == len {
                 InPlace::RawValue {
                     run,
                     limit: from + self.limits.max_argument_bytes.saturating_sub(bytes),
@@ -1821,16 +1857,21 @@ impl Engine {
             } else {
                 InPlace::No
             };
+            return;
         }
-        match &self.state {
+        self.in_place = match &self.state {
             Some(State::Text) if !self.anchor && self.pos == self.buf.len() => InPlace::Text,
             Some(State::Run(RunState {
                 run,
                 phase: Phase::Body(Body::Json { info, args }),
                 ..
-            })) if args.at == self.buf.len() => json_in_place(&self.walk, *run, info, args),
+            })) if args.at == self.buf.len() => {
+                let json = json_in_place(&self.walk, *run, info, args);
+                self.plain = Plain::of(json);
+                json
+            }
             _ => InPlace::No,
-        }
+        };
     }
 
     /// Hands the bytes read in place since the steps last ran to the
@@ -4649,7 +4690,7 @@ impl<'p> Piece<'p> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_to(self, to: &mut String) {
         match self {
             // Each byte a character: no copy call for a few bytes, and the
@@ -4735,6 +4776,7 @@ const SHORT_PIECE: usize = 16;
 /// byte is such a backslash; `None` when a quote ends the string in it
 /// or it is not whole UTF-8. A short piece is read in one pass: each
 /// byte's part in the string and whether it is ASCII.
+#[inline(always)]
 fn string_run(piece: &[u8], mut escaped: bool) -> Option<(Piece<'_>, bool)> {
     if piece.len() > SHORT_PIECE {
         let now = string_goes_on(piece, escaped)?;
@@ -4743,12 +4785,10 @@ fn string_run(piece: &[u8], mut escaped: bool) -> Option<(Piece<'_>, bool)> {
     let mut high = 0;
     for &b in piece {
         high |= b;
-        if JSON_PLAIN[usize::from(b)] || escaped {
-            escaped = false;
-        } else if b == b'\\' {
-            escaped = true;
-        } else if b == b'"' {
-            return None;
+        match string_byte(b, escaped) {
+            StringByte::Close => return None,
+            StringByte::Escape => escaped = true,
+            StringByte::Plain => escaped = false,
         }
     }
     Some((Piece::of(piece, high < 0x80)?, escaped))
@@ -4775,6 +4815,33 @@ const SHORT_ASCII: usize = 8;
 
 /// The room a new event's text starts with (see [`started`]).
 const STARTED: usize = 64;
+
+/// A byte's part in a JSON string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StringByte {
+    /// It continues the string: any byte after a backslash that escapes
+    /// it, or any but a quote or a backslash.
+    Plain,
+    /// A backslash that escapes the next byte.
+    Escape,
+    /// A quote that ends the string.
+    Close,
+}
+
+/// The part of byte `b` in a JSON string, after a backslash that escapes
+/// it when `escaped`: the rule every in-place read of a string follows
+/// (a byte past ASCII is plain; a caller that reads single bytes as
+/// characters declines it first).
+#[inline(always)]
+fn string_byte(b: u8, escaped: bool) -> StringByte {
+    if escaped || JSON_PLAIN[usize::from(b)] || b >= 0x80 {
+        StringByte::Plain
+    } else if b == b'\\' {
+        StringByte::Escape
+    } else {
+        StringByte::Close
+    }
+}
 
 /// The bytes that continue a JSON string without ending it or escaping
 /// the next: ASCII but `"` and `\\`.
