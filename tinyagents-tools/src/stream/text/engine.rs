@@ -1442,6 +1442,13 @@ impl Engine {
     /// continues what is read there, otherwise by the steps.
     #[inline(never)]
     fn push_other(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
+        if let &[lead, _] = piece
+            && lead >= 0xc2
+            && self.push_wide(piece, out)
+        {
+            // One character of two bytes.
+            return;
+        }
         if (2..=SHORT_PIECE).contains(&piece.len())
             && self.buf.len() + piece.len() <= self.plain.below
             && piece.iter().all(|&b| JSON_PLAIN[usize::from(b)])
@@ -1453,13 +1460,6 @@ impl Engine {
             if let Some(index) = self.plain.fragment {
                 push_arguments(index, Piece::Ascii(piece), out);
             }
-            return;
-        }
-        if let &[lead, _] = piece
-            && lead >= 0xc2
-            && self.push_wide(piece, out)
-        {
-            // One character of two bytes.
             return;
         }
         if !self.continue_in_place(piece, out) {
@@ -4834,12 +4834,11 @@ enum StringByte {
 /// characters declines it first).
 #[inline(always)]
 fn string_byte(b: u8, escaped: bool) -> StringByte {
-    if escaped || JSON_PLAIN[usize::from(b)] || b >= 0x80 {
-        StringByte::Plain
-    } else if b == b'\\' {
-        StringByte::Escape
-    } else {
-        StringByte::Close
+    match b {
+        _ if escaped => StringByte::Plain,
+        b'\\' => StringByte::Escape,
+        b'"' => StringByte::Close,
+        _ => StringByte::Plain,
     }
 }
 
