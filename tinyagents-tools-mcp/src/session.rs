@@ -378,7 +378,14 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        tasks::get(&self.shared, &request.task_id, context.peer.clone()).await
+        // Boxed, as the rare paths of `call_tool`: rmcp moves every
+        // request's future (the largest of its handlers') into a task.
+        Box::pin(tasks::get(
+            &self.shared,
+            &request.task_id,
+            context.peer.clone(),
+        ))
+        .await
     }
 
     async fn update_task(
@@ -387,12 +394,12 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let peer = context.peer.clone();
-        tasks::update(
+        Box::pin(tasks::update(
             &self.shared,
             &request.task_id,
             request.input_responses,
             peer,
-        )
+        ))
         .await
     }
 
@@ -401,7 +408,7 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         request: CancelTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        tasks::cancel(&self.shared, &request.task_id).await
+        Box::pin(tasks::cancel(&self.shared, &request.task_id)).await
     }
 }
 
@@ -623,5 +630,78 @@ impl<S, C> fmt::Debug for McpSession<S, C> {
             .field("number", &self.number)
             .field("run", &self.run)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::ClientRequest;
+    use rmcp::service::Service;
+
+    /// The size of the future `handler` returns for a session borrowed
+    /// for `'a`, without calling it.
+    fn future_size<'a, T: 'a, A, B, F, Fut>(_handler: F) -> usize
+    where
+        F: FnOnce(&'a T, A, B) -> Fut,
+    {
+        std::mem::size_of::<Fut>()
+    }
+
+    /// A server with every handler rmcp provides by default.
+    struct Defaults;
+
+    impl ServerHandler for Defaults {}
+
+    #[test]
+    fn a_request_s_future_is_no_larger_than_a_server_of_rmcp_s_defaults() {
+        // rmcp moves each request's future (the largest of its handlers')
+        // into a task of its own, copying it on the way: a handler whose
+        // future is larger than rmcp's own dispatch makes every request,
+        // `tools/call` included, copy that much more. The task handlers'
+        // futures held the journal's and were 1.8 times the size.
+        type Session = McpSession<(), ()>;
+        type Context = RequestContext<RoleServer>;
+        let ours = future_size::<Session, ClientRequest, Context, _, _>(
+            <Session as Service<RoleServer>>::handle_request,
+        );
+        let defaults = future_size::<Defaults, ClientRequest, Context, _, _>(
+            <Defaults as Service<RoleServer>>::handle_request,
+        );
+        assert!(
+            ours <= defaults,
+            "a request's future is {ours} bytes, rmcp's defaults' {defaults}"
+        );
+        for (handler, size) in [
+            (
+                "call_tool",
+                future_size::<Session, CallToolRequestParams, Context, _, _>(
+                    <Session as ServerHandler>::call_tool,
+                ),
+            ),
+            (
+                "get_task",
+                future_size::<Session, GetTaskParams, Context, _, _>(
+                    <Session as ServerHandler>::get_task,
+                ),
+            ),
+            (
+                "update_task",
+                future_size::<Session, UpdateTaskParams, Context, _, _>(
+                    <Session as ServerHandler>::update_task,
+                ),
+            ),
+            (
+                "cancel_task",
+                future_size::<Session, CancelTaskParams, Context, _, _>(
+                    <Session as ServerHandler>::cancel_task,
+                ),
+            ),
+        ] {
+            assert!(
+                size < defaults / 2,
+                "{handler}'s future is {size} bytes, rmcp's dispatch {defaults}"
+            );
+        }
     }
 }
