@@ -672,31 +672,22 @@ mod tests {
             ours <= defaults,
             "a request's future is {ours} bytes, rmcp's defaults' {defaults}"
         );
+        // Each handler's own future, by name.
+        macro_rules! handler {
+            ($params:ty, $name:ident) => {
+                (
+                    stringify!($name),
+                    future_size::<Session, $params, Context, _, _>(
+                        <Session as ServerHandler>::$name,
+                    ),
+                )
+            };
+        }
         for (handler, size) in [
-            (
-                "call_tool",
-                future_size::<Session, CallToolRequestParams, Context, _, _>(
-                    <Session as ServerHandler>::call_tool,
-                ),
-            ),
-            (
-                "get_task",
-                future_size::<Session, GetTaskParams, Context, _, _>(
-                    <Session as ServerHandler>::get_task,
-                ),
-            ),
-            (
-                "update_task",
-                future_size::<Session, UpdateTaskParams, Context, _, _>(
-                    <Session as ServerHandler>::update_task,
-                ),
-            ),
-            (
-                "cancel_task",
-                future_size::<Session, CancelTaskParams, Context, _, _>(
-                    <Session as ServerHandler>::cancel_task,
-                ),
-            ),
+            handler!(CallToolRequestParams, call_tool),
+            handler!(GetTaskParams, get_task),
+            handler!(UpdateTaskParams, update_task),
+            handler!(CancelTaskParams, cancel_task),
         ] {
             assert!(
                 size < defaults / 2,
