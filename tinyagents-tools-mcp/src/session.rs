@@ -672,7 +672,8 @@ mod tests {
             ours <= defaults,
             "a request's future is {ours} bytes, rmcp's defaults' {defaults}"
         );
-        // Each handler's own future, by name.
+        // Each handler's own future, well under rmcp's dispatch, so that a
+        // handler that grows is named before it makes the request's grow.
         macro_rules! handler {
             ($params:ty, $name:ident) => {
                 (

@@ -1216,8 +1216,8 @@ impl Engine {
     /// A piece of one byte, or of one character of two, is first tried
     /// where the state is read in place (the in-place way is set only
     /// when the output has not ended and no UTF-8 sequence is held back,
-    /// [`set_in_place_now`](Self::set_in_place_now)); every other, or one that
-    /// does not only continue it, takes one out-of-line call.
+    /// [`set_in_place_now`](Self::set_in_place_now)); every other, or one
+    /// that does not only continue it, takes one out-of-line call.
     #[inline(always)]
     pub(crate) fn push(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) {
         if let &[b] = piece
@@ -1341,9 +1341,11 @@ impl Engine {
     }
 
     /// A one-byte piece inside a started call's arguments array or object
-    /// ([`InPlace::JsonArgs`], `args`) that is not a byte of a string:
+    /// ([`InPlace::JsonArgs`], `args`) that the string arm of
+    /// [`push_byte_in_place`](Self::push_byte_in_place) did not take (a
+    /// byte outside the value's strings, or one past the size bound):
     /// appended and sent when [`ArgsInPlace::step`] reads it within the
-    /// size bound. Says whether it read the byte.
+    /// bound. Says whether it read the byte.
     #[inline(never)]
     fn continue_json_args(
         &mut self,
