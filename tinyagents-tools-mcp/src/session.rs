@@ -9,8 +9,9 @@ use rmcp::ErrorData;
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, GetTaskParams,
-    GetTaskResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ResultType, ServerConfig, UpdateTaskParams,
+    GetTaskResult, InputRequiredResult, ListToolsResult, NumberOrString, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, RequestId, ResultType, ServerConfig,
+    UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value};
@@ -162,6 +163,31 @@ impl<S: Shared, C: Shared> McpSession<S, C> {
     }
 }
 
+/// The executor's id of request `id` in session `number`,
+/// `mcp-{number}-{id}`. It is on every call's path, so it is written
+/// without the formatting machinery, and on the stack when it fits (an id
+/// of up to 23 bytes then costs no allocation).
+fn call_id(number: u64, id: &RequestId) -> ToolCallId {
+    let mut digits = (itoa::Buffer::new(), itoa::Buffer::new());
+    let session = digits.0.format(number);
+    let request = match id {
+        NumberOrString::Number(n) => digits.1.format(*n),
+        NumberOrString::String(s) => s,
+    };
+    let parts = ["mcp-", session, "-", request];
+    let len = parts.iter().map(|part| part.len()).sum::<usize>();
+    let mut inline = [0u8; 64];
+    if len > inline.len() {
+        return ToolCallId::from(parts.concat());
+    }
+    let mut at = 0;
+    for part in parts {
+        inline[at..at + part.len()].copy_from_slice(part.as_bytes());
+        at += part.len();
+    }
+    ToolCallId::new(std::str::from_utf8(&inline[..len]).expect("whole strs joined end to end"))
+}
+
 /// Sends one progress notification; a closed transport only loses it. The
 /// sending future is boxed: inline, it would make every call's future as
 /// large as itself, progress or not.
@@ -249,14 +275,14 @@ impl<S: Shared, C: Shared> ServerHandler for McpSession<S, C> {
         if let Some(refusal) = context.meta.get(REFUSAL_KEY) {
             return Err(refusal_error(refusal));
         }
-        let id = ToolCallId::new(format!("mcp-{}-{}", self.number, context.id));
+        let id = call_id(self.number, &context.id);
         // The screened transports pass the arguments as the text the client
         // sent; others hand them over parsed. MCP makes `arguments` optional:
         // absent reads as `{}`, which the input schema then judges like any
         // other arguments.
         let arguments = match context.meta.remove(ARGUMENTS_KEY) {
             Some(Value::String(text)) => RawArguments::Text(text),
-            _ => match arguments_beside(&context.extensions) {
+            _ => match arguments_beside(&mut context.extensions) {
                 Some(text) => RawArguments::Text(text),
                 None => RawArguments::Json(
                     request
@@ -652,6 +678,32 @@ mod tests {
     struct Defaults;
 
     impl ServerHandler for Defaults {}
+
+    #[test]
+    fn a_call_s_id_names_its_session_and_request() {
+        let long = "é".repeat(40);
+        for (number, id, expected) in [
+            (0, NumberOrString::Number(7), "mcp-0-7".to_owned()),
+            (
+                u64::MAX,
+                NumberOrString::Number(i64::MIN),
+                format!("mcp-{}-{}", u64::MAX, i64::MIN),
+            ),
+            (
+                3,
+                NumberOrString::String("q\"1".into()),
+                "mcp-3-q\"1".to_owned(),
+            ),
+            (3, NumberOrString::String("".into()), "mcp-3-".to_owned()),
+            (
+                12,
+                NumberOrString::String(long.as_str().into()),
+                format!("mcp-12-{long}"),
+            ),
+        ] {
+            assert_eq!(super::call_id(number, &id).as_str(), expected);
+        }
+    }
 
     #[test]
     fn a_request_s_future_is_no_larger_than_a_server_of_rmcp_s_defaults() {

@@ -203,8 +203,8 @@ where
     if let Some((message, arguments)) = split_plain_call(&bytes) {
         // rmcp reads the call without its arguments; their text, as sent,
         // goes beside it to the session.
-        if let Some(range) = arguments {
-            parts.extensions.insert(ArgumentsText(bytes.slice(range)));
+        if let Some(text) = arguments {
+            parts.extensions.insert(ArgumentsText(text));
         }
         return rewritten(parts, message);
     }

@@ -104,35 +104,31 @@ pub(crate) fn screen(message: &[u8]) -> Screened {
 /// The text of a plain `tools/call`'s arguments, as the client sent them,
 /// put by the HTTP transport beside the message it hands to rmcp (the call
 /// without its arguments, see [`split_plain_call`]): rmcp then reads no
-/// arguments it would not use.
+/// arguments it would not use, and the session takes the text as it is.
 #[cfg(feature = "http")]
 #[derive(Debug, Clone)]
-pub(crate) struct ArgumentsText(pub(crate) bytes::Bytes);
+pub(crate) struct ArgumentsText(pub(crate) String);
 
 /// Reads `message` as a plain `tools/call` (see the `plain` module): the
-/// call without its arguments, for rmcp, and where the arguments' text is
-/// in `message` (none when it has none); `None` for any other message,
-/// which [`screen`] judges.
+/// call without its arguments, for rmcp, and the arguments' text (none when
+/// it has none); `None` for any other message, which [`screen`] judges.
 #[cfg(feature = "http")]
-pub(crate) fn split_plain_call(message: &[u8]) -> Option<(Vec<u8>, Option<Range>)> {
+pub(crate) fn split_plain_call(message: &[u8]) -> Option<(Vec<u8>, Option<String>)> {
     let b = trimmed(message);
-    let offset = b.as_ptr() as usize - message.as_ptr() as usize;
     let call = plain::read(b)?;
-    let arguments = call
-        .arguments
-        .clone()
-        .map(|r| r.start + offset..r.end + offset);
-    Some((call.without_arguments(b), arguments))
+    Some((call.without_arguments(b), call.arguments.map(str::to_owned)))
 }
 
-/// The argument text the HTTP transport put beside a request (see
-/// [`ArgumentsText`]), from rmcp's extensions of that request.
-pub(crate) fn arguments_beside(extensions: &rmcp::model::Extensions) -> Option<String> {
+/// Takes the argument text the HTTP transport put beside a request (see
+/// [`ArgumentsText`]) out of rmcp's extensions of that request.
+pub(crate) fn arguments_beside(extensions: &mut rmcp::model::Extensions) -> Option<String> {
     #[cfg(feature = "http")]
     {
-        let parts = extensions.get::<http::request::Parts>()?;
-        let text = parts.extensions.get::<ArgumentsText>()?;
-        std::str::from_utf8(&text.0).ok().map(str::to_owned)
+        let parts = extensions.get_mut::<http::request::Parts>()?;
+        parts
+            .extensions
+            .remove::<ArgumentsText>()
+            .map(|text| text.0)
     }
     #[cfg(not(feature = "http"))]
     {

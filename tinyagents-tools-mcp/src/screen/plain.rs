@@ -12,21 +12,21 @@ use std::ops::Range;
 
 use serde::de::IgnoredAny;
 
-use super::scan::{object, value_end};
-use super::{ARGUMENTS_KEY, MAX_MESSAGE_DEPTH, depth_over, is_id, put_key, string_of};
+use super::scan::{object, value_end_within};
+use super::{ARGUMENTS_KEY, MAX_MESSAGE_DEPTH, is_id, put_key, string_of};
 
 /// Where the parts of a plain `tools/call` are in the message.
-pub(super) struct PlainCall {
+pub(super) struct PlainCall<'a> {
     /// The id's text.
     id: Range<usize>,
     /// The name's text (a JSON string, quotes included).
     name: Range<usize>,
-    /// The arguments object's text (valid UTF-8 and JSON, shallow enough);
-    /// none when the call has no arguments or they are null.
-    pub(super) arguments: Option<Range<usize>>,
+    /// The arguments object's text (JSON, shallow enough); none when the
+    /// call has no arguments or they are null.
+    pub(super) arguments: Option<&'a str>,
 }
 
-impl PlainCall {
+impl PlainCall<'_> {
     /// The call without its arguments: `{"jsonrpc", "id", "method",
     /// "params": {"name"}}`.
     #[cfg(feature = "http")]
@@ -39,11 +39,7 @@ impl PlainCall {
     /// general path writes it). `None` only when that text cannot be
     /// written.
     fn rewrite(&self, b: &[u8], text_in_meta: bool) -> Option<Vec<u8>> {
-        let text = match &self.arguments {
-            // The text was checked to be UTF-8 when it was read.
-            Some(range) if text_in_meta => Some(std::str::from_utf8(&b[range.clone()]).ok()?),
-            _ => None,
-        };
+        let text = self.arguments.filter(|_| text_in_meta);
         // The text grows by its escapes; a few bytes each is the common case.
         let extra = 64 + text.map_or(0, |t| ARGUMENTS_KEY.len() + t.len() + t.len() / 2);
         let mut out = Vec::with_capacity(self.id.len() + self.name.len() + extra);
@@ -72,8 +68,11 @@ pub(super) fn plain_call(b: &[u8]) -> Option<Vec<u8>> {
     read(b)?.rewrite(b, true)
 }
 
-/// Reads `b` as a plain `tools/call`; `None` for any other message.
-pub(super) fn read(b: &[u8]) -> Option<PlainCall> {
+/// Reads `b` as a plain `tools/call`; `None` for any other message. Every
+/// value is skipped in one pass that also bounds its nesting (at
+/// [`MAX_MESSAGE_DEPTH`]), so the arguments are then read once more only to
+/// check that they are JSON.
+pub(super) fn read(b: &[u8]) -> Option<PlainCall<'_>> {
     let (mut id, mut method, mut jsonrpc) = (None, false, false);
     let mut params = None;
     let end = object(b, 0, |key, start| {
@@ -83,7 +82,7 @@ pub(super) fn read(b: &[u8]) -> Option<PlainCall> {
             params = Some((name, arguments));
             return Some(end);
         }
-        let end = value_end(b, start)?;
+        let end = value_end_within(b, start, MAX_MESSAGE_DEPTH)?;
         let value = &b[start..end];
         match key {
             b"jsonrpc" if !jsonrpc && value == br#""2.0""# => jsonrpc = true,
@@ -99,15 +98,14 @@ pub(super) fn read(b: &[u8]) -> Option<PlainCall> {
     if end != b.len() {
         return None;
     }
-    if let Some(range) = &arguments {
-        let raw = &b[range.clone()];
-        if depth_over(raw, MAX_MESSAGE_DEPTH)
-            || serde_json::from_slice::<IgnoredAny>(raw).is_err()
-            || std::str::from_utf8(raw).is_err()
-        {
-            return None;
+    let arguments = match arguments {
+        Some(range) => {
+            let text = std::str::from_utf8(&b[range]).ok()?;
+            serde_json::from_str::<IgnoredAny>(text).ok()?;
+            Some(text)
         }
-    }
+        None => None,
+    };
     Some(PlainCall {
         id,
         name,
@@ -122,7 +120,7 @@ fn read_params(b: &[u8], i: usize) -> Option<(usize, Range<usize>, Option<Range<
     let (mut name, mut arguments) = (None, None);
     let end = object(b, i, |key, start| {
         let key = plain_key(b, key)?;
-        let end = value_end(b, start)?;
+        let end = value_end_within(b, start, MAX_MESSAGE_DEPTH)?;
         let value = &b[start..end];
         match key {
             b"name" if name.is_none() && string_of(value).is_some() => name = Some(start..end),

@@ -27,6 +27,13 @@ fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
 /// recursion (a container is skipped by counting brackets outside strings;
 /// its inside is checked later by whoever parses it).
 pub(super) fn value_end(b: &[u8], i: usize) -> Option<usize> {
+    value_end_within(b, i, usize::MAX)
+}
+
+/// [`value_end`] for a value nested at most `max` levels deep (the value
+/// itself, when a container, is the first): `None` past that, as for a
+/// value that does not end.
+pub(super) fn value_end_within(b: &[u8], i: usize, max: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' => string_end(b, i),
         b'{' | b'[' => {
@@ -37,7 +44,12 @@ pub(super) fn value_end(b: &[u8], i: usize) -> Option<usize> {
                         j = string_end(b, j)?;
                         continue;
                     }
-                    b'{' | b'[' => depth += 1,
+                    b'{' | b'[' => {
+                        depth += 1;
+                        if depth > max {
+                            return None;
+                        }
+                    }
                     b'}' | b']' => {
                         depth -= 1;
                         if depth == 0 {

@@ -222,8 +222,10 @@ fn a_plain_call_is_rewritten_as_the_general_path_rewrites_it() {
 fn over_http_a_plain_call_s_arguments_are_left_beside_the_message() {
     let sent = " \u{feff}{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":\"tools/call\",\"params\":{\"arguments\":{\"a\": [1, {\"b\":\"\\u00e9\",\"b\":2}]},\"name\":\"add\"}}\n";
     let (message, arguments) = split_plain_call(sent.as_bytes()).expect("plain");
-    let arguments = arguments.expect("arguments");
-    assert_eq!(&sent[arguments], r#"{"a": [1, {"b":"\u00e9","b":2}]}"#);
+    assert_eq!(
+        arguments.as_deref(),
+        Some(r#"{"a": [1, {"b":"\u00e9","b":2}]}"#)
+    );
     let read = |bytes: &[u8]| serde_json::from_slice::<Value>(bytes).unwrap();
     let bare =
         json!({"jsonrpc": "2.0", "id": "q", "method": "tools/call", "params": {"name": "add"}});
@@ -255,4 +257,40 @@ fn brackets_in_strings_do_not_nest() {
     assert!(depth_over(br#"{"a": "\"[[[", "b": [[1]]}"#, 2));
     assert!(!depth_over(b"[[]]", 2));
     assert!(depth_over(b"[[[]]]", 2));
+}
+
+/// The one-pass reading bounds the arguments' nesting where the general
+/// path does: arguments exactly as deep as rmcp reads are read plainly (and
+/// rewritten as the general path rewrites them), one level more are left to
+/// the general path.
+#[test]
+fn the_plain_reading_bounds_nesting_where_the_general_path_does() {
+    use super::scan::{depth_over, value_end, value_end_within};
+    for (levels, plain_reads) in [(MAX_MESSAGE_DEPTH - 1, true), (MAX_MESSAGE_DEPTH, false)] {
+        let (open, close) = ("[".repeat(levels), "]".repeat(levels));
+        let arguments = format!(r#"{{"a":{open}"[{{"{close}}}"#);
+        assert_eq!(
+            depth_over(arguments.as_bytes(), MAX_MESSAGE_DEPTH),
+            !plain_reads
+        );
+        let sent = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{arguments}}}}}"#
+        );
+        let b = sent.as_bytes();
+        assert_eq!(plain::plain_call(b).is_some(), plain_reads, "{levels}");
+        let (top, _) = members(b, 0).unwrap();
+        if plain_reads {
+            let Ok(general) = tools_call(b, &top) else {
+                panic!("{levels}: refused")
+            };
+            let read = |bytes: &[u8]| serde_json::from_slice::<Value>(bytes).unwrap();
+            assert_eq!(read(&plain::plain_call(b).unwrap()), read(&general));
+        }
+        let whole = arguments.as_bytes();
+        assert_eq!(value_end(whole, 0), Some(whole.len()));
+        assert_eq!(
+            value_end_within(whole, 0, MAX_MESSAGE_DEPTH),
+            plain_reads.then_some(whole.len())
+        );
+    }
 }

@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use super::bounds::{dispose, float};
@@ -84,16 +85,22 @@ impl<'de> Visitor<'de> for StrictValue<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
-            if map.contains_key(&key) {
-                *self.0.borrow_mut() = Some(vec![key]);
-                dispose(Value::Object(map));
-                return Err(de::Error::custom("a key appears twice in one object"));
-            }
+            // One search of the map per key: its place is kept while the
+            // value is read.
+            let place = match map.entry(key) {
+                Entry::Vacant(place) => place,
+                Entry::Occupied(taken) => {
+                    *self.0.borrow_mut() = Some(vec![taken.key().clone()]);
+                    dispose(Value::Object(map));
+                    return Err(de::Error::custom("a key appears twice in one object"));
+                }
+            };
             match access.next_value_seed(self) {
                 Ok(value) => {
-                    map.insert(key, value);
+                    place.insert(value);
                 }
                 Err(e) => {
+                    let key = place.key().clone();
                     dispose(Value::Object(map));
                     self.note(|| key);
                     return Err(e);
