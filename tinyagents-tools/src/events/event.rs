@@ -2,6 +2,7 @@
 //! ([`ToolEvent`], with [`Progress`] for `tool.progress`).
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
@@ -121,7 +122,11 @@ pub struct ToolEvent<'a> {
     pub tool: CallName,
     /// The attempt (1 for the first).
     pub attempt: u32,
-    /// When the event was made.
+    /// When the event was made, on the wall clock. The call's first date
+    /// is counted on the call clock from a reading of the wall clock within
+    /// 10 ms of it (so within microseconds of reading it then, unless the
+    /// wall clock was set in between), and its later events count on from
+    /// that date, so a call's dates and its own times move together.
     pub timestamp: SystemTime,
     /// The call's own time so far: since it was received, less
     /// [`waited`](Self::waited) (the same measure as
@@ -226,11 +231,59 @@ impl ToolEvent<'static> {
     }
 }
 
-/// The wall-clock time at `at`, an earlier reading of the call clock
-/// (tokio's): now, less the time since.
+/// How far (on the call clock) from a thread's last reading of both clocks
+/// the wall clock is counted on from it instead of read again. The two
+/// clocks run at one rate (the system slews both alike), so a date counted
+/// on is the wall clock's own unless the wall clock was set (stepped) in
+/// between; such a step shows in the dates within this long.
+const WALL_COUNTED_ON: Duration = Duration::from_millis(10);
+
+/// The most a reading of both clocks may take to be counted on: the wall
+/// clock is read between two readings of the call clock and paired with
+/// their midpoint, so a date counted on from it is off by at most half of
+/// this (a thread preempted between the readings makes one that is not
+/// kept).
+const READING_AT_MOST: Duration = Duration::from_micros(20);
+
+thread_local! {
+    /// This thread's last reading of both clocks: the call clock, then the
+    /// wall clock.
+    static LAST_READING: Cell<Option<(Instant, SystemTime)>> = const { Cell::new(None) };
+}
+
+/// The wall-clock time at `at`, a reading of the call clock (tokio's) made
+/// no later than now. Counted on from this thread's last reading of both
+/// clocks when `at` is within [`WALL_COUNTED_ON`] of it (a reading of the
+/// clock costs about as much as the rest of an event), from a new reading
+/// otherwise.
 pub(crate) fn wall_clock_at(at: Instant) -> SystemTime {
-    let wall = SystemTime::now();
-    wall.checked_sub(at.elapsed()).unwrap_or(wall)
+    LAST_READING.with(|last| {
+        if let Some(counted) = last.get().and_then(|reading| counted_on(reading, at)) {
+            return counted;
+        }
+        let before = Instant::now();
+        let wall = SystemTime::now();
+        let taken = before.elapsed();
+        let mid = before + taken / 2;
+        if taken <= READING_AT_MOST {
+            last.set(Some((mid, wall)));
+        }
+        wall.checked_sub(mid.saturating_duration_since(at))
+            .unwrap_or(wall)
+    })
+}
+
+/// The wall-clock time at `at` counted on from a reading of both clocks,
+/// `(then, wall)`; `None` when `at` is further than [`WALL_COUNTED_ON`]
+/// from `then`, either way.
+fn counted_on((then, wall): (Instant, SystemTime), at: Instant) -> Option<SystemTime> {
+    if at >= then {
+        let ahead = at - then;
+        (ahead <= WALL_COUNTED_ON).then(|| wall.checked_add(ahead))?
+    } else {
+        let behind = then - at;
+        (behind <= WALL_COUNTED_ON).then(|| wall.checked_sub(behind))?
+    }
 }
 
 #[cfg(test)]
@@ -248,5 +301,38 @@ mod tests {
             |a: SystemTime, b: SystemTime| a.duration_since(b).unwrap_or_else(|e| e.duration());
         assert!(diff(dated, wall_then) < slack, "{dated:?} {wall_then:?}");
         assert!(wall_clock_at(Instant::now()) > dated);
+    }
+
+    #[test]
+    fn the_wall_clock_is_counted_on_from_a_near_reading_only() {
+        let then = Instant::now();
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let ms = Duration::from_millis;
+        assert_eq!(counted_on((then, wall), then), Some(wall));
+        assert_eq!(counted_on((then, wall), then + ms(4)), Some(wall + ms(4)));
+        assert_eq!(counted_on((then + ms(4), wall), then), Some(wall - ms(4)));
+        assert_eq!(
+            counted_on((then, wall), then + WALL_COUNTED_ON),
+            Some(wall + WALL_COUNTED_ON)
+        );
+        let past = WALL_COUNTED_ON + Duration::from_nanos(1);
+        assert_eq!(counted_on((then, wall), then + past), None);
+        assert_eq!(counted_on((then + past, wall), then), None);
+    }
+
+    #[test]
+    fn dates_counted_on_agree_with_the_wall_clock() {
+        // Within half of READING_AT_MOST of the wall clock; the slack is
+        // for a thread preempted between the readings below.
+        let slack = Duration::from_millis(1);
+        for _ in 0..10_000 {
+            let before = SystemTime::now();
+            let dated = wall_clock_at(Instant::now());
+            let after = SystemTime::now();
+            assert!(
+                dated + slack >= before && dated <= after + slack,
+                "{before:?} {dated:?} {after:?}"
+            );
+        }
     }
 }

@@ -187,11 +187,10 @@ impl<S: Shared, C: Shared> ToolExecutor<S, C> {
                     lend: false,
                     redactor,
                     seen_live: false,
-                    wall: self.events.is_active().then(|| match batch {
-                        // Received just now.
-                        None => SystemTime::now(),
-                        Some(_) => crate::events::wall_clock_at(received),
-                    }),
+                    wall: self
+                        .events
+                        .is_active()
+                        .then(|| crate::events::wall_clock_at(received)),
                     durable,
                     draw: None,
                 }
