@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::mem;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
@@ -31,6 +31,7 @@ use crate::stream::{
     ArgumentsDelta, CallProblem, CallStarted, FailedCall, FinishReason, ReadyCall, StreamEvent,
     StreamLimits, StreamProblem, StreamProblemKind, TruncatedCall,
 };
+use crate::util::fasthash::NameMap;
 
 /// The longest name, id or harmony header read before the markup counts as
 /// malformed.
@@ -1095,7 +1096,7 @@ enum Flow {
 #[derive(Debug)]
 pub(crate) struct Engine {
     c: Arc<Compiled>,
-    schemas: HashMap<String, ToolSchema>,
+    schemas: NameMap<String, ToolSchema>,
     limits: StreamLimits,
     id_prefix: Cow<'static, str>,
     buf: String,
@@ -1128,7 +1129,7 @@ impl Engine {
     /// An engine at the start of an output, outside reasoning.
     pub(crate) fn new(
         c: Arc<Compiled>,
-        schemas: HashMap<String, ToolSchema>,
+        schemas: NameMap<String, ToolSchema>,
         limits: StreamLimits,
         id_prefix: Cow<'static, str>,
     ) -> Engine {
@@ -1149,7 +1150,7 @@ impl Engine {
             schemas,
             limits,
             id_prefix,
-            buf: String::new(),
+            buf: String::with_capacity(HELD_START),
             pos: 0,
             cur: 0,
             utf8: Vec::new(),
@@ -2254,12 +2255,17 @@ impl Engine {
         let Some(mut state) = self.state.take() else {
             return;
         };
+        // The compiled format is shared: one change of its reference count
+        // for the whole drive, not one for each step (an atomic change
+        // costs about as much as a short step's own work).
+        let compiled = Arc::clone(&self.c);
+        let compiled = &*compiled;
         loop {
             let flow = match &mut state {
-                State::Text => self.text(&mut state, out),
-                State::Reasoning => self.reasoning(&mut state, out),
-                State::Run(rs) => self.run(rs, out),
-                State::Harmony(h) => self.harmony(h, out),
+                State::Text => self.text(compiled, &mut state, out),
+                State::Reasoning => self.reasoning(compiled, &mut state, out),
+                State::Run(rs) => self.run(compiled, rs, out),
+                State::Harmony(h) => self.harmony(compiled, h, out),
             };
             match flow {
                 Flow::Go => {}
@@ -2623,7 +2629,7 @@ impl Engine {
 
     /// Visible text, `state` being [`State::Text`]: shown up to the next
     /// marker, which `state` then becomes the reading of.
-    fn text(&mut self, state: &mut State, out: &mut Vec<StreamEvent>) -> Flow {
+    fn text(&mut self, compiled: &Compiled, state: &mut State, out: &mut Vec<StreamEvent>) -> Flow {
         if self.anchor {
             let p = self.skip_ws(self.cur);
             if p == self.buf.len() && !self.eof {
@@ -2643,7 +2649,7 @@ impl Engine {
                 return Flow::Go;
             }
         }
-        let c = Arc::clone(&self.c);
+        let c = compiled;
         match self.find_in(self.cur, &c.text_markers, &c.text_firsts) {
             Hit::Found { at, which } => {
                 self.emit_text(at, out);
@@ -2690,8 +2696,12 @@ impl Engine {
 
     /// Reasoning, `state` being [`State::Reasoning`]: up to its end
     /// marker, after which `state` is visible text.
-    fn reasoning(&mut self, state: &mut State, out: &mut Vec<StreamEvent>) -> Flow {
-        let compiled = Arc::clone(&self.c);
+    fn reasoning(
+        &mut self,
+        compiled: &Compiled,
+        state: &mut State,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
         let Some(end) = compiled.format.reasoning.as_ref().map(|r| r.end.as_str()) else {
             *state = State::Text;
             return Flow::Go;
@@ -2722,10 +2732,9 @@ impl Engine {
 
     /// A run of calls: the step its phase says, which changes the phase
     /// in place.
-    fn run(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
+    fn run(&mut self, compiled: &Compiled, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         match rs.phase {
             Phase::Open => {
-                let compiled = Arc::clone(&self.c);
                 if let Join::List { open, .. } = &compiled.format.runs[rs.run].join {
                     let p = self.skip_ws(self.cur);
                     match self.at(p, open) {
@@ -2752,13 +2761,12 @@ impl Engine {
                     Flow::Go
                 }
             }
-            Phase::Next { first } => self.next_call(rs, first, out),
+            Phase::Next { first } => self.next_call(compiled, rs, first, out),
             Phase::ListItem => {
                 let p = self.skip_ws(self.cur);
                 if p == self.buf.len() {
                     return self.run_eof_or_wait(rs, Phase::ListItem, out);
                 }
-                let compiled = Arc::clone(&self.c);
                 let close = match &compiled.format.runs[rs.run].join {
                     Join::List { close, .. } => close.as_str(),
                     _ => "",
@@ -2774,9 +2782,8 @@ impl Engine {
                 }
                 self.begin_body(rs, p, out)
             }
-            Phase::Body(_) => self.body(rs, out),
+            Phase::Body(_) => self.body(compiled, rs, out),
             Phase::CallEnd => {
-                let compiled = Arc::clone(&self.c);
                 let Some(end) = compiled.format.runs[rs.run].call_end.as_deref() else {
                     rs.phase = Phase::After;
                     return Flow::Go;
@@ -2796,9 +2803,8 @@ impl Engine {
                     Tri::No => self.junk(rs, p),
                 }
             }
-            Phase::After => self.after_call(rs, out),
+            Phase::After => self.after_call(compiled, rs, out),
             Phase::ExpectEnd => {
-                let compiled = Arc::clone(&self.c);
                 let Some(end) = compiled.format.runs[rs.run].end.as_deref() else {
                     return Flow::Text;
                 };
@@ -2816,7 +2822,7 @@ impl Engine {
                     Tri::No => self.junk(rs, p),
                 }
             }
-            Phase::Skip { .. } => self.skip(rs, out),
+            Phase::Skip { .. } => self.skip(compiled, rs, out),
         }
     }
 
@@ -2852,8 +2858,13 @@ impl Engine {
         Flow::Text
     }
 
-    fn next_call(&mut self, rs: &mut RunState, first: bool, out: &mut Vec<StreamEvent>) -> Flow {
-        let compiled = Arc::clone(&self.c);
+    fn next_call(
+        &mut self,
+        compiled: &Compiled,
+        rs: &mut RunState,
+        first: bool,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
         let run = &compiled.format.runs[rs.run];
         if !first && run.start == RunStart::BodyOpening {
             return self.after_opening_call(rs, run.end.as_deref());
@@ -3049,11 +3060,10 @@ impl Engine {
 
     /// Skips a malformed call to its end marker, the next call's start
     /// marker or the end of the output.
-    fn skip(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
+    fn skip(&mut self, compiled: &Compiled, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         let Phase::Skip { info, kind, from } = &mut rs.phase else {
             unreachable!("a skip step skips")
         };
-        let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
         let markers: Vec<&str> = stops.iter().map(|(m, _)| m.as_str()).collect();
         let hit = self.find(*from, &markers);
@@ -3101,8 +3111,12 @@ impl Engine {
     }
 
     /// After a call: the run's join says what may follow.
-    fn after_call(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
-        let compiled = Arc::clone(&self.c);
+    fn after_call(
+        &mut self,
+        compiled: &Compiled,
+        rs: &mut RunState,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
         let run = &compiled.format.runs[rs.run];
         rs.bare = false;
         rs.done = true;
@@ -3191,16 +3205,16 @@ impl Engine {
 
     /// A call's body, read by its format's step: a step that waits leaves
     /// the body as far as it read it, in place.
-    fn body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
+    fn body(&mut self, compiled: &Compiled, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
         let Phase::Body(body) = &rs.phase else {
             unreachable!("a body step reads a body")
         };
         match body {
-            Body::Json { .. } => self.json_body(rs, out),
-            Body::Name { .. } => self.name_body(rs, out),
-            Body::Xml { .. } => self.xml_body(rs, out),
-            Body::Kv { .. } => self.kv_body(rs, out),
-            Body::Py { .. } => self.py_body(rs, out),
+            Body::Json { .. } => self.json_body(compiled, rs, out),
+            Body::Name { .. } => self.name_body(compiled, rs, out),
+            Body::Xml { .. } => self.xml_body(compiled, rs, out),
+            Body::Kv { .. } => self.kv_body(compiled, rs, out),
+            Body::Py { .. } => self.py_body(compiled, rs, out),
         }
     }
 
@@ -3297,10 +3311,14 @@ impl Engine {
         Flow::Go
     }
 
-    fn json_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
+    fn json_body(
+        &mut self,
+        compiled: &Compiled,
+        rs: &mut RunState,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
         // The compiled format is shared: a reference count, not a copy of
         // the run's stop markers on every piece.
-        let compiled = Arc::clone(&self.c);
         let stops = &compiled.stops[rs.run];
         let Some(keys) = CallKeys::of(&compiled.format.body) else {
             unreachable!("a JSON body belongs to a JSON-object format")
@@ -3492,10 +3510,14 @@ impl Engine {
         }
     }
 
-    fn name_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
+    fn name_body(
+        &mut self,
+        compiled: &Compiled,
+        rs: &mut RunState,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
         // The compiled format is shared: borrowed through a reference
         // count, not copied on every piece.
-        let compiled = Arc::clone(&self.c);
         let CallBody::NameThenJson {
             name_prefix,
             id_marker,
@@ -3724,8 +3746,12 @@ impl Engine {
         }
     }
 
-    fn xml_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
-        let compiled = Arc::clone(&self.c);
+    fn xml_body(
+        &mut self,
+        compiled: &Compiled,
+        rs: &mut RunState,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
         let CallBody::XmlParameters(x) = &compiled.format.body else {
             unreachable!("an XML body belongs to an XML-parameter format")
         };
@@ -3866,8 +3892,12 @@ impl Engine {
         }
     }
 
-    fn kv_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
-        let compiled = Arc::clone(&self.c);
+    fn kv_body(
+        &mut self,
+        compiled: &Compiled,
+        rs: &mut RunState,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
         let CallBody::KeyValue(kv) = &compiled.format.body else {
             unreachable!("a key-value body belongs to a key-value format")
         };
@@ -4071,8 +4101,12 @@ impl Engine {
         Flow::Text
     }
 
-    fn py_body(&mut self, rs: &mut RunState, out: &mut Vec<StreamEvent>) -> Flow {
-        let compiled = Arc::clone(&self.c);
+    fn py_body(
+        &mut self,
+        compiled: &Compiled,
+        rs: &mut RunState,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
         let stops = &compiled.stops[rs.run];
         let markers = &compiled.stop_markers[rs.run].list;
         let len = self.buf.len();
@@ -4178,8 +4212,12 @@ impl Engine {
     }
 
     /// Harmony's messages: the step `state` says, which changes it in place.
-    fn harmony(&mut self, state: &mut HState, out: &mut Vec<StreamEvent>) -> Flow {
-        let compiled = Arc::clone(&self.c);
+    fn harmony(
+        &mut self,
+        compiled: &Compiled,
+        state: &mut HState,
+        out: &mut Vec<StreamEvent>,
+    ) -> Flow {
         let CallBody::Harmony(h) = &compiled.format.body else {
             unreachable!("harmony states belong to the harmony format")
         };
@@ -4818,6 +4856,11 @@ const SHORT_ASCII: usize = 8;
 /// The room a new event's text starts with (see [`started`]).
 const STARTED: usize = 64;
 
+/// The room the held text starts with: few outputs are shorter, and their
+/// pieces would otherwise grow it from a few bytes, copying it at each
+/// doubling.
+const HELD_START: usize = 1024;
+
 /// A byte's part in a JSON string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum StringByte {
@@ -5160,7 +5203,7 @@ mod tests {
         let c = Arc::new(Compiled::new(TextFormat::hermes()));
         let mut engine = Engine::new(
             c,
-            HashMap::new(),
+            NameMap::default(),
             StreamLimits::default(),
             Cow::Borrowed("c"),
         );
@@ -5194,7 +5237,7 @@ mod tests {
         let c = Arc::new(Compiled::new(TextFormat::hermes()));
         let mut engine = Engine::new(
             c,
-            HashMap::new(),
+            NameMap::default(),
             StreamLimits::default(),
             Cow::Borrowed("turn-"),
         );

@@ -26,7 +26,7 @@ use serde_json::Value;
 pub(crate) fn typed_value(schema: Option<&Value>, key: &str, raw: &str) -> Value {
     let property = schema.and_then(|root| {
         let props = field(resolve(root, root), "properties")?;
-        Some(resolve(root, props.get(key)?))
+        Some(resolve(root, field(props, key)?))
     });
     let types = match (schema, property) {
         (Some(root), Some(p)) => types_of(root, p, 0),
@@ -123,10 +123,10 @@ fn allows(root: &Value, schema: &Value, value: &Value, depth: usize) -> bool {
 }
 
 /// The member `key` of `schema` when it is an object. A schema object
-/// holds few keywords, and every raw value typed reads several of them:
-/// a small object is searched by comparing its keys, which costs less
-/// than hashing `key` for each keyword (the map's own lookup serves a
-/// larger one, such as `properties`).
+/// holds few keywords (and a tool few properties), and every raw value
+/// typed reads several of them: a small object is searched by comparing
+/// its keys, which costs less than hashing `key` for each (the map's own
+/// lookup serves a larger one).
 fn field<'a>(schema: &'a Value, key: &str) -> Option<&'a Value> {
     let obj = schema.as_object()?;
     if obj.len() > SMALL_SCHEMA {
