@@ -2649,13 +2649,12 @@ impl Engine {
                 return Flow::Go;
             }
         }
-        let c = compiled;
-        match self.find_in(self.cur, &c.text_markers, &c.text_firsts) {
+        match self.find_in(self.cur, &compiled.text_markers, &compiled.text_firsts) {
             Hit::Found { at, which } => {
                 self.emit_text(at, out);
-                let hit = c.text_hits[which];
+                let hit = compiled.text_hits[which];
                 if !matches!(hit, TextHit::Opening(_)) {
-                    self.consume(at + c.text_markers[which].len());
+                    self.consume(at + compiled.text_markers[which].len());
                 }
                 *state = match hit {
                     TextHit::Reasoning => State::Reasoning,
