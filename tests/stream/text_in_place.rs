@@ -1067,3 +1067,96 @@ fn a_marker_outside_the_strings_of_nested_arguments_ends_the_call_as_read_whole(
     );
     assert_eq!(argument_texts(&out), [r#"{"a": ["</tool_call>", 3]}"#]);
 }
+
+/// The arguments of a JSON call read in place are checked as JSON while
+/// they are read, and not parsed again when they close (only the rest
+/// of the call's object is). Each of these is valid or not exactly as
+/// serde_json says of the whole object, fed in every chunking: a byte
+/// the check let through wrongly would make a call of invalid JSON when
+/// streamed and a malformed call when read whole.
+#[test]
+fn arguments_checked_as_they_are_read_are_refused_where_a_parser_refuses_them() {
+    let hermes = TextFormat::hermes();
+    let llama = TextFormat::llama3_json();
+    let arguments = [
+        // Valid, with every token the check follows.
+        r#"{"city": "Paris"}"#,
+        r#"{}"#,
+        r#"[]"#,
+        r#"{"city": "a \"quoted\" \\ name\/ \b\f\n\r\t", "n": [0, -0, 12, -3.25, 1e9, 2E-3, 4.5e+1]}"#,
+        r#"{"city": "é ü", "ok": true, "no": false, "none": null, "deep": [[{"a": [{}]}]]}"#,
+        " { \"city\" :\t\"x\" ,\n\"k\" : [ 1 , 2 ] } ",
+        // A `\u` escape the check does not follow: parsed as before.
+        r#"{"city": "caf\u00e9"}"#,
+        r#"{"city": "\u00zz"}"#,
+        // Invalid, one rule each.
+        r#"{"city": "\x"}"#,
+        "{\"city\": \"a\u{1}b\"}",
+        "{\"city\": \"tab\tin\"}",
+        r#"{"n": 01}"#,
+        r#"{"n": 1.}"#,
+        r#"{"n": .5}"#,
+        r#"{"n": 1e}"#,
+        r#"{"n": 1e+}"#,
+        r#"{"n": -}"#,
+        r#"{"n": +1}"#,
+        r#"{"n": tru}"#,
+        r#"{"n": truex}"#,
+        r#"{"n": nul}"#,
+        r#"{"n": [1 2]}"#,
+        r#"{"n": [1,]}"#,
+        r#"{"n": [,1]}"#,
+        r#"{"n": 1,}"#,
+        r#"{"n" 1}"#,
+        r#"{n: 1}"#,
+        r#"{"n": [}"#,
+        r#"{"n": {]}"#,
+        r#"{"n": 1 "m": 2}"#,
+        r#"{"n": {"a"}}"#,
+        r#"[1 true]"#,
+    ];
+    for args in arguments {
+        for (format, object) in [
+            (
+                &hermes,
+                format!("{{\"name\": \"get_weather\", \"arguments\": {args}}}"),
+            ),
+            (
+                &llama,
+                format!("{{\"name\": \"get_weather\", \"parameters\": {args}}}"),
+            ),
+            // Valid arguments, the rest of the object not: still refused.
+            (
+                &hermes,
+                format!("{{\"name\": \"get_weather\", \"arguments\": {args}, \"x\": 01}}"),
+            ),
+            (
+                &hermes,
+                format!("{{\"name\": \"get_weather\", \"arguments\": {args} \"x\": 1}}"),
+            ),
+        ] {
+            let valid = serde_json::from_str::<serde::de::IgnoredAny>(&object).is_ok();
+            let output = if format.name == hermes.name {
+                format!("<tool_call>\n{object}\n</tool_call>")
+            } else {
+                format!("<|python_tag|>{object}")
+            };
+            let out = everywhere(format, &output);
+            if valid {
+                assert_eq!(argument_texts(&out), [args.trim()], "{output:?}");
+            } else if format.name != hermes.name {
+                // A bare Llama object that is not valid JSON is text.
+                assert_eq!(out.calls().count(), 0, "{output:?}");
+            } else {
+                assert_eq!(out.calls().count(), 0, "{output:?}");
+                let failed: Vec<_> = out.failed().collect();
+                assert_eq!(failed.len(), 1, "{output:?}");
+                assert_eq!(
+                    failed[0].kind,
+                    CallProblem::MalformedArguments,
+                    "{output:?}"
+                );
+            }
+        }
+    }
+}

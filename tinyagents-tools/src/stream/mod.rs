@@ -39,6 +39,7 @@ use crate::output::ToolResult;
 
 mod execute;
 pub mod grammar;
+pub(crate) mod json_check;
 pub mod json_scan;
 pub mod native;
 pub mod text;

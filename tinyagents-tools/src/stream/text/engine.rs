@@ -20,12 +20,13 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Map, Value};
 
 use super::format::{CallBody, CallRun, HarmonyMarkers, Join, NameForm, RunStart, TextFormat};
-use super::json_call::{CallKeys, JsonCall, MemberWalk, read_walked_call};
+use super::json_call::{CallKeys, Checked, JsonCall, MemberWalk, read_walked_call};
 use super::python::{PyCallScan, PyStep, parse_call};
 use super::typing::typed_value;
 use crate::call::{RawArguments, ToolCall};
 use crate::ids::{CallName, ToolCallId};
 use crate::spec::ToolSchema;
+use crate::stream::json_check::JsonCheck;
 use crate::stream::json_scan::{JsonScanner, Scan, string_goes_on};
 use crate::stream::{
     ArgumentsDelta, CallProblem, CallStarted, FailedCall, FinishReason, ReadyCall, StreamEvent,
@@ -720,11 +721,11 @@ enum InPlace {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct ArgsInPlace {
     /// The JSON call's run.
-    run: usize,
+    run: u32,
     /// The held text's length past which a byte breaks the size bound.
     limit: usize,
     /// The call's index.
-    index: usize,
+    index: u32,
     /// Arrays and objects open inside the value (1: directly inside it).
     depth: u32,
     /// How many more may open before the depth bound breaks.
@@ -733,6 +734,9 @@ struct ArgsInPlace {
     /// next byte.
     string: bool,
     escaped: bool,
+    /// The value's validity, followed through every byte read in place
+    /// (a plain byte of a string changes nothing, see [`JsonCheck`]).
+    check: JsonCheck,
 }
 
 impl ArgsInPlace {
@@ -746,11 +750,7 @@ impl ArgsInPlace {
             return false;
         }
         if self.string {
-            match string_byte(b, self.escaped) {
-                StringByte::Close => self.string = false,
-                StringByte::Escape => self.escaped = true,
-                StringByte::Plain => self.escaped = false,
-            }
+            self.string_step(b);
             return true;
         }
         if json_ascii >> b & 1 != 0 {
@@ -775,7 +775,27 @@ impl ArgsInPlace {
             }
             _ => {}
         }
+        self.check.step(b);
         true
+    }
+
+    /// Reads the ASCII byte `b` of a string of the value: its backslashes
+    /// are followed here, and the check is handed the string's closing
+    /// quote and every other byte but a backslash that escapes the next
+    /// ([`JsonCheck::string_byte`]).
+    #[inline(always)]
+    fn string_step(&mut self, b: u8) {
+        match string_byte(b, self.escaped) {
+            StringByte::Close => {
+                self.string = false;
+                self.check.step(b);
+            }
+            StringByte::Escape => self.escaped = true,
+            StringByte::Plain => {
+                self.check.string_byte(b, self.escaped);
+                self.escaped = false;
+            }
+        }
     }
 
     /// Reads `piece` (whole UTF-8) as [`step`](Self::step) reads each of
@@ -820,9 +840,12 @@ struct Plain {
 }
 
 impl Plain {
-    /// The test for the state `in_place`.
-    fn of(in_place: InPlace) -> Plain {
-        match in_place {
+    /// The test for the state `in_place`, read by reference: only the
+    /// fields it needs are loaded (a copy of the whole state, just after
+    /// one of its fields was written, waits for that store).
+    #[inline(always)]
+    fn of(in_place: &InPlace) -> Plain {
+        match *in_place {
             InPlace::JsonString {
                 limit,
                 escaped: false,
@@ -839,7 +862,7 @@ impl Plain {
                 ..
             }) => Plain {
                 below: limit,
-                fragment: Some(index),
+                fragment: Some(index as usize),
             },
             _ => Plain::NONE,
         }
@@ -903,6 +926,12 @@ struct JsonArgs {
     from: usize,
     /// The next byte to scan.
     at: usize,
+    /// The check of the call's arguments array or object (the walk's
+    /// arguments member), once they were first read in place: the offset
+    /// the check has read to, and the check there. It reads what the
+    /// steps read in between when the read in place goes on, and the
+    /// rest when the arguments end (see [`arguments_checked`]).
+    checked: Option<(usize, JsonCheck)>,
 }
 
 enum JsonOutcome {
@@ -1168,12 +1197,25 @@ impl Engine {
         }
     }
 
+    /// Plain bytes of a string read in place are appended without the
+    /// arguments' check, which they leave as it is: it is then inside a
+    /// string, not after a backslash (or knows nothing). Debug builds
+    /// check it.
+    #[inline(always)]
+    fn debug_plain_for_check(&self) {
+        if let InPlace::JsonArgs(read) = &self.in_place {
+            debug_assert!(!read.check.known() || read.check.in_plain_string());
+        }
+    }
+
     /// Sets the way the next piece is read in place, and the common
     /// byte's test with it.
     #[inline(always)]
     fn set_in_place(&mut self, in_place: InPlace) {
+        // The test is taken from the new state before it is stored: read
+        // back at once, its fields would wait for the store.
+        self.plain = Plain::of(&in_place);
         self.in_place = in_place;
-        self.plain = Plain::of(in_place);
     }
 
     /// The output begins inside reasoning (before the first piece): a
@@ -1240,6 +1282,7 @@ impl Engine {
         // The common byte: one test for the state, the bound and the
         // escape, one for the byte.
         if self.buf.len() < self.plain.below && JSON_PLAIN[usize::from(b)] {
+            self.debug_plain_for_check();
             push_ascii(&mut self.buf, b);
             if let Some(index) = self.plain.fragment {
                 push_fragment_byte(index, b, out);
@@ -1283,22 +1326,24 @@ impl Engine {
                 }
             },
             InPlace::JsonMember { run } => self.continue_json_member(run, b, out),
-            InPlace::JsonArgs(mut read) if read.string && self.buf.len() < read.limit => {
-                // As in a string above; its closing quote too.
+            InPlace::JsonArgs(read) if read.string && self.buf.len() < read.limit => {
+                // As in a string above; its closing quote too. Changed
+                // where it is: a copy of the state, changed and written
+                // back, costs more than the byte's own reading.
                 if !b.is_ascii() {
                     return false;
                 }
-                match string_byte(b, read.escaped) {
-                    StringByte::Close => read.string = false,
-                    StringByte::Escape => read.escaped = true,
-                    StringByte::Plain => read.escaped = false,
-                }
-                self.set_in_place(InPlace::JsonArgs(read));
+                let InPlace::JsonArgs(read) = &mut self.in_place else {
+                    unreachable!("matched above")
+                };
+                read.string_step(b);
+                let index = read.index as usize;
+                self.plain = Plain::of(&self.in_place);
                 push_ascii(&mut self.buf, b);
-                push_fragment_byte(read.index, b, out);
+                push_fragment_byte(index, b, out);
                 true
             }
-            InPlace::JsonArgs(read) => self.continue_json_args(read, b, out),
+            InPlace::JsonArgs(_) => self.continue_json_args(b, out),
             _ => false,
         }
     }
@@ -1311,33 +1356,42 @@ impl Engine {
     /// [`ArgsInPlace::steps`] reads all of it. Says whether it read the
     /// piece.
     #[inline(never)]
-    fn continue_json_args_piece(
-        &mut self,
-        args: ArgsInPlace,
-        piece: &[u8],
-        out: &mut Vec<StreamEvent>,
-    ) -> bool {
+    fn continue_json_args_piece(&mut self, piece: &[u8], out: &mut Vec<StreamEvent>) -> bool {
+        // Changed where it is (see the string arm of `push_byte_in_place`):
+        // in a string run only the escape and the check change.
+        let InPlace::JsonArgs(args) = &mut self.in_place else {
+            return false;
+        };
         if self.buf.len() + piece.len() > args.limit {
             return false;
         }
-        let (text, next) = if args.string
-            && let Some((text, escaped)) = string_run(piece, args.escaped)
+        let mut check = args.check;
+        let before = (args.string, args.escaped);
+        let text = if args.string
+            && let Some((text, escaped)) = string_run(piece, args.escaped, &mut check)
         {
-            (text, ArgsInPlace { escaped, ..args })
+            args.escaped = escaped;
+            args.check = check;
+            text
         } else {
-            let Some(next) = args.steps(piece, self.c.firsts[args.run].json_ascii) else {
+            let Some(next) = args.steps(piece, self.c.firsts[args.run as usize].json_ascii) else {
                 return false;
             };
             let Some(text) = Piece::of(piece, piece.is_ascii()) else {
                 return false;
             };
-            (text, next)
+            *args = next;
+            text
         };
-        text.push_to(&mut self.buf);
-        push_arguments(args.index, text, out);
-        if next != args {
-            self.set_in_place(InPlace::JsonArgs(next));
+        let index = args.index as usize;
+        // The common byte's test changes only with the string and its
+        // escape.
+        let replan = (args.string, args.escaped) != before;
+        if replan {
+            self.plain = Plain::of(&self.in_place);
         }
+        text.push_to(&mut self.buf);
+        push_arguments(index, text, out);
         true
     }
 
@@ -1348,24 +1402,26 @@ impl Engine {
     /// appended and sent when [`ArgsInPlace::step`] reads it within the
     /// bound. Says whether it read the byte.
     #[inline(never)]
-    fn continue_json_args(
-        &mut self,
-        mut args: ArgsInPlace,
-        b: u8,
-        out: &mut Vec<StreamEvent>,
-    ) -> bool {
-        if self.buf.len() >= args.limit || !args.step(b, self.c.firsts[args.run].json_ascii) {
+    fn continue_json_args(&mut self, b: u8, out: &mut Vec<StreamEvent>) -> bool {
+        let InPlace::JsonArgs(args) = &mut self.in_place else {
+            return false;
+        };
+        // Read where the state is (see the string arm of
+        // `push_byte_in_place`); a byte not read changes nothing.
+        let json_ascii = self.c.firsts[args.run as usize].json_ascii;
+        if self.buf.len() >= args.limit || !args.step(b, json_ascii) {
             return false;
         }
+        let index = args.index as usize;
+        self.plain = Plain::of(&self.in_place);
         // `b` is ASCII: a character of one byte.
         self.buf.push(char::from(b));
         match out.last_mut() {
-            Some(StreamEvent::ArgumentsDelta(last)) if last.index == args.index => {
+            Some(StreamEvent::ArgumentsDelta(last)) if last.index == index => {
                 last.fragment.push(char::from(b))
             }
-            _ => push_arguments(args.index, Piece::Char(char::from(b)), out),
+            _ => push_arguments(index, Piece::Char(char::from(b)), out),
         }
-        self.set_in_place(InPlace::JsonArgs(args));
         true
     }
 
@@ -1409,6 +1465,7 @@ impl Engine {
             InPlace::JsonString { .. } | InPlace::JsonArgs(_)
                 if self.buf.len() + piece.len() <= self.plain.below =>
             {
+                self.debug_plain_for_check();
                 self.buf.push(c);
                 if let Some(index) = self.plain.fragment {
                     match out.last_mut() {
@@ -1459,6 +1516,7 @@ impl Engine {
             // The common piece of more than one byte inside a JSON
             // string: plain bytes, ASCII, none ending the string or
             // escaping the next (see [`Plain`]).
+            self.debug_plain_for_check();
             Piece::Ascii(piece).push_to(&mut self.buf);
             if let Some(index) = self.plain.fragment {
                 push_arguments(index, Piece::Ascii(piece), out);
@@ -1603,7 +1661,7 @@ impl Engine {
         self.buf.push_str(text);
         // Read after a marker's start: the common byte's test was and
         // stays off ([`Plain`]).
-        debug_assert_eq!(self.plain, Plain::of(self.in_place));
+        debug_assert_eq!(self.plain, Plain::of(&self.in_place));
         self.in_place = InPlace::Marker {
             at,
             slot,
@@ -1668,8 +1726,8 @@ impl Engine {
         }
         // Inside the object, the scanner is in a string or between tokens.
         let next = match args.scan.string_escape() {
-            Some(_) => json_in_place(&self.walk, run, info, args),
-            None => json_args_in_place(&self.walk, run, info, args)
+            Some(_) => json_in_place(self.buf.as_bytes(), &self.walk, run, info, args),
+            None => json_args_in_place(self.buf.as_bytes(), &self.walk, run, info, args)
                 .unwrap_or(InPlace::JsonMember { run }),
         };
         self.set_in_place(next);
@@ -1733,7 +1791,7 @@ impl Engine {
                 [b] => self.continue_json_member(run, b, out),
                 _ => false,
             },
-            InPlace::JsonArgs(args) => self.continue_json_args_piece(args, piece, out),
+            InPlace::JsonArgs(_) => self.continue_json_args_piece(piece, out),
             InPlace::RawValue { run, limit } => {
                 if self.buf.len() + piece.len() > limit || self.c.firsts[run].value.in_piece(piece)
                 {
@@ -1767,7 +1825,9 @@ impl Engine {
                 if self.buf.len() + piece.len() > limit {
                     return false;
                 }
-                let Some((piece, now)) = string_run(piece, escaped) else {
+                // No check follows the call's own strings.
+                let mut unchecked = JsonCheck::UNKNOWN;
+                let Some((piece, now)) = string_run(piece, escaped, &mut unchecked) else {
                     return false;
                 };
                 piece.push_to(&mut self.buf);
@@ -1862,15 +1922,15 @@ impl Engine {
             };
             return;
         }
-        self.in_place = match &self.state {
+        self.in_place = match &mut self.state {
             Some(State::Text) if !self.anchor && self.pos == self.buf.len() => InPlace::Text,
             Some(State::Run(RunState {
                 run,
                 phase: Phase::Body(Body::Json { info, args }),
                 ..
             })) if args.at == self.buf.len() => {
-                let json = json_in_place(&self.walk, *run, info, args);
-                self.plain = Plain::of(json);
+                let json = json_in_place(self.buf.as_bytes(), &self.walk, *run, info, args);
+                self.plain = Plain::of(&json);
                 json
             }
             _ => InPlace::No,
@@ -1881,6 +1941,15 @@ impl Engine {
     /// scanner and the walk that had not counted them, before the steps
     /// run again.
     fn settle(&mut self) {
+        if matches!(
+            self.in_place,
+            InPlace::No | InPlace::Text | InPlace::Marker { .. } | InPlace::JsonMember { .. }
+        ) {
+            // Nothing read in place to count: the common case, without a
+            // copy of the state.
+            self.set_in_place(InPlace::No);
+            return;
+        }
         let in_place = self.in_place;
         self.set_in_place(InPlace::No);
         if let InPlace::JsonArgs(read) = in_place {
@@ -1905,6 +1974,11 @@ impl Engine {
                 args.scan.skip_nested(n, outer, string);
                 args.at += n;
             }
+            // Kept with the escape the read in place followed (the check
+            // is then handed every byte again).
+            let mut check = read.check;
+            check.set_escaped(read.string && read.escaped);
+            args.checked = Some((args.at, check));
             return;
         }
         if let InPlace::RawValue { .. } = in_place {
@@ -2372,6 +2446,7 @@ impl Engine {
             ),
             from,
             at: from,
+            checked: None,
         }
     }
 
@@ -3381,7 +3456,14 @@ impl Engine {
             }
             JsonOutcome::Complete { start, end } => {
                 let text = &self.buf[start..end];
-                let read = read_walked_call(&self.buf, start, end, &self.walk, keys, valid);
+                let checked = if valid {
+                    Checked::Whole
+                } else if arguments_checked(self.buf.as_bytes(), &self.walk, args) {
+                    Checked::Arguments
+                } else {
+                    Checked::Nothing
+                };
+                let read = read_walked_call(&self.buf, start, end, &self.walk, keys, checked);
                 let raw_end = end;
                 match read {
                     JsonCall::Call {
@@ -4541,8 +4623,14 @@ impl Engine {
 /// the started call's arguments); between tokens, one byte at a time
 /// ([`InPlace::JsonMember`]), unless the name is known and the call has
 /// not started (its id is still to come: the steps read it).
-fn json_in_place(walk: &MemberWalk, run: usize, info: &CallInfo, args: &JsonArgs) -> InPlace {
-    if let Some(in_args) = json_args_in_place(walk, run, info, args) {
+fn json_in_place(
+    text: &[u8],
+    walk: &MemberWalk,
+    run: usize,
+    info: &CallInfo,
+    args: &mut JsonArgs,
+) -> InPlace {
+    if let Some(in_args) = json_args_in_place(text, walk, run, info, args) {
         return in_args;
     }
     let (Some(escaped), Some(sends)) = (args.scan.string_escape(), walk.in_string_at(args.at))
@@ -4566,25 +4654,63 @@ fn json_in_place(walk: &MemberWalk, run: usize, info: &CallInfo, args: &JsonArgs
 /// scanner there too.
 #[inline]
 fn json_args_in_place(
+    text: &[u8],
     walk: &MemberWalk,
     run: usize,
     info: &CallInfo,
-    args: &JsonArgs,
+    args: &mut JsonArgs,
 ) -> Option<InPlace> {
     let (depth, string) = walk.in_arguments_at(args.at)?;
     let index = info.index.filter(|_| info.id.is_some())?;
     if string != args.scan.string_escape() {
         return None;
     }
+    // The check goes on from where a read in place left it, or begins at
+    // the value's first byte, over what the steps read since. Read in
+    // place, a string's backslashes are followed by the read, not the
+    // check.
+    // What it read is kept, so that no byte is read twice.
+    let start = args.checked.or_else(|| {
+        let (from, _) = walk.arguments_span()?;
+        Some((from, JsonCheck::new()))
+    });
+    let mut check = start.map_or(JsonCheck::UNKNOWN, |c| checked_to(text, c, args.at));
+    args.checked = Some((args.at, check));
+    check.set_escaped(false);
     Some(InPlace::JsonArgs(ArgsInPlace {
-        run,
+        run: u32::try_from(run).ok()?,
         limit: args.at + args.scan.room(),
-        index,
+        index: u32::try_from(index).ok()?,
         depth: u32::try_from(depth).ok()?,
         room: u32::try_from(args.scan.depth_room()).unwrap_or(u32::MAX),
         string: string.is_some(),
         escaped: string == Some(true),
+        check,
     }))
+}
+
+/// Whether the call's arguments array or object, which the walk read to
+/// its end, was checked valid as it was read: in place, and over the
+/// bytes the steps read after (its closing bracket at least).
+fn arguments_checked(text: &[u8], walk: &MemberWalk, args: &JsonArgs) -> bool {
+    let (Some(checked), Some((from, Some(to)))) = (args.checked, walk.arguments_span()) else {
+        return false;
+    };
+    matches!(text[from], b'{' | b'[') && checked_to(text, checked, to).complete()
+}
+
+/// The arguments' check `checked` (where it stopped, and the check
+/// there) brought on to `to` over the bytes the steps read since (a
+/// piece that ends or breaks the read in place is theirs); one that
+/// stopped past `to`, or knows nothing, knows nothing.
+fn checked_to(text: &[u8], (at, mut check): (usize, JsonCheck), to: usize) -> JsonCheck {
+    if at > to || !check.known() {
+        return JsonCheck::UNKNOWN;
+    }
+    for &b in &text[at..to] {
+        check.step(b);
+    }
+    check
 }
 
 /// Scans a JSON value in `buf` for its end, stopping at a marker met
@@ -4813,12 +4939,28 @@ const SHORT_PIECE: usize = 16;
 /// How `piece` continues a JSON string (`escaped`: the byte before it is
 /// a backslash that escapes the next), as text, with whether its last
 /// byte is such a backslash; `None` when a quote ends the string in it
-/// or it is not whole UTF-8. A short piece is read in one pass: each
-/// byte's part in the string and whether it is ASCII.
+/// or it is not whole UTF-8. Its bytes are handed to `check` as
+/// [`ArgsInPlace::string_step`] hands them (a caller without a check
+/// hands it one that knows nothing). A short piece is read in one pass:
+/// each byte's part in the string, whether it is ASCII, and the check.
 #[inline(always)]
-fn string_run(piece: &[u8], mut escaped: bool) -> Option<(Piece<'_>, bool)> {
+fn string_run<'p>(
+    piece: &'p [u8],
+    mut escaped: bool,
+    check: &mut JsonCheck,
+) -> Option<(Piece<'p>, bool)> {
     if piece.len() > SHORT_PIECE {
         let now = string_goes_on(piece, escaped)?;
+        if check.known() {
+            for &b in piece {
+                if !escaped && b == b'\\' {
+                    escaped = true;
+                    continue;
+                }
+                check.string_byte(b, escaped);
+                escaped = false;
+            }
+        }
         return Some((Piece::Text(std::str::from_utf8(piece).ok()?), now));
     }
     let mut high = 0;
@@ -4827,7 +4969,14 @@ fn string_run(piece: &[u8], mut escaped: bool) -> Option<(Piece<'_>, bool)> {
         match string_byte(b, escaped) {
             StringByte::Close => return None,
             StringByte::Escape => escaped = true,
-            StringByte::Plain => escaped = false,
+            StringByte::Plain => {
+                // The common byte, plain and not escaped, changes no
+                // check.
+                if escaped || b < 0x20 {
+                    check.string_byte(b, escaped);
+                }
+                escaped = false;
+            }
         }
     }
     Some((Piece::of(piece, high < 0x80)?, escaped))
@@ -4887,10 +5036,12 @@ fn string_byte(b: u8, escaped: bool) -> StringByte {
 }
 
 /// The bytes that continue a JSON string without ending it or escaping
-/// the next: ASCII but `"` and `\\`.
+/// the next, and that JSON allows there: ASCII but `"`, `\\` and the
+/// control characters (so that a string read in place of them is valid
+/// as far as it goes, see [`JsonCheck`]).
 const JSON_PLAIN: [bool; 256] = {
     let mut t = [false; 256];
-    let mut b = 0;
+    let mut b = 0x20;
     while b < 128 {
         t[b] = b != b'"' as usize && b != b'\\' as usize;
         b += 1;
@@ -5102,6 +5253,20 @@ fn parse_header(h: &HarmonyMarkers, header: &str) -> (Option<String>, Option<Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_state_read_in_place_stays_small() {
+        // Every slow piece copies the state read in place at least once;
+        // the arguments' check made it grow by a third before it was
+        // packed (run and index in 32 bits, the check in 8 bytes), and
+        // the text formats that never read JSON paid for it.
+        assert_eq!(std::mem::size_of::<JsonCheck>(), 8);
+        assert!(
+            std::mem::size_of::<InPlace>() <= 48,
+            "{}",
+            std::mem::size_of::<InPlace>()
+        );
+    }
 
     #[test]
     fn one_char_reads_exactly_the_sequences_utf8_makes_one_character_of() {

@@ -91,18 +91,30 @@ pub(super) fn read_json_call<'a>(text: &'a str, keys: CallKeys<'_>) -> JsonCall<
     }
 }
 
+/// How much of a JSON-object call's text is known to be valid JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Checked {
+    /// Nothing: the text is parsed to know.
+    Nothing,
+    /// Its arguments member's array or object (checked as it was read):
+    /// the rest of the object is parsed to know.
+    Arguments,
+    /// All of it.
+    Whole,
+}
+
 /// Reads the JSON-object call at `start..end` of `text`, which `walk` has
 /// read to its end: what [`read_json_call`] reads, taken from the walk when
 /// it found the name and the preferred arguments member (the text is then
-/// checked once as JSON, not walked again; not at all when `valid` says
-/// it was).
+/// checked once as JSON, not walked again; what `checked` says is valid
+/// is not checked again).
 pub(super) fn read_walked_call<'a>(
     text: &'a str,
     start: usize,
     end: usize,
     walk: &'a MemberWalk,
     keys: CallKeys<'_>,
-    valid: bool,
+    checked: Checked,
 ) -> JsonCall<'a> {
     let whole = &text[start..end];
     let (Step::Done, Some(name), Some((from, Some(to)))) = (
@@ -112,7 +124,12 @@ pub(super) fn read_walked_call<'a>(
     ) else {
         return read_json_call(whole, keys);
     };
-    if !valid && serde_json::from_str::<serde::de::IgnoredAny>(whole).is_err() {
+    let valid = match checked {
+        Checked::Whole => true,
+        Checked::Arguments => valid_around(whole, from - start, to - start),
+        Checked::Nothing => serde_json::from_str::<serde::de::IgnoredAny>(whole).is_ok(),
+    };
+    if !valid {
         return JsonCall::Invalid;
     }
     JsonCall::Call {
@@ -120,6 +137,25 @@ pub(super) fn read_walked_call<'a>(
         arguments: Some(&text[from..to]),
         id: walk.id().flatten(),
     }
+}
+
+/// Whether `text` is valid JSON, its array or object at `from..to` known
+/// to be valid: it is parsed with an empty one of the same kind in its
+/// place. JSON's grammar has no context (serde_json reads a value the
+/// same at any depth), and an empty array or object ends as the one it
+/// stands for does, so the text is valid exactly when the one with the
+/// stand-in is.
+fn valid_around(text: &str, from: usize, to: usize) -> bool {
+    let empty = if text.as_bytes()[from] == b'{' {
+        "{}"
+    } else {
+        "[]"
+    };
+    let mut around = String::with_capacity(text.len() - (to - from) + empty.len());
+    around.push_str(&text[..from]);
+    around.push_str(empty);
+    around.push_str(&text[to..]);
+    serde_json::from_str::<serde::de::IgnoredAny>(&around).is_ok()
 }
 
 /// A JSON string value's text, unescaped: borrowed when it holds no
@@ -736,6 +772,12 @@ impl MemberWalk {
             .map(|id| id.as_ref().map(ToolCallId::as_str))
     }
 
+    /// Where the value of the member under the preferred arguments key
+    /// begins (its first byte) and, once it ended, where it ends.
+    pub(super) fn arguments_span(&self) -> Option<(usize, Option<usize>)> {
+        self.arguments
+    }
+
     /// Whether a member under the preferred arguments key has begun: its
     /// text is then the call's arguments.
     pub(super) fn follows_arguments(&self) -> bool {
@@ -928,7 +970,14 @@ mod tests {
         for text in cases {
             let mut walk = MemberWalk::new(0);
             walk.walk(text, text.len(), keys(&preferred));
-            let walked = read_walked_call(text, 0, text.len(), &walk, keys(&preferred), false);
+            let walked = read_walked_call(
+                text,
+                0,
+                text.len(),
+                &walk,
+                keys(&preferred),
+                Checked::Nothing,
+            );
             let whole = read_json_call(text, keys(&preferred));
             assert_eq!(read_as_values(walked), read_as_values(whole), "{text}");
         }
