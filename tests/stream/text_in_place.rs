@@ -1160,3 +1160,77 @@ fn arguments_checked_as_they_are_read_are_refused_where_a_parser_refuses_them() 
         }
     }
 }
+
+/// Arguments near valid JSON: an object of members whose values are
+/// strings (escapes and accented letters included), numbers, literals
+/// and nested arrays and objects, written out, then one byte replaced or
+/// inserted (or none) from those that break JSON most often.
+fn jsonish_arguments() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let leaf = prop::sample::select(vec![
+        r#""plain""#,
+        r#""a \"b\" \\ \/ \n\t é""#,
+        r#""\u00e9""#,
+        "0",
+        "-12.5e+3",
+        "true",
+        "false",
+        "null",
+    ])
+    .prop_map(str::to_owned);
+    let value = leaf.prop_recursive(3, 12, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|v| format!("[{}]", v.join(", "))),
+            prop::collection::vec(inner, 0..3).prop_map(|v| {
+                let members: Vec<String> = v
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| format!("\"k{i}\": {v}"))
+                    .collect();
+                format!("{{{}}}", members.join(", "))
+            }),
+        ]
+    });
+    let object = prop::collection::vec(value, 0..4).prop_map(|v| {
+        let members: Vec<String> = v
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("\"m{i}\":{v}"))
+            .collect();
+        format!("{{{}}}", members.join(","))
+    });
+    let byte = prop::sample::select(b"\\x\",:}]0.e\x01 u".to_vec());
+    (object, any::<usize>(), byte, 0u8..3).prop_map(|(text, at, byte, how)| {
+        let mut bytes = text.into_bytes();
+        let at = at % bytes.len();
+        match how {
+            0 => {}
+            1 if bytes[at].is_ascii() => bytes[at] = byte,
+            _ => bytes.insert(at, byte),
+        }
+        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Any arguments text, valid or not, reads the same in every
+    /// chunking as whole; every call it makes carries arguments serde_json
+    /// reads, and a call object serde_json reads is a call.
+    #[test]
+    fn arguments_of_any_text_read_as_a_parser_reads_them(args in jsonish_arguments()) {
+        let object = format!("{{\"name\": \"get_weather\", \"arguments\": {args}}}");
+        let output = format!("<tool_call>\n{object}\n</tool_call>");
+        let out = everywhere(&TextFormat::hermes(), &output);
+        for text in argument_texts(&out) {
+            proptest::prop_assert!(
+                serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok(),
+                "{:?} made a call of {:?}", output, text
+            );
+        }
+        if serde_json::from_str::<serde::de::IgnoredAny>(&object).is_ok() {
+            proptest::prop_assert_eq!(argument_texts(&out), [args.trim()], "{:?}", output);
+        }
+    }
+}
