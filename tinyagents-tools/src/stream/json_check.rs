@@ -13,8 +13,8 @@
 //! [unknown](JsonCheck::known), to be parsed as before): a `\u` escape
 //! (four hex digits it does not count, so that a byte after the `u` is
 //! never taken for plain text of the string), and arrays and objects
-//! nested deeper than 32 (the check then
-//! fits in 8 bytes, beside the reader's other state).
+//! nested deeper than 32 (so that the check fits in 8 bytes, beside the
+//! reader's other state).
 //!
 //! Inside a string, not after a backslash, a byte that neither ends the
 //! string nor escapes the next and is not a control character changes
