@@ -18,7 +18,7 @@ use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::stream::text::{TextFormat, TextReader};
 use tinyagents_tools::stream::{CallProblem, ModelOutput, OutputReader, StreamEvent, StreamLimits};
 
-use super::text_support::{calls, everywhere, everywhere_with, reader, whole};
+use super::text_support::{calls, everywhere, everywhere_with, one_malformed_call, reader, whole};
 
 /// `pieces` read by `r`, then the end: the output collected.
 fn read(mut r: TextReader, pieces: &[&[u8]]) -> ModelOutput {
@@ -624,14 +624,8 @@ fn a_key_or_value_closed_in_place_then_a_bad_byte_fails_that_call_alone() {
     for call in bad {
         let output = format!("<tool_call>{call}</tool_call> then {good} end");
         let out = everywhere(&hermes, &output);
-        let failed: Vec<_> = out.failed().collect();
-        assert_eq!(failed.len(), 1, "{output:?}");
-        assert_eq!(
-            failed[0].kind,
-            CallProblem::MalformedArguments,
-            "{output:?}"
-        );
-        assert_eq!(failed[0].raw, format!("<tool_call>{call}</tool_call>"));
+        let failed = one_malformed_call(&out, &output);
+        assert_eq!(failed.raw, format!("<tool_call>{call}</tool_call>"));
         assert_eq!(
             calls(&out),
             [("f".to_owned(), serde_json::json!({"a": 1}))],

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use tinyagents_tools::call::RawArguments;
 use tinyagents_tools::stream::text::{RunStart, TextFormat, TextReader};
-use tinyagents_tools::stream::{ModelOutput, OutputReader};
+use tinyagents_tools::stream::{CallProblem, FailedCall, ModelOutput, OutputReader};
 use tinyagents_tools::testkit::{Chunking, chunk_bytes, chunk_text};
 use tinyagents_tools::{ToolSchema, ToolSpec};
 
@@ -131,4 +131,13 @@ pub fn bare_call<'a>(format: &TextFormat, wrapped: &'a str) -> Option<(&'a str, 
     let call = &wrapped[wrapped.find(format.body.opening()?)?..];
     let call = call.trim_end().strip_suffix(end)?.trim_end();
     Some((call, end.to_owned()))
+}
+
+/// The one failed call of `out`, which must have failed for malformed
+/// arguments (`what`, the output read, names a failure).
+pub fn one_malformed_call<'o>(out: &'o ModelOutput, what: &str) -> &'o FailedCall {
+    let failed: Vec<_> = out.failed().collect();
+    assert_eq!(failed.len(), 1, "{what:?}");
+    assert_eq!(failed[0].kind, CallProblem::MalformedArguments, "{what:?}");
+    failed[0]
 }
