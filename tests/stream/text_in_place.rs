@@ -1117,6 +1117,13 @@ fn arguments_checked_as_they_are_read_are_refused_where_a_parser_refuses_them() 
         r#"{"n": {"a"}}"#,
         r#"[1 true]"#,
     ];
+    // Nested past the check's 32 levels: parsed whole, as before.
+    let deep = |inner: &str| format!("{{\"d\": {}{inner}{}}}", "[".repeat(40), "]".repeat(40));
+    let deep = [deep("1"), deep("1,")];
+    let arguments = arguments
+        .iter()
+        .copied()
+        .chain(deep.iter().map(String::as_str));
     for args in arguments {
         for (format, object) in [
             (
